@@ -1,0 +1,15 @@
+//! relok's kernel IR: types, a builder, a text format (`.rk`) that prints and
+//! parses the IR exactly, and a two-phase verifier.
+//!
+//! See `docs/ir.md` for the text grammar and the semantics of every
+//! operation, and [`ir`] for the data model and its invariants.
+
+pub mod builder;
+pub mod entity;
+pub mod ir;
+pub mod typing;
+pub mod types;
+
+pub use entity::{Arena, EntityRef};
+pub use ir::*;
+pub use types::{AddrSpace, LayoutError, Scalar, Type};
