@@ -13,3 +13,8 @@ pub mod types;
 pub use entity::{Arena, EntityRef};
 pub use ir::*;
 pub use types::{AddrSpace, LayoutError, Scalar, Type};
+pub mod text;
+pub mod verify;
+
+pub use text::{parse, print, ParseError};
+pub use verify::{verify, ModuleInfo, VerifyErrors};
