@@ -16,7 +16,8 @@
 //!     let v2 = k.mul(v, two);
 //!     k.store(x, Some(i), v2);
 //! });
-//! mb.finish(k).unwrap();
+//! let scale = k.finish().unwrap();
+//! mb.add(scale);
 //! let module = mb.build();
 //! assert!(relok_ir::verify(&module).is_ok());
 //! ```
@@ -24,7 +25,7 @@
 //! Result types are inferred with the same rules the verifier checks
 //! ([`crate::typing`]). A builder never panics on an ill-typed operation: it
 //! records the first error, gives the value a placeholder type and carries
-//! on, and [`ModuleBuilder::finish`] reports it.
+//! on, and [`FunctionBuilder::finish`] reports it.
 
 
 use crate::ir::{
@@ -61,8 +62,7 @@ impl ModuleBuilder {
         self.module.consts.push(ConstDecl { name: name.into(), ty, init, span: Span::default() })
     }
 
-    /// Starts a kernel. Device functions it calls must be finished first
-    /// (or declared with [`ModuleBuilder::declare`]).
+    /// Starts a kernel. Device functions it calls must be added first.
     pub fn kernel(&self, name: impl Into<String>) -> FunctionBuilder<'_> {
         FunctionBuilder::new(&self.module, Function::new(name, FuncKind::Kernel), None)
     }
@@ -74,13 +74,9 @@ impl ModuleBuilder {
         FunctionBuilder::new(&self.module, f, None)
     }
 
-    /// Adds a finished function to the module.
-    pub fn finish(&mut self, fb: FunctionBuilder<'_>) -> Result<FuncId, BuildError> {
-        let (func, error) = fb.into_parts();
-        if let Some(error) = error {
-            return Err(BuildError { func: func.name, error });
-        }
-        Ok(self.module.funcs.push(func))
+    /// Adds a function finished with [`FunctionBuilder::finish`].
+    pub fn add(&mut self, func: Function) -> FuncId {
+        self.module.funcs.push(func)
     }
 
     /// The module.
@@ -126,10 +122,13 @@ impl<'m> FunctionBuilder<'m> {
         FunctionBuilder { module, func, blocks: vec![Vec::new()], error }
     }
 
-    fn into_parts(mut self) -> (Function, Option<TypeError>) {
-        let body = self.blocks.swap_remove(0);
-        self.func.body = body;
-        (self.func, self.error)
+    /// The finished function, or the first typing error met while building.
+    pub fn finish(mut self) -> Result<Function, BuildError> {
+        if let Some(error) = self.error {
+            return Err(BuildError { func: self.func.name, error });
+        }
+        self.func.body = self.blocks.swap_remove(0);
+        Ok(self.func)
     }
 
     /// Adds a parameter of type `ty`. Parameters come before the body.
