@@ -1,1 +1,200 @@
-fn main() {}
+//! `relok`: check, format and run kernels; run the demo.
+
+#![expect(clippy::print_stdout, clippy::print_stderr, reason = "a command-line tool prints")]
+
+use clap::{Parser, Subcommand};
+use relok_cli::args::{format_buffer, parse_arg, ArgValue, Elem};
+use relok_cli::{demo, launch, source};
+use relok_runtime::cpu::LaunchConfig;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(name = "relok", version, about = "relok: relocatable, cached GPU kernels")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Parse and verify a kernel file; exit 1 with the errors if it is invalid.
+    Check {
+        /// A `.rk` file.
+        file: PathBuf,
+    },
+    /// Print a kernel file in canonical form.
+    Fmt {
+        /// A `.rk` file.
+        file: PathBuf,
+        /// Print nothing; exit 1 if the file is not in canonical form.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Run one kernel of a file and print its buffer arguments afterwards.
+    Run {
+        /// A `.rk` file.
+        file: PathBuf,
+        /// The kernel to launch (may be omitted when the file has one kernel).
+        #[arg(long, short)]
+        kernel: Option<String>,
+        /// Blocks in the grid: `N`, `XxY` or `XxYxZ`.
+        #[arg(long, short, default_value = "1")]
+        grid: String,
+        /// Threads per block: `N`, `XxY` or `XxYxZ`.
+        #[arg(long, short, default_value = "1")]
+        block: String,
+        /// One per kernel parameter, in order: a literal for a scalar;
+        /// `[a, b]`, `zeros:N`, `iota:N` or `rand:N[:SEED]` for a buffer.
+        #[arg(long = "arg", short = 'a', allow_hyphen_values = true)]
+        args: Vec<String>,
+        /// Device: `cpu` or `cpu:N`.
+        #[arg(long, short, default_value = "cpu")]
+        device: String,
+        /// Stop the kernel after this many interpreter steps (cpu device).
+        #[arg(long)]
+        step_budget: Option<u64>,
+        /// Print one JSON record instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Print whole buffers (otherwise long ones are elided).
+        #[arg(long)]
+        full: bool,
+    },
+    /// Run the example kernels, check them against Rust and time each step.
+    Demo {
+        /// Device: `best` (the default), `cpu` or `cpu:N`.
+        #[arg(long, short, default_value = "best")]
+        device: String,
+        /// One JSON record per example.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(message) => {
+            eprint!("{message}");
+            if !message.ends_with('\n') {
+                eprintln!();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, String> {
+    match cli.command {
+        Command::Check { file } => {
+            let src = source::load(&file).map_err(|e| e.0)?;
+            let kernels = src.module.kernels().count();
+            println!("{}: ok ({} functions, {kernels} kernels)", src.file, src.module.funcs.len());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Fmt { file, check } => {
+            let src = source::load(&file).map_err(|e| e.0)?;
+            let canonical = relok_ir::print(&src.module);
+            if check {
+                if canonical == src.text {
+                    return Ok(ExitCode::SUCCESS);
+                }
+                eprintln!("{}: not in canonical form (run `relok fmt {}`)", src.file, src.file);
+                return Ok(ExitCode::FAILURE);
+            }
+            print!("{canonical}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run { file, kernel, grid, block, args, device, step_budget, json, full } => {
+            let src = source::load(&file).map_err(|e| e.0)?;
+            let kernel = match kernel {
+                Some(k) => k,
+                None => {
+                    let names: Vec<&str> = src.module.kernels().map(|(_, f)| f.name.as_str()).collect();
+                    match names.as_slice() {
+                        [one] => (*one).to_string(),
+                        _ => return Err(format!("{}: pick a kernel with --kernel (one of: {})", src.file, names.join(", "))),
+                    }
+                }
+            };
+            let func = src
+                .module
+                .func_by_name(&kernel)
+                .map(|id| &src.module.funcs[id])
+                .filter(|f| f.is_kernel())
+                .ok_or_else(|| format!("{}: no kernel named @{kernel}", src.file))?;
+            if args.len() != func.params.len() {
+                return Err(format!(
+                    "@{kernel} takes {} arguments ({}), {} given with --arg",
+                    func.params.len(),
+                    func.params.iter().map(|&p| func.ty(p).to_string()).collect::<Vec<_>>().join(", "),
+                    args.len()
+                ));
+            }
+            let inputs = func
+                .params
+                .iter()
+                .zip(&args)
+                .enumerate()
+                .map(|(i, (&p, a))| parse_arg(i + 1, func.ty(p), a))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("@{kernel}: {e}"))?;
+            let mut config = LaunchConfig { grid: parse_dims(&grid)?, block: parse_dims(&block)?, ..LaunchConfig::default() };
+            if let Some(b) = step_budget {
+                config.step_budget = b;
+            }
+            let (dev, dev_name) = demo::open_device(&device)?;
+            let start = std::time::Instant::now();
+            let out = launch::run_kernel(&dev, &src.module, &kernel, &config, &inputs).map_err(|e| e.to_string())?;
+            let elapsed = start.elapsed();
+            if json {
+                let args: Vec<serde_json::Value> = out
+                    .args
+                    .iter()
+                    .map(|a| match a {
+                        ArgValue::Scalar(t, b) => serde_json::json!(Elem(*t, *b).to_string()),
+                        ArgValue::Buffer(t, bits) => {
+                            serde_json::json!(bits.iter().map(|&b| Elem(*t, b).to_string()).collect::<Vec<_>>())
+                        }
+                    })
+                    .collect();
+                let record = serde_json::json!({
+                    "kernel": kernel, "device": dev_name, "grid": config.grid, "block": config.block,
+                    "args": args, "steps": out.stats.steps, "time_us": elapsed.as_secs_f64() * 1e6,
+                });
+                println!("{record}");
+            } else {
+                for (&p, a) in func.params.iter().zip(&out.args) {
+                    if let ArgValue::Buffer(t, bits) = a {
+                        println!("{p} = {}", format_buffer(*t, bits, if full { usize::MAX } else { 32 }));
+                    }
+                }
+                eprintln!(
+                    "@{kernel} on {dev_name}: {} threads, {} steps, {:.3} ms",
+                    out.stats.threads,
+                    out.stats.steps,
+                    elapsed.as_secs_f64() * 1e3
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Demo { device, json } => {
+            let (dev, dev_name) = demo::open_device(&device)?;
+            Ok(if demo::run(&dev, &dev_name, json) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+    }
+}
+
+/// `N`, `XxY` or `XxYxZ`.
+fn parse_dims(s: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split('x').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!("bad dimensions `{s}` (expected N, XxY or XxYxZ)"));
+    }
+    let mut dims = [1u32; 3];
+    for (d, p) in dims.iter_mut().zip(&parts) {
+        *d = p.trim().parse().map_err(|_| format!("bad dimensions `{s}`: `{p}` is not a count"))?;
+    }
+    Ok(dims)
+}

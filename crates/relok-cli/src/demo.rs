@@ -1,0 +1,134 @@
+//! `relok demo`: runs every example on a device, checks each result against
+//! its Rust reference, and shows what each computed and how long each step
+//! took. With `--json`, one record per example on its own line, so runs on
+//! two devices can be compared mechanically.
+
+use crate::args::{format_buffer, parse_arg, ArgValue};
+use crate::examples::{Example, EXAMPLES};
+use crate::launch::run_kernel;
+
+use relok_runtime::cpu::{CpuDevice, LaunchConfig};
+use std::time::Instant;
+
+/// What one example did.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The example.
+    pub example: &'static Example,
+    /// Its arguments after the launch.
+    pub args: Vec<ArgValue>,
+    /// Whether they equal the reference.
+    pub matches: bool,
+    /// Steps and their times in microseconds, in order.
+    pub times_us: Vec<(&'static str, f64)>,
+}
+
+/// Runs one example; an error is already rendered.
+pub fn run_example(device: &CpuDevice, example: &'static Example) -> Result<Outcome, String> {
+    let mut times_us = Vec::new();
+    let mut lap = {
+        let mut t = Instant::now();
+        move |name: &'static str, times: &mut Vec<(&'static str, f64)>| {
+            times.push((name, t.elapsed().as_secs_f64() * 1e6));
+            t = Instant::now();
+        }
+    };
+    let module = relok_ir::parse(example.source).map_err(|e| format!("{}: {e}", example.file))?;
+    lap("parse", &mut times_us);
+    relok_ir::verify(&module).map_err(|e| crate::diag::render_verify(example.file, example.source, &e))?;
+    lap("verify", &mut times_us);
+    let kernel = module
+        .func_by_name(example.kernel)
+        .map(|id| &module.funcs[id])
+        .ok_or_else(|| format!("{}: no kernel @{}", example.file, example.kernel))?;
+    let inputs = kernel
+        .params
+        .iter()
+        .zip(example.args)
+        .enumerate()
+        .map(|(i, (&p, text))| parse_arg(i + 1, kernel.ty(p), text))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    lap("inputs", &mut times_us);
+    let config = LaunchConfig { grid: example.grid, block: example.block, ..LaunchConfig::default() };
+    let out = run_kernel(device, &module, example.kernel, &config, &inputs).map_err(|e| e.to_string())?;
+    lap("launch", &mut times_us);
+    let expected = (example.reference)(&inputs);
+    lap("reference", &mut times_us);
+    Ok(Outcome { example, matches: out.args == expected, args: out.args, times_us })
+}
+
+/// Runs the demo, printing as it goes; returns whether every example matched.
+pub fn run(device: &CpuDevice, device_name: &str, json: bool) -> bool {
+    let mut all_ok = true;
+    if !json {
+        println!("relok demo on {device_name}: {} examples, each checked against a Rust reference\n", EXAMPLES.len());
+    }
+    for example in EXAMPLES {
+        match run_example(device, example) {
+            Ok(o) => {
+                all_ok &= o.matches;
+                if json {
+                    println!("{}", to_json(&o, device_name));
+                } else {
+                    print_outcome(&o);
+                }
+            }
+            Err(e) => {
+                all_ok = false;
+                if json {
+                    println!("{}", serde_json::json!({"example": example.name, "device": device_name, "error": e}));
+                } else {
+                    println!("{:<10} FAILED\n{e}", example.name);
+                }
+            }
+        }
+    }
+    all_ok
+}
+
+fn print_outcome(o: &Outcome) {
+    let ex = o.example;
+    let verdict = if o.matches { "ok: matches the Rust reference" } else { "MISMATCH with the Rust reference" };
+    println!("{:<10} {}  grid {:?} block {:?}  {verdict}", ex.name, ex.file, ex.grid, ex.block);
+    if let ArgValue::Buffer(elem, bits) = &o.args[ex.output] {
+        println!("           result: {}", format_buffer(*elem, bits, 8));
+    }
+    let steps: Vec<String> = o.times_us.iter().map(|(name, us)| format!("{name} {us:.0} µs")).collect();
+    println!("           time:   {}\n", steps.join(", "));
+}
+
+/// The record `--json` prints for one example.
+pub fn to_json(o: &Outcome, device_name: &str) -> serde_json::Value {
+    let result = match &o.args[o.example.output] {
+        ArgValue::Buffer(elem, bits) => {
+            bits.iter().map(|&b| crate::args::Elem(*elem, b).to_string()).collect::<Vec<_>>()
+        }
+        ArgValue::Scalar(..) => Vec::new(),
+    };
+    let times: serde_json::Map<String, serde_json::Value> =
+        o.times_us.iter().map(|(k, v)| ((*k).to_string(), serde_json::json!((v * 10.0).round() / 10.0))).collect();
+    serde_json::json!({
+        "example": o.example.name,
+        "device": device_name,
+        "kernel": o.example.kernel,
+        "grid": o.example.grid,
+        "block": o.example.block,
+        "matches_reference": o.matches,
+        "result": result,
+        "times_us": times,
+    })
+}
+
+/// Opens the device named `spec` (`cpu` or `cpu:N`).
+pub fn open_device(spec: &str) -> Result<(CpuDevice, String), String> {
+    let (kind, ordinal) = match spec.split_once(':') {
+        Some((k, n)) => (k, n.parse::<u32>().map_err(|_| format!("bad device ordinal `{n}` in `{spec}`"))?),
+        None => (spec, 0),
+    };
+    match kind {
+        "cpu" | "best" => Ok((CpuDevice::new(ordinal), format!("cpu:{ordinal}"))),
+        "cuda" | "wgpu" => Err(format!("device `{spec}`: the {kind} backend is not built yet; use `cpu`")),
+        _ => Err(format!("unknown device `{spec}` (expected cpu[:N])")),
+    }
+}

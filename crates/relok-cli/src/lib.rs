@@ -1,0 +1,11 @@
+//! The `relok` command-line tool, as a library so that its pieces (argument
+//! syntax, the examples, the demo, the file-test runner) are testable.
+
+#![expect(clippy::print_stdout, clippy::print_stderr, reason = "a command-line tool prints")]
+
+pub mod args;
+pub mod demo;
+pub mod diag;
+pub mod examples;
+pub mod launch;
+pub mod source;
