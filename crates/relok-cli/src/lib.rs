@@ -9,3 +9,4 @@ pub mod diag;
 pub mod examples;
 pub mod launch;
 pub mod source;
+pub mod filetest;

@@ -140,7 +140,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 .map(|(i, (&p, a))| parse_arg(i + 1, func.ty(p), a))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| format!("@{kernel}: {e}"))?;
-            let mut config = LaunchConfig { grid: parse_dims(&grid)?, block: parse_dims(&block)?, ..LaunchConfig::default() };
+            let mut config = LaunchConfig { grid: relok_cli::filetest::parse_dims(&grid)?, block: relok_cli::filetest::parse_dims(&block)?, ..LaunchConfig::default() };
             if let Some(b) = step_budget {
                 config.step_budget = b;
             }
@@ -184,17 +184,4 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(if demo::run(&dev, &dev_name, json) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
     }
-}
-
-/// `N`, `XxY` or `XxYxZ`.
-fn parse_dims(s: &str) -> Result<[u32; 3], String> {
-    let parts: Vec<&str> = s.split('x').collect();
-    if parts.is_empty() || parts.len() > 3 {
-        return Err(format!("bad dimensions `{s}` (expected N, XxY or XxYxZ)"));
-    }
-    let mut dims = [1u32; 3];
-    for (d, p) in dims.iter_mut().zip(&parts) {
-        *d = p.trim().parse().map_err(|_| format!("bad dimensions `{s}`: `{p}` is not a count"))?;
-    }
-    Ok(dims)
 }

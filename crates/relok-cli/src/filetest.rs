@@ -1,0 +1,245 @@
+//! File-based tests in the cranelift style.
+//!
+//! A test file is kernel text whose header (the leading lines that are
+//! blank, start with `;`, or start with `test `) names what to check:
+//!
+//! - `test verify`: the text must fail to parse or verify, and the errors
+//!   must be exactly the annotated ones. Annotate the offending line with a
+//!   comment `; error: TEXT`; every error reported on that line must contain
+//!   TEXT, and every annotated line must get at least one error.
+//! - `test roundtrip`: the body (everything after the header) is in canonical
+//!   form: it parses, verifies, and prints back byte for byte.
+//! - `test run`: each `; run:` line launches a kernel on the cpu device and
+//!   checks its arguments afterwards:
+//!
+//!   ```text
+//!   ; run: @saxpy(4, 2.0, [1.0, 2.0, 3.0, 4.0], [1.0, 1.0, 1.0, 1.0]) block=4 => _, _, _, [3.0, 5.0, 7.0, 9.0]
+//!   ; run: @oob(zeros:4) block=8 => fault: out-of-bounds
+//!   ```
+//!
+//!   Arguments use the `relok run --arg` syntax; `grid=` and `block=` take
+//!   `N`, `XxY` or `XxYxZ` (default 1); `budget=N` sets the step budget.
+//!   After `=>` come either one expectation per argument (`_` to skip one, a
+//!   literal or a list to compare exactly) or `fault: TEXT` / `error: TEXT`:
+//!   the launch must fail with a message containing TEXT.
+//!
+//! A file may name several kinds (`test roundtrip` and `test run`).
+
+use crate::args::{format_buffer, parse_arg, ArgValue, Elem};
+use crate::launch::run_kernel;
+use relok_runtime::cpu::{CpuDevice, LaunchConfig};
+
+/// Runs the test file `name` with contents `text`; `Err` lists every failure.
+pub fn run_file(name: &str, text: &str, device: &CpuDevice) -> Result<(), Vec<String>> {
+    let header: Vec<&str> = text
+        .lines()
+        .take_while(|l| {
+            let l = l.trim();
+            l.is_empty() || l.starts_with(';') || l.starts_with("test ")
+        })
+        .collect();
+    let kinds: Vec<&str> = header.iter().filter_map(|l| l.trim().strip_prefix("test ")).map(str::trim).collect();
+    if kinds.is_empty() {
+        return Err(vec![format!("{name}: no `test` line in the header")]);
+    }
+    let mut failures = Vec::new();
+    for kind in kinds {
+        let result = match kind {
+            "verify" => check_verify(text),
+            "roundtrip" => check_roundtrip(text, header.len()),
+            "run" => check_run(text, device),
+            other => Err(vec![format!("unknown test kind `{other}`")]),
+        };
+        if let Err(errs) = result {
+            failures.extend(errs.into_iter().map(|e| format!("{name}: test {kind}: {e}")));
+        }
+    }
+    if failures.is_empty() { Ok(()) } else { Err(failures) }
+}
+
+/// `(line, message)` of every parse or verify error.
+fn errors_of(text: &str) -> Vec<(u32, String)> {
+    match relok_ir::parse(text) {
+        Err(e) => vec![(e.span.line, e.message)],
+        Ok(m) => match relok_ir::verify(&m) {
+            Ok(_) => Vec::new(),
+            Err(errs) => errs.errors.iter().map(|e| (e.span.line, e.to_string())).collect(),
+        },
+    }
+}
+
+fn check_verify(text: &str) -> Result<(), Vec<String>> {
+    let expected: Vec<(u32, &str)> = text
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| l.find("; error:").map(|at| (i as u32 + 1, l[at + "; error:".len()..].trim())))
+        .collect();
+    if expected.is_empty() {
+        return Err(vec!["no `; error:` annotations".into()]);
+    }
+    let actual = errors_of(text);
+    let mut failures = Vec::new();
+    for (line, message) in &actual {
+        match expected.iter().find(|(l, _)| l == line) {
+            Some((_, want)) if message.contains(want) => {}
+            Some((_, want)) => failures.push(format!("line {line}: error `{message}` does not contain `{want}`")),
+            None => failures.push(format!("line {line}: unexpected error `{message}`")),
+        }
+    }
+    for (line, want) in &expected {
+        if !actual.iter().any(|(l, _)| l == line) {
+            failures.push(format!("line {line}: expected an error containing `{want}`, got none"));
+        }
+    }
+    if failures.is_empty() { Ok(()) } else { Err(failures) }
+}
+
+fn check_roundtrip(text: &str, header_lines: usize) -> Result<(), Vec<String>> {
+    let body: String = text.split_inclusive('\n').skip(header_lines).collect();
+    let module = relok_ir::parse(&body).map_err(|e| vec![format!("does not parse: {e}")])?;
+    if let Err(errs) = relok_ir::verify(&module) {
+        return Err(errs.errors.iter().map(|e| format!("does not verify: {e}")).collect());
+    }
+    let printed = relok_ir::print(&module);
+    if printed != body {
+        let line = printed.lines().zip(body.lines()).position(|(a, b)| a != b).map_or(
+            printed.lines().count().min(body.lines().count()) + 1,
+            |i| i + 1,
+        );
+        return Err(vec![format!(
+            "printing the parsed body differs from it at body line {line}:\n--- printed ---\n{printed}--- body ---\n{body}"
+        )]);
+    }
+    if relok_ir::parse(&printed).as_ref() != Ok(&module) {
+        return Err(vec!["parsing the printed text gives another module".into()]);
+    }
+    Ok(())
+}
+
+fn check_run(text: &str, device: &CpuDevice) -> Result<(), Vec<String>> {
+    let module = relok_ir::parse(text).map_err(|e| vec![format!("does not parse: {e}")])?;
+    if let Err(errs) = relok_ir::verify(&module) {
+        return Err(errs.errors.iter().map(|e| format!("does not verify: {e}")).collect());
+    }
+    let runs: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| l.trim().strip_prefix("; run:").map(|r| (i + 1, r.trim())))
+        .collect();
+    if runs.is_empty() {
+        return Err(vec!["no `; run:` lines".into()]);
+    }
+    let failures: Vec<String> = runs
+        .into_iter()
+        .filter_map(|(line, run)| check_run_line(&module, run, device).err().map(|e| format!("line {line}: {e}")))
+        .collect();
+    if failures.is_empty() { Ok(()) } else { Err(failures) }
+}
+
+/// Splits at top-level commas (not inside `[...]`).
+fn split_top(s: &str) -> Vec<&str> {
+    let (mut depth, mut start, mut out) = (0i32, 0, Vec::new());
+    for (i, c) in s.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(s[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !s[start..].trim().is_empty() || !out.is_empty() {
+        out.push(s[start..].trim());
+    }
+    out
+}
+
+fn check_run_line(module: &relok_ir::Module, run: &str, device: &CpuDevice) -> Result<(), String> {
+    let (call, expect) = run.split_once("=>").ok_or("expected `=> expectations`")?;
+    let call = call.trim().strip_prefix('@').ok_or("expected `@kernel(args)`")?;
+    let open = call.find('(').ok_or("expected `(` after the kernel name")?;
+    let close = call.rfind(')').ok_or("expected `)` after the arguments")?;
+    let kernel = &call[..open];
+    let func = module.func_by_name(kernel).map(|id| &module.funcs[id]).ok_or(format!("no kernel @{kernel}"))?;
+    let texts = split_top(&call[open + 1..close]);
+    if texts.len() != func.params.len() {
+        return Err(format!("@{kernel} takes {} arguments, the line gives {}", func.params.len(), texts.len()));
+    }
+    let args = func
+        .params
+        .iter()
+        .zip(&texts)
+        .enumerate()
+        .map(|(i, (&p, t))| parse_arg(i + 1, func.ty(p), t))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let mut config = LaunchConfig::default();
+    for opt in call[close + 1..].split_whitespace() {
+        let (key, value) = opt.split_once('=').ok_or(format!("expected key=value, found `{opt}`"))?;
+        match key {
+            "grid" => config.grid = parse_dims(value)?,
+            "block" => config.block = parse_dims(value)?,
+            "budget" => config.step_budget = value.parse().map_err(|_| format!("bad budget `{value}`"))?,
+            _ => return Err(format!("unknown option `{key}`")),
+        }
+    }
+    let outcome = run_kernel(device, module, kernel, &config, &args);
+    let expect = expect.trim();
+    if let Some(want) = expect.strip_prefix("fault:").or_else(|| expect.strip_prefix("error:")) {
+        return match outcome {
+            Ok(_) => Err(format!("expected a failure containing `{}`, the launch succeeded", want.trim())),
+            Err(e) if e.to_string().contains(want.trim()) => Ok(()),
+            Err(e) => Err(format!("failure `{e}` does not contain `{}`", want.trim())),
+        };
+    }
+    let out = outcome.map_err(|e| e.to_string())?;
+    let wants = split_top(expect);
+    if wants.len() != args.len() {
+        return Err(format!("{} expectations for {} arguments", wants.len(), args.len()));
+    }
+    for (i, ((want, got), &p)) in wants.iter().zip(&out.args).zip(&func.params).enumerate() {
+        if *want == "_" {
+            continue;
+        }
+        let want_value = parse_arg(i + 1, func.ty(p), want).map_err(|e| format!("expectation: {e}"))?;
+        if &want_value != got {
+            return Err(format!("argument {} is {}, expected {want}", i + 1, show(got)));
+        }
+    }
+    Ok(())
+}
+
+fn show(a: &ArgValue) -> String {
+    match a {
+        ArgValue::Scalar(t, b) => Elem(*t, *b).to_string(),
+        ArgValue::Buffer(t, bits) => format_buffer(*t, bits, 64),
+    }
+}
+
+/// `N`, `XxY` or `XxYxZ`.
+pub fn parse_dims(s: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split('x').collect();
+    if parts.len() > 3 {
+        return Err(format!("bad dimensions `{s}` (expected N, XxY or XxYxZ)"));
+    }
+    let mut dims = [1u32; 3];
+    for (d, p) in dims.iter_mut().zip(&parts) {
+        *d = p.trim().parse().map_err(|_| format!("bad dimensions `{s}`: `{p}` is not a count"))?;
+    }
+    Ok(dims)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_top_level_commas() {
+        assert_eq!(split_top("1, [2, 3], zeros:4"), vec!["1", "[2, 3]", "zeros:4"]);
+        assert_eq!(split_top(""), Vec::<&str>::new());
+        assert_eq!(parse_dims("2x3"), Ok([2, 3, 1]));
+        assert!(parse_dims("2x3x4x5").is_err());
+    }
+}

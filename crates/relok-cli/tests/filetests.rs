@@ -1,0 +1,26 @@
+//! Runs every file under `tests/filetests/` at the repository root (see
+//! `relok_cli::filetest` for the format), reporting all failures at once.
+
+use relok_runtime::cpu::CpuDevice;
+
+#[test]
+fn filetests() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/filetests");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/filetests exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rk"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 40, "expected at least 40 file tests, found {}", files.len());
+    let device = CpuDevice::new(0);
+    let mut failures = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("readable file");
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if let Err(errs) = relok_cli::filetest::run_file(&name, &text, &device) {
+            failures.extend(errs);
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} file tests failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+}
