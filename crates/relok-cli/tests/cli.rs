@@ -1,0 +1,82 @@
+//! The `relok` binary as a user meets it: exit codes and messages.
+
+use std::process::Command;
+
+fn relok(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_relok")).args(args).output().expect("relok runs")
+}
+
+fn repo(path: &str) -> String {
+    format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("relok-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write temp file");
+    path
+}
+
+#[test]
+fn version_names_the_tool() {
+    let out = relok(&["--version"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("relok "));
+}
+
+#[test]
+fn demo_runs_every_example_and_they_match() {
+    let out = relok(&["demo", "--json"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "demo failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let records: Vec<serde_json::Value> =
+        stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON record per line")).collect();
+    assert_eq!(records.len(), 5);
+    for r in &records {
+        assert_eq!(r["matches_reference"], true, "{r}");
+        assert_eq!(r["device"], "cpu:0");
+        assert!(!r["result"].as_array().expect("result list").is_empty());
+    }
+}
+
+#[test]
+fn check_accepts_examples_and_rejects_bad_files_with_a_location() {
+    assert!(relok(&["check", &repo("examples/saxpy.rk")]).status.success());
+    let bad = temp_file("bad.rk", "kernel @k(v0: u32) {\n    v1: f32 = add v0, v0\n    return\n}\n");
+    let out = relok(&["check", bad.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.rk:2:5: error:"), "{stderr}");
+    let missing = relok(&["check", "/nonexistent/file.rk"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read"));
+}
+
+#[test]
+fn run_prints_buffers_and_reports_faults() {
+    let saxpy = repo("examples/saxpy.rk");
+    let out = relok(&["run", &saxpy, "--block", "4", "--arg", "4", "--arg", "2.0", "--arg", "[1.0, 2.0, 3.0, 4.0]", "--arg", "iota:4"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("v3 = [2.0, 5.0, 8.0, 11.0]"), "{stdout}");
+    // n larger than the buffers: the kernel reads out of bounds.
+    let out = relok(&["run", &saxpy, "--block", "8", "--arg", "8", "--arg", "2.0", "--arg", "zeros:4", "--arg", "zeros:4"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("@saxpy") && stderr.contains("thread (4, 0, 0)"), "{stderr}");
+    // A wrong number of arguments is named.
+    let out = relok(&["run", &saxpy, "--arg", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("takes 4 arguments"));
+}
+
+#[test]
+fn fmt_check_detects_non_canonical_text() {
+    let messy = temp_file("messy.rk", "kernel @k(v7: u32) {\n  return\n}\n");
+    let out = relok(&["fmt", messy.to_str().expect("utf-8 path")]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "kernel @k(v0: u32) {\n    return\n}\n");
+    let out = relok(&["fmt", "--check", messy.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(1));
+}

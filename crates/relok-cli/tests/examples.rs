@@ -1,0 +1,47 @@
+//! Every example kernel runs on the cpu device and matches its Rust
+//! reference; every example file is in canonical form.
+
+use relok_cli::demo::run_example;
+use relok_cli::examples::EXAMPLES;
+use relok_runtime::cpu::CpuDevice;
+
+#[test]
+fn examples_match_their_rust_reference() {
+    let device = CpuDevice::new(0);
+    assert_eq!(EXAMPLES.len(), 5);
+    for example in EXAMPLES {
+        let outcome = run_example(&device, example).unwrap_or_else(|e| panic!("{}: {e}", example.name));
+        assert!(outcome.matches, "{}: result differs from the Rust reference", example.name);
+    }
+}
+
+#[test]
+fn examples_are_canonical_text() {
+    for example in EXAMPLES {
+        let module = relok_ir::parse(example.source).unwrap_or_else(|e| panic!("{}: {e}", example.file));
+        assert_eq!(relok_ir::print(&module), example.source, "{} is not canonical (run relok fmt)", example.file);
+    }
+}
+
+#[test]
+fn a_wrong_reference_would_be_caught() {
+    // The comparison is real: perturb one output element and it fails.
+    let device = CpuDevice::new(1);
+    let example = &EXAMPLES[0];
+    let mut outcome = run_example(&device, example).expect("saxpy runs");
+    if let relok_cli::args::ArgValue::Buffer(_, bits) = &mut outcome.args[example.output] {
+        bits[0] ^= 1;
+    }
+    let inputs_after = outcome.args;
+    assert!(outcome.matches);
+    let module = relok_ir::parse(example.source).expect("parses");
+    let func = &module.funcs[module.func_by_name(example.kernel).expect("kernel")];
+    let inputs: Vec<_> = func
+        .params
+        .iter()
+        .zip(example.args)
+        .enumerate()
+        .map(|(i, (&p, t))| relok_cli::args::parse_arg(i + 1, func.ty(p), t).expect("valid"))
+        .collect();
+    assert_ne!((example.reference)(&inputs), inputs_after);
+}
