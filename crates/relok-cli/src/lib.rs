@@ -4,6 +4,7 @@
 #![expect(clippy::print_stdout, clippy::print_stderr, reason = "a command-line tool prints")]
 
 pub mod args;
+pub mod bench;
 pub mod demo;
 pub mod diag;
 pub mod examples;

@@ -61,6 +61,15 @@ enum Command {
         #[arg(long)]
         full: bool,
     },
+    /// Measure parse + verify per example and the cpu interpreter's throughput.
+    Bench {
+        /// Fewer runs and a smaller problem (a smoke test).
+        #[arg(long)]
+        quick: bool,
+        /// One JSON record per measurement.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the example kernels, check them against Rust and time each step.
     Demo {
         /// Device: `best` (the default), `cpu` or `cpu:N`.
@@ -176,6 +185,21 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     out.stats.steps,
                     elapsed.as_secs_f64() * 1e3
                 );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench { quick, json } => {
+            let (dev, dev_name) = demo::open_device("cpu")?;
+            let results = relok_cli::bench::run(&dev, quick)?;
+            if !json {
+                println!("relok bench on {dev_name} (medians of repeated runs in one process)");
+            }
+            for m in results {
+                if json {
+                    println!("{}", serde_json::to_string(&m).map_err(|e| e.to_string())?);
+                } else {
+                    println!("{:<70} {:>14.1} {} ({} runs)", m.name, m.median, m.unit, m.runs);
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
