@@ -1,1 +1,8 @@
-//! placeholder
+//! relok runtime: devices that load and launch compiled kernels.
+//!
+//! For now: the cpu reference device ([`cpu`]), an interpreter of the kernel
+//! IR with GPU semantics over simulated, randomised device memory.
+
+pub mod cpu;
+
+pub use cpu::{Access, CpuDevice, DevicePtr, DeviceError, FaultKind, KernelArg, LaunchConfig, LaunchError, LaunchStats};

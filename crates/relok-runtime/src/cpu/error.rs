@@ -1,0 +1,231 @@
+//! Errors of the cpu device: host-side memory errors ([`DeviceError`]) and
+//! launch errors ([`LaunchError`]), whose [`LaunchError::Fault`] names the
+//! kernel, block and thread that faulted and what happened ([`FaultKind`]).
+
+use relok_ir::{AddrSpace, Type};
+use std::fmt;
+
+/// A host-side memory operation failed.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// The allocation would exceed the device's memory limit.
+    #[error("out of device memory: {requested} bytes requested, {in_use} of {limit} bytes in use")]
+    OutOfMemory {
+        /// Bytes requested.
+        requested: u64,
+        /// Bytes currently allocated.
+        in_use: u64,
+        /// The device's limit.
+        limit: u64,
+    },
+    /// The device's address range is used up (addresses are never reused).
+    #[error("device address space exhausted")]
+    AddressSpaceExhausted,
+    /// `free` of an address that is not the start of a live allocation.
+    #[error("{addr:#x} is not the start of a live allocation on this device")]
+    InvalidFree {
+        /// The address passed.
+        addr: u64,
+    },
+    /// `read`/`write` of a range that is not inside one live allocation.
+    #[error("out-of-bounds host access of {len} bytes at {addr:#x}")]
+    OutOfBounds {
+        /// Start address.
+        addr: u64,
+        /// Length in bytes.
+        len: u64,
+    },
+}
+
+/// What kind of memory access faulted.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Access {
+    /// A load.
+    Read,
+    /// A store.
+    Write,
+    /// A read-modify-write atomic.
+    Atomic,
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Access::Read => "read",
+            Access::Write => "write",
+            Access::Atomic => "atomic",
+        })
+    }
+}
+
+/// Why a thread stopped a launch.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum FaultKind {
+    /// The accessed bytes are not inside the address space's live memory.
+    #[error("out-of-bounds {space} {access} of {size} bytes at {addr:#x}")]
+    OutOfBounds {
+        /// The pointer's address space.
+        space: AddrSpace,
+        /// Load, store or atomic.
+        access: Access,
+        /// The address.
+        addr: u64,
+        /// Bytes accessed.
+        size: u32,
+    },
+    /// The address is not a multiple of the accessed scalar's size.
+    #[error("misaligned {space} {access} at {addr:#x} (alignment {align})")]
+    Misaligned {
+        /// The pointer's address space.
+        space: AddrSpace,
+        /// Load, store or atomic.
+        access: Access,
+        /// The address.
+        addr: u64,
+        /// The required alignment.
+        align: u32,
+    },
+    /// A store or atomic through a `const` pointer.
+    #[error("write to read-only const memory at {addr:#x}")]
+    ReadOnly {
+        /// The address.
+        addr: u64,
+    },
+    /// A `bool` load found a byte other than 0 or 1.
+    #[error("invalid bool byte {byte:#04x} loaded from {space} memory at {addr:#x}")]
+    InvalidBool {
+        /// The pointer's address space.
+        space: AddrSpace,
+        /// The address.
+        addr: u64,
+        /// The byte found.
+        byte: u8,
+    },
+    /// Threads of a block did not all reach the same barrier: this thread
+    /// finished or waits elsewhere while `waiting` waits at a barrier.
+    #[error("barrier divergence: thread ({},{},{}) waits at a barrier this thread does not reach", waiting[0], waiting[1], waiting[2])]
+    BarrierDivergence {
+        /// A thread waiting at the barrier the reported thread missed.
+        waiting: [u32; 3],
+    },
+    /// The launch executed more instructions than its step budget.
+    #[error("step budget of {budget} instructions exceeded")]
+    StepBudgetExceeded {
+        /// The budget.
+        budget: u64,
+    },
+    /// Nested device-function calls went deeper than the limit.
+    #[error("call depth limit of {limit} exceeded")]
+    CallDepthExceeded {
+        /// The limit.
+        limit: u32,
+    },
+    /// The thread's local memory (all live frames) exceeded the limit.
+    #[error("local memory limit of {limit} bytes per thread exceeded")]
+    LocalMemoryExceeded {
+        /// The limit.
+        limit: u64,
+    },
+    /// The interpreter met a state its compiler should have ruled out.
+    #[error("internal interpreter error: {reason}")]
+    Internal {
+        /// What went wrong.
+        reason: String,
+    },
+    /// A device function with a result reached its end without `return v`.
+    #[error("@{func} reached its end without returning a value")]
+    MissingReturn {
+        /// The function.
+        func: String,
+    },
+}
+
+/// A launch failed, before it started or while it ran.
+#[derive(Clone, PartialEq, Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// No function of that name in the module.
+    #[error("no kernel @{name} in the module")]
+    UnknownKernel {
+        /// The name asked for.
+        name: String,
+    },
+    /// The function exists but is a device function.
+    #[error("@{name} is a device function, not a kernel")]
+    NotAKernel {
+        /// The name asked for.
+        name: String,
+    },
+    /// The number of arguments differs from the kernel's parameters.
+    #[error("kernel @{kernel} takes {expected} arguments, {found} given")]
+    ArgCount {
+        /// The kernel.
+        kernel: String,
+        /// Parameters.
+        expected: usize,
+        /// Arguments given.
+        found: usize,
+    },
+    /// An argument does not match its parameter.
+    #[error("kernel @{kernel}, parameter {index} ({param}: {expected}): {why}")]
+    ArgType {
+        /// The kernel.
+        kernel: String,
+        /// 0-based parameter number.
+        index: usize,
+        /// The parameter's value name (`v0`).
+        param: String,
+        /// The parameter's type.
+        expected: Type,
+        /// What is wrong with the argument.
+        why: String,
+    },
+    /// Grid or block dimensions are not allowed.
+    #[error("kernel @{kernel}: bad launch configuration: {reason}")]
+    BadLaunchConfig {
+        /// The kernel.
+        kernel: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The kernel's `shared` variables exceed the per-block limit.
+    #[error("kernel @{kernel} needs {bytes} bytes of shared memory, the limit is {limit}")]
+    SharedMemoryTooLarge {
+        /// The kernel.
+        kernel: String,
+        /// Bytes needed (`u64::MAX` when the layout overflows).
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A function's `local` variables exceed the per-thread limit.
+    #[error("@{func} needs {bytes} bytes of local memory per thread, the limit is {limit}")]
+    LocalMemoryTooLarge {
+        /// The function.
+        func: String,
+        /// Bytes needed (`u64::MAX` when the layout overflows).
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The module breaks an IR invariant the interpreter relies on (it was
+    /// not verified).
+    #[error("kernel @{kernel}: invalid module: {reason}")]
+    InvalidModule {
+        /// The kernel.
+        kernel: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A thread faulted; the launch stopped there.
+    #[error("kernel @{kernel}, block ({},{},{}), thread ({},{},{}): {kind}", block[0], block[1], block[2], thread[0], thread[1], thread[2])]
+    Fault {
+        /// The kernel.
+        kernel: String,
+        /// The faulting thread's block.
+        block: [u32; 3],
+        /// The faulting thread within its block.
+        thread: [u32; 3],
+        /// What happened.
+        kind: FaultKind,
+    },
+}
