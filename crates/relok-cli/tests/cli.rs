@@ -64,7 +64,7 @@ fn run_prints_buffers_and_reports_faults() {
     let out = relok(&["run", &saxpy, "--block", "8", "--arg", "8", "--arg", "2.0", "--arg", "zeros:4", "--arg", "zeros:4"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("@saxpy") && stderr.contains("thread (4, 0, 0)"), "{stderr}");
+    assert!(stderr.contains("@saxpy") && stderr.contains("thread (4,0,0)"), "{stderr}");
     // A wrong number of arguments is named.
     let out = relok(&["run", &saxpy, "--arg", "1"]);
     assert_eq!(out.status.code(), Some(1));
