@@ -3,9 +3,33 @@
 //! `parse(print(m)) == m` for every module `m` whose values are numbered in
 //! definition order (the builder's and the parser's numbering), and
 //! `print(parse(t)) == t` for every canonical text `t` (what `relok fmt`
-//! writes). The grammar is in `docs/ir.md`.
+//! writes). The grammar, the lexical rules and the canonical form are in
+//! `docs/ir.md`.
+//!
+//! Literals are typed by where they appear: the declared result type of a
+//! `const` operation, or the declared type of a constant at that position of
+//! its initializer. The printer writes a literal from its bits: `true` /
+//! `false`; integers in signed or unsigned decimal by their type; finite
+//! floats in Rust's shortest round-trip form (`1.0`, `-0.0`, `1e-10`),
+//! `inf`, `-inf`, `nan` for the canonical quiet NaN and `0x` with the exact
+//! width's hex digits for any other NaN. The parser accepts `0x` bit
+//! patterns for every scalar type.
+//!
+//! The parser never panics and never recurses deeper than 64 nested blocks
+//! or types; every failure is a [`ParseError`] at a 1-based `line:col`
+//! (columns count characters).
+
+mod lexer;
+mod parser;
+mod printer;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod testgen;
 
 use crate::ir::{Module, Span};
+
+pub use parser::MAX_DEPTH;
 
 /// A parse failure at a position in the text.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
@@ -19,12 +43,10 @@ pub struct ParseError {
 
 /// Prints `module` in canonical text.
 pub fn print(module: &Module) -> String {
-    let _ = module;
-    String::new()
+    printer::print_module(module)
 }
 
 /// Parses a module from text.
 pub fn parse(src: &str) -> Result<Module, ParseError> {
-    let _ = src;
-    Err(ParseError { span: Span::new(1, 1), message: "the parser is not written yet".into() })
+    parser::parse_module(src)
 }
