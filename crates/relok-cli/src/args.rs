@@ -144,6 +144,7 @@ pub fn from_bytes(elem: Scalar, bytes: &[u8]) -> Vec<u64> {
 }
 
 /// One element, printed as a literal of its type.
+#[derive(Debug)]
 pub struct Elem(pub Scalar, pub u64);
 
 impl fmt::Display for Elem {

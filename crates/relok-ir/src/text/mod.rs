@@ -28,6 +28,7 @@ mod tests;
 mod testgen;
 
 use crate::ir::{Module, Span};
+use crate::types::{Scalar, Type};
 
 pub use parser::MAX_DEPTH;
 
@@ -44,6 +45,19 @@ pub struct ParseError {
 /// Prints `module` in canonical text.
 pub fn print(module: &Module) -> String {
     printer::print_module(module)
+}
+
+/// Parses one literal of scalar type `ty`: the whole of `src`, written as in
+/// a `const` operation (`-3`, `2.5`, `true`, `nan`, `0x3f800000`). Returns
+/// its bits, zero-extended as in [`crate::Op::Const`]. `word` has no literals
+/// other than hex bit patterns.
+pub fn parse_literal(src: &str, ty: Scalar) -> Result<u64, String> {
+    parser::parse_scalar_literal(src, ty).map_err(|e| e.message)
+}
+
+/// The canonical text of a literal of scalar type `ty` with these bits.
+pub fn format_literal(ty: Scalar, bits: u64) -> String {
+    printer::literal_text(&Type::Scalar(ty), bits)
 }
 
 /// Parses a module from text.

@@ -37,6 +37,25 @@ pub(super) fn parse_module(src: &str) -> Result<Module, ParseError> {
     Ok(p.module)
 }
 
+/// Parses one scalar literal of type `ty` (the whole of `src`), as the
+/// `const` operation would read it.
+pub(super) fn parse_scalar_literal(src: &str, ty: Scalar) -> Result<u64, ParseError> {
+    let mut p = Parser {
+        lex: Lexer::new(src),
+        ahead: Vec::new(),
+        items: HashMap::new(),
+        refs: Vec::new(),
+        module: Module::new(),
+    };
+    let lit = p.literal()?;
+    let bits = literal_bits(&Type::Scalar(ty), &lit)?;
+    let rest = p.next()?;
+    if rest.tok != Tok::Eof {
+        return err(rest.span, format!("unexpected {} after the literal", rest.describe()));
+    }
+    Ok(bits)
+}
+
 fn err<T>(span: Span, message: impl Into<String>) -> Result<T, ParseError> {
     Err(ParseError { span, message: message.into() })
 }
