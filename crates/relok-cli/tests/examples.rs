@@ -16,10 +16,12 @@ fn examples_match_their_rust_reference() {
 }
 
 #[test]
-fn examples_are_canonical_text() {
+fn examples_are_canonical_text_apart_from_comment_lines() {
     for example in EXAMPLES {
         let module = relok_ir::parse(example.source).unwrap_or_else(|e| panic!("{}: {e}", example.file));
-        assert_eq!(relok_ir::print(&module), example.source, "{} is not canonical (run relok fmt)", example.file);
+        let code: String =
+            example.source.split_inclusive('\n').filter(|l| !l.trim_start().starts_with(';')).collect();
+        assert_eq!(relok_ir::print(&module), code, "{} is not canonical (see relok fmt)", example.file);
     }
 }
 
