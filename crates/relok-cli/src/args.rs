@@ -15,7 +15,7 @@
 //! Buffers are uploaded before the launch and read back after it, so every
 //! buffer argument is also an output.
 
-use relok_ir::{text, AddrSpace, Scalar, Type};
+use relok_ir::{text, AddrSpace, Function, Scalar, Type};
 use std::fmt;
 
 /// An argument, resolved against its parameter's type but not yet on a device.
@@ -54,6 +54,40 @@ pub fn parse_arg(index: usize, ty: &Type, src: &str) -> Result<ArgValue, ArgErro
         },
         other => Err(err(format!("kernel parameters of type {other} are not supported"))),
     }
+}
+
+/// Parses one argument per parameter of `func`, checking the count.
+pub fn parse_args<S: AsRef<str>>(func: &Function, texts: &[S]) -> Result<Vec<ArgValue>, String> {
+    if texts.len() != func.params.len() {
+        let types: Vec<String> = func.params.iter().map(|&p| func.ty(p).to_string()).collect();
+        return Err(format!(
+            "@{} takes {} arguments ({}), {} given",
+            func.name,
+            func.params.len(),
+            types.join(", "),
+            texts.len()
+        ));
+    }
+    func.params
+        .iter()
+        .zip(texts)
+        .enumerate()
+        .map(|(i, (&p, t))| parse_arg(i + 1, func.ty(p), t.as_ref()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("@{}: {e}", func.name))
+}
+
+/// Launch dimensions: `N`, `XxY` or `XxYxZ`.
+pub fn parse_dims(s: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split('x').collect();
+    if parts.len() > 3 {
+        return Err(format!("bad dimensions `{s}` (expected N, XxY or XxYxZ)"));
+    }
+    let mut dims = [1u32; 3];
+    for (d, p) in dims.iter_mut().zip(&parts) {
+        *d = p.trim().parse().map_err(|_| format!("bad dimensions `{s}`: `{p}` is not a count"))?;
+    }
+    Ok(dims)
 }
 
 fn parse_buffer(src: &str, elem: Scalar) -> Result<Vec<u64>, String> {

@@ -8,7 +8,7 @@
 //! Medians of several runs taken in one process, so that ratios between the
 //! lines are meaningful; absolute times depend on the machine.
 
-use crate::args::parse_arg;
+use crate::args::parse_args;
 use crate::examples::EXAMPLES;
 use crate::launch::run_kernel;
 use relok_runtime::cpu::{CpuDevice, LaunchConfig};
@@ -55,14 +55,7 @@ pub fn run(device: &CpuDevice, quick: bool) -> Result<Vec<Measurement>, String> 
     let module = relok_ir::parse(saxpy.source).map_err(|e| e.to_string())?;
     let func = &module.funcs[module.func_by_name("saxpy").ok_or("no @saxpy")?];
     let texts = [n.to_string(), "2.5".into(), format!("rand:{n}:1"), format!("rand:{n}:2")];
-    let args = func
-        .params
-        .iter()
-        .zip(&texts)
-        .enumerate()
-        .map(|(i, (&p, t))| parse_arg(i + 1, func.ty(p), t))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
+    let args = parse_args(func, &texts)?;
     let config = LaunchConfig { grid: [n.div_ceil(256), 1, 1], block: [256, 1, 1], ..LaunchConfig::default() };
     let saxpy_runs = if quick { 3 } else { 9 };
     let mut rates = Vec::with_capacity(saxpy_runs);

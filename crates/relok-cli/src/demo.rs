@@ -3,7 +3,7 @@
 //! took. With `--json`, one record per example on its own line, so runs on
 //! two devices can be compared mechanically.
 
-use crate::args::{format_buffer, parse_arg, ArgValue};
+use crate::args::{format_buffer, parse_args, ArgValue};
 use crate::examples::{Example, EXAMPLES};
 use crate::launch::run_kernel;
 
@@ -41,14 +41,7 @@ pub fn run_example(device: &CpuDevice, example: &'static Example) -> Result<Outc
         .func_by_name(example.kernel)
         .map(|id| &module.funcs[id])
         .ok_or_else(|| format!("{}: no kernel @{}", example.file, example.kernel))?;
-    let inputs = kernel
-        .params
-        .iter()
-        .zip(example.args)
-        .enumerate()
-        .map(|(i, (&p, text))| parse_arg(i + 1, kernel.ty(p), text))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
+    let inputs = parse_args(kernel, example.args)?;
     lap("inputs", &mut times_us);
     let config = LaunchConfig { grid: example.grid, block: example.block, ..LaunchConfig::default() };
     let out = run_kernel(device, &module, example.kernel, &config, &inputs).map_err(|e| e.to_string())?;

@@ -25,7 +25,7 @@
 //!
 //! A file may name several kinds (`test roundtrip` and `test run`).
 
-use crate::args::{format_buffer, parse_arg, ArgValue, Elem};
+use crate::args::{format_buffer, parse_arg, parse_args, parse_dims, ArgValue, Elem};
 use crate::launch::run_kernel;
 use relok_runtime::cpu::{CpuDevice, LaunchConfig};
 
@@ -163,18 +163,7 @@ fn check_run_line(module: &relok_ir::Module, run: &str, device: &CpuDevice) -> R
     let close = call.rfind(')').ok_or("expected `)` after the arguments")?;
     let kernel = &call[..open];
     let func = module.func_by_name(kernel).map(|id| &module.funcs[id]).ok_or(format!("no kernel @{kernel}"))?;
-    let texts = split_top(&call[open + 1..close]);
-    if texts.len() != func.params.len() {
-        return Err(format!("@{kernel} takes {} arguments, the line gives {}", func.params.len(), texts.len()));
-    }
-    let args = func
-        .params
-        .iter()
-        .zip(&texts)
-        .enumerate()
-        .map(|(i, (&p, t))| parse_arg(i + 1, func.ty(p), t))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
+    let args = parse_args(func, &split_top(&call[open + 1..close]))?;
     let mut config = LaunchConfig::default();
     for opt in call[close + 1..].split_whitespace() {
         let (key, value) = opt.split_once('=').ok_or(format!("expected key=value, found `{opt}`"))?;
@@ -216,19 +205,6 @@ fn show(a: &ArgValue) -> String {
         ArgValue::Scalar(t, b) => Elem(*t, *b).to_string(),
         ArgValue::Buffer(t, bits) => format_buffer(*t, bits, 64),
     }
-}
-
-/// `N`, `XxY` or `XxYxZ`.
-pub fn parse_dims(s: &str) -> Result<[u32; 3], String> {
-    let parts: Vec<&str> = s.split('x').collect();
-    if parts.len() > 3 {
-        return Err(format!("bad dimensions `{s}` (expected N, XxY or XxYxZ)"));
-    }
-    let mut dims = [1u32; 3];
-    for (d, p) in dims.iter_mut().zip(&parts) {
-        *d = p.trim().parse().map_err(|_| format!("bad dimensions `{s}`: `{p}` is not a count"))?;
-    }
-    Ok(dims)
 }
 
 #[cfg(test)]

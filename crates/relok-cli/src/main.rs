@@ -3,7 +3,7 @@
 #![expect(clippy::print_stdout, clippy::print_stderr, reason = "a command-line tool prints")]
 
 use clap::{Parser, Subcommand};
-use relok_cli::args::{format_buffer, parse_arg, ArgValue, Elem};
+use relok_cli::args::{format_buffer, parse_args, parse_dims, ArgValue, Elem};
 use relok_cli::{demo, launch, source};
 use relok_runtime::cpu::LaunchConfig;
 use std::path::PathBuf;
@@ -133,23 +133,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 .map(|id| &src.module.funcs[id])
                 .filter(|f| f.is_kernel())
                 .ok_or_else(|| format!("{}: no kernel named @{kernel}", src.file))?;
-            if args.len() != func.params.len() {
-                return Err(format!(
-                    "@{kernel} takes {} arguments ({}), {} given with --arg",
-                    func.params.len(),
-                    func.params.iter().map(|&p| func.ty(p).to_string()).collect::<Vec<_>>().join(", "),
-                    args.len()
-                ));
-            }
-            let inputs = func
-                .params
-                .iter()
-                .zip(&args)
-                .enumerate()
-                .map(|(i, (&p, a))| parse_arg(i + 1, func.ty(p), a))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("@{kernel}: {e}"))?;
-            let mut config = LaunchConfig { grid: relok_cli::filetest::parse_dims(&grid)?, block: relok_cli::filetest::parse_dims(&block)?, ..LaunchConfig::default() };
+            let inputs = parse_args(func, &args)?;
+            let mut config = LaunchConfig { grid: parse_dims(&grid)?, block: parse_dims(&block)?, ..LaunchConfig::default() };
             if let Some(b) = step_budget {
                 config.step_budget = b;
             }

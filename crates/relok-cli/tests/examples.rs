@@ -38,12 +38,6 @@ fn a_wrong_reference_would_be_caught() {
     assert!(outcome.matches);
     let module = relok_ir::parse(example.source).expect("parses");
     let func = &module.funcs[module.func_by_name(example.kernel).expect("kernel")];
-    let inputs: Vec<_> = func
-        .params
-        .iter()
-        .zip(example.args)
-        .enumerate()
-        .map(|(i, (&p, t))| relok_cli::args::parse_arg(i + 1, func.ty(p), t).expect("valid"))
-        .collect();
+    let inputs = relok_cli::args::parse_args(func, example.args).expect("valid");
     assert_ne!((example.reference)(&inputs), inputs_after);
 }

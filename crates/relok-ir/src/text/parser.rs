@@ -25,13 +25,7 @@ use std::collections::HashMap;
 pub const MAX_DEPTH: usize = 64;
 
 pub(super) fn parse_module(src: &str) -> Result<Module, ParseError> {
-    let mut p = Parser {
-        lex: Lexer::new(src),
-        ahead: Vec::new(),
-        items: HashMap::new(),
-        refs: Vec::new(),
-        module: Module::new(),
-    };
+    let mut p = Parser::new(src);
     p.module()?;
     p.resolve()?;
     Ok(p.module)
@@ -40,13 +34,7 @@ pub(super) fn parse_module(src: &str) -> Result<Module, ParseError> {
 /// Parses one scalar literal of type `ty` (the whole of `src`), as the
 /// `const` operation would read it.
 pub(super) fn parse_scalar_literal(src: &str, ty: Scalar) -> Result<u64, ParseError> {
-    let mut p = Parser {
-        lex: Lexer::new(src),
-        ahead: Vec::new(),
-        items: HashMap::new(),
-        refs: Vec::new(),
-        module: Module::new(),
-    };
+    let mut p = Parser::new(src);
     let lit = p.literal()?;
     let bits = literal_bits(&Type::Scalar(ty), &lit)?;
     let rest = p.next()?;
@@ -54,6 +42,12 @@ pub(super) fn parse_scalar_literal(src: &str, ty: Scalar) -> Result<u64, ParseEr
         return err(rest.span, format!("unexpected {} after the literal", rest.describe()));
     }
     Ok(bits)
+}
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a str) -> Parser<'a> {
+        Parser { lex: Lexer::new(src), ahead: Vec::new(), items: HashMap::new(), refs: Vec::new(), module: Module::new() }
+    }
 }
 
 fn err<T>(span: Span, message: impl Into<String>) -> Result<T, ParseError> {
