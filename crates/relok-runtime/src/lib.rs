@@ -4,5 +4,7 @@
 //! IR with GPU semantics over simulated, randomised device memory.
 
 pub mod cpu;
+pub mod session;
 
 pub use cpu::{Access, CpuDevice, DevicePtr, DeviceError, FaultKind, KernelArg, LaunchConfig, LaunchError, LaunchStats};
+pub use session::{DeviceId, Session, SessionError};
