@@ -118,7 +118,7 @@ fn parse_buffer(src: &str, elem: Scalar) -> Result<Vec<u64>, String> {
         "iota" => Ok((0..n).map(|i| iota_bits(elem, i)).collect()),
         "rand" => {
             let mut rng = SplitMix64(seed);
-            Ok((0..n).map(|_| random_bits(elem, rng.next())).collect())
+            Ok((0..n).map(|_| random_bits(elem, rng.next_u64())).collect())
         }
         other => Err(format!("unknown buffer form `{other}` (expected zeros, iota, rand or a list)")),
     }
@@ -150,7 +150,7 @@ pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -122,7 +122,7 @@ fn saxpy(args: &[ArgValue]) -> Vec<ArgValue> {
     let a = f32::from_bits(scalar(&args[1]) as u32);
     let (x, mut y) = (f32s(&args[2]), f32s(&args[3]));
     for i in 0..n.min(y.len()) {
-        y[i] = a * x[i] + y[i];
+        y[i] += a * x[i];
     }
     with_buffer(args, 3, f32_bits(y))
 }

@@ -11,35 +11,35 @@ use relok_runtime::cpu::{CpuDevice, KernelArg, LaunchConfig};
 fn mutate(src: &str, rng: &mut SplitMix64) -> String {
     let chars: Vec<char> = src.chars().collect();
     let n = chars.len().max(1);
-    let at = (rng.next() % n as u64) as usize;
-    let len = 1 + (rng.next() % 8) as usize;
+    let at = (rng.next_u64() % n as u64) as usize;
+    let len = 1 + (rng.next_u64() % 8) as usize;
     let end = (at + len).min(chars.len());
     const ALPHABET: &[char] = &['v', '0', '9', ':', ',', '{', '}', '[', ']', ';', '@', '%', '-', '.', ' ', '\n', 'x', 'é'];
     let pick = |r: u64| ALPHABET[(r % ALPHABET.len() as u64) as usize];
     let mut out: Vec<char> = chars.clone();
-    match rng.next() % 6 {
+    match rng.next_u64() % 6 {
         0 => {
             out.drain(at.min(out.len())..end);
         }
         1 => {
-            let c = pick(rng.next());
+            let c = pick(rng.next_u64());
             out.insert(at.min(out.len()), c);
         }
         2 => {
             if at < out.len() {
-                out[at] = pick(rng.next());
+                out[at] = pick(rng.next_u64());
             }
         }
         3 => {
             let piece: Vec<char> = chars[at.min(chars.len())..end].to_vec();
-            let to = (rng.next() % n as u64) as usize;
+            let to = (rng.next_u64() % n as u64) as usize;
             out.splice(to.min(out.len())..to.min(out.len()), piece);
         }
         4 => {
             let mut lines: Vec<&str> = src.lines().collect();
             if lines.len() > 1 {
-                let a = (rng.next() % lines.len() as u64) as usize;
-                let b = (rng.next() % lines.len() as u64) as usize;
+                let a = (rng.next_u64() % lines.len() as u64) as usize;
+                let b = (rng.next_u64() % lines.len() as u64) as usize;
                 lines.swap(a, b);
             }
             return lines.join("\n");
