@@ -154,6 +154,115 @@ impl fmt::Display for Builtin {
     }
 }
 
+/// A host object a kernel refers to (DESIGN §1). Its word is unknown until
+/// the kernel is loaded on a device, so no pass may fold it; lowering turns
+/// every reference into a relocation record.
+///
+/// Text: `:name` (symbol), `@name` (a module constant as a host value),
+/// `"text"` (a string value), `global name + 8` (a runtime global cell).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub enum HostRef {
+    /// An interned symbol, by name (`[A-Za-z0-9_.]+`). Its word is an
+    /// identity only: equal names give equal words.
+    Symbol(String),
+    /// A module constant as a host value: identity is the hash of its type
+    /// and bytes; the word is the device address of its one copy on that
+    /// device (dereference it with `wordptr`). The constant holds no words.
+    Value(ConstId),
+    /// A string host value (type tag `str`, the UTF-8 bytes), e.g. an
+    /// exception message.
+    Str(String),
+    /// A runtime global (a per-device cell, e.g. a counter) plus a byte
+    /// offset into it; the word is the cell's device address + offset.
+    Global {
+        /// The global's name (`[A-Za-z0-9_]+`).
+        name: String,
+        /// Byte offset into its cell.
+        offset: u64,
+    },
+}
+
+/// Fields of the kernel state every kernel receives implicitly (DESIGN §3).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub enum StateField {
+    /// `state.reloc_table`: `ptr<global, word>`, the relocation table of the
+    /// `table` strategy (null when the kernel has no records).
+    RelocTable,
+    /// `state.exception`: `ptr<global, u64>`, the launch's exception record.
+    Exception,
+    /// `state.rng_seed`: `u64`, the launch's random seed.
+    RngSeed,
+}
+
+impl StateField {
+    /// Every field, in layout order.
+    pub const ALL: [StateField; 3] = [StateField::RelocTable, StateField::Exception, StateField::RngSeed];
+    /// Text syntax (after `state.`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            StateField::RelocTable => "reloc_table",
+            StateField::Exception => "exception",
+            StateField::RngSeed => "rng_seed",
+        }
+    }
+    /// The type the field reads as.
+    pub fn ty(self) -> Type {
+        match self {
+            StateField::RelocTable => Type::ptr(crate::types::AddrSpace::Global, Type::Scalar(Scalar::Word)),
+            StateField::Exception => Type::ptr(crate::types::AddrSpace::Global, Type::Scalar(Scalar::U64)),
+            StateField::RngSeed => Type::Scalar(Scalar::U64),
+        }
+    }
+}
+
+/// Where a module is in the pipeline: written by a user (references to host
+/// objects are symbolic), or lowered with one delivery strategy.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Default)]
+pub enum Stage {
+    /// As written: `ref` operations and `ref` constant fields allowed;
+    /// `word` and `patch` operations are not.
+    #[default]
+    Source,
+    /// After relocation lowering (DESIGN §3); printed as a first line
+    /// `lowered bake|patch|table`. No `ref` remains.
+    Lowered(Strategy),
+}
+
+/// How the words of host objects reach the code (DESIGN §3).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub enum Strategy {
+    /// The words themselves, as immediates (`word 0x…`): valid for one
+    /// session and device; never persisted.
+    Bake,
+    /// One named cell per record (`patch NAME`), written by the loader.
+    Patch,
+    /// Loads of `state.reloc_table[i]`, i = the record's rank.
+    Table,
+}
+
+impl Strategy {
+    /// Every strategy.
+    pub const ALL: [Strategy; 3] = [Strategy::Bake, Strategy::Patch, Strategy::Table];
+    /// Text syntax.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Strategy::Bake => "bake",
+            Strategy::Patch => "patch",
+            Strategy::Table => "table",
+        }
+    }
+    /// Parses the text syntax.
+    pub fn from_name(s: &str) -> Option<Strategy> {
+        Strategy::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 macro_rules! op_names {
     ($(#[$attr:meta])* $name:ident { $($(#[$vattr:meta])* $variant:ident = $text:literal),* $(,)? }) => {
         $(#[$attr])*
@@ -320,6 +429,19 @@ pub enum Op {
     Get(Var),
     /// `thread_id.x` etc.
     Builtin(Builtin),
+    /// `ref :foo` / `ref @table` / `ref "text"` / `ref global name + 8`: the
+    /// word of a host object (source stage only; result `word`).
+    Ref(HostRef),
+    /// `wordptr v`: the word of a host value (or a global cell) as a
+    /// `ptr<global, T>`; `T` is the declared result's pointee.
+    WordPtr(Value),
+    /// `state.reloc_table` etc.: a field of the kernel state.
+    State(StateField),
+    /// `word 0x…`: a baked word (stage `lowered bake` only).
+    BakedWord(u64),
+    /// `patch NAME`: the word in the named patch cell (stage `lowered patch`
+    /// only); NAME is a relocation record's name.
+    Patch(String),
     /// `call @f(v1, v2)` of a device function returning a value.
     Call(FuncId, Vec<Value>),
     /// `atomic.add p[i], v`: returns the old value.
@@ -358,7 +480,16 @@ impl Op {
     /// Calls `f` on every value this operation reads, in text order.
     pub fn for_each_operand(&self, mut f: impl FnMut(Value)) {
         match self {
-            Op::Const(_) | Op::VarAddr(_) | Op::ConstAddr(_) | Op::Get(_) | Op::Builtin(_) => {}
+            Op::Const(_)
+            | Op::VarAddr(_)
+            | Op::ConstAddr(_)
+            | Op::Get(_)
+            | Op::Builtin(_)
+            | Op::Ref(_)
+            | Op::State(_)
+            | Op::BakedWord(_)
+            | Op::Patch(_) => {}
+            Op::WordPtr(a) => f(*a),
             Op::Unary(_, a) | Op::Convert(a) | Op::Bitcast(a) => f(*a),
             Op::Field { ptr, .. } => f(*ptr),
             Op::Binary(_, a, b) | Op::Compare(_, a, b) => {
@@ -467,6 +598,9 @@ pub enum StmtKind {
     Continue,
     /// `return` / `return v`.
     Return(Option<Value>),
+    /// `exit`: ends the calling thread (not just the function), e.g. after
+    /// recording an exception.
+    Exit,
 }
 
 /// Per-value data.
@@ -563,8 +697,13 @@ impl Function {
 /// An initializer of a constant aggregate, shaped like its type.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum ConstInit {
-    /// A scalar's bits, as in [`Op::Const`].
+    /// A scalar's bits, as in [`Op::Const`]. For a `word` field only in
+    /// stage `lowered bake` (a baked word) or `lowered patch` (0, the
+    /// loader writes the word).
     Scalar(u64),
+    /// `ref …`: the word of a host object in a `word` field (source stage):
+    /// an interior relocation site.
+    Ref(HostRef),
     /// `[a, b, ...]`: one per element.
     Array(Vec<ConstInit>),
     /// `{a, b, ...}`: one per field.
@@ -587,6 +726,8 @@ pub struct ConstDecl {
 /// A module: constants and functions, printed in that order.
 #[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
 pub struct Module {
+    /// Source, or lowered with a strategy.
+    pub stage: Stage,
     /// Constant aggregates.
     pub consts: Arena<ConstId, ConstDecl>,
     /// Kernels and device functions.

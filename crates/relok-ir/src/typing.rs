@@ -17,6 +17,9 @@
 //! - `elem`: pointer to array and integer; result pointer to the element.
 //! - `field`: pointer to struct, field in range; result pointer to the field.
 //! - `addr`: see [`var_addr_type`]; `get`: scalar local variable.
+//! - `ref`: `word` (a `ref @c` constant holds no words or pointers);
+//!   `word`, `patch`: `word`; `state.*`: the field's type;
+//!   `wordptr`: a word to a `ptr<global, T>` of a sized `T`.
 //! - builtins: `u32`. `call`: device function, argument count and types
 //!   match, it returns a value of the result type.
 //! - atomics: pointer into global or shared memory to `i32 u32 i64 u64`;
@@ -119,6 +122,11 @@ fn name_of(op: &Op) -> &'static str {
         Op::VarAddr(_) | Op::ConstAddr(_) => "addr",
         Op::Get(_) => "get",
         Op::Builtin(_) => "builtin",
+        Op::Ref(_) => "ref",
+        Op::WordPtr(_) => "wordptr",
+        Op::State(_) => "state",
+        Op::BakedWord(_) => "word",
+        Op::Patch(_) => "patch",
         Op::Call(..) => "call",
         Op::Atomic { op, .. } => op.name(),
         Op::AtomicCas { .. } => "atomic.cas",
@@ -192,7 +200,22 @@ pub fn literal_fits(ty: Scalar, bits: u64) -> bool {
 pub fn infer(m: &Module, f: &Function, op: &Op) -> Result<Option<Type>, TypeError> {
     let cx = Cx { f, op: name_of(op) };
     let t = match op {
-        Op::Const(_) | Op::Convert(_) | Op::Bitcast(_) => return Ok(None),
+        Op::Const(_) | Op::Convert(_) | Op::Bitcast(_) | Op::WordPtr(_) => return Ok(None),
+        Op::Ref(r) => {
+            if let crate::ir::HostRef::Value(c) = r {
+                let d = m.consts.get(*c).ok_or_else(|| TypeError::Dangling(c.to_string()))?;
+                if contains_word_or_ptr(&d.ty) {
+                    return Err(TypeError::BadResult {
+                        op: "ref",
+                        declared: d.ty.clone(),
+                        why: "a host value's bytes are fixed: it may hold no words or pointers",
+                    });
+                }
+            }
+            Type::Scalar(Scalar::Word)
+        }
+        Op::BakedWord(_) | Op::Patch(_) => Type::Scalar(Scalar::Word),
+        Op::State(field) => field.ty(),
         Op::Unary(u, a) => {
             let ok: fn(Scalar) -> bool = match u {
                 UnaryOp::Neg | UnaryOp::Abs => Scalar::is_numeric,
@@ -325,6 +348,17 @@ fn atomic_target(cx: &Cx<'_>, ptr: Value, index: Option<Value>) -> Result<Scalar
     }
 }
 
+/// Whether `ty` holds a `word` or a pointer anywhere (such data cannot be a
+/// host value: its bytes differ per process).
+pub fn contains_word_or_ptr(ty: &Type) -> bool {
+    match ty {
+        Type::Scalar(s) => *s == Scalar::Word,
+        Type::Ptr(..) => true,
+        Type::Array(e, _) => contains_word_or_ptr(e),
+        Type::Struct(fields) => fields.iter().any(contains_word_or_ptr),
+    }
+}
+
 /// Checks a call's arguments against the callee; returns its result type.
 pub fn check_call(m: &Module, f: &Function, callee: crate::ir::FuncId, args: &[Value]) -> Result<Option<Type>, TypeError> {
     let g = m.funcs.get(callee).ok_or_else(|| TypeError::Dangling(callee.to_string()))?;
@@ -365,6 +399,17 @@ pub fn check(m: &Module, f: &Function, op: &Op, declared: &Type) -> Result<(), T
             match declared {
                 Type::Scalar(s) if convertible(*s) => Ok(()),
                 _ => Err(TypeError::BadResult { op: "convert", declared: declared.clone(), why: "conversions produce a number or bool" }),
+            }
+        }
+        Op::WordPtr(a) => {
+            cx.scalar(*a, |s| s == Scalar::Word, "a word")?;
+            match declared {
+                Type::Ptr(AddrSpace::Global, pointee) if pointee.size().is_ok() => Ok(()),
+                _ => Err(TypeError::BadResult {
+                    op: "wordptr",
+                    declared: declared.clone(),
+                    why: "a word points into global memory: the result is a `ptr<global, T>`",
+                }),
             }
         }
         Op::Bitcast(a) => {

@@ -6,7 +6,7 @@
 //! rejects with a "does not fit" error). Nothing here panics.
 
 use crate::entity::EntityRef;
-use crate::ir::{
+use crate::ir::{HostRef, Stage, 
     ConstId, ConstInit, FuncId, FuncKind, Function, Module, Op, Stmt, StmtKind, Value, Var, VarKind,
 };
 use crate::types::{Scalar, Type};
@@ -20,9 +20,13 @@ pub(super) const F64_NAN: u64 = 0x7ff8_0000_0000_0000;
 pub(super) fn print_module(m: &Module) -> String {
     let mut p = Printer { m, out: String::new() };
     let mut first = true;
+    if let Stage::Lowered(strategy) = m.stage {
+        p.separate(&mut first);
+        let _ = writeln!(p.out, "lowered {strategy}");
+    }
     for (_, c) in m.consts.iter() {
         p.separate(&mut first);
-        let _ = writeln!(p.out, "const @{}: {} = {}", c.name, c.ty, init_text(&c.ty, &c.init));
+        let _ = writeln!(p.out, "const @{}: {} = {}", c.name, c.ty, init_text(m, &c.ty, &c.init));
     }
     for (_, f) in m.funcs.iter() {
         p.separate(&mut first);
@@ -72,14 +76,19 @@ fn float_text(inf: bool, neg: bool, finite: impl FnOnce() -> String) -> String {
 
 /// A constant initializer: shaped by the initializer, leaves typed by the
 /// part of `ty` at the same position (hex where the shapes disagree).
-fn init_text(ty: &Type, init: &ConstInit) -> String {
+fn init_text(m: &Module, ty: &Type, init: &ConstInit) -> String {
     let mut out = String::new();
-    write_init(&mut out, Some(ty), init);
+    write_init(m, &mut out, Some(ty), init);
     out
 }
 
-fn write_init(out: &mut String, ty: Option<&Type>, init: &ConstInit) {
+fn write_init(m: &Module, out: &mut String, ty: Option<&Type>, init: &ConstInit) {
     let (open, close, items) = match init {
+        ConstInit::Ref(r) => {
+            out.push_str("ref ");
+            out.push_str(&host_ref_text(Some(m), r));
+            return;
+        }
         ConstInit::Scalar(bits) => {
             match ty {
                 Some(t) => out.push_str(&literal_text(t, *bits)),
@@ -102,7 +111,7 @@ fn write_init(out: &mut String, ty: Option<&Type>, init: &ConstInit) {
             (ConstInit::Struct(_), Some(Type::Struct(fields))) => fields.get(i),
             _ => None,
         };
-        write_init(out, item_ty, item);
+        write_init(m, out, item_ty, item);
     }
     out.push(close);
 }
@@ -192,6 +201,7 @@ impl Printer<'_> {
                 let _ = write!(self.out, "call {}({})", self.func_name(*g), values(f, args));
             }
             StmtKind::Barrier => self.out.push_str("barrier"),
+            StmtKind::Exit => self.out.push_str("exit"),
             StmtKind::Break => self.out.push_str("break"),
             StmtKind::Continue => self.out.push_str("continue"),
             StmtKind::Return(None) => self.out.push_str("return"),
@@ -242,6 +252,11 @@ impl Printer<'_> {
             Op::ConstAddr(c) => format!("addr {}", self.const_name(*c)),
             Op::Get(x) => format!("get {}", var(f, *x)),
             Op::Builtin(b) => b.to_string(),
+            Op::Ref(r) => format!("ref {}", host_ref_text(Some(self.m), r)),
+            Op::WordPtr(a) => format!("wordptr {}", value(f, *a)),
+            Op::State(field) => format!("state.{}", field.name()),
+            Op::BakedWord(bits) => format!("word {bits:#018x}"),
+            Op::Patch(name) => format!("patch {name}"),
             Op::Call(g, args) => format!("call {}({})", self.func_name(*g), values(f, args)),
             Op::Atomic { op, ptr, index, value: v } => {
                 format!("{op} {}, {}", place(f, *ptr, *index), value(f, *v))
@@ -254,6 +269,21 @@ impl Printer<'_> {
             ),
         };
         self.out.push_str(&text);
+    }
+}
+
+/// `:name`, `@const`, `"text"` (Rust-style escapes), `global name + 8`.
+/// Constants print by name when the module is known, else by handle.
+pub(super) fn host_ref_text(m: Option<&Module>, r: &HostRef) -> String {
+    match r {
+        HostRef::Symbol(name) => format!(":{name}"),
+        HostRef::Value(c) => match m.and_then(|m| m.consts.get(*c)) {
+            Some(d) => format!("@{}", d.name),
+            None => format!("@?{}", c.index()),
+        },
+        HostRef::Str(text) => format!("{text:?}"),
+        HostRef::Global { name, offset: 0 } => format!("global {name}"),
+        HostRef::Global { name, offset } => format!("global {name} + {offset}"),
     }
 }
 

@@ -122,7 +122,7 @@ impl Scan<'_, '_, '_> {
                     self.use_(*v, span, None);
                 }
             }
-            StmtKind::Barrier | StmtKind::Break | StmtKind::Continue => {}
+            StmtKind::Barrier | StmtKind::Break | StmtKind::Continue | StmtKind::Exit => {}
         }
     }
 

@@ -174,7 +174,7 @@ impl Rules<'_, '_, '_> {
                 }
                 Ok(None) => {}
             },
-            StmtKind::Barrier => {}
+            StmtKind::Barrier | StmtKind::Exit => {}
             StmtKind::If { cond, then_body, else_body } => {
                 let ct = f.ty(*cond);
                 if *ct != Type::Scalar(Scalar::Bool) {

@@ -369,6 +369,7 @@ impl FnCx<'_, '_> {
         for s in b {
             match &s.kind {
                 StmtKind::Let { result, op } => self.op(*result, op)?,
+                StmtKind::Exit => return Err(self.invalid("`exit` is not supported by the cpu device yet")),
                 StmtKind::Store { ptr, index, value } => {
                     let (space, ty, addr) = self.mem(*ptr, *index)?;
                     let src = self.reg(*value)?;
@@ -457,6 +458,9 @@ impl FnCx<'_, '_> {
         let dst = self.reg(result)?;
         let inst = match op {
             Op::Const(bits) => Inst::Const { dst, bits: *bits },
+            Op::Ref(_) | Op::WordPtr(_) | Op::State(_) | Op::BakedWord(_) | Op::Patch(_) => {
+                return Err(self.invalid(format!("`{}` is not supported by the cpu device yet", relok_ir::typing::op_name(op))));
+            }
             Op::Unary(op, a) => Inst::Unary { op: *op, ty: self.scalar(*a)?, dst, a: self.reg(*a)? },
             Op::Binary(op, a, b) => Inst::Binary { op: *op, ty: self.scalar(*a)?, dst, a: self.reg(*a)?, b: self.reg(*b)? },
             Op::Compare(op, a, b) => {
