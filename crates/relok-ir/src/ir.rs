@@ -639,6 +639,9 @@ pub enum FuncKind {
     Kernel,
     /// A device function called by kernels: `fn @name(..) -> T`.
     Device,
+    /// A device function defined by a library and linked in later:
+    /// `import fn @name(..) -> T` with no body.
+    Import,
 }
 
 /// A function.

@@ -153,6 +153,7 @@ impl Printer<'_> {
         let kw = match f.kind {
             FuncKind::Kernel => "kernel",
             FuncKind::Device => "fn",
+            FuncKind::Import => "import fn",
         };
         let _ = write!(self.out, "{kw} @{}(", f.name);
         for (i, &p) in f.params.iter().enumerate() {
@@ -164,6 +165,11 @@ impl Printer<'_> {
         self.out.push(')');
         if let Some(ret) = &f.ret {
             let _ = write!(self.out, " -> {ret}");
+        }
+        if f.kind == FuncKind::Import {
+            // A declaration: the body comes from the library at link time.
+            self.out.push('\n');
+            return;
         }
         self.out.push_str(" {\n");
         for (_, d) in f.vars.iter() {

@@ -99,7 +99,7 @@ impl Rules<'_, '_, '_> {
                         self.layout(ty, f.span, Some(p));
                     }
                 }
-                FuncKind::Device => {
+                FuncKind::Device | FuncKind::Import => {
                     self.value_type(ty, f.span, Some(p));
                 }
             }
@@ -107,10 +107,10 @@ impl Rules<'_, '_, '_> {
         match (f.kind, &f.ret) {
             (_, None) => {}
             (FuncKind::Kernel, Some(t)) => self.r.report(f.span, None, K::KernelResult(Box::new(t.clone()))),
-            (FuncKind::Device, Some(t)) if !t.is_value_type() => {
+            (FuncKind::Device | FuncKind::Import, Some(t)) if !t.is_value_type() => {
                 self.r.report(f.span, None, K::BadResultType(Box::new(t.clone())));
             }
-            (FuncKind::Device, Some(t)) => {
+            (FuncKind::Device | FuncKind::Import, Some(t)) => {
                 self.layout(t, f.span, None);
             }
         }
@@ -196,7 +196,7 @@ impl Rules<'_, '_, '_> {
                 match f.kind {
                     FuncKind::Kernel if found.is_some() => self.r.report(span, None, K::KernelReturnsValue),
                     FuncKind::Kernel => {}
-                    FuncKind::Device => {
+                    FuncKind::Device | FuncKind::Import => {
                         if found != f.ret.as_ref() {
                             let expected = f.ret.clone().map(Box::new);
                             let found = found.cloned().map(Box::new);
