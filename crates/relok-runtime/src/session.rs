@@ -158,8 +158,7 @@ struct State {
 
 #[derive(Debug)]
 struct HostValue {
-    /// Kept for debugging; identity is the key.
-    #[expect(dead_code, reason = "kept for Debug output and future accessors")]
+    /// The value's type tag (`str` for strings); identity is the key.
     type_tag: String,
     bytes: Vec<u8>,
 }
@@ -265,6 +264,15 @@ impl Session {
     /// The bytes of the value registered under `key`.
     pub fn value_bytes(&self, key: &ValueKey) -> Option<Vec<u8>> {
         self.lock().values.get(key).map(|v| v.bytes.clone())
+    }
+
+    /// The value whose copy on `device` lives at `word`, as its type tag and
+    /// bytes: how the host turns an exception's message word back into text.
+    pub fn value_at(&self, device: &CpuDevice, word: u64) -> Option<(String, Vec<u8>)> {
+        let st = self.lock();
+        let dev = st.devices.get(&DeviceId::of(device))?;
+        let (key, _) = dev.values.iter().find(|(_, ptr)| ptr.0 == word)?;
+        st.values.get(key).map(|v| (v.type_tag.clone(), v.bytes.clone()))
     }
 
     /// The cell of the runtime global `name` on `device` (allocated,

@@ -386,3 +386,15 @@ fn words_differ_between_processes() {
         );
     }
 }
+
+#[test]
+fn value_at_maps_a_device_word_back_to_its_value() {
+    let session = Session::new();
+    let (a, b) = (CpuDevice::new(0), CpuDevice::new(1));
+    let msg = session.value("str", b"index out of bounds");
+    let wa = session.resolve(&a, &msg).expect("resolves on a");
+    assert_eq!(session.value_at(&a, wa), Some(("str".to_string(), b"index out of bounds".to_vec())));
+    // Not resolved on b yet, and a's word means nothing on b.
+    assert_eq!(session.value_at(&b, wa), None);
+    assert_eq!(session.value_at(&a, wa + 8), None);
+}
