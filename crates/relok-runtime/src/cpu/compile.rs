@@ -14,9 +14,9 @@ use super::error::LaunchError;
 use super::memory::{CONST_BASE, SHARED_BASE};
 use relok_ir::{
     AddrSpace, AtomicOp, BinaryOp, Block, Builtin, CmpOp, ConstInit, EntityRef, FuncId, FuncKind, Function, Module, Op,
-    Scalar, StmtKind, Type, UnaryOp, Value, Var, VarKind,
+    Scalar, Stage, StmtKind, Strategy, Type, UnaryOp, Value, Var, VarKind,
 };
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// A register of the current frame.
 pub(crate) type Reg = u32;
@@ -70,6 +70,13 @@ pub(crate) enum Inst {
     Jump { target: u32 },
     JumpIfNot { cond: Reg, target: u32 },
     Barrier,
+    /// `exit`: the thread is finished, whatever its call depth.
+    Exit,
+    /// `dst` = the kernel-state field at byte `offset` (a `u64` load from the
+    /// launch's state block in global memory).
+    State { dst: Reg, offset: u32 },
+    /// `dst` = the word in patch cell `cell` ([`Program::patch_names`]).
+    Patch { dst: Reg, cell: u32 },
     /// `val` is [`NO_REG`] for a plain `return`.
     Return { val: Reg },
     /// The end of a function that must return a value.
@@ -98,6 +105,11 @@ pub(crate) struct Program {
     pub(crate) consts: Vec<u8>,
     /// Bytes of shared memory per block.
     pub(crate) shared_size: u64,
+    /// The patch cells `Op::Patch` reads, by [`Inst::Patch`] index, in
+    /// order of first use.
+    pub(crate) patch_names: Vec<String>,
+    /// Every module constant: name, byte offset in `consts`, size.
+    pub(crate) const_layout: Vec<(String, u64, u64)>,
 }
 
 /// The scalar a memory access of a value of type `ty` moves.
@@ -125,6 +137,8 @@ struct Compiler<'m> {
     index_of: Vec<Option<u32>>,
     queue: Vec<FuncId>,
     const_offsets: Vec<u64>,
+    /// Patch cell name → [`Inst::Patch`] index.
+    patch_index: HashMap<String, u32>,
 }
 
 type Res<T> = Result<T, LaunchError>;
@@ -135,10 +149,19 @@ pub(crate) fn compile(module: &Module, kernel: FuncId) -> Res<Program> {
     let mut c = Compiler {
         module,
         kernel: kname,
-        prog: Program { code: Vec::new(), funcs: Vec::new(), args: Vec::new(), consts: Vec::new(), shared_size: 0 },
+        prog: Program {
+            code: Vec::new(),
+            funcs: Vec::new(),
+            args: Vec::new(),
+            consts: Vec::new(),
+            shared_size: 0,
+            patch_names: Vec::new(),
+            const_layout: Vec::new(),
+        },
         index_of: vec![None; module.funcs.len()],
         queue: Vec::new(),
         const_offsets: Vec::new(),
+        patch_index: HashMap::new(),
     };
     c.layout_consts()?;
     c.func_index(kernel)?;
@@ -146,6 +169,13 @@ pub(crate) fn compile(module: &Module, kernel: FuncId) -> Res<Program> {
         c.compile_func(id)?;
     }
     Ok(c.prog)
+}
+
+fn stage_name(s: Stage) -> String {
+    match s {
+        Stage::Source => "source".to_owned(),
+        Stage::Lowered(t) => format!("lowered {t}"),
+    }
 }
 
 fn to_u32(x: usize) -> Option<u32> {
@@ -169,6 +199,7 @@ impl Compiler<'_> {
             self.prog.consts.resize(end as usize, 0);
             self.write_init(&c.ty, &c.init, off as usize).map_err(|r| self.invalid(format!("const @{}: {r}", c.name)))?;
             self.const_offsets.push(off);
+            self.prog.const_layout.push((c.name.clone(), off, u64::from(size)));
         }
         Ok(())
     }
@@ -196,8 +227,20 @@ impl Compiler<'_> {
                 }
                 Ok(())
             }
+            (_, ConstInit::Ref(_)) => Err("a `ref` initializer reaches the device: lower the module first".to_owned()),
             _ => Err(format!("initializer does not match type {ty}")),
         }
+    }
+
+    /// The index of patch cell `name`, added on first use.
+    fn patch_cell(&mut self, name: &str) -> Res<u32> {
+        if let Some(&i) = self.patch_index.get(name) {
+            return Ok(i);
+        }
+        let i = to_u32(self.prog.patch_names.len()).ok_or_else(|| self.invalid("too many patch cells"))?;
+        self.prog.patch_names.push(name.to_owned());
+        self.patch_index.insert(name.to_owned(), i);
+        Ok(i)
     }
 
     /// The compiled index of `id`, queueing it for compilation on first use.
@@ -369,7 +412,7 @@ impl FnCx<'_, '_> {
         for s in b {
             match &s.kind {
                 StmtKind::Let { result, op } => self.op(*result, op)?,
-                StmtKind::Exit => return Err(self.invalid("`exit` is not supported by the cpu device yet")),
+                StmtKind::Exit => self.emit(Inst::Exit),
                 StmtKind::Store { ptr, index, value } => {
                     let (space, ty, addr) = self.mem(*ptr, *index)?;
                     let src = self.reg(*value)?;
@@ -458,8 +501,22 @@ impl FnCx<'_, '_> {
         let dst = self.reg(result)?;
         let inst = match op {
             Op::Const(bits) => Inst::Const { dst, bits: *bits },
-            Op::Ref(_) | Op::WordPtr(_) | Op::State(_) | Op::BakedWord(_) | Op::Patch(_) => {
-                return Err(self.invalid(format!("`{}` is not supported by the cpu device yet", relok_ir::typing::op_name(op))));
+            Op::Ref(_) => return Err(self.invalid("`ref` reaches the device: lower the module first")),
+            // On the cpu device the word of a value or a runtime global IS its
+            // device address.
+            Op::WordPtr(a) => Inst::Mov { dst, src: self.reg(*a)? },
+            Op::State(field) => Inst::State { dst, offset: super::state::field_offset(*field) },
+            Op::BakedWord(bits) => {
+                if self.c.module.stage != Stage::Lowered(Strategy::Bake) {
+                    return Err(self.invalid(format!("`word` in a module at stage {}", stage_name(self.c.module.stage))));
+                }
+                Inst::Const { dst, bits: *bits }
+            }
+            Op::Patch(name) => {
+                if self.c.module.stage != Stage::Lowered(Strategy::Patch) {
+                    return Err(self.invalid(format!("`patch` in a module at stage {}", stage_name(self.c.module.stage))));
+                }
+                Inst::Patch { dst, cell: self.c.patch_cell(name)? }
             }
             Op::Unary(op, a) => Inst::Unary { op: *op, ty: self.scalar(*a)?, dst, a: self.reg(*a)? },
             Op::Binary(op, a, b) => Inst::Binary { op: *op, ty: self.scalar(*a)?, dst, a: self.reg(*a)?, b: self.reg(*b)? },

@@ -216,6 +216,51 @@ pub enum LaunchError {
         /// What is wrong.
         reason: String,
     },
+    /// A thread raised a kernel exception (DESIGN §4): it claimed the
+    /// launch's exception record and wrote the word of its message. The
+    /// host turns the word into the message text through the session that
+    /// delivered it. Reported after the launch, also when the launch then
+    /// faulted.
+    #[error("kernel @{kernel}, block ({},{},{}), thread ({},{},{}): exception (message word {message_word:#x})", block[0], block[1], block[2], thread[0], thread[1], thread[2])]
+    Exception {
+        /// The kernel.
+        kernel: String,
+        /// The word of the message (a host value), as the kernel wrote it.
+        message_word: u64,
+        /// The raising thread's block, as the kernel wrote it.
+        block: [u32; 3],
+        /// The raising thread within its block, as the kernel wrote it.
+        thread: [u32; 3],
+    },
+    /// The kernel reads a patch cell the launch did not provide.
+    #[error("kernel @{kernel}: patch cell {name} was never written")]
+    MissingPatchCell {
+        /// The kernel.
+        kernel: String,
+        /// The cell (a relocation record's name).
+        name: String,
+    },
+    /// A patched constant word does not fit the module's constants.
+    #[error("kernel @{kernel}: cannot patch constant @{constant} at byte {offset}: {reason}")]
+    BadConstPatch {
+        /// The kernel.
+        kernel: String,
+        /// The constant named.
+        constant: String,
+        /// The byte offset given.
+        offset: u32,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The device could not set the launch up (its kernel-state or exception
+    /// buffers).
+    #[error("kernel @{kernel}: device error while setting up the launch: {error}")]
+    Device {
+        /// The kernel.
+        kernel: String,
+        /// What failed.
+        error: DeviceError,
+    },
     /// A thread faulted; the launch stopped there.
     #[error("kernel @{kernel}, block ({},{},{}), thread ({},{},{}): {kind}", block[0], block[1], block[2], thread[0], thread[1], thread[2])]
     Fault {

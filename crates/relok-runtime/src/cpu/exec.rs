@@ -77,9 +77,20 @@ impl Thread {
     }
 }
 
+/// What one launch supplies besides its geometry and arguments.
+pub(crate) struct Env<'a> {
+    /// Global address of the kernel state block.
+    pub(crate) state: u64,
+    /// Words of the program's patch cells, by [`Inst::Patch`] index.
+    pub(crate) patch: &'a [u64],
+    /// The const image this launch reads (the program's, or a patched copy).
+    pub(crate) consts: &'a [u8],
+}
+
 /// Runs every block of the launch; returns the steps executed.
 pub(crate) fn run(
     prog: &Program,
+    env: &Env<'_>,
     global: &mut GlobalMem,
     grid: [u32; 3],
     block: [u32; 3],
@@ -93,6 +104,7 @@ pub(crate) fn run(
     let mut threads: Vec<Thread> = (0..nthreads).map(|_| Thread::default()).collect();
     let mut m = Machine {
         prog,
+        env,
         global,
         shared: Vec::new(),
         geometry: [0, 0, 0, block[0], block[1], block[2], grid[0], grid[1], grid[2]],
@@ -135,6 +147,7 @@ fn internal(reason: &str) -> FaultKind {
 
 struct Machine<'a> {
     prog: &'a Program,
+    env: &'a Env<'a>,
     global: &'a mut GlobalMem,
     shared: Vec<u8>,
     /// block_id, block_dim, grid_dim.
@@ -235,8 +248,9 @@ impl Machine<'_> {
             // Module constants, else read-only global memory (a `ptr<const, T>`
             // argument pointing at a device allocation).
             let off = addr.wrapping_sub(CONST_BASE);
-            match self.prog.consts.get(off as usize..(off as usize).wrapping_add(size as usize)) {
-                Some(b) if addr >= CONST_BASE && off < self.prog.consts.len() as u64 => decode(b),
+            let consts = self.env.consts;
+            match consts.get(off as usize..(off as usize).wrapping_add(size as usize)) {
+                Some(b) if addr >= CONST_BASE && off < consts.len() as u64 => decode(b),
                 _ => decode(self.global.bytes_mut(addr, size).ok_or_else(oob)?),
             }
         } else {
@@ -354,6 +368,18 @@ impl Machine<'_> {
                     }
                 }
                 Inst::Barrier => break Ok(Stop::Barrier),
+                Inst::Exit => break Ok(Stop::Done),
+                Inst::State { dst, offset } => {
+                    let a = self.env.state.wrapping_add(u64::from(offset));
+                    match self.load(&mut t.local, AddrSpace::Global, Scalar::U64, a) {
+                        Ok(v) => r!(dst) = v,
+                        Err(e) => break Err(e),
+                    }
+                }
+                Inst::Patch { dst, cell } => match self.env.patch.get(cell as usize) {
+                    Some(&w) => r!(dst) = w,
+                    None => break Err(internal("patch cell index out of range")),
+                },
                 Inst::Call { func, args, nargs, dst } => {
                     if t.frames.len() >= MAX_CALL_DEPTH as usize {
                         break Err(FaultKind::CallDepthExceeded { limit: MAX_CALL_DEPTH });

@@ -38,7 +38,27 @@
 //! each SSA value a `u64` register of its frame, scalar locals whose address
 //! is never taken registers too, other locals slices of local memory, with
 //! types, strides and spaces resolved ahead of time. Compiling is linear in
-//! the kernel's size and is done per launch; there is no cache.
+//! the kernel's size; [`CpuDevice::load`] does it once and returns a
+//! [`LoadedKernel`] for [`CpuDevice::launch_loaded`], while
+//! [`CpuDevice::launch`] and [`CpuDevice::launch_with`] compile per launch.
+//!
+//! # Relocations and kernel state (DESIGN §3)
+//!
+//! - `word 0x…` (stage `lowered bake`) is an immediate; `patch NAME` (stage
+//!   `lowered patch`) reads the word of cell NAME from
+//!   [`LaunchState::patch_cells`], resolved to an index at compile time;
+//!   words inside constants are written per launch from
+//!   [`LaunchState::const_patches`]. `ref` never reaches the device: a module
+//!   that still has one is [`LaunchError::InvalidModule`].
+//! - `wordptr v` is a move: on this device the word of a host value or a
+//!   runtime global is its device address.
+//! - `state.*` reads the device's kernel-state block, which every launch
+//!   writes: `reloc_table` ([`LaunchState::reloc_table`], 0 for none),
+//!   `exception` (the device's exception record, zeroed before every
+//!   launch) and `rng_seed`. A raised exception (a nonzero record flag after
+//!   the launch) is [`LaunchError::Exception`].
+//! - `exit` finishes the thread from any call depth; for barriers it counts
+//!   as finished.
 //!
 //! Blocks run one after another, in order x, then y, then z (`exec.rs`).
 //! The threads of a block are resumable state machines (pc, register stack,
@@ -64,11 +84,14 @@ mod error;
 mod exec;
 mod memory;
 mod ops;
+mod state;
 
 pub use error::{Access, DeviceError, FaultKind, LaunchError};
+pub use state::{LaunchState, PatchCells, EXC_WORDS};
 
 use relok_ir::{AddrSpace, FuncKind, Module, Scalar, Type};
-use std::sync::{Mutex, MutexGuard};
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A device address (global memory of one [`CpuDevice`]).
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
@@ -167,19 +190,83 @@ pub struct LaunchStats {
     pub threads: u64,
 }
 
+/// A kernel compiled for the cpu device, with the device functions it
+/// calls: compile once with [`CpuDevice::load`], launch many times with
+/// [`CpuDevice::launch_loaded`]. It holds no device addresses, so it may be
+/// launched on any [`CpuDevice`]; cloning is cheap.
+#[derive(Clone, Debug)]
+pub struct LoadedKernel {
+    name: String,
+    params: Vec<Type>,
+    prog: Arc<compile::Program>,
+}
+
+impl LoadedKernel {
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The kernel's parameter types.
+    pub fn params(&self) -> &[Type] {
+        &self.params
+    }
+    /// The patch cells the kernel (or a function it calls) reads, in order
+    /// of first use: each must be in [`LaunchState::patch_cells`].
+    pub fn patch_cells(&self) -> impl Iterator<Item = &str> {
+        self.prog.patch_names.iter().map(String::as_str)
+    }
+    /// The module's constants as laid out for the kernel: name and size in
+    /// bytes (the targets of [`LaunchState::const_patches`]).
+    pub fn constants(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.prog.const_layout.iter().map(|(n, _, size)| (n.as_str(), *size))
+    }
+}
+
+/// Global memory plus the device's launch buffers.
+#[derive(Debug)]
+struct DeviceMem {
+    global: memory::GlobalMem,
+    /// The kernel-state block and the exception record, allocated on the
+    /// first launch and reused by every later one.
+    launch: Option<LaunchBuffers>,
+}
+
+#[derive(Copy, Clone, Debug)]
+struct LaunchBuffers {
+    state: u64,
+    exception: u64,
+}
+
+impl DeviceMem {
+    fn launch_buffers(&mut self) -> Result<LaunchBuffers, DeviceError> {
+        if let Some(b) = self.launch {
+            return Ok(b);
+        }
+        let state = self.global.alloc(state::STATE_SIZE)?;
+        let exception = self.global.alloc(8 * EXC_WORDS as u64)?;
+        let b = LaunchBuffers { state, exception };
+        self.launch = Some(b);
+        Ok(b)
+    }
+    fn is_reserved(&self, addr: u64) -> bool {
+        self.launch.is_some_and(|b| addr == b.state || addr == b.exception)
+    }
+}
+
 /// A simulated device: its own global memory; launches interpret the IR.
 /// Shareable between host threads (`Send + Sync`); a launch holds the
 /// device's memory for its whole duration.
 #[derive(Debug)]
 pub struct CpuDevice {
     ordinal: u32,
-    mem: Mutex<memory::GlobalMem>,
+    mem: Mutex<DeviceMem>,
 }
 
 impl CpuDevice {
     /// A new device with a fresh, randomly placed address space.
     pub fn new(ordinal: u32) -> CpuDevice {
-        CpuDevice { ordinal, mem: Mutex::new(memory::GlobalMem::new(memory::random_base(ordinal))) }
+        let global = memory::GlobalMem::new(memory::random_base(ordinal));
+        CpuDevice { ordinal, mem: Mutex::new(DeviceMem { global, launch: None }) }
     }
 
     /// The ordinal given at creation.
@@ -189,53 +276,146 @@ impl CpuDevice {
 
     /// The lowest global address this device hands out (random).
     pub fn base_address(&self) -> u64 {
-        self.lock().base()
+        self.lock().global.base()
     }
 
-    fn lock(&self) -> MutexGuard<'_, memory::GlobalMem> {
+    fn lock(&self) -> MutexGuard<'_, DeviceMem> {
         // Nothing panics while holding the lock, but never propagate poison.
         self.mem.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Allocates `bytes` zero-filled bytes of global memory (page aligned).
     pub fn alloc(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
-        self.lock().alloc(bytes).map(DevicePtr)
+        self.lock().global.alloc(bytes).map(DevicePtr)
     }
 
     /// Frees the allocation starting at `ptr`. Its addresses are never
-    /// handed out again.
+    /// handed out again. The device's own launch buffers cannot be freed.
     pub fn free(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
-        self.lock().free(ptr.0)
+        let mut mem = self.lock();
+        if mem.is_reserved(ptr.0) {
+            return Err(DeviceError::InvalidFree { addr: ptr.0 });
+        }
+        mem.global.free(ptr.0)
     }
 
     /// Copies `bytes` to `ptr`, which may point inside an allocation; the
     /// whole range must lie in that allocation.
     pub fn write(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError> {
-        self.lock().write(ptr.0, bytes)
+        self.lock().global.write(ptr.0, bytes)
     }
 
     /// Copies `len` bytes from `ptr`, which may point inside an allocation;
     /// the whole range must lie in that allocation.
     pub fn read(&self, ptr: DevicePtr, len: u64) -> Result<Vec<u8>, DeviceError> {
-        self.lock().read(ptr.0, len)
+        self.lock().global.read(ptr.0, len)
     }
 
-    /// Runs `kernel` of `module` (a verified module) over the grid.
+    /// Runs `kernel` of `module` (a verified module) over the grid with a
+    /// default [`LaunchState`] (no table, seed 0, no patch cells).
     pub fn launch(&self, module: &Module, kernel: &str, config: &LaunchConfig, args: &[KernelArg]) -> Result<LaunchStats, LaunchError> {
+        self.launch_with(module, kernel, config, args, &LaunchState::default())
+    }
+
+    /// Runs `kernel` of `module` (a verified, lowered module) over the grid,
+    /// delivering `state` (DESIGN §3). Compiles the kernel each time; use
+    /// [`CpuDevice::load`] and [`CpuDevice::launch_loaded`] to compile once.
+    pub fn launch_with(
+        &self,
+        module: &Module,
+        kernel: &str,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        state: &LaunchState,
+    ) -> Result<LaunchStats, LaunchError> {
+        let loaded = self.load(module, kernel)?;
+        self.launch_loaded(&loaded, config, args, state)
+    }
+
+    /// Compiles `kernel` of `module` and the device functions it calls.
+    /// `ref` operations and `ref` constant initializers are rejected (lower
+    /// the module first); `word` needs stage `lowered bake` and `patch`
+    /// stage `lowered patch`.
+    pub fn load(&self, module: &Module, kernel: &str) -> Result<LoadedKernel, LaunchError> {
         let id = module.func_by_name(kernel).ok_or_else(|| LaunchError::UnknownKernel { name: kernel.to_owned() })?;
         let f = &module.funcs[id];
         if f.kind != FuncKind::Kernel {
             return Err(LaunchError::NotAKernel { name: kernel.to_owned() });
         }
-        let threads = check_config(kernel, config)?;
-        let bits = check_args(module, id, args)?;
+        let params = f.params.iter().map(|&p| f.values.get(p).map(|d| d.ty.clone()).unwrap_or(Type::Scalar(Scalar::Bool))).collect();
         let prog = compile::compile(module, id)?;
+        Ok(LoadedKernel { name: kernel.to_owned(), params, prog: Arc::new(prog) })
+    }
+
+    /// Runs a loaded kernel over the grid, delivering `state`.
+    ///
+    /// Before the launch: every patch cell the kernel reads must be in
+    /// `state.patch_cells` ([`LaunchError::MissingPatchCell`]), every
+    /// constant patch must name a constant and fit it
+    /// ([`LaunchError::BadConstPatch`]); the device's kernel-state block is
+    /// written and its exception record zeroed. After it: a raised exception
+    /// is [`LaunchError::Exception`] (it wins over a later fault); the device
+    /// stays usable either way.
+    pub fn launch_loaded(
+        &self,
+        kernel: &LoadedKernel,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        state: &LaunchState,
+    ) -> Result<LaunchStats, LaunchError> {
+        let name = kernel.name.as_str();
+        let threads = check_config(name, config)?;
+        let bits = check_args(name, &kernel.params, args)?;
+        let prog = &*kernel.prog;
+        let patch = prog
+            .patch_names
+            .iter()
+            .map(|n| state.patch_cells.get(n).ok_or_else(|| LaunchError::MissingPatchCell { kernel: name.to_owned(), name: n.clone() }))
+            .collect::<Result<Vec<u64>, _>>()?;
+        let consts = patch_consts(name, prog, &state.const_patches)?;
         let mut mem = self.lock();
-        let steps = exec::run(&prog, &mut mem, config.grid, config.block, &bits, config.step_budget).map_err(|l| {
-            LaunchError::Fault { kernel: kernel.to_owned(), block: l.block, thread: l.thread, kind: l.kind }
-        })?;
+        let device_err = |error| LaunchError::Device { kernel: name.to_owned(), error };
+        let bufs = mem.launch_buffers().map_err(device_err)?;
+        let table = state.reloc_table.map_or(0, |p| p.0);
+        mem.global.write(bufs.state, &state::state_bytes(table, bufs.exception, state.rng_seed)).map_err(device_err)?;
+        mem.global.write(bufs.exception, &[0u8; 8 * EXC_WORDS]).map_err(device_err)?;
+        let env = exec::Env { state: bufs.state, patch: &patch, consts: &consts };
+        let result = exec::run(prog, &env, &mut mem.global, config.grid, config.block, &bits, config.step_budget);
+        let record = mem.global.read(bufs.exception, 8 * EXC_WORDS as u64).map_err(device_err)?;
+        drop(mem);
+        let w: Vec<u64> = record.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect();
+        if w[0] != 0 {
+            let ids = |i: usize| [w[i] as u32, w[i + 1] as u32, w[i + 2] as u32];
+            return Err(LaunchError::Exception { kernel: name.to_owned(), message_word: w[1], block: ids(2), thread: ids(5) });
+        }
+        let steps = result.map_err(|l| LaunchError::Fault { kernel: name.to_owned(), block: l.block, thread: l.thread, kind: l.kind })?;
         Ok(LaunchStats { steps, threads })
     }
+}
+
+/// The const image of a launch: the program's, or a copy with `patches`
+/// written in.
+fn patch_consts<'p>(kernel: &str, prog: &'p compile::Program, patches: &[(String, u32, u64)]) -> Result<Cow<'p, [u8]>, LaunchError> {
+    if patches.is_empty() {
+        return Ok(Cow::Borrowed(&prog.consts));
+    }
+    let mut image = prog.consts.clone();
+    for (constant, offset, word) in patches {
+        let bad = |reason: String| LaunchError::BadConstPatch { kernel: kernel.to_owned(), constant: constant.clone(), offset: *offset, reason };
+        let Some((_, start, size)) = prog.const_layout.iter().find(|(n, ..)| n == constant) else {
+            return Err(bad("the module has no such constant".to_owned()));
+        };
+        let off = u64::from(*offset);
+        if off + 8 > *size {
+            return Err(bad(format!("a word there would end past the constant's {size} bytes")));
+        }
+        if off % 8 != 0 {
+            return Err(bad("a word must be 8-byte aligned".to_owned()));
+        }
+        let at = (start + off) as usize;
+        image[at..at + 8].copy_from_slice(&word.to_le_bytes());
+    }
+    Ok(Cow::Owned(image))
 }
 
 /// Checks the geometry; returns the number of threads.
@@ -259,19 +439,17 @@ fn check_config(kernel: &str, c: &LaunchConfig) -> Result<u64, LaunchError> {
 }
 
 /// Checks arguments against the kernel's parameters; returns their bits.
-fn check_args(module: &Module, id: relok_ir::FuncId, args: &[KernelArg]) -> Result<Vec<u64>, LaunchError> {
-    let f = &module.funcs[id];
-    if f.params.len() != args.len() {
-        return Err(LaunchError::ArgCount { kernel: f.name.clone(), expected: f.params.len(), found: args.len() });
+fn check_args(kernel: &str, params: &[Type], args: &[KernelArg]) -> Result<Vec<u64>, LaunchError> {
+    if params.len() != args.len() {
+        return Err(LaunchError::ArgCount { kernel: kernel.to_owned(), expected: params.len(), found: args.len() });
     }
-    f.params
+    params
         .iter()
         .zip(args)
         .enumerate()
-        .map(|(index, (&p, arg))| {
-            let ty = f.values.get(p).map(|d| d.ty.clone()).unwrap_or(Type::Scalar(Scalar::Bool));
-            let mismatch = |why: String| LaunchError::ArgType { kernel: f.name.clone(), index, param: p.to_string(), expected: ty.clone(), why };
-            match (&ty, *arg) {
+        .map(|(index, (ty, arg))| {
+            let mismatch = |why: String| LaunchError::ArgType { kernel: kernel.to_owned(), index, param: format!("v{index}"), expected: ty.clone(), why };
+            match (ty, *arg) {
                 (Type::Scalar(s), KernelArg::Scalar { ty: t, bits }) if *s == t => {
                     if t == Scalar::Word || relok_ir::typing::literal_fits(t, bits) {
                         Ok(bits)
