@@ -11,6 +11,7 @@
 //! Linking, the optimisation passes, relocation lowering and the backends
 //! arrive with the relocation and backend issues, each as a module here.
 
+pub mod passes;
 pub mod reloc;
 use relok_ir::{Module, ModuleInfo, VerifyErrors};
 

@@ -1,0 +1,276 @@
+//! Optimisation passes over verified source-stage modules (DESIGN §4):
+//! inlining, constant folding, common-subexpression elimination and dead-code
+//! elimination.
+//!
+//! Every pass keeps references to host objects opaque (DESIGN §2, §8): a
+//! word's value is unknown until the kernel is loaded, so nothing computed
+//! from `ref`, `word`, `patch`, `state.*` or a load is ever folded, and no
+//! comparison, select or bitcast with a `word` operand is evaluated. CSE may
+//! merge two `ref`s of the same host object (they give the same word).
+//!
+//! After every pass the values of each function are renumbered in definition
+//! order ([`renumber`]), the canonical numbering the verifier demands.
+
+mod cse;
+mod dce;
+mod fold;
+mod inline;
+#[cfg(test)]
+mod tests;
+
+pub use cse::cse;
+pub use dce::dce;
+pub use fold::{eval, fold};
+pub use inline::inline;
+
+use relok_ir::{Block, Function, Module, Op, Stmt, StmtKind, Value, ValueData, VerifyErrors};
+use std::collections::HashMap;
+
+/// What [`optimize`] did.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+pub struct PassStats {
+    /// Call sites inlined.
+    pub inlined: usize,
+    /// Operations folded to constants, and `if`s on constants resolved.
+    pub folded: usize,
+    /// Operations replaced by an earlier identical one.
+    pub cse: usize,
+    /// Statements removed as dead.
+    pub removed: usize,
+}
+
+/// Why optimisation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    /// The input module is not valid IR.
+    #[error("input is not valid IR: {0}")]
+    Verify(#[from] VerifyErrors),
+    /// A device function calls itself, directly or not.
+    #[error("recursive call through @{0}")]
+    Recursion(String),
+    /// A value is used without a definition (the input was not verified).
+    #[error("@{func}: {value} is used but never defined")]
+    Undefined {
+        /// The function.
+        func: String,
+        /// The value.
+        value: Value,
+    },
+    /// A pass produced invalid IR (a bug in the pass).
+    #[error("pass {pass} produced invalid IR: {errors}")]
+    Broken {
+        /// The pass.
+        pass: &'static str,
+        /// What the verifier found.
+        errors: VerifyErrors,
+    },
+}
+
+/// Most rounds of fold → CSE → DCE that [`optimize`] runs.
+pub const MAX_ROUNDS: usize = 8;
+
+/// Verifies `module`, inlines every device function, then runs constant
+/// folding, CSE and DCE until nothing changes (at most [`MAX_ROUNDS`]
+/// rounds), and verifies the result.
+pub fn optimize(module: &mut Module) -> Result<PassStats, PassError> {
+    relok_ir::verify(module)?;
+    let mut stats = PassStats { inlined: inline(module)?, ..PassStats::default() };
+    check(module, "inline")?;
+    for _ in 0..MAX_ROUNDS {
+        let folded = fold(module)?;
+        let merged = cse(module)?;
+        let removed = dce(module)?;
+        stats.folded += folded;
+        stats.cse += merged;
+        stats.removed += removed;
+        if folded + merged + removed == 0 {
+            break;
+        }
+    }
+    check(module, "fold/cse/dce")?;
+    Ok(stats)
+}
+
+fn check(module: &Module, pass: &'static str) -> Result<(), PassError> {
+    relok_ir::verify(module).map(drop).map_err(|errors| PassError::Broken { pass, errors })
+}
+
+/// Renumbers the values of `func` in definition order (parameters first,
+/// then each `Let` in text order), dropping values no `Let` defines.
+pub fn renumber(func: &mut Function) -> Result<(), PassError> {
+    let mut map: HashMap<Value, Value> = HashMap::new();
+    let mut values = relok_ir::Arena::<Value, ValueData>::new();
+    for &p in &func.params {
+        map.insert(p, values.push(func.values[p].clone()));
+    }
+    relok_ir::walk_stmts(&func.body, &mut |s| {
+        if let StmtKind::Let { result, .. } = &s.kind {
+            map.insert(*result, values.push(func.values[*result].clone()));
+        }
+    });
+    let mut missing = None;
+    let mut f = |v: Value| match map.get(&v) {
+        Some(&n) => n,
+        None => {
+            missing.get_or_insert(v);
+            v
+        }
+    };
+    func.params = func.params.iter().map(|&p| f(p)).collect();
+    map_block(&mut func.body, &mut f, true);
+    if let Some(value) = missing {
+        return Err(PassError::Undefined { func: func.name.clone(), value });
+    }
+    func.values = values;
+    Ok(())
+}
+
+/// Renumbers every function of `module`.
+pub(crate) fn renumber_all(module: &mut Module) -> Result<(), PassError> {
+    let ids: Vec<_> = module.funcs.keys().collect();
+    for id in ids {
+        renumber(&mut module.funcs[id])?;
+    }
+    Ok(())
+}
+
+/// Rewrites every operand of `op` through `f`.
+pub(crate) fn map_op(op: &mut Op, f: &mut impl FnMut(Value) -> Value) {
+    let mut g = |v: &mut Value| *v = f(*v);
+    match op {
+        Op::Const(_)
+        | Op::VarAddr(_)
+        | Op::ConstAddr(_)
+        | Op::Get(_)
+        | Op::Builtin(_)
+        | Op::Ref(_)
+        | Op::State(_)
+        | Op::BakedWord(_)
+        | Op::Patch(_) => {}
+        Op::WordPtr(a) | Op::Unary(_, a) | Op::Convert(a) | Op::Bitcast(a) => g(a),
+        Op::Field { ptr, .. } => g(ptr),
+        Op::Binary(_, a, b) | Op::Compare(_, a, b) => {
+            g(a);
+            g(b);
+        }
+        Op::Offset { ptr, index } | Op::Elem { ptr, index } => {
+            g(ptr);
+            g(index);
+        }
+        Op::Select(c, a, b) => {
+            g(c);
+            g(a);
+            g(b);
+        }
+        Op::Load { ptr, index } => {
+            g(ptr);
+            index.iter_mut().for_each(&mut g);
+        }
+        Op::Call(_, args) => args.iter_mut().for_each(g),
+        Op::Atomic { ptr, index, value, .. } => {
+            g(ptr);
+            index.iter_mut().for_each(&mut g);
+            g(value);
+        }
+        Op::AtomicCas { ptr, index, expected, new } => {
+            g(ptr);
+            index.iter_mut().for_each(&mut g);
+            g(expected);
+            g(new);
+        }
+    }
+}
+
+/// Rewrites the values `stmt` itself reads (not those of nested blocks)
+/// through `f`; with `results`, also the value a `Let` defines.
+pub(crate) fn map_stmt(stmt: &mut Stmt, f: &mut impl FnMut(Value) -> Value, results: bool) {
+    match &mut stmt.kind {
+        StmtKind::Let { result, op } => {
+            if results {
+                *result = f(*result);
+            }
+            map_op(op, f);
+        }
+        StmtKind::Store { ptr, index, value } => {
+            *ptr = f(*ptr);
+            if let Some(i) = index {
+                *i = f(*i);
+            }
+            *value = f(*value);
+        }
+        StmtKind::Set { value, .. } => *value = f(*value),
+        StmtKind::Call(_, args) => args.iter_mut().for_each(|a| *a = f(*a)),
+        StmtKind::If { cond, .. } => *cond = f(*cond),
+        StmtKind::Return(Some(v)) => *v = f(*v),
+        StmtKind::Return(None)
+        | StmtKind::Loop(_)
+        | StmtKind::Barrier
+        | StmtKind::Break
+        | StmtKind::Continue
+        | StmtKind::Exit => {}
+    }
+}
+
+/// [`map_stmt`] over `block` and its nested blocks.
+pub(crate) fn map_block(block: &mut Block, f: &mut impl FnMut(Value) -> Value, results: bool) {
+    for s in block {
+        map_stmt(s, f, results);
+        match &mut s.kind {
+            StmtKind::If { then_body, else_body, .. } => {
+                map_block(then_body, f, results);
+                map_block(else_body, f, results);
+            }
+            StmtKind::Loop(body) => map_block(body, f, results),
+            _ => {}
+        }
+    }
+}
+
+/// Calls `f` on every value `block` reads (nested blocks included).
+pub(crate) fn for_each_use(block: &[Stmt], f: &mut impl FnMut(Value)) {
+    relok_ir::walk_stmts(block, &mut |s| match &s.kind {
+        StmtKind::Let { op, .. } => op.for_each_operand(&mut *f),
+        StmtKind::Store { ptr, index, value } => {
+            f(*ptr);
+            index.iter().copied().for_each(&mut *f);
+            f(*value);
+        }
+        StmtKind::Set { value, .. } | StmtKind::Return(Some(value)) => f(*value),
+        StmtKind::Call(_, args) => args.iter().copied().for_each(&mut *f),
+        StmtKind::If { cond, .. } => f(*cond),
+        StmtKind::Return(None)
+        | StmtKind::Loop(_)
+        | StmtKind::Barrier
+        | StmtKind::Break
+        | StmtKind::Continue
+        | StmtKind::Exit => {}
+    });
+}
+
+/// Whether an operation computes its result from its operands alone, with no
+/// effect and no read of memory or variables: such operations may be merged
+/// (CSE) and removed when unused (DCE). The word-producing operations are
+/// pure in this sense (the same word every time) but never folded.
+pub(crate) fn is_pure(op: &Op) -> bool {
+    match op {
+        Op::Const(_)
+        | Op::Unary(..)
+        | Op::Binary(..)
+        | Op::Compare(..)
+        | Op::Select(..)
+        | Op::Convert(_)
+        | Op::Bitcast(_)
+        | Op::Offset { .. }
+        | Op::Elem { .. }
+        | Op::Field { .. }
+        | Op::VarAddr(_)
+        | Op::ConstAddr(_)
+        | Op::Builtin(_)
+        | Op::Ref(_)
+        | Op::WordPtr(_)
+        | Op::State(_)
+        | Op::BakedWord(_)
+        | Op::Patch(_) => true,
+        Op::Get(_) | Op::Load { .. } | Op::Call(..) | Op::Atomic { .. } | Op::AtomicCas { .. } => false,
+    }
+}
