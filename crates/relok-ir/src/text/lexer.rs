@@ -17,9 +17,12 @@ pub(super) enum Tok<'a> {
     Num(&'a str),
     /// `0x` and hex digits; the payload is the digits.
     Hex(&'a str),
+    /// A string literal with Rust `{:?}` escapes; the payload is the raw
+    /// text between the quotes (validated: decode with [`unescape`]).
+    Str(&'a str),
     /// `->`
     Arrow,
-    /// One punctuation character: `@ % : = , ( ) { } [ ] < > . -`.
+    /// One punctuation character: `@ % : = , ( ) { } [ ] < > . - +`.
     Punct(char),
     /// End of input.
     Eof,
@@ -146,12 +149,71 @@ impl<'a> Lexer<'a> {
         } else if c == '-' && self.peek_char() == Some('>') {
             self.bump();
             Tok::Arrow
-        } else if "@%:=,(){}[]<>.-".contains(c) {
+        } else if c == '"' {
+            self.string(span)?
+        } else if "@%:=,(){}[]<>.-+".contains(c) {
             Tok::Punct(c)
         } else {
             return Err(ParseError { span, message: format!("unexpected character `{}`", c.escape_debug()) });
         };
         Ok(Token { tok, text: &self.src[start..self.pos], span })
+    }
+
+    /// A name of the characters `ok` accepts, e.g. a symbol name after
+    /// `:` (`ref :a.b`), which the ordinary tokens would split. With
+    /// `skip_trivia`, whitespace and comments may precede it; without, it
+    /// must follow the previous token directly.
+    pub fn raw_name(&mut self, skip_trivia: bool, ok: fn(char) -> bool, what: &str) -> Result<(&'a str, Span), ParseError> {
+        if skip_trivia {
+            self.skip_trivia();
+        }
+        let span = self.span();
+        let start = self.pos;
+        self.bump_while(ok);
+        if self.pos == start {
+            let found = self.next()?;
+            return Err(ParseError { span: found.span, message: format!("expected {what}, found {}", found.describe()) });
+        }
+        Ok((&self.src[start..self.pos], span))
+    }
+
+    /// The rest of a string literal after its opening `"`: checks every
+    /// escape (`\"` `\\` `\n` `\r` `\t` `\0` `\'` `\u{XXXX}`).
+    fn string(&mut self, open: Span) -> Result<Tok<'a>, ParseError> {
+        let start = self.pos;
+        loop {
+            let at = self.span();
+            let end = self.pos;
+            match self.bump() {
+                None | Some('\n') => {
+                    return Err(ParseError { span: open, message: "string literal not closed on its line".into() });
+                }
+                Some('"') => return Ok(Tok::Str(&self.src[start..end])),
+                Some('\\') => match self.bump() {
+                    Some('"' | '\\' | 'n' | 'r' | 't' | '0' | '\'') => {}
+                    Some('u') => {
+                        let bad = || ParseError { span: at, message: "malformed `\\u{...}` escape: expected 1 to 6 hex digits of a Unicode scalar value".into() };
+                        if self.bump() != Some('{') {
+                            return Err(bad());
+                        }
+                        let digits = self.pos;
+                        self.bump_while(|c| c.is_ascii_hexdigit());
+                        let hex = &self.src[digits..self.pos];
+                        if self.bump() != Some('}') || hex.is_empty() || hex.len() > 6 {
+                            return Err(bad());
+                        }
+                        if u32::from_str_radix(hex, 16).ok().and_then(char::from_u32).is_none() {
+                            return Err(bad());
+                        }
+                    }
+                    Some(c) => {
+                        return Err(ParseError { span: at, message: format!("unknown escape `\\{}` in a string literal", c.escape_debug()) });
+                    }
+                    None => return Err(ParseError { span: open, message: "string literal not closed on its line".into() }),
+                },
+                Some(_) => {}
+            }
+        }
     }
 
     fn number(&mut self, first: char, start: usize, span: Span) -> Result<Tok<'a>, ParseError> {
@@ -190,4 +252,29 @@ impl<'a> Lexer<'a> {
         }
         Ok(tok)
     }
+}
+
+/// The text of a string literal whose raw contents the lexer validated.
+pub(super) fn unescape(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('t') => out.push('\t'),
+            Some('0') => out.push('\0'),
+            Some('u') => {
+                let hex: String = chars.by_ref().skip(1).take_while(|&c| c != '}').collect();
+                out.extend(u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32));
+            }
+            Some(c) => out.push(c),
+            None => {}
+        }
+    }
+    out
 }

@@ -8,13 +8,14 @@
 //! constant initializers, which follow their type), so no input can exhaust
 //! the stack.
 
-use super::lexer::{Lexer, Tok, Token};
+use super::lexer::{unescape, Lexer, Tok, Token};
 use super::printer::{F32_NAN, F64_NAN};
 use super::ParseError;
 use crate::entity::EntityRef;
 use crate::ir::{
     AtomicOp, Axis, BinaryOp, Block, Builtin, CmpOp, ConstDecl, ConstId, ConstInit, FuncId, FuncKind, Function,
-    Module, Op, Span, Stmt, StmtKind, UnaryOp, Value, ValueData, Var, VarDecl, VarKind,
+    HostRef, Module, Op, Span, Stage, StateField, Stmt, StmtKind, Strategy, UnaryOp, Value, ValueData, Var, VarDecl,
+    VarKind,
 };
 use crate::typing::literal_fits;
 use crate::types::{AddrSpace, Scalar, Type};
@@ -52,6 +53,18 @@ impl<'a> Parser<'a> {
 
 fn err<T>(span: Span, message: impl Into<String>) -> Result<T, ParseError> {
     Err(ParseError { span, message: message.into() })
+}
+
+fn is_symbol_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '.'
+}
+
+fn is_global_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+fn is_patch_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '$'
 }
 
 fn is_value_name(s: &str) -> bool {
@@ -166,13 +179,32 @@ impl<'a> Parser<'a> {
     // ---- items --------------------------------------------------------
 
     fn module(&mut self) -> Result<(), ParseError> {
+        let mut first = true;
         loop {
             let t = self.next()?;
+            let at_start = std::mem::replace(&mut first, false);
             match t.tok {
                 Tok::Eof => return Ok(()),
+                Tok::Ident("lowered") if at_start => {
+                    let s = self.ident("a strategy (`bake`, `patch` or `table`)")?;
+                    let Some(strategy) = Strategy::from_name(s.text) else {
+                        return err(s.span, format!("expected a strategy (`bake`, `patch` or `table`), found {}", s.describe()));
+                    };
+                    self.module.stage = Stage::Lowered(strategy);
+                }
+                Tok::Ident("lowered") => {
+                    return err(t.span, "`lowered ...` may only be the first item of a module");
+                }
                 Tok::Ident("const") => self.const_decl(t.span)?,
                 Tok::Ident("kernel") => self.function(t.span, FuncKind::Kernel)?,
                 Tok::Ident("fn") => self.function(t.span, FuncKind::Device)?,
+                Tok::Ident("import") => {
+                    let f = self.next()?;
+                    if f.tok != Tok::Ident("fn") {
+                        return err(f.span, format!("expected `fn` after `import`, found {}", f.describe()));
+                    }
+                    self.function(t.span, FuncKind::Import)?;
+                }
                 _ => {
                     return err(
                         t.span,
@@ -205,6 +237,12 @@ impl<'a> Parser<'a> {
 
     /// An initializer shaped like `ty` (recursion bounded by the type's depth).
     fn init(&mut self, ty: &Type) -> Result<ConstInit, ParseError> {
+        // `ref` is read at any position; the verifier allows it only where
+        // the type has a `word`.
+        if self.at_ident("ref")? {
+            self.next()?;
+            return Ok(ConstInit::Ref(self.host_ref()?));
+        }
         let (close, what, n) = match ty {
             Type::Array(_, n) => (']', "elements", u64::from(*n)),
             Type::Struct(fields) => ('}', "fields", fields.len() as u64),
@@ -281,6 +319,14 @@ impl<'a> Parser<'a> {
         if self.peek()?.tok == Tok::Arrow {
             self.next()?;
             cx.func.ret = Some(self.ty(0)?);
+        }
+        if kind == FuncKind::Import {
+            if self.at_punct('{')? {
+                let t = self.next()?;
+                return err(t.span, "an `import fn` has no body: the library that defines it is linked in later");
+            }
+            self.module.funcs.push(cx.func);
+            return Ok(());
         }
         let open = self.expect('{', "to start the function's body")?;
         while self.at_ident("local")? || self.at_ident("shared")? {
@@ -424,6 +470,7 @@ impl<'a> Parser<'a> {
                 StmtKind::Call(f, args)
             }
             Tok::Ident("barrier") => StmtKind::Barrier,
+            Tok::Ident("exit") => StmtKind::Exit,
             Tok::Ident("break") => StmtKind::Break,
             Tok::Ident("continue") => StmtKind::Continue,
             Tok::Ident("return") => {
@@ -595,6 +642,35 @@ impl<'a> Parser<'a> {
                 }
             }
             "get" => Op::Get(self.var(cx)?),
+            "ref" => Op::Ref(self.host_ref()?),
+            "wordptr" => Op::WordPtr(self.value(cx)?),
+            "state" => {
+                self.expect('.', "after `state`")?;
+                let a = self.ident("a kernel state field")?;
+                let Some(field) = StateField::ALL.into_iter().find(|f| f.name() == a.text) else {
+                    return err(
+                        a.span,
+                        format!("expected `reloc_table`, `exception` or `rng_seed` after `state.`, found {}", a.describe()),
+                    );
+                };
+                Op::State(field)
+            }
+            "word" => {
+                let w = self.next()?;
+                let bits = match w.tok {
+                    Tok::Hex(h) => u64::from_str_radix(h, 16).ok(),
+                    Tok::Num(d) if d.bytes().all(|b| b.is_ascii_digit()) => d.parse::<u64>().ok(),
+                    _ => return err(w.span, format!("expected a word (hex or decimal) after `word`, found {}", w.describe())),
+                };
+                match bits {
+                    Some(b) => Op::BakedWord(b),
+                    None => return err(w.span, format!("word {} does not fit 64 bits", w.describe())),
+                }
+            }
+            "patch" => {
+                let name = self.raw_name(true, is_patch_char, "a patch name ([A-Za-z0-9_$]+) after `patch`")?;
+                Op::Patch(name.to_string())
+            }
             "call" => {
                 let (f, args) = self.call(cx)?;
                 Op::Call(f, args)
@@ -616,6 +692,53 @@ impl<'a> Parser<'a> {
                 }
             }
             _ => return err(t.span, format!("unknown operation `{name}`")),
+        })
+    }
+
+    /// A name scanned from the characters right after the last token.
+    fn raw_name(&mut self, skip_trivia: bool, ok: fn(char) -> bool, what: &str) -> Result<&'a str, ParseError> {
+        if let Some(t) = self.ahead.first().copied() {
+            // Only reachable if a caller peeked; never in the grammar's flow.
+            return err(t.span, format!("expected {what}, found {}", t.describe()));
+        }
+        Ok(self.lex.raw_name(skip_trivia, ok, what)?.0)
+    }
+
+    /// After `ref`: `:symbol`, `@constant`, `"text"` or `global name [+ offset]`.
+    fn host_ref(&mut self) -> Result<HostRef, ParseError> {
+        let t = self.next()?;
+        Ok(match t.tok {
+            Tok::Punct(':') => {
+                let name = self.raw_name(false, is_symbol_char, "a symbol name ([A-Za-z0-9_.]+) right after `:`")?;
+                HostRef::Symbol(name.to_string())
+            }
+            Tok::Punct('@') => {
+                let name = self.ident("a constant's name")?;
+                HostRef::Value(ConstId::from_u32(self.reference(name)?))
+            }
+            Tok::Str(raw) => HostRef::Str(unescape(raw)),
+            Tok::Ident("global") => {
+                let name = self.raw_name(true, is_global_char, "a global's name ([A-Za-z0-9_]+)")?.to_string();
+                let mut offset = 0;
+                if self.at_punct('+')? {
+                    self.next()?;
+                    let o = self.next()?;
+                    offset = match o.tok {
+                        Tok::Num(d) if d.bytes().all(|b| b.is_ascii_digit()) => match d.parse::<u64>() {
+                            Ok(n) => n,
+                            Err(_) => return err(o.span, format!("offset {d} does not fit u64")),
+                        },
+                        _ => return err(o.span, format!("expected a byte offset after `+`, found {}", o.describe())),
+                    };
+                }
+                HostRef::Global { name, offset }
+            }
+            _ => {
+                return err(
+                    t.span,
+                    format!("expected `:symbol`, `@constant`, a string or `global name` after `ref`, found {}", t.describe()),
+                );
+            }
         })
     }
 
@@ -641,6 +764,10 @@ impl<'a> Parser<'a> {
     /// Replaces every function and constant reference (an index into
     /// `refs`) by the item it names.
     fn resolve(&mut self) -> Result<(), ParseError> {
+        let mut consts = std::mem::take(&mut self.module.consts);
+        let result = consts.keys().try_for_each(|k| self.resolve_init(&mut consts[k].init));
+        self.module.consts = consts;
+        result?;
         let mut funcs = std::mem::take(&mut self.module.funcs);
         let result = funcs.keys().try_for_each(|k| self.resolve_block(&mut funcs[k].body));
         self.module.funcs = funcs;
@@ -651,7 +778,7 @@ impl<'a> Parser<'a> {
         for s in block {
             match &mut s.kind {
                 StmtKind::Call(f, _) | StmtKind::Let { op: Op::Call(f, _), .. } => *f = self.resolve_func(*f)?,
-                StmtKind::Let { op: Op::ConstAddr(c), .. } => *c = self.resolve_const(*c)?,
+                StmtKind::Let { op: Op::ConstAddr(c) | Op::Ref(HostRef::Value(c)), .. } => *c = self.resolve_const(*c)?,
                 StmtKind::If { then_body, else_body, .. } => {
                     self.resolve_block(then_body)?;
                     self.resolve_block(else_body)?;
@@ -659,6 +786,17 @@ impl<'a> Parser<'a> {
                 StmtKind::Loop(body) => self.resolve_block(body)?,
                 _ => {}
             }
+        }
+        Ok(())
+    }
+
+    fn resolve_init(&self, init: &mut ConstInit) -> Result<(), ParseError> {
+        match init {
+            ConstInit::Ref(HostRef::Value(c)) => *c = self.resolve_const(*c)?,
+            ConstInit::Array(items) | ConstInit::Struct(items) => {
+                items.iter_mut().try_for_each(|i| self.resolve_init(i))?;
+            }
+            ConstInit::Scalar(_) | ConstInit::Ref(_) => {}
         }
         Ok(())
     }

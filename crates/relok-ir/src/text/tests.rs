@@ -604,3 +604,113 @@ fn docs_examples_are_canonical() {
     }
     assert_eq!(blocks, 5);
 }
+
+/// The host-object forms of the source stage, in canonical text.
+const HOST_FORMS: &str = "\
+const @msg: [u32; 2] = [1, 2]
+
+const @boxed: {word, [word; 2], u32} = {ref :tag.v2, [ref \"a\\\"b\\\\c\\n\\r\\t\\0'é\\u{301}\\u{7f}\", ref global heap + 16], 7}
+
+const @inner: {word, u32} = {ref @msg, 3}
+
+import fn @lib_hash(v0: word, v1: u64) -> u64
+
+import fn @lib_log(v0: word)
+
+kernel @host(v0: ptr<global, u64>) {
+    v1: word = ref :foo
+    v2: word = ref :a.b_c.9
+    v3: word = ref @msg
+    v4: word = ref \"division by zero\"
+    v5: word = ref global exc
+    v6: word = ref global heap + 8
+    v7: ptr<global, [u32; 2]> = wordptr v3
+    v8: ptr<global, word> = state.reloc_table
+    v9: ptr<global, u64> = state.exception
+    v10: u64 = state.rng_seed
+    v11: u64 = call @lib_hash(v1, v10)
+    call @lib_log(v4)
+    v12: bool = eq v1, v2
+    if v12 {
+        exit
+    }
+    return
+}
+";
+
+#[test]
+fn host_forms_are_canonical() {
+    let m = canonical(HOST_FORMS);
+    assert!(crate::verify(&m).is_ok(), "{:?}", crate::verify(&m).err().map(|e| e.to_string()));
+    use crate::ir::{FuncKind, HostRef, Stage};
+    assert_eq!(m.stage, Stage::Source);
+    let c = &m.consts[m.const_by_name("boxed").unwrap()];
+    let ConstInit::Struct(items) = &c.init else { panic!("not a struct") };
+    assert_eq!(items[0], ConstInit::Ref(HostRef::Symbol("tag.v2".into())));
+    let ConstInit::Array(words) = &items[1] else { panic!("not an array") };
+    assert_eq!(words[0], ConstInit::Ref(HostRef::Str("a\"b\\c\n\r\t\0'é\u{301}\u{7f}".into())));
+    assert_eq!(words[1], ConstInit::Ref(HostRef::Global { name: "heap".into(), offset: 16 }));
+    let inner = &m.consts[m.const_by_name("inner").unwrap()];
+    let msg = m.const_by_name("msg").unwrap();
+    assert_eq!(inner.init, ConstInit::Struct(vec![ConstInit::Ref(HostRef::Value(msg)), ConstInit::Scalar(3)]));
+    let f = &m.funcs[m.func_by_name("lib_hash").unwrap()];
+    assert_eq!(f.kind, FuncKind::Import);
+    assert!(f.body.is_empty());
+    let k = &m.funcs[m.func_by_name("host").unwrap()];
+    let ops: Vec<&Op> = k.body.iter().filter_map(|s| if let StmtKind::Let { op, .. } = &s.kind { Some(op) } else { None }).collect();
+    assert_eq!(ops[0], &Op::Ref(HostRef::Symbol("foo".into())));
+    assert_eq!(ops[2], &Op::Ref(HostRef::Value(msg)));
+    assert_eq!(ops[4], &Op::Ref(HostRef::Global { name: "exc".into(), offset: 0 }));
+    // Any Rust `{:?}` text of a string parses back to the string.
+    for s in ["", "\u{0}\u{1b}\u{200b}\u{feff}\u{10ffff}", "tab\there", "'quote'", "\u{301}x", "日本語 🚀"] {
+        let src = format!("kernel @k() {{\n    v0: word = ref {s:?}\n    return\n}}\n");
+        let m = canonical(&src);
+        let k = m.funcs.values().next().unwrap();
+        assert_eq!(k.body[0].kind, StmtKind::Let { result: Value::from_u32(0), op: Op::Ref(HostRef::Str(s.into())) });
+    }
+}
+
+#[test]
+fn lowered_forms_are_canonical() {
+    use crate::ir::{Stage, Strategy};
+    let bake = "lowered bake\n\nconst @b: {word, u32} = {0x00007f0012345678, 1}\n\nkernel @k() {\n    v0: word = word 0x00007f0000001000\n    v1: ptr<global, u32> = wordptr v0\n    return\n}\n";
+    let m = canonical(bake);
+    assert_eq!(m.stage, Stage::Lowered(Strategy::Bake));
+    assert!(crate::verify(&m).is_ok(), "{:?}", crate::verify(&m).err().map(|e| e.to_string()));
+    let patch = "lowered patch\n\nkernel @k() {\n    v0: word = patch k$sym$foo_0\n    v1: word = patch __9$$\n    return\n}\n";
+    let m = canonical(patch);
+    assert_eq!(m.stage, Stage::Lowered(Strategy::Patch));
+    let k = m.funcs.values().next().unwrap();
+    assert_eq!(k.body[0].kind, StmtKind::Let { result: Value::from_u32(0), op: Op::Patch("k$sym$foo_0".into()) });
+    assert!(crate::verify(&m).is_ok(), "{:?}", crate::verify(&m).err().map(|e| e.to_string()));
+    let m = canonical("lowered table\n");
+    assert_eq!(m.stage, Stage::Lowered(Strategy::Table));
+    // `word` also reads decimal.
+    let m = ok("lowered bake\nkernel @k() {\n    v0: word = word 18446744073709551615\n    return\n}\n");
+    assert_eq!(m.funcs.values().next().unwrap().body[0].kind, StmtKind::Let { result: Value::from_u32(0), op: Op::BakedWord(u64::MAX) });
+}
+
+#[test]
+fn host_form_errors() {
+    fails("kernel @k() {\n}\nlowered bake\n", 3, 1, "`lowered ...` may only be the first item");
+    fails("lowered fast\n", 1, 9, "expected a strategy (`bake`, `patch` or `table`), found `fast`");
+    fails("import kernel @k()\n", 1, 8, "expected `fn` after `import`");
+    fails("import fn @f() -> u32 {\n}\n", 1, 23, "an `import fn` has no body");
+    fails("kernel @k() {\n    v0: word = ref : foo\n}\n", 2, 22, "expected a symbol name ([A-Za-z0-9_.]+) right after `:`, found `foo`");
+    fails("kernel @k() {\n    v0: word = ref foo\n}\n", 2, 20, "expected `:symbol`, `@constant`, a string or `global name` after `ref`, found `foo`");
+    fails("kernel @k() {\n    v0: word = ref @nope\n}\n", 2, 21, "unknown constant @nope");
+    fails("kernel @k() {\n    v0: word = ref @k\n}\n", 2, 21, "@k is a function, not a constant");
+    fails("const @c: word = ref @zz\n", 1, 23, "unknown constant @zz");
+    fails("kernel @k() {\n    v0: word = ref \"abc\n}\n", 2, 20, "string literal not closed on its line");
+    fails("kernel @k() {\n    v0: word = ref \"a\\qb\"\n}\n", 2, 22, "unknown escape `\\q`");
+    fails("kernel @k() {\n    v0: word = ref \"a\\u{d800}\"\n}\n", 2, 22, "malformed `\\u{...}` escape");
+    fails("kernel @k() {\n    v0: word = ref \"a\\u{}\"\n}\n", 2, 22, "malformed `\\u{...}` escape");
+    fails("kernel @k() {\n    v0: word = ref global\n}\n", 3, 1, "expected a global's name ([A-Za-z0-9_]+), found `}`");
+    fails("kernel @k() {\n    v0: word = ref global g + x\n}\n", 2, 31, "expected a byte offset after `+`, found `x`");
+    fails("kernel @k() {\n    v0: word = ref global g + 99999999999999999999\n}\n", 2, 31, "does not fit u64");
+    fails("kernel @k() {\n    v0: word = state.heap\n}\n", 2, 22, "expected `reloc_table`, `exception` or `rng_seed` after `state.`");
+    fails("kernel @k() {\n    v0: word = word 0x1ffffffffffffffff\n}\n", 2, 21, "does not fit 64 bits");
+    fails("kernel @k() {\n    v0: word = word -1\n}\n", 2, 21, "expected a word (hex or decimal) after `word`");
+    fails("kernel @k() {\n    v0: word = patch %x\n}\n", 2, 22, "expected a patch name");
+    fails("kernel @k() {\n    v0: word = const $\n}\n", 2, 22, "unexpected character `$`");
+}

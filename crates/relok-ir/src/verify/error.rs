@@ -2,7 +2,7 @@
 //! in a [`VerifyError`] that says where (function or constant, value, span),
 //! collected into [`VerifyErrors`].
 
-use crate::ir::{ConstId, FuncId, Span, Value, Var};
+use crate::ir::{ConstId, FuncId, Span, Strategy, Value, Var};
 use crate::types::{LayoutError, Scalar, Type};
 use crate::typing::TypeError;
 use std::fmt::{self, Write as _};
@@ -180,9 +180,76 @@ pub enum VerifyErrorKind {
         /// The name.
         name: String,
     },
-    /// A constant whose type contains a pointer or a `word`.
-    #[error("constant type {0} contains a pointer or word; constants are plain data")]
+    /// A constant whose type contains a pointer (`word` fields are fine:
+    /// they hold host objects' words).
+    #[error("constant type {0} contains a pointer; constants are plain data (a `word` field may hold `ref ...`)")]
     ConstTypeNotData(Box<Type>),
+    /// A scalar literal in a `word` field of a source-stage constant.
+    #[error("initializer{path}: a literal in a `word` field; words come from host objects (write `ref ...`)")]
+    ConstWordLiteral {
+        /// Where in the initializer.
+        path: Box<str>,
+    },
+    /// A `ref ...` initializer where the type is not `word`.
+    #[error("initializer{path}: `ref` gives a word, but the type here is {ty}")]
+    ConstRefNotWord {
+        /// Where in the initializer.
+        path: Box<str>,
+        /// The type at that position.
+        ty: Box<Type>,
+    },
+    /// A `word` field of a constant in `lowered table` code, where no word
+    /// stays in a constant (the table delivers it).
+    #[error("initializer{path}: a `word` field in `lowered table` code; the table delivers words, constants hold none")]
+    ConstWordInTable {
+        /// Where in the initializer.
+        path: Box<str>,
+    },
+    /// A `ref ...` (operation, or constant initializer at `path`) in a
+    /// lowered module.
+    #[error("{}lowering leaves no `ref`: this module is `lowered {stage}`", .path.as_deref().map(|p| format!("initializer{p}: ")).unwrap_or_default())]
+    RefAfterLowering {
+        /// The module's strategy.
+        stage: Strategy,
+        /// Where in a constant's initializer; `None` for an operation.
+        path: Option<Box<str>>,
+    },
+    /// `word` or `patch` in source-stage code.
+    #[error("`{op}` only appears in lowered code (`lowered {}`)", if *.op == "word" { "bake" } else { "patch" })]
+    LoweredOnly {
+        /// `word` or `patch`.
+        op: &'static str,
+    },
+    /// `word` outside `lowered bake`, or `patch` outside `lowered patch`.
+    #[error("`{op}` only appears in `lowered {needs}` code; this module is `lowered {stage}`")]
+    WrongStrategy {
+        /// `word` or `patch`.
+        op: &'static str,
+        /// The strategy the operation belongs to.
+        needs: Strategy,
+        /// The module's strategy.
+        stage: Strategy,
+    },
+    /// A host-object or patch name that is empty or outside its charset.
+    #[error("{kind} name {name:?} must be non-empty and use only {}", host_charset(.kind))]
+    BadHostName {
+        /// `symbol`, `global` or `patch`.
+        kind: &'static str,
+        /// The name.
+        name: Box<str>,
+    },
+    /// `ref @c` of a constant that holds words or pointers (in a constant
+    /// initializer; in code the typing rule reports it).
+    #[error("initializer{path}: `ref @{name}`: a host value's bytes are fixed, so it may hold no words or pointers")]
+    RefValueNotData {
+        /// Where in the initializer.
+        path: Box<str>,
+        /// The referenced constant.
+        name: Box<str>,
+    },
+    /// An `import fn` with statements or variables.
+    #[error("an `import fn` has no body or variables: the library that defines it is linked in later")]
+    ImportWithBody,
     /// A constant initializer not shaped like the type.
     #[error("initializer{path}: expected {expected}")]
     ConstInitShape {
@@ -213,6 +280,14 @@ fn return_message(expected: Option<&Type>, found: Option<&Type>) -> String {
         (None, Some(f)) => format!("`return` of a {f} value in a function without a result"),
         (Some(e), Some(f)) => format!("`return` of a {f} value in a function returning {e}"),
         (None, None) => "`return` mismatch".into(),
+    }
+}
+
+fn host_charset(kind: &str) -> &'static str {
+    match kind {
+        "symbol" => "[A-Za-z0-9_.]",
+        "patch" => "[A-Za-z0-9_$]",
+        _ => "[A-Za-z0-9_]",
     }
 }
 

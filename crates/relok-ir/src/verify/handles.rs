@@ -132,7 +132,9 @@ impl Scan<'_, '_, '_> {
             Op::VarAddr(var) | Op::Get(var) if !self.f.vars.contains(*var) => {
                 self.r.report(span, at, K::DanglingVar(*var));
             }
-            Op::ConstAddr(c) if !self.m.consts.contains(*c) => self.r.report(span, at, K::DanglingConst(*c)),
+            Op::ConstAddr(c) | Op::Ref(crate::ir::HostRef::Value(c)) if !self.m.consts.contains(*c) => {
+                self.r.report(span, at, K::DanglingConst(*c));
+            }
             Op::Call(callee, _) if !self.m.funcs.contains(*callee) => {
                 self.r.report(span, at, K::DanglingFunc(*callee));
             }

@@ -112,7 +112,7 @@ pub fn verify(module: &Module) -> Result<ModuleInfo, VerifyErrors> {
     let mut errors = Vec::new();
     items::names(module, &mut errors);
     for c in module.consts.values() {
-        items::constant(c, &mut Reporter { errors: &mut errors, func: Some(&c.name) });
+        items::constant(module, c, &mut Reporter { errors: &mut errors, func: Some(&c.name) });
     }
     for f in module.funcs.values() {
         let mut r = Reporter { errors: &mut errors, func: Some(&f.name) };

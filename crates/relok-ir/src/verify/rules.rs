@@ -3,8 +3,8 @@
 //! file adds the rules of statements, declarations and signatures.
 
 use super::error::{NameKind, Reporter, VerifyErrorKind as K};
-use super::items::{is_ident, well_formed};
-use crate::ir::{FuncKind, Function, Module, Span, Stmt, StmtKind, Value, VarKind};
+use super::items::{host_ref_name, is_ident, patch_name, well_formed};
+use crate::ir::{FuncKind, Function, Module, Op, Span, Stage, Stmt, StmtKind, Strategy, Value, VarKind};
 use crate::types::{AddrSpace, Scalar, Type};
 use crate::typing::{self, TypeError};
 use std::collections::HashSet;
@@ -13,6 +13,9 @@ use std::collections::HashSet;
 pub(super) fn check(m: &Module, f: &Function, r: &mut Reporter<'_>) {
     let mut cx = Rules { m, f, r, loops: 0 };
     cx.signature();
+    if f.kind == FuncKind::Import && (!f.body.is_empty() || !f.vars.is_empty()) {
+        cx.r.report(f.span, None, K::ImportWithBody);
+    }
     cx.vars();
     cx.block(&f.body);
     match (f.kind, &f.ret) {
@@ -36,11 +39,11 @@ pub(super) fn shared_bytes(f: &Function) -> Option<u32> {
 }
 
 /// Whether control never reaches the end of `block`: some statement of it
-/// returns on every path (`return`; an `if` whose branches both diverge; a
-/// `loop` that no `break` leaves).
+/// returns on every path (`return` or `exit`; an `if` whose branches both
+/// diverge; a `loop` that no `break` leaves).
 pub(super) fn diverges(block: &[Stmt]) -> bool {
     block.iter().any(|s| match &s.kind {
-        StmtKind::Return(_) => true,
+        StmtKind::Return(_) | StmtKind::Exit => true,
         StmtKind::If { then_body, else_body, .. } => diverges(then_body) && diverges(else_body),
         StmtKind::Loop(body) => !breaks(body),
         _ => false,
@@ -153,6 +156,9 @@ impl Rules<'_, '_, '_> {
                 if let Some(Err(e)) = checked {
                     self.r.report(span, Some(*result), K::Type(Box::new(e)));
                 }
+                if let Some(kind) = stage_rule(m.stage, op) {
+                    self.r.report(span, Some(*result), kind);
+                }
             }
             StmtKind::Store { ptr, index, value } => self.store(*ptr, *index, *value, span),
             StmtKind::Set { var, value } => {
@@ -234,5 +240,30 @@ impl Rules<'_, '_, '_> {
                 }
             }
         }
+    }
+}
+
+/// The stage rule `op` breaks, if any: `ref` only before lowering, `word`
+/// only in `lowered bake`, `patch` only in `lowered patch`; and the names
+/// inside `ref` and `patch`.
+fn stage_rule(stage: Stage, op: &Op) -> Option<K> {
+    let (name, needs) = match op {
+        Op::Ref(r) => {
+            return match stage {
+                Stage::Lowered(stage) => Some(K::RefAfterLowering { stage, path: None }),
+                Stage::Source => host_ref_name(r),
+            };
+        }
+        Op::BakedWord(_) => ("word", Strategy::Bake),
+        Op::Patch(_) => ("patch", Strategy::Patch),
+        _ => return None,
+    };
+    match stage {
+        Stage::Source => Some(K::LoweredOnly { op: name }),
+        Stage::Lowered(s) if s != needs => Some(K::WrongStrategy { op: name, needs, stage: s }),
+        Stage::Lowered(_) => match op {
+            Op::Patch(p) => patch_name(p),
+            _ => None,
+        },
     }
 }

@@ -589,8 +589,8 @@ fn display_and_render() {
     let e = verify(&m2).unwrap_err();
     assert_eq!(
         e.render("a.rk"),
-        "a.rk:1:1: error: @c: constant type ptr<global, u32> contains a pointer or word; constants are plain data\n\
-         a.rk:2: error: @d: constant type ptr<global, u32> contains a pointer or word; constants are plain data\n\
+        "a.rk:1:1: error: @c: constant type ptr<global, u32> contains a pointer; constants are plain data (a `word` field may hold `ref ...`)\n\
+         a.rk:2: error: @d: constant type ptr<global, u32> contains a pointer; constants are plain data (a `word` field may hold `ref ...`)\n\
          a.rk:3:5: error: @k: v2: `add` operands disagree: v0 is i32, v1 is f32\n\
          a.rk: error: @g: `break` outside a loop\n"
     );
