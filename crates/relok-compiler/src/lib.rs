@@ -12,7 +12,10 @@
 //! arrive with the relocation and backend issues, each as a module here.
 
 pub mod passes;
+pub mod link;
+pub mod lower;
 pub mod reloc;
+pub mod state;
 use relok_ir::{Module, ModuleInfo, VerifyErrors};
 
 /// A module that passed verification, with the verifier's analysis.
