@@ -1,0 +1,485 @@
+//! Tests of the optimisation passes: structure of the output, and identical
+//! results on the cpu device before and after.
+
+use super::*;
+use relok_ir::{walk_stmts, CmpOp, HostRef, Module, Op, StmtKind};
+use relok_runtime::cpu::{CpuDevice, KernelArg, LaunchConfig};
+use std::collections::HashMap;
+
+fn parse(src: &str) -> Module {
+    let m = relok_ir::parse(src).expect("parses");
+    relok_ir::verify(&m).expect("verifies");
+    m
+}
+
+fn optimized(src: &str) -> (Module, PassStats) {
+    let mut m = parse(src);
+    let stats = optimize(&mut m).expect("optimises");
+    relok_ir::verify(&m).expect("output verifies");
+    (m, stats)
+}
+
+/// Every operation of kernel `k`, in text order.
+fn ops(m: &Module, k: &str) -> Vec<Op> {
+    let f = &m.funcs[m.func_by_name(k).expect("kernel")];
+    let mut out = Vec::new();
+    walk_stmts(&f.body, &mut |s| {
+        if let StmtKind::Let { op, .. } = &s.kind {
+            out.push(op.clone());
+        }
+    });
+    out
+}
+
+fn count(m: &Module, k: &str, pred: impl Fn(&Op) -> bool) -> usize {
+    ops(m, k).iter().filter(|o| pred(o)).count()
+}
+
+/// A kernel argument: a scalar or a buffer of bytes.
+#[derive(Clone)]
+enum Arg {
+    S(KernelArg),
+    Buf(Vec<u8>),
+}
+
+fn u32s(xs: impl IntoIterator<Item = u32>) -> Arg {
+    Arg::Buf(xs.into_iter().flat_map(u32::to_le_bytes).collect())
+}
+fn f32s(xs: impl IntoIterator<Item = f32>) -> Arg {
+    Arg::Buf(xs.into_iter().flat_map(f32::to_le_bytes).collect())
+}
+fn rand_u32(n: usize, seed: u32) -> Vec<u32> {
+    let mut x = seed.wrapping_mul(2_654_435_761).wrapping_add(12345);
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        })
+        .collect()
+}
+fn rand_f32(n: usize, seed: u32) -> Arg {
+    f32s(rand_u32(n, seed).into_iter().map(|x| (x % 1000) as f32 / 100.0 - 5.0))
+}
+
+/// Launches `k` of `m` and returns every buffer's bytes afterwards.
+fn run(m: &Module, k: &str, config: &LaunchConfig, args: &[Arg]) -> Vec<Vec<u8>> {
+    let dev = CpuDevice::new(0);
+    let mut ptrs = Vec::new();
+    let kargs: Vec<KernelArg> = args
+        .iter()
+        .map(|a| match a {
+            Arg::S(s) => *s,
+            Arg::Buf(bytes) => {
+                let p = dev.alloc(bytes.len() as u64).expect("alloc");
+                dev.write(p, bytes).expect("write");
+                ptrs.push((p, bytes.len() as u64));
+                KernelArg::Ptr(p)
+            }
+        })
+        .collect();
+    dev.launch(m, k, config, &kargs).expect("launch");
+    ptrs.into_iter().map(|(p, n)| dev.read(p, n).expect("read")).collect()
+}
+
+/// Optimises `src` and checks the cpu device computes the same before and
+/// after; returns the optimised module.
+fn same_results(src: &str, k: &str, config: LaunchConfig, args: &[Arg]) -> Module {
+    let before = parse(src);
+    let (after, _) = optimized(src);
+    let a = run(&before, k, &config, args);
+    let b = run(&after, k, &config, args);
+    assert_eq!(a, b, "results differ after optimisation of @{k}:\n{}", relok_ir::print(&after));
+    after
+}
+
+#[test]
+fn symbol_comparisons_survive_optimisation() {
+    // DESIGN §8: a symbol's word is unknown until load; nothing may fold it.
+    let src = include_str!("../../../../examples/reloc/symbols.rk");
+    let (m, _) = optimized(src);
+    let refs = |name: &str| count(&m, "classify", |o| matches!(o, Op::Ref(HostRef::Symbol(s)) if s == name));
+    assert_eq!(refs("foo"), 1);
+    assert_eq!(refs("bar"), 1);
+    assert_eq!(count(&m, "classify", |o| matches!(o, Op::Compare(CmpOp::Eq, ..))), 2);
+    assert_eq!(count(&m, "classify", |o| matches!(o, Op::Select(..))), 2);
+    // The stored value is not a constant.
+    let f = &m.funcs[m.func_by_name("classify").expect("kernel")];
+    let mut stored = None;
+    walk_stmts(&f.body, &mut |s| {
+        if let StmtKind::Store { value, .. } = s.kind {
+            stored = Some(value);
+        }
+    });
+    let stored = stored.expect("a store");
+    let mut def = None;
+    walk_stmts(&f.body, &mut |s| {
+        if let StmtKind::Let { result, op } = &s.kind
+            && *result == stored
+        {
+            def = Some(op.clone());
+        }
+    });
+    assert!(matches!(def, Some(Op::Select(..))), "stored {def:?}");
+}
+
+#[test]
+fn word_ops_with_constant_looking_operands_stay() {
+    // eq of two refs to the same symbol is still not folded (CSE merges the
+    // refs, the comparison stays), nor is a bitcast of a word.
+    let src = "kernel @k(v0: ptr<global, u64>) {
+    v1: word = ref :foo
+    v2: word = ref :foo
+    v3: bool = eq v1, v2
+    v4: u64 = bitcast v1
+    v5: u64 = const 0
+    v6: u64 = select v3, v4, v5
+    v7: u32 = const 0
+    store v0[v7], v6
+    return
+}";
+    let (m, stats) = optimized(src);
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Ref(_))), 1);
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Compare(CmpOp::Eq, ..))), 1);
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Bitcast(_))), 1);
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Select(..))), 1);
+    assert_eq!(stats.cse, 1);
+    assert_eq!(stats.folded, 0);
+}
+
+fn stored_const(src: &str) -> u64 {
+    let (m, _) = optimized(src);
+    let f = &m.funcs[m.func_by_name("k").expect("k")];
+    let mut consts = HashMap::new();
+    let mut stored = None;
+    walk_stmts(&f.body, &mut |s| match &s.kind {
+        StmtKind::Let { result, op: Op::Const(b) } => {
+            consts.insert(*result, *b);
+        }
+        StmtKind::Let { .. } => panic!("not folded:\n{}", relok_ir::print(&m)),
+        StmtKind::Store { value, .. } => stored = Some(consts[value]),
+        _ => {}
+    });
+    stored.expect("a store")
+}
+
+fn binop_kernel(ty: &str, op: &str, a: &str, b: &str) -> String {
+    format!(
+        "kernel @k(v0: ptr<global, {ty}>) {{
+    v1: {ty} = const {a}
+    v2: {ty} = const {b}
+    v3: {ty} = {op} v1, v2
+    v4: u32 = const 0
+    store v0[v4], v3
+    return
+}}"
+    )
+}
+
+#[test]
+fn folding_follows_ir_semantics() {
+    assert_eq!(stored_const(&binop_kernel("i32", "add", "2", "3")), 5);
+    assert_eq!(stored_const(&binop_kernel("i32", "div", "7", "0")), 0);
+    assert_eq!(stored_const(&binop_kernel("i32", "rem", "7", "0")), 7);
+    let min = u64::from(i32::MIN as u32);
+    assert_eq!(stored_const(&binop_kernel("i32", "div", "-2147483648", "-1")), min);
+    assert_eq!(stored_const(&binop_kernel("i32", "rem", "-2147483648", "-1")), 0);
+    assert_eq!(stored_const(&binop_kernel("u32", "shl", "1", "33")), 2);
+    // Float NaN: minNum returns the other operand; 0/0 is NaN.
+    let three = u64::from(3.0f32.to_bits());
+    assert_eq!(stored_const(&binop_kernel("f32", "min", "nan", "3.0")), three);
+    let q = stored_const(&binop_kernel("f32", "div", "0.0", "0.0"));
+    assert!(f32::from_bits(q as u32).is_nan());
+    // Saturating float → int, NaN → 0, and NaN compares unequal.
+    let conv = |x: &str| {
+        stored_const(&format!(
+            "kernel @k(v0: ptr<global, i32>) {{
+    v1: f32 = const {x}
+    v2: i32 = convert v1
+    v3: u32 = const 0
+    store v0[v3], v2
+    return
+}}"
+        ))
+    };
+    assert_eq!(conv("nan"), 0);
+    assert_eq!(conv("1e20"), u64::from(i32::MAX as u32));
+    assert_eq!(conv("-2.7"), u64::from((-2i32) as u32));
+    let nan_eq = stored_const(
+        "kernel @k(v0: ptr<global, bool>) {
+    v1: f32 = const nan
+    v2: bool = eq v1, v1
+    v3: u32 = const 0
+    store v0[v3], v2
+    return
+}",
+    );
+    assert_eq!(nan_eq, 0);
+}
+
+#[test]
+fn folding_matches_the_cpu_device() {
+    let cases = [
+        ("i32", "div", "-7", "2"),
+        ("i32", "rem", "-7", "2"),
+        ("i32", "shr", "-8", "33"),
+        ("u32", "shr", "4294967288", "1"),
+        ("i64", "mul", "9223372036854775807", "2"),
+        ("f32", "max", "1.5", "nan"),
+        ("f64", "rem", "-7.5", "2.0"),
+        ("u64", "sub", "0", "1"),
+    ];
+    for (ty, op, a, b) in cases {
+        let src = binop_kernel(ty, op, a, b);
+        let size = if ty.ends_with("64") { 8 } else { 4 };
+        let after = same_results(&src, "k", LaunchConfig::linear(1, 1), &[Arg::Buf(vec![0; size])]);
+        assert_eq!(count(&after, "k", |o| !matches!(o, Op::Const(_))), 0, "{ty} {op}");
+    }
+}
+
+#[test]
+fn if_on_a_constant_keeps_the_taken_branch() {
+    let src = "kernel @k(v0: ptr<global, u32>) {
+    v1: bool = const true
+    v2: u32 = const 0
+    if v1 {
+        v3: u32 = const 11
+        store v0[v2], v3
+    } else {
+        v4: u32 = const 22
+        store v0[v2], v4
+    }
+    return
+}";
+    let (m, stats) = optimized(src);
+    assert!(stats.folded >= 1);
+    let f = &m.funcs[m.func_by_name("k").expect("k")];
+    let mut ifs = 0;
+    walk_stmts(&f.body, &mut |s| ifs += usize::from(matches!(s.kind, StmtKind::If { .. })));
+    assert_eq!(ifs, 0);
+    assert!(ops(&m, "k").contains(&Op::Const(11)));
+    assert!(!ops(&m, "k").contains(&Op::Const(22)));
+    same_results(src, "k", LaunchConfig::linear(1, 1), &[u32s([0])]);
+}
+
+#[test]
+fn cse_merges_pure_ops_and_refs_but_not_loads() {
+    let src = "kernel @k(v0: ptr<global, u32>, v1: ptr<global, u64>) {
+    v2: u32 = thread_id.x
+    v3: u32 = add v2, v2
+    v4: u32 = add v2, v2
+    v5: u32 = load v0[v2]
+    v6: u32 = load v0[v2]
+    v7: u32 = add v3, v4
+    v8: u32 = add v5, v6
+    v9: u32 = add v7, v8
+    store v0[v2], v9
+    v10: word = ref :foo
+    v11: word = ref :foo
+    v12: u64 = bitcast v10
+    v13: u64 = bitcast v11
+    v14: bool = eq v12, v13
+    v15: u64 = convert v14
+    store v1[v2], v15
+    return
+}";
+    let (m, stats) = optimized(src);
+    assert!(stats.cse >= 3, "{stats:?}");
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Ref(_))), 1);
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Load { .. })), 2);
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Binary(relok_ir::BinaryOp::Add, a, b) if a == b)), 2);
+    // The compare of a word's bits with itself is not folded either.
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Compare(..))), 1);
+}
+
+#[test]
+fn dce_removes_unused_pure_values_and_keeps_effects() {
+    let src = "kernel @k(v0: ptr<global, u32>) {
+    local %x: u32
+    v1: u32 = thread_id.x
+    v2: u32 = mul v1, v1
+    v3: u32 = add v2, v1
+    v4: u32 = const 1
+    v5: u32 = atomic.add v0[v4], v4
+    v6: u32 = get %x
+    v7: word = ref :unused
+    store v0[v1], v1
+    return
+}";
+    let (m, stats) = optimized(src);
+    assert!(stats.removed >= 4, "{stats:?}");
+    let o = ops(&m, "k");
+    assert!(o.iter().any(|o| matches!(o, Op::Atomic { .. })));
+    assert!(!o.iter().any(|o| matches!(o, Op::Binary(..) | Op::Get(_) | Op::Ref(_))));
+    let f = &m.funcs[m.func_by_name("k").expect("k")];
+    let mut stores = 0;
+    walk_stmts(&f.body, &mut |s| stores += usize::from(matches!(s.kind, StmtKind::Store { .. })));
+    assert_eq!(stores, 1);
+    // The cpu device runs no `ref`: compare without the dead one.
+    let runnable = src.replace("    v7: word = ref :unused\n", "");
+    same_results(&runnable, "k", LaunchConfig::linear(1, 4), &[u32s([0; 4])]);
+}
+
+const INLINE_SRC: &str = "
+; find(p, n, x): the first index i < n with p[i] == x, or n + 100 when none;
+; returns early from inside a loop, and early from an if when n is 0.
+fn @find(v0: ptr<global, u32>, v1: u32, v2: u32) -> u32 {
+    local %i: u32
+    v3: u32 = const 0
+    v4: bool = eq v1, v3
+    if v4 {
+        v5: u32 = const 999
+        return v5
+    }
+    loop {
+        v6: u32 = get %i
+        v7: bool = ge v6, v1
+        if v7 {
+            break
+        }
+        v8: u32 = load v0[v6]
+        v9: bool = eq v8, v2
+        if v9 {
+            return v6
+        }
+        v10: u32 = const 1
+        v11: u32 = add v6, v10
+        set %i, v11
+    }
+    v12: u32 = const 100
+    v13: u32 = add v1, v12
+    return v13
+}
+
+fn @twice(v0: ptr<global, u32>, v1: u32, v2: u32) -> u32 {
+    v3: u32 = call @find(v0, v1, v2)
+    v4: u32 = add v3, v3
+    return v4
+}
+
+fn @note(v0: ptr<global, u32>, v1: u32, v2: u32) {
+    v3: u32 = const 3
+    v4: bool = gt v2, v3
+    if v4 {
+        return
+    }
+    store v0[v1], v2
+    return
+}
+
+kernel @k(v0: ptr<global, u32>, v1: u32, v2: ptr<global, u32>, v3: ptr<global, u32>) {
+    local %j: u32
+    v4: u32 = thread_id.x
+    v5: u32 = call @find(v0, v1, v4)
+    store v2[v4], v5
+    v6: u32 = const 0
+    set %j, v6
+    loop {
+        v7: u32 = get %j
+        v8: u32 = const 3
+        v9: bool = ge v7, v8
+        if v9 {
+            break
+        }
+        v10: u32 = call @twice(v0, v7, v4)
+        v11: u32 = load v3[v4]
+        v12: u32 = add v11, v10
+        store v3[v4], v12
+        v13: u32 = const 1
+        v14: u32 = add v7, v13
+        set %j, v14
+    }
+    v15: u32 = const 8
+    v16: u32 = add v4, v15
+    call @note(v3, v16, v4)
+    return
+}
+";
+
+#[test]
+fn inlining_handles_early_returns_and_removes_device_functions() {
+    let args = [u32s([5, 3, 7, 1, 3, 0, 2, 6]), Arg::S(KernelArg::u32(8)), u32s([0; 8]), u32s([0; 16])];
+    let after = same_results(INLINE_SRC, "k", LaunchConfig::linear(1, 8), &args);
+    assert_eq!(after.funcs.len(), 1, "only the kernel remains:\n{}", relok_ir::print(&after));
+    assert_eq!(count(&after, "k", |o| matches!(o, Op::Call(..))), 0);
+    // n = 0 takes the early return inside the `if`.
+    let args0 = [u32s([5, 3, 7, 1, 3, 0, 2, 6]), Arg::S(KernelArg::u32(0)), u32s([0; 8]), u32s([0; 16])];
+    same_results(INLINE_SRC, "k", LaunchConfig::linear(1, 8), &args0);
+    let mut m = parse(INLINE_SRC);
+    assert_eq!(inline(&mut m).expect("inlines"), 4);
+    relok_ir::verify(&m).expect("inlined module verifies");
+}
+
+#[test]
+fn inlining_keeps_imports() {
+    let src = "import fn @ext(v0: u32) -> u32
+
+fn @wrap(v0: u32) -> u32 {
+    v1: u32 = call @ext(v0)
+    return v1
+}
+
+kernel @k(v0: ptr<global, u32>) {
+    v1: u32 = thread_id.x
+    v2: u32 = call @wrap(v1)
+    store v0[v1], v2
+    return
+}";
+    let (m, stats) = optimized(src);
+    assert_eq!(stats.inlined, 1);
+    assert_eq!(m.funcs.len(), 2);
+    let ext = m.func_by_name("ext").expect("import kept");
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Call(f, _) if *f == ext)), 1);
+}
+
+#[test]
+fn renumbering_is_canonical() {
+    // parse(print(m)) == m holds only when values are numbered in order.
+    let (m, _) = optimized(INLINE_SRC);
+    let text = relok_ir::print(&m);
+    assert_eq!(relok_ir::parse(&text).expect("reparses"), m);
+}
+
+#[test]
+fn examples_compute_the_same_after_optimisation() {
+    let lin = LaunchConfig::linear;
+    same_results(
+        include_str!("../../../../examples/saxpy.rk"),
+        "saxpy",
+        lin(2, 64),
+        &[Arg::S(KernelArg::u32(100)), Arg::S(KernelArg::f32(2.5)), rand_f32(128, 1), rand_f32(128, 2)],
+    );
+    same_results(
+        include_str!("../../../../examples/reduce.rk"),
+        "reduce",
+        lin(2, 64),
+        &[Arg::S(KernelArg::u32(100)), rand_f32(128, 3), f32s([0.0; 2])],
+    );
+    same_results(
+        include_str!("../../../../examples/histogram.rk"),
+        "histogram",
+        lin(2, 64),
+        &[Arg::S(KernelArg::u32(120)), Arg::S(KernelArg::u32(16)), u32s(rand_u32(128, 4)), u32s([0; 16])],
+    );
+    same_results(
+        include_str!("../../../../examples/scan.rk"),
+        "scan",
+        lin(2, 64),
+        &[Arg::S(KernelArg::u32(100)), u32s(rand_u32(128, 5).into_iter().map(|x| x % 100)), u32s([0; 128])],
+    );
+    let (m, n, k) = (20u32, 24u32, 36u32);
+    same_results(
+        include_str!("../../../../examples/matmul.rk"),
+        "matmul",
+        LaunchConfig { grid: [2, 2, 1], block: [16, 16, 1], ..lin(1, 1) },
+        &[
+            Arg::S(KernelArg::u32(m)),
+            Arg::S(KernelArg::u32(n)),
+            Arg::S(KernelArg::u32(k)),
+            rand_f32((m * k) as usize, 6),
+            rand_f32((k * n) as usize, 7),
+            f32s(vec![0.0; (m * n) as usize]),
+        ],
+    );
+}
