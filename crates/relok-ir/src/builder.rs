@@ -74,6 +74,23 @@ impl ModuleBuilder {
         FunctionBuilder::new(&self.module, f, None)
     }
 
+    /// Declares `import fn @name(params) -> ret`: a device function whose
+    /// body a library provides at link time.
+    pub fn import_fn(&mut self, name: impl Into<String>, params: Vec<Type>, ret: Option<Type>) -> FuncId {
+        let mut f = Function::new(name, FuncKind::Import);
+        for ty in params {
+            let v = f.values.push(ValueData { ty });
+            f.params.push(v);
+        }
+        f.ret = ret;
+        self.module.funcs.push(f)
+    }
+
+    /// Sets the module's stage (source, or lowered with a strategy).
+    pub fn stage(&mut self, stage: crate::ir::Stage) {
+        self.module.stage = stage;
+    }
+
     /// Adds a function finished with [`FunctionBuilder::finish`].
     pub fn add(&mut self, func: Function) -> FuncId {
         self.module.funcs.push(func)
@@ -321,6 +338,14 @@ impl<'m> FunctionBuilder<'m> {
     /// `barrier`
     pub fn barrier(&mut self) {
         self.push(StmtKind::Barrier);
+    }
+    /// `exit`: ends the thread.
+    pub fn exit(&mut self) {
+        self.push(StmtKind::Exit);
+    }
+    /// `ref ...`: the word of a host object.
+    pub fn host_ref(&mut self, r: crate::ir::HostRef) -> Value {
+        self.op(Op::Ref(r))
     }
     /// `break`
     pub fn break_(&mut self) {

@@ -4,8 +4,8 @@
 
 use crate::builder::{FunctionBuilder, ModuleBuilder};
 use crate::ir::{
-    AtomicOp, Axis, BinaryOp, Builtin, CmpOp, ConstId, ConstInit, FuncId, Module, Op, UnaryOp, Value, Var,
-    VarKind,
+    AtomicOp, Axis, BinaryOp, Builtin, CmpOp, ConstId, ConstInit, FuncId, HostRef, Module, Op, Stage, StateField,
+    Strategy, UnaryOp, Value, Var, VarKind,
 };
 use crate::types::{AddrSpace, Scalar, Type};
 use std::cell::RefCell;
@@ -105,12 +105,40 @@ fn data_type(rng: &mut Rng, depth: u32, no_word: bool) -> Type {
     }
 }
 
-fn init_for(rng: &mut Rng, ty: &Type) -> ConstInit {
+/// An initializer for `ty`; `word` leaves are `ref`s in source modules and
+/// baked words (or 0) in lowered ones.
+fn init_for(rng: &mut Rng, ty: &Type, stage: Stage, consts: &[ConstId]) -> ConstInit {
     match ty {
+        Type::Scalar(Scalar::Word) if stage == Stage::Source => ConstInit::Ref(host_ref(rng, consts)),
         Type::Scalar(s) => ConstInit::Scalar(literal(rng, *s)),
-        Type::Array(e, n) => ConstInit::Array((0..*n).map(|_| init_for(rng, e)).collect()),
-        Type::Struct(fields) => ConstInit::Struct(fields.iter().map(|f| init_for(rng, f)).collect()),
+        Type::Array(e, n) => ConstInit::Array((0..*n).map(|_| init_for(rng, e, stage, consts)).collect()),
+        Type::Struct(fields) => ConstInit::Struct(fields.iter().map(|f| init_for(rng, f, stage, consts)).collect()),
         Type::Ptr(..) => ConstInit::Scalar(0),
+    }
+}
+
+/// A random name of the characters in `chars`, at least one long.
+fn name_from(rng: &mut Rng, chars: &str) -> String {
+    let chars: Vec<char> = chars.chars().collect();
+    (0..1 + rng.below(8)).map(|_| rng.pick(&chars)).collect()
+}
+
+const NAME_CHARS: &str = "abcxyzABZ0189_";
+
+/// A random host reference; `@c` only of `value_consts` (which hold no words).
+fn host_ref(rng: &mut Rng, value_consts: &[ConstId]) -> HostRef {
+    match rng.below(4) {
+        0 if !value_consts.is_empty() => HostRef::Value(rng.pick(value_consts)),
+        1 => {
+            let pieces = ["", "a", "\"", "\\", "\n", "\r", "\t", "\0", "'", "é", "\u{301}", "\u{7f}", "\u{200b}", "🚀", " ", "{}"];
+            HostRef::Str((0..rng.below(6)).map(|_| rng.pick(&pieces)).collect())
+        }
+        2 => {
+            let any = rng.next();
+            let offset = rng.pick(&[0, 8, 16, u64::MAX, any]);
+            HostRef::Global { name: name_from(rng, NAME_CHARS), offset }
+        }
+        _ => HostRef::Symbol(name_from(rng, "abcz.Z09_.")),
     }
 }
 
@@ -137,7 +165,10 @@ struct St {
     ret: Option<Type>,
     callees: Vec<(FuncId, Vec<Type>, Option<Type>)>,
     consts: Vec<ConstId>,
+    /// Constants without words (`ref @c` may name them).
+    value_consts: Vec<ConstId>,
     vars: Vec<Var>,
+    stage: Stage,
 }
 
 type Fb<'m> = FunctionBuilder<'m>;
@@ -396,6 +427,52 @@ impl St {
                 };
                 self.def(v);
             }
+            24 => {
+                // The word of a host object, as the stage writes it.
+                let v = match self.stage {
+                    Stage::Source => {
+                        let r = host_ref(&mut self.rng, &self.value_consts);
+                        k.host_ref(r)
+                    }
+                    Stage::Lowered(Strategy::Bake) => {
+                        let bits = self.rng.next();
+                        k.op(Op::BakedWord(bits))
+                    }
+                    Stage::Lowered(Strategy::Patch) => {
+                        let name = name_from(&mut self.rng, "ab_$09Z");
+                        k.op(Op::Patch(name))
+                    }
+                    Stage::Lowered(Strategy::Table) => {
+                        let t = k.op(Op::State(StateField::RelocTable));
+                        self.def(t);
+                        let i = self.index(k);
+                        k.load(t, Some(i))
+                    }
+                };
+                self.def(v);
+            }
+            25 => {
+                let Some(w) = self.find(k, |t| *t == Type::Scalar(Scalar::Word)) else { return false };
+                let pointee = self.rng.pick(&[
+                    Type::Scalar(Scalar::U32),
+                    Type::Scalar(Scalar::Word),
+                    Type::array(Scalar::U32.into(), 8),
+                    Type::Struct(vec![Scalar::F32.into(), Scalar::U32.into()]),
+                ]);
+                let v = k.op_typed(Op::WordPtr(w), Type::ptr(AddrSpace::Global, pointee));
+                self.def(v);
+            }
+            26 => {
+                let field = self.rng.pick(&StateField::ALL);
+                let v = k.op(Op::State(field));
+                self.def(v);
+            }
+            27 => {
+                if !self.rng.chance(1, 3) {
+                    return false;
+                }
+                k.exit();
+            }
             21 => k.barrier(),
             22 => {
                 if self.loops == 0 {
@@ -418,7 +495,7 @@ impl St {
     }
 }
 
-const SIMPLE_KINDS: usize = 24;
+const SIMPLE_KINDS: usize = 28;
 
 fn gen_block(k: &mut Fb<'_>, st: &RefCell<St>, depth: u32) {
     let n = {
@@ -471,17 +548,45 @@ fn gen_stmt(k: &mut Fb<'_>, st: &RefCell<St>, depth: u32) {
     }
 }
 
-/// A random well-typed module determined by `seed`.
+/// A random well-typed source-stage module determined by `seed`.
 pub(super) fn random_module(seed: u64) -> Module {
+    random_staged_module(seed, Stage::Source)
+}
+
+/// A random well-typed lowered module determined by `seed` (the strategy too).
+pub(super) fn random_lowered_module(seed: u64) -> Module {
+    let strategy = Strategy::ALL[(seed % 3) as usize];
+    random_staged_module(seed, Stage::Lowered(strategy))
+}
+
+fn random_staged_module(seed: u64, stage: Stage) -> Module {
     let mut rng = Rng::new(seed);
     let mut mb = ModuleBuilder::new();
+    mb.stage(stage);
     let mut consts = Vec::new();
+    let mut value_consts = Vec::new();
     for i in 0..rng.below(4) {
         let ty = data_type(&mut rng, 3, true);
-        let init = init_for(&mut rng, &ty);
-        consts.push(mb.constant(format!("c{i}"), ty, init));
+        let init = init_for(&mut rng, &ty, stage, &[]);
+        let c = mb.constant(format!("c{i}"), ty, init);
+        consts.push(c);
+        value_consts.push(c);
+    }
+    // Constants with word fields (interior sites); none under `table`.
+    if stage != Stage::Lowered(Strategy::Table) {
+        for i in 0..rng.below(3) {
+            let ty = data_type(&mut rng, 2, false);
+            let init = init_for(&mut rng, &ty, stage, &value_consts);
+            consts.push(mb.constant(format!("w{i}"), ty, init));
+        }
     }
     let mut callees: Vec<(FuncId, Vec<Type>, Option<Type>)> = Vec::new();
+    for i in 0..rng.below(3) {
+        let params: Vec<Type> = (0..rng.below(3)).map(|_| value_type(&mut rng)).collect();
+        let ret = if rng.chance(1, 2) { Some(Type::Scalar(rng.pick(&Scalar::ALL))) } else { None };
+        let id = mb.import_fn(format!("lib{i}"), params.clone(), ret.clone());
+        callees.push((id, params, ret));
+    }
     let devices = rng.below(4);
     let kernels = 1 + rng.below(3);
     for i in 0..devices + kernels {
@@ -494,9 +599,11 @@ pub(super) fn random_module(seed: u64) -> Module {
             loops: 0,
             kernel,
             ret: ret.clone(),
-            callees: if kernel || i > 0 { callees.clone() } else { Vec::new() },
+            callees: callees.clone(),
             consts: consts.clone(),
+            value_consts: value_consts.clone(),
             vars: Vec::new(),
+            stage,
         };
         let params: Vec<Type> = (0..st.rng.below(5)).map(|_| value_type(&mut st.rng)).collect();
         for p in &params {

@@ -1,4 +1,4 @@
-use super::testgen::{random_module, Rng};
+use super::testgen::{random_lowered_module, random_module, Rng};
 use super::{parse, print, ParseError, MAX_DEPTH};
 use crate::builder::ModuleBuilder;
 use crate::ir::{ConstInit, Module, Op, StmtKind, Value};
@@ -451,9 +451,10 @@ fn aggregate_constants_round_trip() {
 #[test]
 fn generated_modules_verify() {
     for seed in 0..300 {
-        let m = random_module(seed);
-        if let Err(e) = crate::verify(&m) {
-            panic!("seed {seed}: {e}\n{}", print(&m));
+        for m in [random_module(seed), random_lowered_module(seed)] {
+            if let Err(e) = crate::verify(&m) {
+                panic!("seed {seed}: {e}\n{}", print(&m));
+            }
         }
     }
 }
@@ -462,9 +463,25 @@ fn generated_modules_verify() {
 fn generator_covers_every_form() {
     let mut ops = std::collections::BTreeSet::new();
     let mut stmts = std::collections::BTreeSet::new();
+    let mut consts = std::collections::BTreeSet::new();
+    let mut kinds = std::collections::BTreeSet::new();
     for seed in 0..200 {
-        let m = random_module(seed);
+        for m in [random_module(seed), random_lowered_module(seed)] {
+        kinds.insert(format!("{:?}", m.stage));
+        for c in m.consts.values() {
+            fn leaves(i: &ConstInit, out: &mut std::collections::BTreeSet<String>) {
+                match i {
+                    ConstInit::Array(xs) | ConstInit::Struct(xs) => xs.iter().for_each(|x| leaves(x, out)),
+                    ConstInit::Ref(r) => {
+                        out.insert(format!("{r:?}").split(['(', ' ']).next().unwrap_or_default().to_string());
+                    }
+                    ConstInit::Scalar(_) => {}
+                }
+            }
+            leaves(&c.init, &mut consts);
+        }
         for f in m.funcs.values() {
+            kinds.insert(format!("{:?}", f.kind));
             crate::ir::walk_stmts(&f.body, &mut |s| {
                 let d = format!("{:?}", s.kind);
                 stmts.insert(d.split(['(', ' ', '{']).next().unwrap_or_default().to_string());
@@ -474,9 +491,14 @@ fn generator_covers_every_form() {
                 }
             });
         }
+        }
     }
-    assert_eq!(ops.len(), 18, "{ops:?}");
-    assert_eq!(stmts.len(), 10, "{stmts:?}");
+    // The 18 of ALL_FORMS plus Ref, WordPtr, State, BakedWord, Patch.
+    assert_eq!(ops.len(), 23, "{ops:?}");
+    assert_eq!(stmts.len(), 11, "{stmts:?}");
+    // Every kind of host reference in constants, every stage and function kind.
+    assert_eq!(consts.len(), 4, "{consts:?}");
+    assert_eq!(kinds.len(), 7, "{kinds:?}");
 }
 
 /// Mutates `text` with one of a few byte- and token-level edits.
@@ -540,16 +562,24 @@ fn truncation_at_every_char_boundary_never_panics() {
     for (i, _) in ALL_FORMS.char_indices().chain([(ALL_FORMS.len(), ' ')]) {
         check_total(&ALL_FORMS[..i]);
     }
-    let text = print(&random_module(7));
-    for (i, _) in text.char_indices() {
-        check_total(&text[..i]);
+    for text in [print(&random_module(7)), print(&random_lowered_module(8)), HOST_FORMS.to_string()] {
+        for (i, _) in text.char_indices() {
+            check_total(&text[..i]);
+        }
     }
 }
 
 #[test]
 fn mutations_never_panic() {
     let mut rng = Rng::new(0x5eed);
-    let texts = [ALL_FORMS.to_string(), SAXPY.to_string(), print(&random_module(1)), print(&random_module(2))];
+    let texts = [
+        ALL_FORMS.to_string(),
+        SAXPY.to_string(),
+        HOST_FORMS.to_string(),
+        print(&random_module(1)),
+        print(&random_module(2)),
+        print(&random_lowered_module(4)),
+    ];
     for round in 0..3000 {
         let mut t = texts[round % texts.len()].clone();
         for _ in 0..1 + rng.below(4) {
@@ -569,6 +599,11 @@ proptest! {
         let parsed = parse(&text);
         prop_assert_eq!(parsed.as_ref(), Ok(&m), "text:\n{}", text);
         prop_assert_eq!(print(&parsed.unwrap()), text);
+        let m = random_lowered_module(seed);
+        let text = print(&m);
+        let parsed = parse(&text);
+        prop_assert_eq!(parsed.as_ref(), Ok(&m), "text:\n{}", text);
+        prop_assert_eq!(print(&parsed.unwrap()), text);
     }
 
     #[test]
@@ -582,6 +617,8 @@ proptest! {
             "kernel", "fn", "const", "@k", "@c", "(", ")", "{", "}", "[", "]", ";", ":", "=", ",", "->", "-",
             "v0", "v1", "%x", "u32", "f32", "ptr", "<", ">", "global", "local %x: u32", "loop", "if", "else",
             "return", "store", "load", "1", "1.5", "0xff", "nan", "inf", "add", "\n", "true", "call", "addr",
+            "ref", ":a.b", "\"s\\n\"", "global", "+", "8", "word", "patch", "a$b", "state", ".rng_seed", "exit",
+            "import", "lowered", "bake", "wordptr",
         ]),
         0..60,
     )) {
