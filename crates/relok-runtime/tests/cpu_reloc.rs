@@ -65,6 +65,14 @@ fn lowered(mb: ModuleBuilder, s: Strategy) -> Module {
     m
 }
 
+/// `m`, after checking that the verifier accepts it.
+fn verified(m: Module) -> Module {
+    if let Err(e) = relok_ir::verify(&m) {
+        panic!("{e}\n{}", relok_ir::print(&m));
+    }
+    m
+}
+
 /// `kernel @k(out: ptr<global, word>)` storing `words(k)` to `out[0..]`.
 fn store_words(strategy: Strategy, words: impl FnOnce(&mut FunctionBuilder<'_>) -> Vec<relok_ir::Value>) -> Module {
     let mut mb = ModuleBuilder::new();
@@ -82,7 +90,7 @@ fn store_words(strategy: Strategy, words: impl FnOnce(&mut FunctionBuilder<'_>) 
 #[test]
 fn baked_word_is_the_immediate() {
     let dev = CpuDevice::new(0);
-    let m = store_words(Strategy::Bake, |k| vec![k.op(Op::BakedWord(0x1234_5678_9abc_def0)), k.op(Op::BakedWord(7))]);
+    let m = verified(store_words(Strategy::Bake, |k| vec![k.op(Op::BakedWord(0x1234_5678_9abc_def0)), k.op(Op::BakedWord(7))]));
     let out = dev.alloc(16).unwrap();
     dev.launch(&m, "k", &LaunchConfig::default(), &[KernelArg::Ptr(out)]).unwrap();
     assert_eq!(download_u64(&dev, out, 2), [0x1234_5678_9abc_def0, 7]);
@@ -97,9 +105,9 @@ fn baked_word_is_the_immediate() {
 #[test]
 fn patch_reads_the_cells_and_a_missing_cell_is_an_error() {
     let dev = CpuDevice::new(0);
-    let m = store_words(Strategy::Patch, |k| {
+    let m = verified(store_words(Strategy::Patch, |k| {
         vec![k.op(Op::Patch("relok$k$sym$foo".into())), k.op(Op::Patch("relok$k$sym$bar".into())), k.op(Op::Patch("relok$k$sym$foo".into()))]
-    });
+    }));
     let loaded = dev.load(&m, "k").unwrap();
     assert_eq!(loaded.patch_cells().collect::<Vec<_>>(), ["relok$k$sym$foo", "relok$k$sym$bar"]);
     let out = dev.alloc(24).unwrap();
@@ -164,11 +172,11 @@ fn wordptr_dereferences_a_value_on_the_device() {
     let cfg = LaunchConfig::linear(2, 128);
 
     let out = dev.alloc(4 * 256).unwrap();
-    dev.launch(&value_table_kernel(Some(table.0)), "k", &cfg, &[KernelArg::Ptr(out)]).unwrap();
+    dev.launch(&verified(value_table_kernel(Some(table.0))), "k", &cfg, &[KernelArg::Ptr(out)]).unwrap();
     assert_eq!(download_u32(&dev, out, 256), values);
 
     let out = dev.alloc(4 * 256).unwrap();
-    let m = value_table_kernel(None);
+    let m = verified(value_table_kernel(None));
     dev.launch(&m, "k", &cfg, &[KernelArg::word(table.0), KernelArg::Ptr(out)]).unwrap();
     assert_eq!(download_u32(&dev, out, 256), values);
 
@@ -207,7 +215,7 @@ fn state_delivers_the_table_and_the_seed() {
     let table = upload_u64(&dev, &words);
     let (out, seed_out) = (dev.alloc(32).unwrap(), dev.alloc(8).unwrap());
     let args = [KernelArg::Ptr(out), KernelArg::Ptr(seed_out)];
-    let loaded = dev.load(&state_kernel(4), "k").unwrap();
+    let loaded = dev.load(&verified(state_kernel(4)), "k").unwrap();
     let state = LaunchState { reloc_table: Some(table), rng_seed: 0x5eed, ..LaunchState::default() };
     dev.launch_loaded(&loaded, &LaunchConfig::default(), &args, &state).unwrap();
     assert_eq!(download_u64(&dev, out, 4), words);
@@ -291,7 +299,7 @@ fn throwing_module() -> Module {
 #[test]
 fn an_exception_names_its_message_word_block_and_thread() {
     let dev = CpuDevice::new(0);
-    let m = throwing_module();
+    let m = verified(throwing_module());
     let cfg = LaunchConfig::linear(2, 8);
     let out = dev.alloc(4 * 16).unwrap();
     let err = dev.launch(&m, "k", &cfg, &[KernelArg::u32(8 + 3), KernelArg::u32(u32::MAX), KernelArg::Ptr(out)]).unwrap_err();
@@ -338,7 +346,7 @@ fn exit_in_a_device_function_ends_the_thread() {
     k.store(out, Some(i), two);
     let f = finish(k);
     mb.add(f);
-    let m = mb.build();
+    let m = verified(mb.build());
 
     let dev = CpuDevice::new(0);
     let out = dev.alloc(4 * 64).unwrap();
@@ -364,7 +372,7 @@ fn exit_then_barrier() -> Module {
 #[test]
 fn exit_before_a_barrier_counts_as_finished() {
     let dev = CpuDevice::new(0);
-    let m = exit_then_barrier();
+    let m = verified(exit_then_barrier());
     let cfg = LaunchConfig::linear(1, 4);
     let err = dev.launch(&m, "k", &cfg, &[KernelArg::u32(2)]).unwrap_err();
     assert!(matches!(err, LaunchError::Fault { kind: FaultKind::BarrierDivergence { waiting: [2, 0, 0] }, .. }), "{err}");
@@ -397,7 +405,7 @@ fn const_patches_write_words_into_constants() {
     }
     let f = finish(k);
     mb.add(f);
-    let m = lowered(mb, Strategy::Patch);
+    let m = verified(lowered(mb, Strategy::Patch));
 
     let dev = CpuDevice::new(0);
     let (out, out32) = (dev.alloc(8).unwrap(), dev.alloc(8).unwrap());
@@ -430,7 +438,7 @@ fn the_exception_record_is_device_memory_the_host_cannot_free() {
     k.store(out, None, exc);
     let f = finish(k);
     mb.add(f);
-    let m = mb.build();
+    let m = verified(mb.build());
 
     let dev = CpuDevice::new(0);
     let out = dev.alloc(8).unwrap();
@@ -443,4 +451,22 @@ fn the_exception_record_is_device_memory_the_host_cannot_free() {
     let out2 = dev.alloc(8).unwrap();
     dev.launch(&m, "k", &LaunchConfig::default(), &[KernelArg::Ptr(out2)]).unwrap();
     assert_eq!(download_u64(&dev, out2, 1), [exc.0]);
+}
+
+#[test]
+fn an_unlinked_import_is_an_invalid_module() {
+    let mut mb = ModuleBuilder::new();
+    let mut t = mb.device_fn("relok_throw", None);
+    t.param(word());
+    let mut f = t.finish().unwrap();
+    f.kind = relok_ir::FuncKind::Import;
+    let throw = mb.add(f);
+    let mut k = mb.kernel("k");
+    let w = k.op(Op::BakedWord(1));
+    k.call_void(throw, vec![w]);
+    let f = finish(k);
+    mb.add(f);
+    let m = lowered(mb, Strategy::Bake);
+    let err = CpuDevice::new(0).load(&m, "k").unwrap_err();
+    assert!(matches!(&err, LaunchError::InvalidModule { reason, .. } if reason.contains("link")), "{err}");
 }

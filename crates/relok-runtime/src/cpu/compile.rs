@@ -389,8 +389,12 @@ impl FnCx<'_, '_> {
     }
     fn call(&mut self, callee: FuncId, args: &[Value], dst: Reg) -> Res<()> {
         let g = self.c.module.funcs.get(callee).ok_or_else(|| self.invalid(format!("{callee} does not exist")))?;
-        if g.kind != FuncKind::Device {
-            return Err(self.invalid(format!("calls kernel @{}", g.name)));
+        match g.kind {
+            FuncKind::Device => {}
+            FuncKind::Kernel => return Err(self.invalid(format!("calls kernel @{}", g.name))),
+            FuncKind::Import => {
+                return Err(self.invalid(format!("calls @{}, an import without a body: link its library first", g.name)));
+            }
         }
         if g.params.len() != args.len() {
             return Err(self.invalid(format!("call of @{} with {} arguments, it takes {}", g.name, args.len(), g.params.len())));
