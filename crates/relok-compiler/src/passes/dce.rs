@@ -44,7 +44,7 @@ fn sweep(block: &mut Block, used: &HashSet<Value>) -> usize {
     }
     let before = block.len();
     block.retain_mut(|s| match &mut s.kind {
-        StmtKind::Let { result, op } => !(removable(op) && !used.contains(result)),
+        StmtKind::Let { result, op } => !removable(op) || used.contains(result),
         StmtKind::If { then_body, else_body, .. } => {
             n += sweep(then_body, used) + sweep(else_body, used);
             !(then_body.is_empty() && else_body.is_empty())

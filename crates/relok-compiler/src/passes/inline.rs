@@ -192,8 +192,8 @@ impl Inliner<'_> {
         let prefix = format!("i{n}_{tag}");
         let mut values: HashMap<Value, Value> = callee.params.iter().copied().zip(args.iter().copied()).collect();
         for (v, d) in callee.values.iter() {
-            if !values.contains_key(&v) {
-                values.insert(v, self.value(d.ty.clone()));
+            if let std::collections::hash_map::Entry::Vacant(e) = values.entry(v) {
+                e.insert(self.value(d.ty.clone()));
             }
         }
         let mut vars = HashMap::new();
