@@ -377,16 +377,22 @@ impl CpuDevice {
         let device_err = |error| LaunchError::Device { kernel: name.to_owned(), error };
         let bufs = mem.launch_buffers().map_err(device_err)?;
         let table = state.reloc_table.map_or(0, |p| p.0);
-        mem.global.write(bufs.state, &state::state_bytes(table, bufs.exception, state.rng_seed)).map_err(device_err)?;
+        let ks = relok_compiler::state::KernelState { reloc_table: table, exception: bufs.exception, rng_seed: state.rng_seed };
+        mem.global.write(bufs.state, &state::state_bytes(&ks)).map_err(device_err)?;
         mem.global.write(bufs.exception, &[0u8; 8 * EXC_WORDS]).map_err(device_err)?;
         let env = exec::Env { state: bufs.state, patch: &patch, consts: &consts };
         let result = exec::run(prog, &env, &mut mem.global, config.grid, config.block, &bits, config.step_budget);
         let record = mem.global.read(bufs.exception, 8 * EXC_WORDS as u64).map_err(device_err)?;
         drop(mem);
         let w: Vec<u64> = record.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect();
-        if w[0] != 0 {
+        if w[state::EXC_FLAG] != 0 {
             let ids = |i: usize| [w[i] as u32, w[i + 1] as u32, w[i + 2] as u32];
-            return Err(LaunchError::Exception { kernel: name.to_owned(), message_word: w[1], block: ids(2), thread: ids(5) });
+            return Err(LaunchError::Exception {
+                kernel: name.to_owned(),
+                message_word: w[state::EXC_MESSAGE],
+                block: ids(state::EXC_BLOCK),
+                thread: ids(state::EXC_THREAD),
+            });
         }
         let steps = result.map_err(|l| LaunchError::Fault { kernel: name.to_owned(), block: l.block, thread: l.thread, kind: l.kind })?;
         Ok(LaunchStats { steps, threads })

@@ -6,7 +6,7 @@
 //!
 //! Every launch writes a kernel state block into device memory (one block
 //! per device, reused by every launch): three little-endian `u64` fields at
-//! the byte offsets of [`STATE_LAYOUT`] — `reloc_table` (the table buffer's
+//! the byte offsets of `relok_compiler::state::STATE_LAYOUT` — `reloc_table` (the table buffer's
 //! address, 0 when there is none), `exception` (the address of the exception
 //! record) and `rng_seed`. `state.FIELD` is a bounds-checked `u64` load from
 //! that block.
@@ -14,52 +14,43 @@
 //! # Exception record
 //!
 //! Eight `u64`s, zeroed before every launch: `[flag, message word, block x,
-//! y, z, thread x, y, z]` ([`EXC_WORDS`]). The runtime library's throw
+//! y, z, thread x, y, z]` (`relok_compiler::state::EXCEPTION_LAYOUT`). The runtime library's throw
 //! sequence claims the record with `atomic.cas exc[0], 0, 1`, writes the
 //! message word and its ids, then `exit`s. After the launch (also one that
 //! ended with a fault) a nonzero flag turns into
 //! [`LaunchError::Exception`](super::LaunchError::Exception).
 
 use super::DevicePtr;
+use relok_compiler::state::{ExceptionLayout, KernelState, STATE_LAYOUT};
 use relok_ir::StateField;
 use std::collections::BTreeMap;
 
-/// Byte offsets of the kernel-state fields, in [`StateField::ALL`] order,
-/// and the block's size.
-///
-/// This must equal `relok_compiler::state::STATE_LAYOUT` (the single source
-/// of truth every backend lowers `state.*` against); the test
-/// `state_layout_matches_the_ir_order` pins the offsets here.
-const STATE_LAYOUT: StateLayout = StateLayout { reloc_table: 0, exception: 8, rng_seed: 16, size: 24 };
-
-/// Byte offsets of the kernel state's fields.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct StateLayout {
-    reloc_table: u32,
-    exception: u32,
-    rng_seed: u32,
-    size: u32,
-}
-
-/// The byte offset of `field` in the kernel state block.
+/// The byte offset of `field` in the kernel state block
+/// ([`relok_compiler::state::STATE_LAYOUT`], the one definition every
+/// backend shares).
 pub(crate) const fn field_offset(field: StateField) -> u32 {
-    match field {
-        StateField::RelocTable => STATE_LAYOUT.reloc_table,
-        StateField::Exception => STATE_LAYOUT.exception,
-        StateField::RngSeed => STATE_LAYOUT.rng_seed,
-    }
+    STATE_LAYOUT.field(field).offset
 }
 
 /// Bytes of the kernel state block.
 pub(crate) const STATE_SIZE: u64 = STATE_LAYOUT.size as u64;
 
-/// `u64`s in the exception record: flag, message word, block x y z, thread x y z.
-pub const EXC_WORDS: usize = 8;
+/// `u64`s in the exception record: flag, message word, block x y z, thread
+/// x y z ([`relok_compiler::state::EXCEPTION_LAYOUT`]).
+pub const EXC_WORDS: usize = ExceptionLayout::WORDS as usize;
+/// Word index of the exception flag.
+pub(crate) const EXC_FLAG: usize = ExceptionLayout::FLAG_WORD as usize;
+/// Word index of the message word.
+pub(crate) const EXC_MESSAGE: usize = ExceptionLayout::MESSAGE_WORD as usize;
+/// Word index of block id x (y, z follow).
+pub(crate) const EXC_BLOCK: usize = ExceptionLayout::BLOCK_WORD as usize;
+/// Word index of thread id x (y, z follow).
+pub(crate) const EXC_THREAD: usize = ExceptionLayout::THREAD_WORD as usize;
 
 /// The kernel state block's bytes for one launch.
-pub(crate) fn state_bytes(reloc_table: u64, exception: u64, rng_seed: u64) -> Vec<u8> {
+pub(crate) fn state_bytes(s: &KernelState) -> Vec<u8> {
     let mut b = vec![0u8; STATE_SIZE as usize];
-    for (field, v) in [(StateField::RelocTable, reloc_table), (StateField::Exception, exception), (StateField::RngSeed, rng_seed)] {
+    for (field, v) in [(StateField::RelocTable, s.reloc_table), (StateField::Exception, s.exception), (StateField::RngSeed, s.rng_seed)] {
         let o = field_offset(field) as usize;
         b[o..o + 8].copy_from_slice(&v.to_le_bytes());
     }
@@ -138,16 +129,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn state_layout_matches_the_ir_order() {
-        // Fields are consecutive u64s in StateField::ALL order. When
-        // relok_compiler::state lands, compare with its STATE_LAYOUT here.
-        for (i, f) in StateField::ALL.into_iter().enumerate() {
-            assert_eq!(field_offset(f), 8 * i as u32, "{f:?}");
+    fn state_bytes_follow_the_shared_layout() {
+        let b = state_bytes(&KernelState { reloc_table: 1, exception: 2, rng_seed: 3 });
+        assert_eq!(b.len(), 24);
+        for (f, v) in StateField::ALL.into_iter().zip([1u8, 2, 3]) {
+            assert_eq!(b[field_offset(f) as usize], v, "{f:?}");
         }
-        assert_eq!(STATE_SIZE, 24);
-        let b = state_bytes(1, 2, 3);
-        assert_eq!(b[0], 1);
-        assert_eq!(b[8], 2);
-        assert_eq!(b[16], 3);
+        assert_eq!((EXC_WORDS, EXC_FLAG, EXC_MESSAGE, EXC_BLOCK, EXC_THREAD), (8, 0, 1, 2, 5));
     }
 }
