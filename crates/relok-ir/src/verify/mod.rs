@@ -10,11 +10,16 @@
 //! Module (`items.rs`):
 //! - function and constant names are identifiers `[A-Za-z_][A-Za-z0-9_]*`
 //!   and unique in one namespace;
-//! - a constant's type contains no pointer and no `word`, and has a layout
-//!   (no empty arrays or structs, at most 4 GiB);
+//! - a constant's type contains no pointer, and has a layout (no empty
+//!   arrays or structs, at most 4 GiB); `word` fields are allowed;
 //! - a constant's initializer is shaped exactly like its type (one item per
 //!   array element, one per struct field) and every literal fits its scalar
-//!   ([`crate::typing::literal_fits`]).
+//!   ([`crate::typing::literal_fits`]);
+//! - `word` leaves: `ref ...` in source modules (a literal there is an
+//!   error: words come from host objects), a literal in `lowered bake` and
+//!   `lowered patch`, none at all in `lowered table`; `ref ...` only at
+//!   `word` leaves, only before lowering, with valid names, and `ref @c`
+//!   only of a constant holding no words or pointers.
 //!
 //! Phase 1, per function: handles and order (`handles.rs`). Phase 2 runs only
 //! on functions that pass it, so it may index freely.
@@ -42,11 +47,19 @@
 //!   scalars or `ptr<global, T>`; device functions: parameters and result
 //!   are scalars or pointers, `return` matches the result type, and a device
 //!   function with a result cannot reach its end (some statement of the body
-//!   returns on every path: `return`, an `if` whose branches both do, or a
-//!   `loop` without a `break`);
+//!   returns on every path: `return` or `exit`, an `if` whose branches both
+//!   do, or a `loop` without a `break`);
 //! - variables: names are identifiers unique in the function; types have a
 //!   layout (`word`s and pointers are allowed); `shared` only in kernels,
 //!   whose shared variables together take at most 4 GiB.
+//!
+//! - stages: `ref` operations only in source modules ("lowering leaves no
+//!   `ref`"); `word` only in `lowered bake`, `patch` only in `lowered
+//!   patch`; symbol names `[A-Za-z0-9_.]+`, global names `[A-Za-z0-9_]+`,
+//!   patch names `[A-Za-z0-9_$]+` (all non-empty);
+//! - `import fn`: no statements and no variables (calls to it are fine:
+//!   linking supplies the body);
+//! - `exit` is allowed anywhere and ends every path like `return`.
 //!
 //! Call graph (`calls.rs`): no recursion; every cycle is reported by name.
 

@@ -361,11 +361,74 @@ fn cases() -> Vec<Case> {
         ]),
         |k| matches!(k, K::Recursion(names) if names == &["a", "b", "a"]),
     ));
+
+    // ---- host objects and lowering ----
+    out.push(case(
+        "word literal in a source constant",
+        text("const @c: {u32, [word; 2]} = {1, [ref :a, 0x5]}\n"),
+        |k| matches!(k, K::ConstWordLiteral { path } if &**path == ".1[1]"),
+    ));
+    out.push(case(
+        "ref in a non-word field",
+        text("const @c: {u32, word} = {ref :a, ref :b}\n"),
+        |k| matches!(k, K::ConstRefNotWord { path, ty } if &**path == ".0" && **ty == t(U32)),
+    ));
+    out.push(case(
+        "word field under table",
+        text("lowered table\n\nconst @c: {u32, word} = {1, 0x5}\n"),
+        |k| matches!(k, K::ConstWordInTable { path } if &**path == ".1"),
+    ));
+    out.push(case(
+        "ref op after lowering",
+        text("lowered bake\n\nkernel @k() {\n    v0: word = ref :a\n    return\n}\n"),
+        |k| *k == K::RefAfterLowering { stage: crate::ir::Strategy::Bake, path: None },
+    ));
+    out.push(case(
+        "ref field after lowering",
+        text("lowered patch\n\nconst @c: {u32, word} = {1, ref \"x\"}\n"),
+        |k| matches!(k, K::RefAfterLowering { stage: crate::ir::Strategy::Patch, path: Some(p) } if &**p == ".1"),
+    ));
+    out.push(case(
+        "word in source code",
+        text("kernel @k() {\n    v0: word = word 0x10\n    return\n}\n"),
+        |k| *k == K::LoweredOnly { op: "word" },
+    ));
+    out.push(case(
+        "patch in bake code",
+        text("lowered bake\n\nkernel @k() {\n    v0: word = patch a$b\n    return\n}\n"),
+        |k| {
+            use crate::ir::Strategy::{Bake, Patch};
+            *k == K::WrongStrategy { op: "patch", needs: Patch, stage: Bake }
+        },
+    ));
+    out.push(case(
+        "empty symbol name",
+        module(vec![kernel(&[t(Scalar::Word)], 0, vec![let_(0, Op::Ref(crate::ir::HostRef::Symbol(String::new()))), ret(None)])]),
+        |k| matches!(k, K::BadHostName { kind: "symbol", name } if name.is_empty()),
+    ));
+    out.push(case(
+        "ref of a constant holding words, in a constant",
+        text("const @a: {word} = {ref :x}\n\nconst @b: [word; 1] = [ref @a]\n"),
+        |k| matches!(k, K::RefValueNotData { path, name } if &**path == "[0]" && &**name == "a"),
+    ));
+    out.push(case(
+        "import with a body",
+        module(vec![raw("imp", FuncKind::Import, 0, &[], vec![ret(None)])]),
+        |k| *k == K::ImportWithBody,
+    ));
     out
 }
 
+/// A module parsed from text (which must parse).
+fn text(src: &str) -> Module {
+    match crate::text::parse(src) {
+        Ok(m) => m,
+        Err(e) => panic!("{e}\n{src}"),
+    }
+}
+
 /// How many variants [`VerifyErrorKind`] has; update with the enum.
-const VARIANTS: usize = 35;
+const VARIANTS: usize = 44;
 
 #[test]
 fn every_rule_has_a_case_and_every_variant_is_triggered() {
@@ -922,4 +985,64 @@ fn deep_nesting_is_fine() {
     // Run on a thread with a modest stack, as a host application might.
     let r = std::thread::Builder::new().stack_size(8 << 20).spawn(move || verify(&m).is_ok()).unwrap().join();
     assert_eq!(r.ok(), Some(true));
+}
+
+// ---- host objects and lowering -----------------------------------------------
+
+#[test]
+fn host_object_rules() {
+    use crate::ir::HostRef;
+    // Every source form verifies; so do lowered bake/patch constants with words.
+    for ok in [
+        "const @t: [u32; 2] = [1, 2]\n\nconst @b: {word, u32} = {ref @t, 1}\n\nimport fn @lib(v0: word) -> u32\n\nkernel @k() {\n    v0: word = ref :a.b\n    v1: word = ref global g + 8\n    v2: word = ref \"msg\"\n    v3: ptr<global, [u32; 2]> = wordptr v0\n    v4: u64 = state.rng_seed\n    v5: u32 = call @lib(v2)\n    exit\n}\n",
+        "lowered bake\n\nconst @b: {word, u32} = {0x1234, 1}\n\nkernel @k() {\n    v0: word = word 0x99\n    return\n}\n",
+        "lowered patch\n\nconst @b: {word, u32} = {0, 1}\n\nkernel @k() {\n    v0: word = patch k$0\n    return\n}\n",
+        "lowered table\n\nkernel @k() {\n    v0: ptr<global, word> = state.reloc_table\n    v1: u32 = const 0\n    v2: word = load v0[v1]\n    return\n}\n",
+    ] {
+        assert!(verify(&text(ok)).is_ok(), "{ok}: {:?}", verify(&text(ok)).err().map(|e| e.to_string()));
+    }
+    // `ref @c` of a constant with words, in code: the typing rule's error.
+    let m = text("const @a: {word} = {ref :x}\n\nkernel @k() {\n    v0: word = ref @a\n    return\n}\n");
+    let ks = kinds(&m);
+    assert!(matches!(ks.as_slice(), [K::Type(e)] if e.to_string().contains("may hold no words or pointers")), "{ks:?}");
+    // `word` in `lowered patch`, `patch` in source.
+    let m = text("lowered patch\n\nkernel @k() {\n    v0: word = word 0x1\n    return\n}\n");
+    assert_eq!(kinds(&m), [K::WrongStrategy { op: "word", needs: crate::ir::Strategy::Bake, stage: crate::ir::Strategy::Patch }]);
+    let m = text("kernel @k() {\n    v0: word = patch a\n    return\n}\n");
+    assert_eq!(kinds(&m), [K::LoweredOnly { op: "patch" }]);
+    assert_eq!(errors(&m)[0].to_string(), "@k: v0: `patch` only appears in lowered code (`lowered patch`)");
+    // Names: symbols `[A-Za-z0-9_.]+`, globals `[A-Za-z0-9_]+`, patches `[A-Za-z0-9_$]+`.
+    let bad = |r: HostRef| kinds(&module(vec![kernel(&[t(Scalar::Word)], 0, vec![let_(0, Op::Ref(r)), ret(None)])]));
+    assert!(matches!(bad(HostRef::Symbol("a b".into())).as_slice(), [K::BadHostName { kind: "symbol", .. }]));
+    assert!(matches!(bad(HostRef::Global { name: "a.b".into(), offset: 0 }).as_slice(), [K::BadHostName { kind: "global", .. }]));
+    assert!(matches!(bad(HostRef::Global { name: String::new(), offset: 0 }).as_slice(), [K::BadHostName { kind: "global", .. }]));
+    assert!(bad(HostRef::Str(String::new())).is_empty());
+    assert!(bad(HostRef::Value(ConstId::from_u32(3))).iter().any(|k| *k == K::DanglingConst(ConstId::from_u32(3))));
+    let mut m = module(vec![kernel(&[t(Scalar::Word)], 0, vec![let_(0, Op::Patch("a-b".into())), ret(None)])]);
+    m.stage = crate::ir::Stage::Lowered(crate::ir::Strategy::Patch);
+    assert!(matches!(kinds(&m).as_slice(), [K::BadHostName { kind: "patch", .. }]));
+    // A bad name inside a constant's `ref`.
+    let mut m = Module::new();
+    let init = ConstInit::Ref(HostRef::Symbol(String::new()));
+    m.consts.push(ConstDecl { name: "c".into(), ty: t(Scalar::Word), init, span: Span::default() });
+    assert!(matches!(kinds(&m).as_slice(), [K::BadHostName { kind: "symbol", .. }]));
+    // An import with variables has a body too; an import is callable.
+    let mut imp = raw("imp", FuncKind::Import, 1, &[t(U32)], vec![]);
+    var(&mut imp, "x", VarKind::Local, t(U32));
+    assert_eq!(kinds(&module(vec![imp])), [K::ImportWithBody]);
+}
+
+#[test]
+fn exit_ends_every_path() {
+    // `exit` counts as leaving the function for the always-returns analysis,
+    // in a device function, nested, or in a kernel.
+    for src in [
+        "fn @f(v0: bool) -> u32 {\n    if v0 {\n        v1: u32 = const 1\n        return v1\n    } else {\n        exit\n    }\n}\n",
+        "fn @f() -> u32 {\n    exit\n}\n",
+        "kernel @k() {\n    loop {\n        exit\n    }\n}\n",
+    ] {
+        assert!(verify(&text(src)).is_ok(), "{src}: {:?}", verify(&text(src)).err().map(|e| e.to_string()));
+    }
+    let m = text("fn @f(v0: bool) -> u32 {\n    if v0 {\n        exit\n    }\n}\n");
+    assert!(matches!(kinds(&m).as_slice(), [K::MissingReturn(_)]));
 }
