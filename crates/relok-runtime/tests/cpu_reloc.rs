@@ -4,7 +4,7 @@
 
 use relok_ir::builder::{FunctionBuilder, ModuleBuilder};
 use relok_ir::{
-    AddrSpace, Axis, Builtin, ConstInit, Function, HostRef, Module, Op, Scalar, Stage, StateField, Stmt, StmtKind, Strategy,
+    AddrSpace, Axis, Builtin, ConstInit, Function, HostRef, Module, Op, Scalar, Stage, StateField, Strategy,
     Type,
 };
 use relok_runtime::cpu::{LaunchState, PatchCells};
@@ -34,29 +34,8 @@ fn upload_u64(dev: &CpuDevice, xs: &[u64]) -> DevicePtr {
     p
 }
 
-/// The builder has no `exit` yet: tests write `continue` outside loops where
-/// they mean `exit`, and this turns every `continue` into `exit`.
-fn continue_to_exit(f: &mut Function) {
-    fn walk(b: &mut [Stmt]) {
-        for s in b {
-            match &mut s.kind {
-                StmtKind::Continue => s.kind = StmtKind::Exit,
-                StmtKind::If { then_body, else_body, .. } => {
-                    walk(then_body);
-                    walk(else_body);
-                }
-                StmtKind::Loop(body) => walk(body),
-                _ => {}
-            }
-        }
-    }
-    walk(&mut f.body);
-}
-
 fn finish(k: FunctionBuilder<'_>) -> Function {
-    let mut f = k.finish().unwrap();
-    continue_to_exit(&mut f);
-    f
+    k.finish().unwrap()
 }
 
 fn lowered(mb: ModuleBuilder, s: Strategy) -> Module {
@@ -259,9 +238,8 @@ fn add_throw(mb: &mut ModuleBuilder) -> relok_ir::FuncId {
             t.store(exc, Some(at), v);
         }
     });
-    t.continue_(); // exit
-    let mut f = t.finish().unwrap();
-    continue_to_exit(&mut f);
+    t.exit();
+    let f = t.finish().unwrap();
     mb.add(f)
 }
 
@@ -325,11 +303,10 @@ fn an_exception_names_its_message_word_block_and_thread() {
 fn exit_in_a_device_function_ends_the_thread() {
     let mut mb = ModuleBuilder::new();
     let mut stop = mb.device_fn("stop", Some(Scalar::U32.into()));
-    stop.continue_(); // exit
+    stop.exit();
     let zero = stop.u32(0);
     stop.ret(Some(zero));
-    let mut f = stop.finish().unwrap();
-    continue_to_exit(&mut f);
+    let f = stop.finish().unwrap();
     let stop = mb.add(f);
     let mut k = mb.kernel("k");
     let out = k.param(gptr(Scalar::U32));
@@ -362,7 +339,7 @@ fn exit_then_barrier() -> Module {
     let n = k.param(Scalar::U32);
     let t = k.builtin(Builtin::ThreadId(Axis::X));
     let early = k.lt(t, n);
-    k.if_(early, |k| k.continue_()); // exit
+    k.if_(early, |k| k.exit());
     k.barrier();
     let f = finish(k);
     mb.add(f);
@@ -456,11 +433,7 @@ fn the_exception_record_is_device_memory_the_host_cannot_free() {
 #[test]
 fn an_unlinked_import_is_an_invalid_module() {
     let mut mb = ModuleBuilder::new();
-    let mut t = mb.device_fn("relok_throw", None);
-    t.param(word());
-    let mut f = t.finish().unwrap();
-    f.kind = relok_ir::FuncKind::Import;
-    let throw = mb.add(f);
+    let throw = mb.import_fn("relok_throw", vec![word()], None);
     let mut k = mb.kernel("k");
     let w = k.op(Op::BakedWord(1));
     k.call_void(throw, vec![w]);
