@@ -26,7 +26,9 @@
 //!   local `%relok_copy_<c>` at kernel entry (leaf by leaf, its words from
 //!   the table), every `addr @c` of the kernel becomes `addr %relok_copy_<c>`
 //!   and pointers derived from it turn from `ptr<const, X>` to
-//!   `ptr<local, X>`. Ref leaves of the constant itself become 0 (never read).
+//!   `ptr<local, X>`. The constant itself keeps its other leaves for the
+//!   copy; its word leaves become `u64` 0 (never read), so its type has
+//!   `u64` where the source had `word`. A constant of words only is dropped.
 //!
 //! The output holds the kernel and the device functions it calls, in module
 //! order, and only the constants they address. Device functions that the
@@ -338,8 +340,12 @@ pub fn lower(
             if let Some(e) = err {
                 return Err(e);
             }
-            if strategy == Strategy::Patch {
-                c.name = record_name_interior(kernel, &c.name);
+            match strategy {
+                Strategy::Patch => c.name = record_name_interior(kernel, &c.name),
+                // Only the kernel's copy holds words; the constant keeps the
+                // rest (its word leaves become `u64` 0, never read).
+                Strategy::Table => c.ty = without_words(&c.ty),
+                Strategy::Bake => {}
             }
         }
         cmap[cid.index()] = Some(out.consts.push(c));
@@ -362,7 +368,11 @@ pub fn lower(
         }
     }
     let lowered = Lowered { module: out, kernel: kernel.to_owned(), manifest, values: values.into_values().collect() };
-    lowered.manifest.validate(&site_table(&lowered))?;
+    // Baked code holds the words themselves, not sites: its manifest only
+    // says which words were baked (e.g. to key a per-session cache).
+    if strategy != Strategy::Bake {
+        lowered.manifest.validate(&site_table(&lowered))?;
+    }
     Ok(lowered)
 }
 
@@ -618,6 +628,16 @@ fn table_load(values: &mut relok_ir::Arena<Value, ValueData>, out: &mut Block, r
     }
 }
 
+/// `ty` with every `word` replaced by `u64` (same layout).
+fn without_words(ty: &Type) -> Type {
+    match ty {
+        Type::Scalar(Scalar::Word) => Type::Scalar(Scalar::U64),
+        Type::Scalar(_) | Type::Ptr(..) => ty.clone(),
+        Type::Array(e, n) => Type::array(without_words(e), *n),
+        Type::Struct(fields) => Type::Struct(fields.iter().map(without_words).collect()),
+    }
+}
+
 /// The type of `addr` of a variable or constant of type `ty` in `space`
 /// (arrays decay to a pointer to their first element).
 fn addr_type(space: AddrSpace, ty: &Type) -> Type {
@@ -677,7 +697,8 @@ fn copy_prologue(
     for &(cid, var) in copies {
         let c = &module.consts[cid];
         let name = record_name_interior(kernel, &c.name);
-        let src = push_let(values, &mut out, addr_type(AddrSpace::Const, &c.ty), Op::ConstAddr(cid));
+        let src_ty = without_words(&c.ty);
+        let src = push_let(values, &mut out, addr_type(AddrSpace::Const, &src_ty), Op::ConstAddr(cid));
         let dst = push_let(values, &mut out, addr_type(AddrSpace::Local, &c.ty), Op::VarAddr(var));
         for leaf in leaves_of(c)? {
             let v = match leaf.init {
@@ -686,7 +707,7 @@ fn copy_prologue(
                     table_load(values, &mut out, rank as u32, None)
                 }
                 _ => {
-                    let p = leaf_ptr(values, &mut out, AddrSpace::Const, src, &c.ty, &leaf.path);
+                    let p = leaf_ptr(values, &mut out, AddrSpace::Const, src, &src_ty, &leaf.path);
                     push_let(values, &mut out, Type::Scalar(leaf.scalar), Op::Load { ptr: p, index: None })
                 }
             };
