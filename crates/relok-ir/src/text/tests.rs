@@ -639,7 +639,7 @@ fn docs_examples_are_canonical() {
         assert!(crate::verify(&m).is_ok(), "{text}: {:?}", crate::verify(&m).err().map(|e| e.to_string()));
         blocks += 1;
     }
-    assert_eq!(blocks, 5);
+    assert_eq!(blocks, 7);
 }
 
 /// The host-object forms of the source stage, in canonical text.
