@@ -46,10 +46,10 @@ fn source() -> Module {
     let arg = k.param(word());
     let out = k.param(gptr(word()));
     let out32 = k.param(gptr(Scalar::U32));
-    let foo = k.op(Op::Ref(HostRef::Symbol("foo".into())));
+    let sym = k.op(Op::Ref(HostRef::Symbol("foo".into())));
     let (i0, i1, i2) = (k.u32(0), k.u32(1), k.u32(2));
-    k.store(out, Some(i0), foo);
-    let same = k.eq(arg, foo);
+    k.store(out, Some(i0), sym);
+    let same = k.eq(arg, sym);
     let same = k.convert(same, Scalar::U32);
     k.store(out32, Some(i0), same);
     let t = k.op(Op::Ref(HostRef::Value(tbl)));
@@ -79,9 +79,9 @@ fn run(strategy: Strategy) {
     let resolve = |t: &Target| session.resolve(&dev, t).map_err(|e| e.to_string());
     let lowered = lower(&m, "k", strategy, Some(&resolve)).unwrap();
     for v in &lowered.values {
-        assert_eq!(Target::Value(v.key.clone()), session.value(&v.type_tag, &v.bytes));
+        assert_eq!(Target::Value(v.key), session.value(&v.type_tag, &v.bytes));
     }
-    assert!(lowered.values.iter().any(|v| Target::Value(v.key.clone()) == tbl_target));
+    assert!(lowered.values.iter().any(|v| Target::Value(v.key) == tbl_target));
 
     let words = session.resolve_manifest(&dev, &lowered.manifest).unwrap();
     let mut state = LaunchState { rng_seed: 1, ..LaunchState::default() };
@@ -103,12 +103,12 @@ fn run(strategy: Strategy) {
             state.reloc_table = Some(t);
         }
     }
-    let foo = session.resolve(&dev, &session.symbol("foo")).unwrap();
+    let foo_word = session.resolve(&dev, &session.symbol("foo")).unwrap();
     let (out, out32) = (dev.alloc(16).unwrap(), dev.alloc(12).unwrap());
     let loaded = dev.load(&lowered.module, "k").unwrap();
-    let args = [KernelArg::word(foo), KernelArg::Ptr(out), KernelArg::Ptr(out32)];
+    let args = [KernelArg::word(foo_word), KernelArg::Ptr(out), KernelArg::Ptr(out32)];
     dev.launch_loaded(&loaded, &LaunchConfig::default(), &args, &state).unwrap_or_else(|e| panic!("{strategy}: {e}\n{}", relok_ir::print(&lowered.module)));
-    assert_eq!(download_u64(&dev, out, 2), [foo, foo], "{strategy}");
+    assert_eq!(download_u64(&dev, out, 2), [foo_word, foo_word], "{strategy}");
     assert_eq!(download_u32(&dev, out32, 3), [1, 30, 7], "{strategy}");
 }
 
