@@ -56,8 +56,11 @@ fn is_ident_start(c: char) -> bool {
     c.is_ascii_alphabetic() || c == '_'
 }
 
+/// `$` continues an identifier so that lowered `patch` modules, whose
+/// patched constants carry relocation-record names (`relok$k$agg$box`),
+/// print and parse; the verifier allows it only there.
 fn is_ident_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
+    c.is_ascii_alphanumeric() || c == '_' || c == '$'
 }
 
 /// A cursor over the source text.

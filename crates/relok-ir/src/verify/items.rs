@@ -60,9 +60,14 @@ pub(super) fn names(m: &Module, errors: &mut Vec<super::VerifyError>) {
     let mut seen = HashSet::new();
     let consts = m.consts.values().map(|c| (NameKind::Constant, c.name.as_str(), c.span));
     let funcs = m.funcs.values().map(|f| (NameKind::Function, f.name.as_str(), f.span));
+    // Under `patch`, constants with interior sites carry their relocation
+    // record's name, which may contain `$`.
+    let record_names = m.stage == Stage::Lowered(Strategy::Patch);
     for (kind, name, span) in consts.chain(funcs) {
         let mut r = Reporter { errors: &mut *errors, func: Some(name) };
-        if !is_ident(name) {
+        let ok = is_ident(name)
+            || (record_names && kind == NameKind::Constant && is_ident(&name.replace('$', "_")));
+        if !ok {
             r.report(span, None, K::BadName { kind, name: name.to_owned() });
         } else if !seen.insert(name) {
             r.report(span, None, K::DuplicateName { kind, name: name.to_owned() });
