@@ -1,10 +1,19 @@
 //! relok runtime: devices that load and launch compiled kernels.
 //!
-//! For now: the cpu reference device ([`cpu`]), an interpreter of the kernel
-//! IR with GPU semantics over simulated, randomised device memory.
+//! - [`cpu`]: the reference device, an interpreter of the kernel IR with GPU
+//!   semantics over simulated, randomised device memory;
+//! - [`session`]: host objects (symbols, values, runtime globals) and their
+//!   words per device;
+//! - [`program`]: compile → load → launch of a kernel with its host objects
+//!   delivered by one strategy (bake, patch, table).
 
 pub mod cpu;
+pub mod program;
 pub mod session;
 
-pub use cpu::{Access, CpuDevice, DevicePtr, DeviceError, FaultKind, KernelArg, LaunchConfig, LaunchError, LaunchStats};
+pub use cpu::{
+    Access, CpuDevice, DevicePtr, DeviceError, FaultKind, KernelArg, LaunchConfig, LaunchError, LaunchState, LaunchStats,
+    LoadedKernel, PatchCells,
+};
+pub use program::{Compiled, Loaded, ProgramError};
 pub use session::{DeviceId, Session, SessionError};

@@ -1,0 +1,267 @@
+//! The relocation model end to end on the cpu device, every test under
+//! every strategy (bake, patch, table): examples/reloc/*.rk compiled,
+//! loaded through a Session and launched.
+
+use relok_compiler::reloc::{Record, Target};
+use relok_ir::{Module, Strategy};
+use relok_runtime::program::{self, ProgramError};
+use relok_runtime::{CpuDevice, DevicePtr, KernelArg, LaunchConfig, Session};
+
+const SYMBOLS: &str = include_str!("../../../examples/reloc/symbols.rk");
+const LOOKUP: &str = include_str!("../../../examples/reloc/lookup.rk");
+const COUNTER: &str = include_str!("../../../examples/reloc/counter.rk");
+const BOXED: &str = include_str!("../../../examples/reloc/boxed.rk");
+const THROW: &str = include_str!("../../../examples/reloc/throw.rk");
+
+fn parse(src: &str) -> Module {
+    let m = relok_ir::parse(src).expect("example parses");
+    relok_ir::verify(&m).expect("example verifies");
+    m
+}
+
+fn buffer(device: &CpuDevice, bytes: &[u8]) -> DevicePtr {
+    let p = device.alloc(bytes.len() as u64).expect("alloc");
+    device.write(p, bytes).expect("write");
+    p
+}
+
+fn read_u32s(device: &CpuDevice, p: DevicePtr, n: usize) -> Vec<u32> {
+    let bytes = device.read(p, (n * 4) as u64).expect("read");
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect()
+}
+
+fn read_u64s(device: &CpuDevice, p: DevicePtr, n: usize) -> Vec<u64> {
+    let bytes = device.read(p, (n * 8) as u64).expect("read");
+    bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
+}
+
+/// Compiles, loads and launches `kernel` once.
+fn run(
+    session: &Session,
+    device: &CpuDevice,
+    m: &Module,
+    kernel: &str,
+    strategy: Strategy,
+    config: &LaunchConfig,
+    args: &[KernelArg],
+) -> Result<(), ProgramError> {
+    let compiled = program::compile(session, device, m, kernel, strategy)?;
+    let loaded = program::load(session, device, &compiled)?;
+    program::launch(session, device, &compiled, &loaded, config, args).map(|_| ())
+}
+
+fn symbol_word(session: &Session, device: &CpuDevice, name: &str) -> KernelArg {
+    let w = session.resolve(device, &session.symbol(name)).expect("symbol resolves");
+    KernelArg::Scalar { ty: relok_ir::Scalar::Word, bits: w }
+}
+
+#[test]
+fn relocation_free_kernels_have_an_empty_manifest_and_no_table() {
+    let m = parse(include_str!("../../../examples/saxpy.rk"));
+    let (session, device) = (Session::new(), CpuDevice::new(0));
+    for s in Strategy::ALL {
+        let compiled = program::compile(&session, &device, &m, "saxpy", s).expect("compiles");
+        assert!(compiled.lowered.manifest.is_empty(), "{s}");
+        let loaded = program::load(&session, &device, &compiled).expect("loads");
+        assert_eq!(program::table_buffer(&loaded), None, "{s}");
+        assert!(loaded.state.patch_cells.iter().next().is_none(), "{s}");
+    }
+}
+
+#[test]
+fn symbol_argument_against_symbol_literals() {
+    let m = parse(SYMBOLS);
+    let (session, device) = (Session::new(), CpuDevice::new(0));
+    for s in Strategy::ALL {
+        for (arg, want) in [("foo", 1i32), ("bar", 2), ("baz", -1), ("", -1)] {
+            let out = buffer(&device, &[0; 4]);
+            let args = [symbol_word(&session, &device, arg), KernelArg::Ptr(out)];
+            run(&session, &device, &m, "classify", s, &LaunchConfig::default(), &args).expect("runs");
+            assert_eq!(read_u32s(&device, out, 1)[0] as i32, want, "{s}: :{arg}");
+        }
+        // The comparison survived optimisation: both refs are records.
+        let compiled = program::compile(&session, &device, &m, "classify", s).expect("compiles");
+        assert_eq!(compiled.lowered.manifest.len(), 2, "{s}");
+    }
+}
+
+#[test]
+fn a_value_table_is_read_through_its_word() {
+    let m = parse(LOOKUP);
+    let table: Vec<u32> = (0..256u32).map(|i| (i * i * 7 + 3) % 1000).collect();
+    let (session, device) = (Session::new(), CpuDevice::new(0));
+    let n = 1000u32;
+    let input: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect();
+    for s in Strategy::ALL {
+        let x = buffer(&device, &input.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>());
+        let out = buffer(&device, &vec![0; n as usize * 4]);
+        let config = LaunchConfig { grid: [4, 1, 1], block: [256, 1, 1], ..LaunchConfig::default() };
+        run(&session, &device, &m, "lookup", s, &config, &[KernelArg::u32(n), KernelArg::Ptr(x), KernelArg::Ptr(out)])
+            .expect("runs");
+        let want: Vec<u32> = input.iter().map(|&v| table[(v % 256) as usize]).collect();
+        assert_eq!(read_u32s(&device, out, n as usize), want, "{s}");
+    }
+}
+
+/// A kernel writing the words of a runtime global, a symbol and a value.
+const WORDS: &str = "const @t: [u32; 2] = [7, 9]
+
+kernel @words(v0: ptr<global, word>) {
+    v1: word = ref global relok_counter + 8
+    v2: word = ref :alpha
+    v3: word = ref @t
+    v4: word = ref \"hello\"
+    v5: u32 = const 0
+    v6: u32 = const 1
+    v7: u32 = const 2
+    v8: u32 = const 3
+    store v0[v5], v1
+    store v0[v6], v2
+    store v0[v7], v3
+    store v0[v8], v4
+    return
+}
+";
+
+#[test]
+fn words_written_by_the_kernel_equal_the_sessions_and_the_table_is_in_manifest_order() {
+    let m = parse(WORDS);
+    let (session, device) = (Session::new(), CpuDevice::new(0));
+    for s in Strategy::ALL {
+        let out = buffer(&device, &[0; 32]);
+        let compiled = program::compile(&session, &device, &m, "words", s).expect("compiles");
+        let loaded = program::load(&session, &device, &compiled).expect("loads");
+        program::launch(&session, &device, &compiled, &loaded, &LaunchConfig::default(), &[KernelArg::Ptr(out)])
+            .expect("runs");
+        let got = read_u64s(&device, out, 4);
+        let t_bytes: Vec<u8> = [7u32, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let expected = [
+            session.resolve(&device, &Target::Global { name: "relok_counter".into(), offset: 8 }).expect("global"),
+            session.resolve(&device, &session.symbol("alpha")).expect("symbol"),
+            session.resolve(&device, &session.value("[u32; 2]", &t_bytes)).expect("value"),
+            session.resolve(&device, &session.value("str", b"hello")).expect("string"),
+        ];
+        assert_eq!(got, expected, "{s}");
+        // The canary for a misindexed table: the whole table equals the
+        // resolved words in manifest order.
+        if s == Strategy::Table {
+            let table = program::table_buffer(&loaded).expect("table");
+            let manifest = &compiled.lowered.manifest;
+            let resolved: Vec<u64> = manifest
+                .records()
+                .iter()
+                .map(|r: &Record| session.resolve(&device, r.target()).expect("resolves"))
+                .collect();
+            assert_eq!(read_u64s(&device, table, manifest.len()), resolved);
+        }
+    }
+}
+
+#[test]
+fn a_boxed_constant_with_a_symbol_tag() {
+    let m = parse(BOXED);
+    let (session, device) = (Session::new(), CpuDevice::new(0));
+    for s in Strategy::ALL {
+        for (tag, want) in [("circle", 42u32), ("square", 0)] {
+            let out = buffer(&device, &[0xff; 4]);
+            let args = [symbol_word(&session, &device, tag), KernelArg::Ptr(out)];
+            run(&session, &device, &m, "unbox", s, &LaunchConfig::default(), &args).expect("runs");
+            assert_eq!(read_u32s(&device, out, 1)[0], want, "{s}: :{tag}");
+        }
+        let compiled = program::compile(&session, &device, &m, "unbox", s).expect("compiles");
+        let interior = compiled.lowered.manifest.records().iter().filter(|r| r.offset() == 0 && r.name().contains("agg")).count();
+        assert_eq!(interior, 1, "{s}: one interior record for the box's tag");
+    }
+}
+
+#[test]
+fn devices_are_isolated() {
+    let m = parse(COUNTER);
+    let session = Session::new();
+    let (a, b) = (CpuDevice::new(0), CpuDevice::new(1));
+    for s in Strategy::ALL {
+        let session = Session::new();
+        let out_a = buffer(&a, &[0; 64 * 8]);
+        let config = LaunchConfig { grid: [2, 1, 1], block: [32, 1, 1], ..LaunchConfig::default() };
+        run(&session, &a, &m, "count", s, &config, &[KernelArg::Ptr(out_a)]).expect("runs on a");
+        // Every thread got a distinct old value 0..64 on a.
+        let mut olds = read_u64s(&a, out_a, 64);
+        olds.sort_unstable();
+        assert_eq!(olds, (0..64).collect::<Vec<u64>>(), "{s}");
+        let cell = |d: &CpuDevice| session.global_cell(d, "relok_counter").expect("cell");
+        assert_eq!(read_u64s(&a, cell(&a), 1)[0], 64, "{s}");
+        assert_eq!(read_u64s(&b, cell(&b), 1)[0], 0, "{s}: b's counter is untouched");
+        assert_ne!(cell(&a).0, cell(&b).0);
+    }
+    // Separate tables with different words for the same kernel.
+    let compiled = program::compile(&session, &a, &parse(WORDS), "words", Strategy::Table).expect("compiles");
+    let la = program::load(&session, &a, &compiled).expect("loads on a");
+    let lb = program::load(&session, &b, &compiled).expect("loads on b");
+    assert_ne!(program::table_buffer(&la), program::table_buffer(&lb));
+    assert_ne!(la.words, lb.words);
+}
+
+#[test]
+fn a_baked_kernel_is_wrong_on_another_device_and_patch_and_table_are_right() {
+    let m = parse(LOOKUP);
+    let session = Session::new();
+    let (a, b) = (CpuDevice::new(0), CpuDevice::new(1));
+    let baked = program::compile(&session, &a, &m, "lookup", Strategy::Bake).expect("compiles for a");
+    // The loader refuses, and running it anyway shows why: the baked word is
+    // a's address of the table, which does not exist on b.
+    assert!(matches!(program::load(&session, &b, &baked), Err(ProgramError::BakedElsewhere { .. })));
+    let x = buffer(&b, &[5, 0, 0, 0]);
+    let out = buffer(&b, &[0; 4]);
+    let args = [KernelArg::u32(1), KernelArg::Ptr(x), KernelArg::Ptr(out)];
+    let forced = b.launch_loaded(
+        &b.load(&baked.lowered.module, "lookup").expect("compiles on b"),
+        &LaunchConfig::default(),
+        &args,
+        &relok_runtime::LaunchState::default(),
+    );
+    let err = forced.expect_err("a stale address faults");
+    assert!(err.to_string().contains("out-of-bounds"), "{err}");
+    for s in [Strategy::Patch, Strategy::Table] {
+        let compiled = program::compile(&session, &a, &m, "lookup", s).expect("compiles");
+        let loaded = program::load(&session, &b, &compiled).expect("loads on b");
+        program::launch(&session, &b, &compiled, &loaded, &LaunchConfig::default(), &args).expect("runs on b");
+        assert_eq!(read_u32s(&b, out, 1)[0], (5 * 5 * 7 + 3) % 1000, "{s}");
+    }
+}
+
+#[test]
+fn exceptions_carry_text_block_and_thread_and_the_device_stays_usable() {
+    let m = parse(THROW);
+    let (session, device) = (Session::new(), CpuDevice::new(0));
+    for s in Strategy::ALL {
+        let mut input = vec![1i32; 100];
+        input[37] = -5; // block 1, thread 5 with 32-thread blocks
+        let x = buffer(&device, &input.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>());
+        let config = LaunchConfig { grid: [4, 1, 1], block: [32, 1, 1], ..LaunchConfig::default() };
+        let args = [KernelArg::u32(100), KernelArg::Ptr(x)];
+        match run(&session, &device, &m, "check", s, &config, &args) {
+            Err(ProgramError::Exception { message, block, thread, .. }) => {
+                assert_eq!(message, "negative input", "{s}");
+                assert_eq!((block, thread), ([1, 0, 0], [5, 0, 0]), "{s}");
+            }
+            other => panic!("{s}: expected an exception, got {other:?}"),
+        }
+        let ok = buffer(&device, &[1; 400]);
+        run(&session, &device, &m, "check", s, &config, &[KernelArg::u32(100), KernelArg::Ptr(ok)])
+            .expect("the device is usable after an exception");
+    }
+}
+
+#[test]
+fn a_manifest_naming_a_missing_site_is_rejected_at_load() {
+    let m = parse(SYMBOLS);
+    let (session, device) = (Session::new(), CpuDevice::new(0));
+    for s in [Strategy::Patch, Strategy::Table] {
+        let mut compiled = program::compile(&session, &device, &m, "classify", s).expect("compiles");
+        let mut records = compiled.lowered.manifest.records().to_vec();
+        records.push(Record::slot("relok$classify$sym$zzz_missing", Target::Symbol("zzz_missing".into())));
+        compiled.lowered.manifest = relok_compiler::reloc::FrozenManifest::from_records(records).expect("sorted");
+        let err = program::load(&session, &device, &compiled).expect_err("missing site");
+        assert!(err.to_string().contains("relok$classify$sym$zzz_missing"), "{s}: {err}");
+    }
+}
