@@ -4,6 +4,9 @@
 //! An argument is read against the kernel parameter it is for:
 //! - a scalar parameter takes a literal of its type, written as in the text
 //!   format: `1024`, `-3`, `2.5`, `true`, `nan`, `0x3f800000` (raw bits);
+//! - a `word` parameter takes `sym:NAME`, a symbol (a boxed argument: it is
+//!   passed as the symbol's word on the device, so `eq v0, ref :NAME` holds
+//!   in the kernel), or raw bits `0x…`;
 //! - a buffer parameter (`ptr<global, T>`) takes
 //!   - `[a, b, c]`: these elements;
 //!   - `zeros:N`: N zeros;
@@ -25,6 +28,18 @@ pub enum ArgValue {
     Scalar(Scalar, u64),
     /// A buffer's elements' bits.
     Buffer(Scalar, Vec<u64>),
+    /// A symbol given to a `word` parameter (`sym:NAME`), passed as its word.
+    Symbol(String),
+}
+
+impl fmt::Display for ArgValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgValue::Scalar(t, b) => Elem(*t, *b).fmt(f),
+            ArgValue::Buffer(t, bits) => f.write_str(&format_buffer(*t, bits, usize::MAX)),
+            ArgValue::Symbol(name) => write!(f, "sym:{name}"),
+        }
+    }
 }
 
 /// What is wrong with an argument.
@@ -47,6 +62,13 @@ pub fn parse_arg(index: usize, ty: &Type, src: &str) -> Result<ArgValue, ArgErro
     let err = |message: String| ArgError { index, param_ty: ty.to_string(), message };
     let src = src.trim();
     match ty {
+        Type::Scalar(Scalar::Word) if src.starts_with("sym:") => {
+            let name = &src["sym:".len()..];
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+                return Err(err(format!("`{name}` is not a symbol name ([A-Za-z0-9_.]+)")));
+            }
+            Ok(ArgValue::Symbol(name.to_owned()))
+        }
         Type::Scalar(s) => text::parse_literal(src, *s).map(|bits| ArgValue::Scalar(*s, bits)).map_err(err),
         Type::Ptr(AddrSpace::Global, elem) => match elem.as_ref() {
             Type::Scalar(s) => parse_buffer(src, *s).map(|v| ArgValue::Buffer(*s, v)).map_err(err),

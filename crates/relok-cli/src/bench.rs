@@ -10,7 +10,7 @@
 
 use crate::args::parse_args;
 use crate::examples::EXAMPLES;
-use crate::launch::run_kernel;
+use crate::launch::{run_kernel, Target};
 use relok_runtime::cpu::{CpuDevice, LaunchConfig};
 use std::time::Instant;
 
@@ -57,15 +57,17 @@ pub fn run(device: &CpuDevice, quick: bool) -> Result<Vec<Measurement>, String> 
     let texts = [n.to_string(), "2.5".into(), format!("rand:{n}:1"), format!("rand:{n}:2")];
     let args = parse_args(func, &texts)?;
     let config = LaunchConfig { grid: [n.div_ceil(256), 1, 1], block: [256, 1, 1], ..LaunchConfig::default() };
+    let session = relok_runtime::Session::new();
+    let target = Target { device, session: &session, strategy: relok_ir::Strategy::Table };
     let saxpy_runs = if quick { 3 } else { 9 };
     let mut rates = Vec::with_capacity(saxpy_runs);
     for _ in 0..saxpy_runs {
         let t = Instant::now();
-        run_kernel(device, &module, "saxpy", &config, &args).map_err(|e| e.to_string())?;
+        run_kernel(&target, &module, "saxpy", &config, &args).map_err(|e| e.to_string())?;
         rates.push(f64::from(n) / t.elapsed().as_secs_f64());
     }
     out.push(Measurement {
-        name: format!("cpu interpreter saxpy, {n} elements (incl. upload and read-back)"),
+        name: format!("cpu interpreter saxpy, {n} elements (incl. compile, upload and read-back)"),
         median: median(rates),
         unit: "elements/s",
         runs: saxpy_runs,

@@ -5,7 +5,10 @@
 
 use crate::args::{format_buffer, parse_args, ArgValue};
 use crate::examples::{Example, EXAMPLES};
-use crate::launch::run_kernel;
+use crate::launch::{run_kernel, RunError, Target};
+use relok_ir::Strategy;
+use relok_runtime::program::ProgramError;
+use relok_runtime::Session;
 
 use relok_runtime::cpu::{CpuDevice, LaunchConfig};
 use std::time::Instant;
@@ -21,10 +24,12 @@ pub struct Outcome {
     pub matches: bool,
     /// Steps and their times in microseconds, in order.
     pub times_us: Vec<(&'static str, f64)>,
+    /// The exception the launch ended with, if any.
+    pub exception: Option<String>,
 }
 
 /// Runs one example; an error is already rendered.
-pub fn run_example(device: &CpuDevice, example: &'static Example) -> Result<Outcome, String> {
+pub fn run_example(target: &Target<'_>, example: &'static Example) -> Result<Outcome, String> {
     let mut times_us = Vec::new();
     let mut lap = {
         let mut t = Instant::now();
@@ -44,25 +49,40 @@ pub fn run_example(device: &CpuDevice, example: &'static Example) -> Result<Outc
     let inputs = parse_args(kernel, example.args)?;
     lap("inputs", &mut times_us);
     let config = LaunchConfig { grid: example.grid, block: example.block, ..LaunchConfig::default() };
-    let out = run_kernel(device, &module, example.kernel, &config, &inputs).map_err(|e| e.to_string())?;
-    lap("launch", &mut times_us);
+    let outcome = run_kernel(target, &module, example.kernel, &config, &inputs);
+    lap("compile+launch", &mut times_us);
+    let out = match (outcome, example.exception) {
+        (Err(RunError::Program(e @ ProgramError::Exception { .. })), Some(want)) => {
+            let text = e.to_string();
+            let matches = matches!(&e, ProgramError::Exception { message, .. } if message == want);
+            return Ok(Outcome { example, args: inputs, matches, times_us, exception: Some(text) });
+        }
+        (Ok(_), Some(want)) => return Err(format!("{}: expected the exception `{want}`", example.file)),
+        (Err(e), _) => return Err(e.to_string()),
+        (Ok(out), None) => out,
+    };
     let expected = (example.reference)(&inputs);
     lap("reference", &mut times_us);
-    Ok(Outcome { example, matches: out.args == expected, args: out.args, times_us })
+    Ok(Outcome { example, matches: out.args == expected, args: out.args, times_us, exception: None })
 }
 
 /// Runs the demo, printing as it goes; returns whether every example matched.
-pub fn run(device: &CpuDevice, device_name: &str, json: bool) -> bool {
+pub fn run(device: &CpuDevice, device_name: &str, strategy: Strategy, json: bool) -> bool {
     let mut all_ok = true;
+    let session = Session::new();
+    let target = Target { device, session: &session, strategy };
     if !json {
-        println!("relok demo on {device_name}: {} examples, each checked against a Rust reference\n", EXAMPLES.len());
+        println!(
+            "relok demo on {device_name}, strategy {strategy}: {} examples, each checked against a Rust reference\n",
+            EXAMPLES.len()
+        );
     }
     for example in EXAMPLES {
-        match run_example(device, example) {
+        match run_example(&target, example) {
             Ok(o) => {
                 all_ok &= o.matches;
                 if json {
-                    println!("{}", to_json(&o, device_name));
+                    println!("{}", to_json(&o, device_name, strategy));
                 } else {
                     print_outcome(&o);
                 }
@@ -70,7 +90,10 @@ pub fn run(device: &CpuDevice, device_name: &str, json: bool) -> bool {
             Err(e) => {
                 all_ok = false;
                 if json {
-                    println!("{}", serde_json::json!({"example": example.name, "device": device_name, "error": e}));
+                    println!(
+                        "{}",
+                        serde_json::json!({"example": example.name, "device": device_name, "strategy": strategy.name(), "error": e})
+                    );
                 } else {
                     println!("{:<10} FAILED\n{e}", example.name);
                 }
@@ -84,26 +107,30 @@ fn print_outcome(o: &Outcome) {
     let ex = o.example;
     let verdict = if o.matches { "ok: matches the Rust reference" } else { "MISMATCH with the Rust reference" };
     println!("{:<10} {}  grid {:?} block {:?}  {verdict}", ex.name, ex.file, ex.grid, ex.block);
-    if let ArgValue::Buffer(elem, bits) = &o.args[ex.output] {
-        println!("           result: {}", format_buffer(*elem, bits, 8));
+    match (&o.exception, &o.args[ex.output]) {
+        (Some(e), _) => println!("           raised: {e}"),
+        (None, ArgValue::Buffer(elem, bits)) => println!("           result: {}", format_buffer(*elem, bits, 8)),
+        (None, _) => {}
     }
     let steps: Vec<String> = o.times_us.iter().map(|(name, us)| format!("{name} {us:.0} µs")).collect();
     println!("           time:   {}\n", steps.join(", "));
 }
 
 /// The record `--json` prints for one example.
-pub fn to_json(o: &Outcome, device_name: &str) -> serde_json::Value {
-    let result = match &o.args[o.example.output] {
-        ArgValue::Buffer(elem, bits) => {
+pub fn to_json(o: &Outcome, device_name: &str, strategy: Strategy) -> serde_json::Value {
+    let result = match (&o.exception, &o.args[o.example.output]) {
+        (Some(e), _) => vec![e.clone()],
+        (None, ArgValue::Buffer(elem, bits)) => {
             bits.iter().map(|&b| crate::args::Elem(*elem, b).to_string()).collect::<Vec<_>>()
         }
-        ArgValue::Scalar(..) => Vec::new(),
+        (None, _) => Vec::new(),
     };
     let times: serde_json::Map<String, serde_json::Value> =
         o.times_us.iter().map(|(k, v)| ((*k).to_string(), serde_json::json!((v * 10.0).round() / 10.0))).collect();
     serde_json::json!({
         "example": o.example.name,
         "device": device_name,
+        "strategy": strategy.name(),
         "kernel": o.example.kernel,
         "grid": o.example.grid,
         "block": o.example.block,

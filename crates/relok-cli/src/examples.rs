@@ -1,4 +1,6 @@
-//! The example kernels of `examples/*.rk`, each with its launch, its inputs
+//! The example kernels of `examples/*.rk` and `examples/reloc/*.rk` (host
+//! objects: symbols, a value table, a boxed constant, an exception), each
+//! with its launch, its inputs
 //! (in the `--arg` syntax) and a plain Rust computation of what it must
 //! produce. `relok demo` runs them; the tests check every one.
 
@@ -26,6 +28,8 @@ pub struct Example {
     pub reference: fn(&[ArgValue]) -> Vec<ArgValue>,
     /// Which argument is the result, for printing.
     pub output: usize,
+    /// The launch must end with this exception message instead.
+    pub exception: Option<&'static str>,
 }
 
 /// Every example, in the order the demo runs them.
@@ -40,6 +44,7 @@ pub const EXAMPLES: &[Example] = &[
         args: &["4000", "2.5", "rand:4000:1", "rand:4000:2"],
         reference: saxpy,
         output: 3,
+        exception: None,
     },
     Example {
         name: "reduce",
@@ -51,6 +56,7 @@ pub const EXAMPLES: &[Example] = &[
         args: &["1000", "iota:1000", "zeros:4"],
         reference: reduce,
         output: 2,
+        exception: None,
     },
     Example {
         name: "histogram",
@@ -62,6 +68,7 @@ pub const EXAMPLES: &[Example] = &[
         args: &["10000", "16", "rand:10000:3", "zeros:16"],
         reference: histogram,
         output: 3,
+        exception: None,
     },
     Example {
         name: "matmul",
@@ -73,6 +80,7 @@ pub const EXAMPLES: &[Example] = &[
         args: &["40", "24", "36", "rand:1440:4", "rand:864:5", "zeros:960"],
         reference: matmul,
         output: 5,
+        exception: None,
     },
     Example {
         name: "scan",
@@ -84,20 +92,104 @@ pub const EXAMPLES: &[Example] = &[
         args: &["1000", "rand:1000:6", "zeros:1000"],
         reference: scan,
         output: 2,
+        exception: None,
+    },
+    Example {
+        name: "symbols",
+        file: "examples/reloc/symbols.rk",
+        source: include_str!("../../../examples/reloc/symbols.rk"),
+        kernel: "classify",
+        grid: [1, 1, 1],
+        block: [1, 1, 1],
+        args: &["sym:bar", "zeros:1"],
+        reference: classify,
+        output: 1,
+        exception: None,
+    },
+    Example {
+        name: "lookup",
+        file: "examples/reloc/lookup.rk",
+        source: include_str!("../../../examples/reloc/lookup.rk"),
+        kernel: "lookup",
+        grid: [4, 1, 1],
+        block: [256, 1, 1],
+        args: &["1000", "rand:1000:7", "zeros:1000"],
+        reference: lookup,
+        output: 2,
+        exception: None,
+    },
+    Example {
+        name: "boxed",
+        file: "examples/reloc/boxed.rk",
+        source: include_str!("../../../examples/reloc/boxed.rk"),
+        kernel: "unbox",
+        grid: [1, 1, 1],
+        block: [1, 1, 1],
+        args: &["sym:circle", "zeros:1"],
+        reference: unbox,
+        output: 1,
+        exception: None,
+    },
+    Example {
+        name: "throw",
+        file: "examples/reloc/throw.rk",
+        source: include_str!("../../../examples/reloc/throw.rk"),
+        kernel: "check",
+        grid: [4, 1, 1],
+        block: [32, 1, 1],
+        args: &["40", "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, -38, 39, 40]"],
+        reference: unchanged,
+        output: 1,
+        exception: Some("negative input"),
     },
 ];
+
+fn symbol(a: &ArgValue) -> &str {
+    match a {
+        ArgValue::Symbol(name) => name,
+        _ => "",
+    }
+}
+
+fn classify(args: &[ArgValue]) -> Vec<ArgValue> {
+    let v = match symbol(&args[0]) {
+        "foo" => 1i32,
+        "bar" => 2,
+        _ => -1,
+    };
+    with_buffer(args, 1, vec![u64::from(v as u32)])
+}
+
+/// The contents of `examples/reloc/lookup.rk`'s `@table`.
+fn lookup_table(i: u64) -> u64 {
+    (i * i * 7 + 3) % 1000
+}
+
+fn lookup(args: &[ArgValue]) -> Vec<ArgValue> {
+    let n = scalar(&args[0]) as usize;
+    let out = buffer(&args[1])[..n].iter().map(|&x| lookup_table(x % 256)).collect();
+    with_buffer(args, 2, out)
+}
+
+fn unbox(args: &[ArgValue]) -> Vec<ArgValue> {
+    with_buffer(args, 1, vec![if symbol(&args[0]) == "circle" { 42 } else { 0 }])
+}
+
+fn unchanged(args: &[ArgValue]) -> Vec<ArgValue> {
+    args.to_vec()
+}
 
 fn scalar(a: &ArgValue) -> u64 {
     match a {
         ArgValue::Scalar(_, bits) => *bits,
-        ArgValue::Buffer(..) => 0,
+        ArgValue::Buffer(..) | ArgValue::Symbol(_) => 0,
     }
 }
 
 fn buffer(a: &ArgValue) -> &[u64] {
     match a {
         ArgValue::Buffer(_, bits) => bits,
-        ArgValue::Scalar(..) => &[],
+        ArgValue::Scalar(..) | ArgValue::Symbol(_) => &[],
     }
 }
 

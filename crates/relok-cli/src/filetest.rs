@@ -19,14 +19,18 @@
 //!
 //!   Arguments use the `relok run --arg` syntax; `grid=` and `block=` take
 //!   `N`, `XxY` or `XxYxZ` (default 1); `budget=N` sets the step budget.
+//!   Every line runs under each strategy (bake, patch, table: the kernel is
+//!   linked, optimised and lowered first); `strategy=S` runs only one.
 //!   After `=>` come either one expectation per argument (`_` to skip one, a
 //!   literal or a list to compare exactly) or `fault: TEXT` / `error: TEXT`:
 //!   the launch must fail with a message containing TEXT.
 //!
 //! A file may name several kinds (`test roundtrip` and `test run`).
 
-use crate::args::{format_buffer, parse_arg, parse_args, parse_dims, ArgValue, Elem};
-use crate::launch::run_kernel;
+use crate::args::{format_buffer, parse_arg, parse_args, parse_dims, ArgValue};
+use crate::launch::{run_kernel, Target};
+use relok_ir::Strategy;
+use relok_runtime::Session;
 use relok_runtime::cpu::{CpuDevice, LaunchConfig};
 
 /// Runs the test file `name` with contents `text`; `Err` lists every failure.
@@ -172,16 +176,33 @@ fn check_run_line(module: &relok_ir::Module, run: &str, device: &CpuDevice) -> R
     let func = module.func_by_name(kernel).map(|id| &module.funcs[id]).ok_or(format!("no kernel @{kernel}"))?;
     let args = parse_args(func, &split_top(&call[open + 1..close]))?;
     let mut config = LaunchConfig::default();
+    let mut strategies = Strategy::ALL.to_vec();
     for opt in call[close + 1..].split_whitespace() {
         let (key, value) = opt.split_once('=').ok_or(format!("expected key=value, found `{opt}`"))?;
         match key {
             "grid" => config.grid = parse_dims(value)?,
             "block" => config.block = parse_dims(value)?,
             "budget" => config.step_budget = value.parse().map_err(|_| format!("bad budget `{value}`"))?,
+            "strategy" => strategies = vec![Strategy::from_name(value).ok_or(format!("unknown strategy `{value}`"))?],
             _ => return Err(format!("unknown option `{key}`")),
         }
     }
-    let outcome = run_kernel(device, module, kernel, &config, &args);
+    let session = Session::new();
+    for strategy in strategies {
+        let target = Target { device, session: &session, strategy };
+        check_outcome(func, &args, expect, run_kernel(&target, module, kernel, &config, &args))
+            .map_err(|e| format!("strategy {strategy}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Compares one launch's outcome with the line's expectations.
+fn check_outcome(
+    func: &relok_ir::Function,
+    args: &[ArgValue],
+    expect: &str,
+    outcome: Result<crate::launch::RunOutput, crate::launch::RunError>,
+) -> Result<(), String> {
     let expect = expect.trim();
     if let Some(want) = expect.strip_prefix("fault:").or_else(|| expect.strip_prefix("error:")) {
         return match outcome {
@@ -209,8 +230,8 @@ fn check_run_line(module: &relok_ir::Module, run: &str, device: &CpuDevice) -> R
 
 fn show(a: &ArgValue) -> String {
     match a {
-        ArgValue::Scalar(t, b) => Elem(*t, *b).to_string(),
         ArgValue::Buffer(t, bits) => format_buffer(*t, bits, 64),
+        other => other.to_string(),
     }
 }
 

@@ -1,10 +1,14 @@
-//! Running one kernel with text-given arguments on a device: allocate and
-//! upload the buffers, launch, read every buffer back, free. Shared by
-//! `relok run`, `relok demo` and the file tests.
+//! Running one kernel with text-given arguments on a device: compile it with
+//! a strategy (link, optimise, lower), deliver its host objects (load),
+//! allocate and upload the buffers, resolve symbol arguments to words,
+//! launch, read every buffer back, free. Shared by `relok run`, `relok demo`
+//! and the file tests.
 
 use crate::args::{from_bytes, to_bytes, ArgValue};
-use relok_ir::Module;
-use relok_runtime::cpu::{CpuDevice, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchError, LaunchStats};
+use relok_ir::{Module, Scalar, Strategy};
+use relok_runtime::cpu::{CpuDevice, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
+use relok_runtime::program::{self, ProgramError};
+use relok_runtime::{Session, SessionError};
 
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
@@ -12,9 +16,13 @@ pub enum RunError {
     /// Allocating, uploading or reading back a buffer failed.
     #[error("device memory: {0}")]
     Memory(#[from] DeviceError),
-    /// The launch failed (bad arguments, or a fault in the kernel).
+    /// A symbol argument could not be resolved.
     #[error("{0}")]
-    Launch(#[from] LaunchError),
+    Session(#[from] SessionError),
+    /// Compiling, loading or launching failed (bad arguments, a fault, an
+    /// exception).
+    #[error("{0}")]
+    Program(#[from] ProgramError),
 }
 
 /// What a run produced.
@@ -26,16 +34,28 @@ pub struct RunOutput {
     pub stats: LaunchStats,
 }
 
-/// Runs `kernel` of a verified `module` on `device`.
+/// How to run: the device, the session holding host objects, the strategy.
+#[derive(Debug)]
+pub struct Target<'a> {
+    /// The device.
+    pub device: &'a CpuDevice,
+    /// Host objects of this process.
+    pub session: &'a Session,
+    /// How words reach the code.
+    pub strategy: Strategy,
+}
+
+/// Runs `kernel` of a verified `module`.
 pub fn run_kernel(
-    device: &CpuDevice,
+    target: &Target<'_>,
     module: &Module,
     kernel: &str,
     config: &LaunchConfig,
     args: &[ArgValue],
 ) -> Result<RunOutput, RunError> {
+    let device = target.device;
     let mut buffers: Vec<DevicePtr> = Vec::new();
-    let result = upload_and_launch(device, module, kernel, config, args, &mut buffers);
+    let result = upload_and_launch(target, module, kernel, config, args, &mut buffers);
     for &b in &buffers {
         // Freeing cannot fail for a pointer we allocated; a failure would
         // only leak simulated memory, never corrupt a result.
@@ -45,17 +65,23 @@ pub fn run_kernel(
 }
 
 fn upload_and_launch(
-    device: &CpuDevice,
+    target: &Target<'_>,
     module: &Module,
     kernel: &str,
     config: &LaunchConfig,
     args: &[ArgValue],
     buffers: &mut Vec<DevicePtr>,
 ) -> Result<RunOutput, RunError> {
+    let (device, session) = (target.device, target.session);
+    let compiled = program::compile(session, device, module, kernel, target.strategy)?;
+    let loaded = program::load(session, device, &compiled)?;
     let mut kernel_args = Vec::with_capacity(args.len());
     for a in args {
         kernel_args.push(match a {
             ArgValue::Scalar(ty, bits) => KernelArg::Scalar { ty: *ty, bits: *bits },
+            ArgValue::Symbol(name) => {
+                KernelArg::Scalar { ty: Scalar::Word, bits: session.resolve(device, &session.symbol(name))? }
+            }
             ArgValue::Buffer(elem, bits) => {
                 let bytes = to_bytes(*elem, bits);
                 let ptr = device.alloc(bytes.len() as u64)?;
@@ -65,12 +91,12 @@ fn upload_and_launch(
             }
         });
     }
-    let stats = device.launch(module, kernel, config, &kernel_args)?;
+    let stats = program::launch(session, device, &compiled, &loaded, config, &kernel_args)?;
     let mut out = Vec::with_capacity(args.len());
     let mut next_buffer = buffers.iter();
     for a in args {
         out.push(match a {
-            ArgValue::Scalar(..) => a.clone(),
+            ArgValue::Scalar(..) | ArgValue::Symbol(_) => a.clone(),
             ArgValue::Buffer(elem, bits) => {
                 let ptr = *next_buffer.next().expect("one buffer per buffer argument");
                 let bytes = device.read(ptr, (bits.len() * elem.size() as usize) as u64)?;

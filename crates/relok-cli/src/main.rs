@@ -5,7 +5,9 @@
 use clap::{Parser, Subcommand};
 use relok_cli::args::{format_buffer, parse_args, parse_dims, ArgValue, Elem};
 use relok_cli::{demo, launch, source};
+use relok_ir::Strategy;
 use relok_runtime::cpu::LaunchConfig;
+use relok_runtime::{program, Session};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -54,6 +56,9 @@ enum Command {
         /// Stop the kernel after this many interpreter steps (cpu device).
         #[arg(long)]
         step_budget: Option<u64>,
+        /// How host objects' words reach the code: bake, patch or table.
+        #[arg(long, short, default_value = "table", value_parser = parse_strategy)]
+        strategy: Strategy,
         /// Print one JSON record instead of text.
         #[arg(long)]
         json: bool,
@@ -78,7 +83,38 @@ enum Command {
         /// One JSON record per example.
         #[arg(long)]
         json: bool,
+        /// How host objects' words reach the code: bake, patch or table.
+        #[arg(long, short, default_value = "table", value_parser = parse_strategy)]
+        strategy: Strategy,
     },
+    /// Link, optimise and lower one kernel; print the lowered IR and its
+    /// frozen manifest (as comments, so the output still parses).
+    Lower {
+        /// A `.rk` file.
+        file: PathBuf,
+        /// The kernel (may be omitted when the file has one kernel).
+        #[arg(long, short)]
+        kernel: Option<String>,
+        /// bake (words of this process and the cpu device), patch or table.
+        #[arg(long, short, default_value = "table", value_parser = parse_strategy)]
+        strategy: Strategy,
+    },
+}
+
+fn parse_strategy(s: &str) -> Result<Strategy, String> {
+    Strategy::from_name(s).ok_or_else(|| format!("unknown strategy `{s}` (expected bake, patch or table)"))
+}
+
+/// The kernel to use: the one named, or the file's only kernel.
+fn pick_kernel(src: &source::Source, kernel: Option<String>) -> Result<String, String> {
+    if let Some(k) = kernel {
+        return Ok(k);
+    }
+    let names: Vec<&str> = src.module.kernels().map(|(_, f)| f.name.as_str()).collect();
+    match names.as_slice() {
+        [one] => Ok((*one).to_string()),
+        _ => Err(format!("{}: pick a kernel with --kernel (one of: {})", src.file, names.join(", "))),
+    }
 }
 
 fn main() -> ExitCode {
@@ -115,18 +151,24 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             print!("{canonical}");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { file, kernel, grid, block, args, device, step_budget, json, full } => {
+        Command::Lower { file, kernel, strategy } => {
             let src = source::load(&file).map_err(|e| e.0)?;
-            let kernel = match kernel {
-                Some(k) => k,
-                None => {
-                    let names: Vec<&str> = src.module.kernels().map(|(_, f)| f.name.as_str()).collect();
-                    match names.as_slice() {
-                        [one] => (*one).to_string(),
-                        _ => return Err(format!("{}: pick a kernel with --kernel (one of: {})", src.file, names.join(", "))),
-                    }
-                }
-            };
+            let kernel = pick_kernel(&src, kernel)?;
+            let session = Session::new();
+            let (dev, _) = demo::open_device("cpu")?;
+            let compiled = program::compile(&session, &dev, &src.module, &kernel, strategy)
+                .map_err(|e| format!("{}: @{kernel}: {e}", src.file))?;
+            print!("{}", relok_ir::print(&compiled.lowered.module));
+            let manifest = &compiled.lowered.manifest;
+            println!("\n; manifest of @{kernel} ({strategy}): {} records, frozen", manifest.len());
+            for (rank, r) in manifest.records().iter().enumerate() {
+                println!("; [{rank}] {} {} -> {}", r.name(), r.site(), r.target());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run { file, kernel, grid, block, args, device, step_budget, strategy, json, full } => {
+            let src = source::load(&file).map_err(|e| e.0)?;
+            let kernel = pick_kernel(&src, kernel)?;
             let func = src
                 .module
                 .func_by_name(&kernel)
@@ -140,21 +182,23 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             let (dev, dev_name) = demo::open_device(&device)?;
             let start = std::time::Instant::now();
-            let out = launch::run_kernel(&dev, &src.module, &kernel, &config, &inputs).map_err(|e| e.to_string())?;
+            let session = Session::new();
+            let target = launch::Target { device: &dev, session: &session, strategy };
+            let out = launch::run_kernel(&target, &src.module, &kernel, &config, &inputs).map_err(|e| e.to_string())?;
             let elapsed = start.elapsed();
             if json {
                 let args: Vec<serde_json::Value> = out
                     .args
                     .iter()
                     .map(|a| match a {
-                        ArgValue::Scalar(t, b) => serde_json::json!(Elem(*t, *b).to_string()),
                         ArgValue::Buffer(t, bits) => {
                             serde_json::json!(bits.iter().map(|&b| Elem(*t, b).to_string()).collect::<Vec<_>>())
                         }
+                        other => serde_json::json!(other.to_string()),
                     })
                     .collect();
                 let record = serde_json::json!({
-                    "kernel": kernel, "device": dev_name, "grid": config.grid, "block": config.block,
+                    "kernel": kernel, "device": dev_name, "strategy": strategy.name(), "grid": config.grid, "block": config.block,
                     "args": args, "steps": out.stats.steps, "time_us": elapsed.as_secs_f64() * 1e6,
                 });
                 println!("{record}");
@@ -188,9 +232,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Demo { device, json } => {
+        Command::Demo { device, json, strategy } => {
             let (dev, dev_name) = demo::open_device(&device)?;
-            Ok(if demo::run(&dev, &dev_name, json) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(if demo::run(&dev, &dev_name, strategy, json) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
     }
 }

@@ -32,10 +32,11 @@ fn demo_runs_every_example_and_they_match() {
     assert!(out.status.success(), "demo failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let records: Vec<serde_json::Value> =
         stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON record per line")).collect();
-    assert_eq!(records.len(), 5);
+    assert_eq!(records.len(), 9);
     for r in &records {
         assert_eq!(r["matches_reference"], true, "{r}");
         assert_eq!(r["device"], "cpu:0");
+        assert_eq!(r["strategy"], "table");
         assert!(!r["result"].as_array().expect("result list").is_empty());
     }
 }
@@ -79,4 +80,42 @@ fn fmt_check_detects_non_canonical_text() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "kernel @k(v0: u32) {\n    return\n}\n");
     let out = relok(&["fmt", "--check", messy.to_str().expect("utf-8 path")]);
     assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn lower_prints_parseable_ir_and_the_manifest_identically_in_two_processes() {
+    let file = repo("examples/reloc/boxed.rk");
+    for strategy in ["patch", "table"] {
+        let a = relok(&["lower", &file, "--strategy", strategy]);
+        let b = relok(&["lower", &file, "--strategy", strategy]);
+        assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+        // Byte-stable across processes (other addresses, other words).
+        assert_eq!(a.stdout, b.stdout, "{strategy}");
+        let text = String::from_utf8_lossy(&a.stdout);
+        assert!(text.starts_with(&format!("lowered {strategy}\n")), "{text}");
+        assert!(text.contains("; [0] relok$unbox$"), "{text}");
+        let module = relok_ir::parse(&text).expect("lowered output parses");
+        relok_ir::verify(&module).expect("lowered output verifies");
+    }
+    // Baked words are this process's: two processes print different words.
+    let a = relok(&["lower", &repo("examples/reloc/lookup.rk"), "--strategy", "bake"]);
+    let b = relok(&["lower", &repo("examples/reloc/lookup.rk"), "--strategy", "bake"]);
+    assert!(String::from_utf8_lossy(&a.stdout).contains("= word 0x"));
+    assert_ne!(a.stdout, b.stdout);
+}
+
+#[test]
+fn run_takes_symbol_arguments_and_reports_exceptions() {
+    let symbols = repo("examples/reloc/symbols.rk");
+    for (arg, want) in [("sym:foo", "[1]"), ("sym:bar", "[2]"), ("sym:other", "[-1]")] {
+        for strategy in ["bake", "patch", "table"] {
+            let out = relok(&["run", &symbols, "--strategy", strategy, "--arg", arg, "--arg", "zeros:1"]);
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("v1 = {want}")), "{arg} {strategy}");
+        }
+    }
+    let out = relok(&["run", &repo("examples/reloc/throw.rk"), "--block", "4", "--arg", "4", "--arg", "[1, 2, -3, 4]"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("thread (2,0,0): exception: negative input"), "{stderr}");
 }

@@ -3,15 +3,22 @@
 
 use relok_cli::demo::run_example;
 use relok_cli::examples::EXAMPLES;
+use relok_cli::launch::Target;
+use relok_ir::Strategy;
 use relok_runtime::cpu::CpuDevice;
+use relok_runtime::Session;
 
 #[test]
 fn examples_match_their_rust_reference() {
     let device = CpuDevice::new(0);
-    assert_eq!(EXAMPLES.len(), 5);
-    for example in EXAMPLES {
-        let outcome = run_example(&device, example).unwrap_or_else(|e| panic!("{}: {e}", example.name));
-        assert!(outcome.matches, "{}: result differs from the Rust reference", example.name);
+    let session = Session::new();
+    assert_eq!(EXAMPLES.len(), 9);
+    for strategy in Strategy::ALL {
+        let target = Target { device: &device, session: &session, strategy };
+        for example in EXAMPLES {
+            let outcome = run_example(&target, example).unwrap_or_else(|e| panic!("{}: {e}", example.name));
+            assert!(outcome.matches, "{} ({strategy}): result differs from the Rust reference", example.name);
+        }
     }
 }
 
@@ -29,8 +36,10 @@ fn examples_are_canonical_text_apart_from_comment_lines() {
 fn a_wrong_reference_would_be_caught() {
     // The comparison is real: perturb one output element and it fails.
     let device = CpuDevice::new(1);
+    let session = Session::new();
+    let target = Target { device: &device, session: &session, strategy: Strategy::Table };
     let example = &EXAMPLES[0];
-    let mut outcome = run_example(&device, example).expect("saxpy runs");
+    let mut outcome = run_example(&target, example).expect("saxpy runs");
     if let relok_cli::args::ArgValue::Buffer(_, bits) = &mut outcome.args[example.output] {
         bits[0] ^= 1;
     }

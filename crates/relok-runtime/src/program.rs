@@ -111,6 +111,11 @@ pub fn compile(
     kernel: &str,
     strategy: Strategy,
 ) -> Result<Compiled, ProgramError> {
+    match module.func_by_name(kernel).map(|id| module.funcs[id].kind) {
+        Some(FuncKind::Kernel) => {}
+        Some(_) => return Err(LaunchError::NotAKernel { name: kernel.to_owned() }.into()),
+        None => return Err(LaunchError::UnknownKernel { name: kernel.to_owned() }.into()),
+    }
     let mut m = if module.funcs.values().any(|f| f.kind == FuncKind::Import) {
         link(module, &runtime_library()?)?
     } else {
