@@ -265,3 +265,34 @@ fn a_manifest_naming_a_missing_site_is_rejected_at_load() {
         assert!(err.to_string().contains("relok$classify$sym$zzz_missing"), "{s}: {err}");
     }
 }
+
+#[test]
+fn records_shared_by_the_runtime_library_and_the_kernel_are_merged_once() {
+    // The kernel names the counter itself and through @relok_count, which
+    // the linker pulls in from the runtime library.
+    let src = "import fn @relok_count(v0: u64) -> u64
+
+kernel @k(v0: ptr<global, word>) {
+    v1: u64 = const 1
+    v2: u64 = call @relok_count(v1)
+    v3: word = ref global relok_counter
+    v4: u32 = const 0
+    store v0[v4], v3
+    return
+}
+";
+    let m = parse(src);
+    let (session, device) = (Session::new(), CpuDevice::new(0));
+    for s in Strategy::ALL {
+        let compiled = program::compile(&session, &device, &m, "k", s).expect("compiles");
+        let names: Vec<&str> = compiled.lowered.manifest.records().iter().map(|r| r.name()).collect();
+        assert_eq!(names, ["relok$k$glob$relok_counter$0"], "{s}");
+        let out = buffer(&device, &[0; 8]);
+        let loaded = program::load(&session, &device, &compiled).expect("loads");
+        program::launch(&session, &device, &compiled, &loaded, &LaunchConfig::default(), &[KernelArg::Ptr(out)])
+            .expect("runs");
+        let cell = session.global_cell(&device, "relok_counter").expect("cell");
+        assert_eq!(read_u64s(&device, out, 1)[0], cell.0, "{s}");
+    }
+    assert_eq!(read_u64s(&device, session.global_cell(&device, "relok_counter").expect("cell"), 1)[0], 3);
+}
