@@ -148,12 +148,15 @@ type Resolver<'a> = &'a dyn Fn(&Target) -> Result<u64, String>;
 
 /// Lowers the relocations of kernel `kernel` of `module` with `strategy`.
 /// `words` is the session's resolver for one device: required for
+/// Resolves a target to its word on one device (the `bake` strategy).
+pub type WordResolver<'a> = &'a dyn Fn(&Target) -> Result<u64, String>;
+
 /// [`Strategy::Bake`], ignored otherwise.
 pub fn lower(
     module: &Module,
     kernel: &str,
     strategy: Strategy,
-    words: Option<&dyn Fn(&Target) -> Result<u64, String>>,
+    words: Option<WordResolver<'_>>,
 ) -> Result<Lowered, LowerError> {
     if let Stage::Lowered(s) = module.stage {
         return Err(LowerError::NotSource(s));
@@ -176,11 +179,10 @@ pub fn lower(
             continue;
         }
         walk_stmts(&module.funcs[g].body, &mut |s| {
-            if let StmtKind::Call(h, _) | StmtKind::Let { op: Op::Call(h, _), .. } = &s.kind {
-                if module.funcs.contains(*h) {
+            if let StmtKind::Call(h, _) | StmtKind::Let { op: Op::Call(h, _), .. } = &s.kind
+                && module.funcs.contains(*h) {
                     work.push(*h);
                 }
-            }
         });
     }
     for (id, f) in module.funcs.iter() {
@@ -201,14 +203,13 @@ pub fn lower(
     let mut slot_targets: Vec<(String, Target)> = Vec::new();
     let mut err = None;
     walk_stmts(&kfunc.body, &mut |s| {
-        if let StmtKind::Let { op: Op::Ref(r), .. } = &s.kind {
-            if err.is_none() {
+        if let StmtKind::Let { op: Op::Ref(r), .. } = &s.kind
+            && err.is_none() {
                 match target_of(module, r, &mut values) {
                     Ok(t) => slot_targets.push((record_name(kernel, &t), t)),
                     Err(e) => err = Some(e),
                 }
             }
-        }
     });
     if let Some(e) = err {
         return Err(e);
@@ -394,11 +395,10 @@ pub fn site_table(lowered: &Lowered) -> SiteTable {
                 });
             }
             for c in lowered.module.consts.values() {
-                if c.name.starts_with(&agg_prefix) {
-                    if let Ok(size) = c.ty.size() {
+                if c.name.starts_with(&agg_prefix)
+                    && let Ok(size) = c.ty.size() {
                         st.aggregates.insert(c.name.clone(), size);
                     }
-                }
             }
         }
         Stage::Lowered(Strategy::Table) => {
@@ -566,11 +566,10 @@ fn map_ref_leaves(init: &mut ConstInit, f: &mut impl FnMut(&HostRef) -> ConstIni
 fn addressed_consts(f: &Function) -> Vec<ConstId> {
     let mut out = Vec::new();
     walk_stmts(&f.body, &mut |s| {
-        if let StmtKind::Let { op: Op::ConstAddr(c), .. } = &s.kind {
-            if !out.contains(c) {
+        if let StmtKind::Let { op: Op::ConstAddr(c), .. } = &s.kind
+            && !out.contains(c) {
                 out.push(*c);
             }
-        }
     });
     out
 }
@@ -756,11 +755,10 @@ fn retarget_const_pointers(module: &Module, kernel: &str, k: &mut Function, copi
                     other => {
                         let mut hit = None;
                         other.for_each_operand(|v| hit = hit.or(d(v, &derived)));
-                        if let Some(x) = hit {
-                            if !matches!(other, Op::Load { .. }) {
+                        if let Some(x) = hit
+                            && !matches!(other, Op::Load { .. }) {
                                 err.get_or_insert(escape(x, format!("is used by the operation defining {result}")));
                             }
-                        }
                         None
                     }
                 };

@@ -40,8 +40,8 @@ fn symbol_kernel() -> Module {
     let mut k = mb.kernel("k");
     let arg = k.param(word());
     let out = k.param(gptr(Scalar::U32));
-    let foo = k.op(Op::Ref(HostRef::Symbol("foo".into())));
-    let is_foo = k.eq(arg, foo);
+    let foo_word = k.op(Op::Ref(HostRef::Symbol("foo".into())));
+    let is_foo = k.eq(arg, foo_word);
     k.if_else(
         is_foo,
         |k| {
