@@ -6,6 +6,7 @@
 
 pub mod builder;
 pub mod entity;
+pub mod eval;
 pub mod ir;
 pub mod typing;
 pub mod types;

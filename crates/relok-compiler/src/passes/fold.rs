@@ -9,7 +9,8 @@
 //! left alone even when its operands look constant (DESIGN §8).
 
 use super::{renumber_all, PassError};
-use relok_ir::{BinaryOp, Block, CmpOp, Function, Module, Op, Scalar, StmtKind, Type, UnaryOp, Value};
+use relok_ir::eval::{binary, compare, convert, unary};
+use relok_ir::{Block, Function, Module, Op, Scalar, StmtKind, Type, Value};
 use std::collections::HashMap;
 
 /// Folds operations on constants and `if`s on constant conditions in every
@@ -87,7 +88,7 @@ pub fn eval(f: &Function, op: &Op, result: Value, consts: &HashMap<Value, u64>) 
         }
         Op::Compare(op, x, y) => {
             let ((ty, x), (_, y)) = (c(x)?, c(y)?);
-            Some(compare(op, ty, x, y))
+            Some(compare(op, Some(ty), x, y))
         }
         Op::Select(cond, x, y) => {
             let ((_, cond), (_, x), (_, y)) = (c(cond)?, c(x)?, c(y)?);
@@ -105,178 +106,3 @@ pub fn eval(f: &Function, op: &Op, result: Value, consts: &HashMap<Value, u64>) 
     }
 }
 
-fn f32_of(x: u64) -> f32 {
-    f32::from_bits(x as u32)
-}
-fn f64_of(x: u64) -> f64 {
-    f64::from_bits(x)
-}
-fn of_f32(x: f32) -> u64 {
-    u64::from(x.to_bits())
-}
-fn of_f64(x: f64) -> u64 {
-    x.to_bits()
-}
-fn low32(x: u64) -> u64 {
-    x & 0xffff_ffff
-}
-
-/// `op a` at type `ty`, canonical bits.
-pub(crate) fn unary(op: UnaryOp, ty: Scalar, a: u64) -> u64 {
-    match (op, ty) {
-        (UnaryOp::Neg, Scalar::I32 | Scalar::U32) => low32(a.wrapping_neg()),
-        (UnaryOp::Neg, Scalar::F32) => a ^ 0x8000_0000,
-        (UnaryOp::Neg, Scalar::F64) => a ^ (1 << 63),
-        (UnaryOp::Neg, _) => a.wrapping_neg(),
-        (UnaryOp::Not, Scalar::Bool) => a ^ 1,
-        (UnaryOp::Not, Scalar::I32 | Scalar::U32) => low32(!a),
-        (UnaryOp::Not, _) => !a,
-        (UnaryOp::Abs, Scalar::I32) => u64::from((a as i32).wrapping_abs() as u32),
-        (UnaryOp::Abs, Scalar::I64) => (a as i64).wrapping_abs() as u64,
-        (UnaryOp::Abs, Scalar::F32) => a & 0x7fff_ffff,
-        (UnaryOp::Abs, Scalar::F64) => a & !(1 << 63),
-        (UnaryOp::Abs, _) => a,
-        (UnaryOp::Sqrt, Scalar::F32) => of_f32(f32_of(a).sqrt()),
-        (UnaryOp::Sqrt, Scalar::F64) => of_f64(f64_of(a).sqrt()),
-        (UnaryOp::Sqrt, _) => a,
-    }
-}
-
-macro_rules! int_binary {
-    ($op:expr, $a:expr, $b:expr, $t:ty, $ut:ty) => {{
-        let (a, b): ($t, $t) = ($a, $b);
-        let bits = <$t>::BITS;
-        let r: $t = match $op {
-            BinaryOp::Add => a.wrapping_add(b),
-            BinaryOp::Sub => a.wrapping_sub(b),
-            BinaryOp::Mul => a.wrapping_mul(b),
-            BinaryOp::Div => {
-                if b == 0 {
-                    0
-                } else {
-                    a.wrapping_div(b)
-                }
-            }
-            BinaryOp::Rem => {
-                if b == 0 {
-                    a
-                } else {
-                    a.wrapping_rem(b)
-                }
-            }
-            BinaryOp::Min => a.min(b),
-            BinaryOp::Max => a.max(b),
-            BinaryOp::And => a & b,
-            BinaryOp::Or => a | b,
-            BinaryOp::Xor => a ^ b,
-            BinaryOp::Shl => a.wrapping_shl((b as $ut as u32) % bits),
-            BinaryOp::Shr => a.wrapping_shr((b as $ut as u32) % bits),
-        };
-        r as $ut as u64
-    }};
-}
-
-/// `op a, b` at type `ty`, canonical bits.
-pub(crate) fn binary(op: BinaryOp, ty: Scalar, a: u64, b: u64) -> u64 {
-    match ty {
-        Scalar::I32 => int_binary!(op, a as u32 as i32, b as u32 as i32, i32, u32),
-        Scalar::U32 => int_binary!(op, a as u32, b as u32, u32, u32),
-        Scalar::I64 => int_binary!(op, a as i64, b as i64, i64, u64),
-        Scalar::U64 | Scalar::Word => int_binary!(op, a, b, u64, u64),
-        Scalar::Bool => match op {
-            BinaryOp::And => a & b,
-            BinaryOp::Or => a | b,
-            BinaryOp::Xor => a ^ b,
-            _ => int_binary!(op, a, b, u64, u64) & 1,
-        },
-        Scalar::F32 => {
-            let (x, y) = (f32_of(a), f32_of(b));
-            match op {
-                BinaryOp::Add => of_f32(x + y),
-                BinaryOp::Sub => of_f32(x - y),
-                BinaryOp::Mul => of_f32(x * y),
-                BinaryOp::Div => of_f32(x / y),
-                BinaryOp::Rem => of_f32(x % y),
-                BinaryOp::Min => of_f32(x.min(y)),
-                BinaryOp::Max => of_f32(x.max(y)),
-                _ => low32(int_binary!(op, a, b, u64, u64)),
-            }
-        }
-        Scalar::F64 => {
-            let (x, y) = (f64_of(a), f64_of(b));
-            match op {
-                BinaryOp::Add => of_f64(x + y),
-                BinaryOp::Sub => of_f64(x - y),
-                BinaryOp::Mul => of_f64(x * y),
-                BinaryOp::Div => of_f64(x / y),
-                BinaryOp::Rem => of_f64(x % y),
-                BinaryOp::Min => of_f64(x.min(y)),
-                BinaryOp::Max => of_f64(x.max(y)),
-                _ => int_binary!(op, a, b, u64, u64),
-            }
-        }
-    }
-}
-
-fn cmp_ord<T: PartialOrd>(op: CmpOp, a: T, b: T) -> bool {
-    match op {
-        CmpOp::Eq => a == b,
-        CmpOp::Ne => a != b,
-        CmpOp::Lt => a < b,
-        CmpOp::Le => a <= b,
-        CmpOp::Gt => a > b,
-        CmpOp::Ge => a >= b,
-    }
-}
-
-/// `op a, b` on operands of type `ty`: 0 or 1.
-pub(crate) fn compare(op: CmpOp, ty: Scalar, a: u64, b: u64) -> u64 {
-    u64::from(match ty {
-        Scalar::I32 => cmp_ord(op, a as u32 as i32, b as u32 as i32),
-        Scalar::I64 => cmp_ord(op, a as i64, b as i64),
-        Scalar::F32 => cmp_ord(op, f32_of(a), f32_of(b)),
-        Scalar::F64 => cmp_ord(op, f64_of(a), f64_of(b)),
-        _ => cmp_ord(op, a, b),
-    })
-}
-
-enum Num {
-    Int(i128),
-    F32(f32),
-    F64(f64),
-}
-
-/// `convert a` from `from` to `to` (Rust `as`: float → int truncates and
-/// saturates, NaN gives 0; `bool` from `!= 0`).
-pub(crate) fn convert(from: Scalar, to: Scalar, a: u64) -> u64 {
-    let n = match from {
-        Scalar::I32 => Num::Int(i128::from(a as u32 as i32)),
-        Scalar::I64 => Num::Int(i128::from(a as i64)),
-        Scalar::F32 => Num::F32(f32_of(a)),
-        Scalar::F64 => Num::F64(f64_of(a)),
-        Scalar::Bool | Scalar::U32 | Scalar::U64 | Scalar::Word => Num::Int(i128::from(a)),
-    };
-    match (n, to) {
-        (Num::Int(v), Scalar::Bool) => u64::from(v != 0),
-        (Num::F32(x), Scalar::Bool) => u64::from(x != 0.0),
-        (Num::F64(x), Scalar::Bool) => u64::from(x != 0.0),
-        (Num::Int(v), Scalar::I32) => u64::from(v as i32 as u32),
-        (Num::Int(v), Scalar::U32) => u64::from(v as u32),
-        (Num::Int(v), Scalar::I64) => v as i64 as u64,
-        (Num::Int(v), Scalar::U64 | Scalar::Word) => v as u64,
-        (Num::Int(v), Scalar::F32) => of_f32(v as f32),
-        (Num::Int(v), Scalar::F64) => of_f64(v as f64),
-        (Num::F32(x), Scalar::I32) => u64::from(x as i32 as u32),
-        (Num::F32(x), Scalar::U32) => u64::from(x as u32),
-        (Num::F32(x), Scalar::I64) => x as i64 as u64,
-        (Num::F32(x), Scalar::U64 | Scalar::Word) => x as u64,
-        (Num::F32(x), Scalar::F32) => of_f32(x),
-        (Num::F32(x), Scalar::F64) => of_f64(f64::from(x)),
-        (Num::F64(x), Scalar::I32) => u64::from(x as i32 as u32),
-        (Num::F64(x), Scalar::U32) => u64::from(x as u32),
-        (Num::F64(x), Scalar::I64) => x as i64 as u64,
-        (Num::F64(x), Scalar::U64 | Scalar::Word) => x as u64,
-        (Num::F64(x), Scalar::F32) => of_f32(x as f32),
-        (Num::F64(x), Scalar::F64) => of_f64(x),
-    }
-}

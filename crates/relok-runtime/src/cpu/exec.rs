@@ -13,7 +13,7 @@
 use super::compile::{Addr, Inst, Program, Reg, LOCAL_LIMIT, NO_REG};
 use super::error::{Access, FaultKind};
 use super::memory::{GlobalMem, CONST_BASE, LOCAL_BASE, SHARED_BASE};
-use super::ops;
+use relok_ir::eval as ops;
 use relok_ir::{AddrSpace, Scalar};
 
 /// Deepest call stack a thread may have (frames below the kernel's).

@@ -83,7 +83,6 @@ mod compile;
 mod error;
 mod exec;
 mod memory;
-mod ops;
 mod state;
 
 pub use error::{Access, DeviceError, FaultKind, LaunchError};

@@ -1,11 +1,14 @@
-//! Scalar semantics of the IR's operations on register bits.
+//! Scalar semantics of the IR's operations on value bits: the one
+//! definition that the cpu device executes and the constant folder folds
+//! with (so a folded kernel computes exactly what the oracle computes).
 //!
-//! A register holds a value's bits zero-extended to 64, exactly as
+//! A value is held as a value's bits zero-extended to 64, exactly as
 //! [`relok_ir::Op::Const`] spells them: `bool` is 0 or 1, 32-bit types use
 //! the low half (`i32 -1` is `0xffff_ffff`), `f32` is its bit pattern.
 //! Every function here returns canonical bits for the result type.
 
-use relok_ir::{AtomicOp, BinaryOp, CmpOp, Scalar, UnaryOp};
+use crate::ir::{AtomicOp, BinaryOp, CmpOp, UnaryOp};
+use crate::types::Scalar;
 
 #[inline]
 fn f32_of(x: u64) -> f32 {
@@ -34,7 +37,7 @@ fn low32(x: u64) -> u64 {
 
 /// `op a` at type `ty`.
 #[inline]
-pub(crate) fn unary(op: UnaryOp, ty: Scalar, a: u64) -> u64 {
+pub fn unary(op: UnaryOp, ty: Scalar, a: u64) -> u64 {
     match (op, ty) {
         (UnaryOp::Neg, Scalar::I32 | Scalar::U32) => low32(a.wrapping_neg()),
         (UnaryOp::Neg, Scalar::F32) => a ^ 0x8000_0000,
@@ -90,7 +93,7 @@ macro_rules! int_binary {
 
 /// `op a, b` at type `ty`.
 #[inline]
-pub(crate) fn binary(op: BinaryOp, ty: Scalar, a: u64, b: u64) -> u64 {
+pub fn binary(op: BinaryOp, ty: Scalar, a: u64, b: u64) -> u64 {
     match ty {
         Scalar::I32 => int_binary!(op, a as u32 as i32, b as u32 as i32, i32, u32),
         Scalar::U32 => int_binary!(op, a as u32, b as u32, u32, u32),
@@ -146,7 +149,7 @@ fn cmp_ord<T: PartialOrd>(op: CmpOp, a: T, b: T) -> bool {
 /// `op a, b` where the operands have type `ty` (`None`: pointers, compared
 /// as unsigned addresses).
 #[inline]
-pub(crate) fn compare(op: CmpOp, ty: Option<Scalar>, a: u64, b: u64) -> u64 {
+pub fn compare(op: CmpOp, ty: Option<Scalar>, a: u64, b: u64) -> u64 {
     of_bool(match ty {
         Some(Scalar::I32) => cmp_ord(op, a as u32 as i32, b as u32 as i32),
         Some(Scalar::I64) => cmp_ord(op, a as i64, b as i64),
@@ -165,7 +168,7 @@ enum Num {
 
 /// `convert a` from `from` to `to` (Rust's `as` semantics: float → int
 /// truncates toward zero and saturates, NaN gives 0; `bool` from `!= 0`).
-pub(crate) fn convert(from: Scalar, to: Scalar, a: u64) -> u64 {
+pub fn convert(from: Scalar, to: Scalar, a: u64) -> u64 {
     let n = match from {
         Scalar::I32 => Num::Int(i128::from(a as u32 as i32)),
         Scalar::I64 => Num::Int(i128::from(a as i64)),
@@ -200,7 +203,7 @@ pub(crate) fn convert(from: Scalar, to: Scalar, a: u64) -> u64 {
 
 /// The new memory value of `op` applied to `old` and `v` at integer type `ty`.
 #[inline]
-pub(crate) fn atomic(op: AtomicOp, ty: Scalar, old: u64, v: u64) -> u64 {
+pub fn atomic(op: AtomicOp, ty: Scalar, old: u64, v: u64) -> u64 {
     match op {
         AtomicOp::Add => binary(BinaryOp::Add, ty, old, v),
         AtomicOp::Min => binary(BinaryOp::Min, ty, old, v),
