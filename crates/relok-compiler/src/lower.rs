@@ -82,6 +82,9 @@ pub enum LowerError {
     /// The function is not a kernel.
     #[error("@{0} is not a kernel")]
     NotAKernel(String),
+    /// Lowering produced a use of a value it never defined (a bug).
+    #[error("lowering broke the value numbering: {0}")]
+    Renumber(String),
     /// The module was lowered already.
     #[error("the module is already lowered ({0}); lowering takes a source-stage module")]
     NotSource(Strategy),
@@ -296,7 +299,7 @@ pub fn lower(
                 k.body = prologue;
                 k.body.extend(rest);
             }
-            renumber(&mut k);
+            crate::passes::renumber(&mut k).map_err(|e| LowerError::Renumber(e.to_string()))?;
         }
     }
 
@@ -831,91 +834,6 @@ fn expand_block<V>(
         f(s, values, &mut out);
     }
     out
-}
-
-fn for_each_operand_mut(op: &mut Op, f: &mut impl FnMut(&mut Value)) {
-    match op {
-        Op::Const(_)
-        | Op::VarAddr(_)
-        | Op::ConstAddr(_)
-        | Op::Get(_)
-        | Op::Builtin(_)
-        | Op::Ref(_)
-        | Op::State(_)
-        | Op::BakedWord(_)
-        | Op::Patch(_) => {}
-        Op::WordPtr(a) | Op::Unary(_, a) | Op::Convert(a) | Op::Bitcast(a) | Op::Field { ptr: a, .. } => f(a),
-        Op::Binary(_, a, b) | Op::Compare(_, a, b) | Op::Offset { ptr: a, index: b } | Op::Elem { ptr: a, index: b } => {
-            f(a);
-            f(b);
-        }
-        Op::Select(c, a, b) => {
-            f(c);
-            f(a);
-            f(b);
-        }
-        Op::Load { ptr, index } => {
-            f(ptr);
-            index.iter_mut().for_each(&mut *f);
-        }
-        Op::Call(_, args) => args.iter_mut().for_each(f),
-        Op::Atomic { ptr, index, value, .. } => {
-            f(ptr);
-            index.iter_mut().for_each(&mut *f);
-            f(value);
-        }
-        Op::AtomicCas { ptr, index, expected, new } => {
-            f(ptr);
-            index.iter_mut().for_each(&mut *f);
-            f(expected);
-            f(new);
-        }
-    }
-}
-
-/// Renumbers `f`'s values in definition order (parameters first), the
-/// canonical numbering; values never defined are dropped.
-pub(crate) fn renumber(f: &mut Function) {
-    let mut order: Vec<Value> = f.params.clone();
-    walk_stmts(&f.body, &mut |s| {
-        if let StmtKind::Let { result, .. } = &s.kind {
-            order.push(*result);
-        }
-    });
-    let mut map: Vec<Option<Value>> = vec![None; f.values.len()];
-    let mut values = relok_ir::Arena::new();
-    for &old in &order {
-        map[old.index()] = Some(values.push(f.values[old].clone()));
-    }
-    let m = |v: &mut Value| {
-        if let Some(n) = map.get(v.index()).copied().flatten() {
-            *v = n;
-        }
-    };
-    let mut m = m;
-    f.params.iter_mut().for_each(&mut m);
-    walk_stmts_mut(&mut f.body, &mut |s| match &mut s.kind {
-        StmtKind::Let { result, op } => {
-            m(result);
-            for_each_operand_mut(op, &mut m);
-        }
-        StmtKind::Store { ptr, index, value } => {
-            m(ptr);
-            index.iter_mut().for_each(&mut m);
-            m(value);
-        }
-        StmtKind::Set { value, .. } => m(value),
-        StmtKind::Call(_, args) => args.iter_mut().for_each(&mut m),
-        StmtKind::If { cond, .. } => m(cond),
-        StmtKind::Return(Some(v)) => m(v),
-        StmtKind::Return(None)
-        | StmtKind::Barrier
-        | StmtKind::Loop(_)
-        | StmtKind::Break
-        | StmtKind::Continue
-        | StmtKind::Exit => {}
-    });
-    f.values = values;
 }
 
 /// Rewrites `f`'s function and constant handles (calls, `addr @c`,

@@ -524,6 +524,54 @@ impl Op {
         }
     }
 
+    /// Calls `f` on every operand, mutably, in text order (passes rewrite
+    /// operands through this).
+    pub fn for_each_operand_mut(&mut self, mut f: impl FnMut(&mut Value)) {
+        match self {
+            Op::Const(_)
+            | Op::VarAddr(_)
+            | Op::ConstAddr(_)
+            | Op::Get(_)
+            | Op::Builtin(_)
+            | Op::Ref(_)
+            | Op::State(_)
+            | Op::BakedWord(_)
+            | Op::Patch(_) => {}
+            Op::WordPtr(a) => f(a),
+            Op::Unary(_, a) | Op::Convert(a) | Op::Bitcast(a) => f(a),
+            Op::Field { ptr, .. } => f(ptr),
+            Op::Binary(_, a, b) | Op::Compare(_, a, b) => {
+                f(a);
+                f(b);
+            }
+            Op::Offset { ptr, index } | Op::Elem { ptr, index } => {
+                f(ptr);
+                f(index);
+            }
+            Op::Select(c, a, b) => {
+                f(c);
+                f(a);
+                f(b);
+            }
+            Op::Load { ptr, index } => {
+                f(ptr);
+                index.iter_mut().for_each(&mut f);
+            }
+            Op::Call(_, args) => args.iter_mut().for_each(f),
+            Op::Atomic { ptr, index, value, .. } => {
+                f(ptr);
+                index.iter_mut().for_each(&mut f);
+                f(value);
+            }
+            Op::AtomicCas { ptr, index, expected, new } => {
+                f(ptr);
+                index.iter_mut().for_each(&mut f);
+                f(expected);
+                f(new);
+            }
+        }
+    }
+
     /// Whether the operation has an effect beyond its result (memory writes,
     /// calls): such operations are never removed or merged.
     pub fn has_side_effects(&self) -> bool {

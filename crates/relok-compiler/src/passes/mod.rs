@@ -134,53 +134,6 @@ pub(crate) fn renumber_all(module: &mut Module) -> Result<(), PassError> {
     Ok(())
 }
 
-/// Rewrites every operand of `op` through `f`.
-pub(crate) fn map_op(op: &mut Op, f: &mut impl FnMut(Value) -> Value) {
-    let mut g = |v: &mut Value| *v = f(*v);
-    match op {
-        Op::Const(_)
-        | Op::VarAddr(_)
-        | Op::ConstAddr(_)
-        | Op::Get(_)
-        | Op::Builtin(_)
-        | Op::Ref(_)
-        | Op::State(_)
-        | Op::BakedWord(_)
-        | Op::Patch(_) => {}
-        Op::WordPtr(a) | Op::Unary(_, a) | Op::Convert(a) | Op::Bitcast(a) => g(a),
-        Op::Field { ptr, .. } => g(ptr),
-        Op::Binary(_, a, b) | Op::Compare(_, a, b) => {
-            g(a);
-            g(b);
-        }
-        Op::Offset { ptr, index } | Op::Elem { ptr, index } => {
-            g(ptr);
-            g(index);
-        }
-        Op::Select(c, a, b) => {
-            g(c);
-            g(a);
-            g(b);
-        }
-        Op::Load { ptr, index } => {
-            g(ptr);
-            index.iter_mut().for_each(&mut g);
-        }
-        Op::Call(_, args) => args.iter_mut().for_each(g),
-        Op::Atomic { ptr, index, value, .. } => {
-            g(ptr);
-            index.iter_mut().for_each(&mut g);
-            g(value);
-        }
-        Op::AtomicCas { ptr, index, expected, new } => {
-            g(ptr);
-            index.iter_mut().for_each(&mut g);
-            g(expected);
-            g(new);
-        }
-    }
-}
-
 /// Rewrites the values `stmt` itself reads (not those of nested blocks)
 /// through `f`; with `results`, also the value a `Let` defines.
 pub(crate) fn map_stmt(stmt: &mut Stmt, f: &mut impl FnMut(Value) -> Value, results: bool) {
@@ -273,4 +226,9 @@ pub(crate) fn is_pure(op: &Op) -> bool {
         | Op::Patch(_) => true,
         Op::Get(_) | Op::Load { .. } | Op::Call(..) | Op::Atomic { .. } | Op::AtomicCas { .. } => false,
     }
+}
+
+/// Rewrites every operand of `op` through `f`.
+pub(crate) fn map_op(op: &mut Op, f: &mut impl FnMut(Value) -> Value) {
+    op.for_each_operand_mut(|v| *v = f(*v));
 }
