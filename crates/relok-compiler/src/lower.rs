@@ -737,7 +737,7 @@ fn retarget_const_pointers(module: &Module, kernel: &str, k: &mut Function, copi
             *space = AddrSpace::Local;
         }
     };
-    walk_stmts_mut(body, &mut |s| {
+    relok_ir::walk_stmts_mut(body, &mut |s| {
         let d = |v: Value, derived: &Vec<Option<ConstId>>| derived.get(v.index()).copied().flatten();
         match &mut s.kind {
             StmtKind::Let { result, op } => {
@@ -793,22 +793,8 @@ fn retarget_const_pointers(module: &Module, kernel: &str, k: &mut Function, copi
 
 // ---- IR rewriting helpers ----------------------------------------------
 
-fn walk_stmts_mut(block: &mut Block, f: &mut impl FnMut(&mut Stmt)) {
-    for s in block.iter_mut() {
-        f(s);
-        match &mut s.kind {
-            StmtKind::If { then_body, else_body, .. } => {
-                walk_stmts_mut(then_body, f);
-                walk_stmts_mut(else_body, f);
-            }
-            StmtKind::Loop(body) => walk_stmts_mut(body, f),
-            _ => {}
-        }
-    }
-}
-
 fn walk_lets_mut(block: &mut Block, f: &mut impl FnMut(&mut Op)) {
-    walk_stmts_mut(block, &mut |s| {
+    relok_ir::walk_stmts_mut(block, &mut |s| {
         if let StmtKind::Let { op, .. } = &mut s.kind {
             f(op);
         }
@@ -839,7 +825,7 @@ fn expand_block<V>(
 /// Rewrites `f`'s function and constant handles (calls, `addr @c`,
 /// `ref @c`) through `fm` and `cm`.
 pub(crate) fn remap_items(f: &mut Function, fm: &impl Fn(FuncId) -> FuncId, cm: &impl Fn(ConstId) -> ConstId) {
-    walk_stmts_mut(&mut f.body, &mut |s| match &mut s.kind {
+    relok_ir::walk_stmts_mut(&mut f.body, &mut |s| match &mut s.kind {
         StmtKind::Call(g, _) | StmtKind::Let { op: Op::Call(g, _), .. } => *g = fm(*g),
         StmtKind::Let { op: Op::ConstAddr(c) | Op::Ref(HostRef::Value(c)), .. } => *c = cm(*c),
         _ => {}

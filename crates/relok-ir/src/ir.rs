@@ -651,6 +651,53 @@ pub enum StmtKind {
     Exit,
 }
 
+impl StmtKind {
+    /// Calls `f` on every value this statement itself reads, in text order
+    /// (not those of nested blocks; a `Let`'s result is a definition, not a
+    /// read).
+    pub fn for_each_operand(&self, mut f: impl FnMut(Value)) {
+        match self {
+            StmtKind::Let { op, .. } => op.for_each_operand(f),
+            StmtKind::Store { ptr, index, value } => {
+                f(*ptr);
+                index.iter().copied().for_each(&mut f);
+                f(*value);
+            }
+            StmtKind::Set { value, .. } | StmtKind::Return(Some(value)) => f(*value),
+            StmtKind::Call(_, args) => args.iter().copied().for_each(f),
+            StmtKind::If { cond, .. } => f(*cond),
+            StmtKind::Return(None)
+            | StmtKind::Loop(_)
+            | StmtKind::Barrier
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Exit => {}
+        }
+    }
+
+    /// Calls `f` on every value this statement itself reads, mutably, in
+    /// text order (as [`StmtKind::for_each_operand`]).
+    pub fn for_each_operand_mut(&mut self, mut f: impl FnMut(&mut Value)) {
+        match self {
+            StmtKind::Let { op, .. } => op.for_each_operand_mut(f),
+            StmtKind::Store { ptr, index, value } => {
+                f(ptr);
+                index.iter_mut().for_each(&mut f);
+                f(value);
+            }
+            StmtKind::Set { value, .. } | StmtKind::Return(Some(value)) => f(value),
+            StmtKind::Call(_, args) => args.iter_mut().for_each(f),
+            StmtKind::If { cond, .. } => f(cond),
+            StmtKind::Return(None)
+            | StmtKind::Loop(_)
+            | StmtKind::Barrier
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Exit => {}
+        }
+    }
+}
+
 /// Per-value data.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct ValueData {
@@ -814,6 +861,22 @@ pub fn walk_stmts<'a>(block: &'a [Stmt], f: &mut impl FnMut(&'a Stmt)) {
                 walk_stmts(else_body, f);
             }
             StmtKind::Loop(body) => walk_stmts(body, f),
+            _ => {}
+        }
+    }
+}
+
+/// Visits every statement of `block` mutably, depth first, in text order
+/// (a statement before the blocks nested in it).
+pub fn walk_stmts_mut(block: &mut [Stmt], f: &mut impl FnMut(&mut Stmt)) {
+    for s in block {
+        f(s);
+        match &mut s.kind {
+            StmtKind::If { then_body, else_body, .. } => {
+                walk_stmts_mut(then_body, f);
+                walk_stmts_mut(else_body, f);
+            }
+            StmtKind::Loop(body) => walk_stmts_mut(body, f),
             _ => {}
         }
     }

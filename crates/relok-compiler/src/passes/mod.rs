@@ -137,67 +137,20 @@ pub(crate) fn renumber_all(module: &mut Module) -> Result<(), PassError> {
 /// Rewrites the values `stmt` itself reads (not those of nested blocks)
 /// through `f`; with `results`, also the value a `Let` defines.
 pub(crate) fn map_stmt(stmt: &mut Stmt, f: &mut impl FnMut(Value) -> Value, results: bool) {
-    match &mut stmt.kind {
-        StmtKind::Let { result, op } => {
-            if results {
-                *result = f(*result);
-            }
-            map_op(op, f);
-        }
-        StmtKind::Store { ptr, index, value } => {
-            *ptr = f(*ptr);
-            if let Some(i) = index {
-                *i = f(*i);
-            }
-            *value = f(*value);
-        }
-        StmtKind::Set { value, .. } => *value = f(*value),
-        StmtKind::Call(_, args) => args.iter_mut().for_each(|a| *a = f(*a)),
-        StmtKind::If { cond, .. } => *cond = f(*cond),
-        StmtKind::Return(Some(v)) => *v = f(*v),
-        StmtKind::Return(None)
-        | StmtKind::Loop(_)
-        | StmtKind::Barrier
-        | StmtKind::Break
-        | StmtKind::Continue
-        | StmtKind::Exit => {}
+    if let (true, StmtKind::Let { result, .. }) = (results, &mut stmt.kind) {
+        *result = f(*result);
     }
+    stmt.kind.for_each_operand_mut(|v| *v = f(*v));
 }
 
 /// [`map_stmt`] over `block` and its nested blocks.
 pub(crate) fn map_block(block: &mut Block, f: &mut impl FnMut(Value) -> Value, results: bool) {
-    for s in block {
-        map_stmt(s, f, results);
-        match &mut s.kind {
-            StmtKind::If { then_body, else_body, .. } => {
-                map_block(then_body, f, results);
-                map_block(else_body, f, results);
-            }
-            StmtKind::Loop(body) => map_block(body, f, results),
-            _ => {}
-        }
-    }
+    relok_ir::walk_stmts_mut(block, &mut |s| map_stmt(s, f, results));
 }
 
 /// Calls `f` on every value `block` reads (nested blocks included).
 pub(crate) fn for_each_use(block: &[Stmt], f: &mut impl FnMut(Value)) {
-    relok_ir::walk_stmts(block, &mut |s| match &s.kind {
-        StmtKind::Let { op, .. } => op.for_each_operand(&mut *f),
-        StmtKind::Store { ptr, index, value } => {
-            f(*ptr);
-            index.iter().copied().for_each(&mut *f);
-            f(*value);
-        }
-        StmtKind::Set { value, .. } | StmtKind::Return(Some(value)) => f(*value),
-        StmtKind::Call(_, args) => args.iter().copied().for_each(&mut *f),
-        StmtKind::If { cond, .. } => f(*cond),
-        StmtKind::Return(None)
-        | StmtKind::Loop(_)
-        | StmtKind::Barrier
-        | StmtKind::Break
-        | StmtKind::Continue
-        | StmtKind::Exit => {}
-    });
+    relok_ir::walk_stmts(block, &mut |s| s.kind.for_each_operand(&mut *f));
 }
 
 /// Whether an operation computes its result from its operands alone, with no
@@ -226,9 +179,4 @@ pub(crate) fn is_pure(op: &Op) -> bool {
         | Op::Patch(_) => true,
         Op::Get(_) | Op::Load { .. } | Op::Call(..) | Op::Atomic { .. } | Op::AtomicCas { .. } => false,
     }
-}
-
-/// Rewrites every operand of `op` through `f`.
-pub(crate) fn map_op(op: &mut Op, f: &mut impl FnMut(Value) -> Value) {
-    op.for_each_operand_mut(|v| *v = f(*v));
 }
