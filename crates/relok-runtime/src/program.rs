@@ -26,7 +26,7 @@ use relok_compiler::link::{link, runtime_library, LinkError};
 use relok_compiler::lower::{lower, site_table, LowerError, Lowered};
 use relok_compiler::passes::{optimize, PassError};
 use relok_compiler::reloc::{ManifestError, Site, Target};
-use relok_ir::{FuncKind, Module, Strategy};
+use relok_ir::{FuncKind, Module, Stage, Strategy};
 
 /// Size of a runtime global declared implicitly by a kernel that names it.
 pub const DEFAULT_GLOBAL_SIZE: u64 = 256;
@@ -79,13 +79,12 @@ pub enum ProgramError {
     Launch(#[from] LaunchError),
 }
 
-/// A kernel lowered with one strategy and compiled for the cpu device.
+/// A kernel lowered with one strategy (its module's stage) and compiled for
+/// the cpu device.
 #[derive(Debug)]
 pub struct Compiled {
     /// The lowered module, its frozen manifest and its values.
     pub lowered: Lowered,
-    /// The strategy.
-    pub strategy: Strategy,
     /// For `bake`: the device whose words are baked in.
     pub baked_for: Option<DeviceId>,
     kernel: LoadedKernel,
@@ -136,7 +135,7 @@ pub fn compile(
     };
     let loaded = device.load(&lowered.module, kernel)?;
     let baked_for = (strategy == Strategy::Bake).then(|| DeviceId::of(device));
-    Ok(Compiled { lowered, strategy, baked_for, kernel: loaded })
+    Ok(Compiled { lowered, baked_for, kernel: loaded })
 }
 
 /// Registers a lowered kernel's values and declares its runtime globals.
@@ -168,18 +167,28 @@ pub fn load(session: &Session, device: &CpuDevice, compiled: &Compiled) -> Resul
         }
         return Ok(Loaded { device: id, words: Vec::new(), state: LaunchState::default() });
     }
+    let (words, state) = deliver(session, device, lowered)?;
+    Ok(Loaded { device: id, words, state })
+}
+
+/// The delivery step of loading, for a kernel lowered with `patch` or
+/// `table`: validates the manifest against the code, registers the values,
+/// resolves every record on `device` (words in rank order) and builds the
+/// launch state: the table buffer (`table`) or the patch cells and constant
+/// patches (`patch`).
+pub fn deliver(session: &Session, device: &CpuDevice, lowered: &Lowered) -> Result<(Vec<u64>, LaunchState), ProgramError> {
     lowered.manifest.validate(&site_table(lowered))?;
     register(session, lowered)?;
     let words = session.resolve_manifest(device, &lowered.manifest)?;
     let mut state = LaunchState::default();
-    match compiled.strategy {
-        Strategy::Table if !words.is_empty() => {
+    match lowered.module.stage {
+        Stage::Lowered(Strategy::Table) if !words.is_empty() => {
             let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
             let table = device.alloc(bytes.len() as u64)?;
             device.write(table, &bytes)?;
             state.reloc_table = Some(table);
         }
-        Strategy::Patch => {
+        Stage::Lowered(Strategy::Patch) => {
             for (r, &w) in lowered.manifest.records().iter().zip(&words) {
                 match r.site() {
                     Site::Slot => {
@@ -189,9 +198,9 @@ pub fn load(session: &Session, device: &CpuDevice, compiled: &Compiled) -> Resul
                 }
             }
         }
-        Strategy::Table | Strategy::Bake => {}
+        _ => {}
     }
-    Ok(Loaded { device: id, words, state })
+    Ok((words, state))
 }
 
 /// The table buffer of a loaded `table` kernel, if it has records.

@@ -6,10 +6,11 @@
 //! its message text by the session.
 
 use relok_compiler::lower::lower;
-use relok_compiler::reloc::{Site, Target};
+use relok_compiler::reloc::Target;
 use relok_ir::builder::ModuleBuilder;
 use relok_ir::{AddrSpace, Axis, ConstInit, HostRef, Module, Op, Scalar, Strategy, Type};
 use relok_runtime::cpu::LaunchState;
+use relok_runtime::program;
 use relok_runtime::{CpuDevice, DevicePtr, KernelArg, LaunchConfig, LaunchError, Session};
 
 fn gptr(t: impl Into<Type>) -> Type {
@@ -83,26 +84,12 @@ fn run(strategy: Strategy) {
     }
     assert!(lowered.values.iter().any(|v| Target::Value(v.key) == tbl_target));
 
-    let words = session.resolve_manifest(&dev, &lowered.manifest).unwrap();
-    let mut state = LaunchState { rng_seed: 1, ..LaunchState::default() };
-    match strategy {
-        Strategy::Bake => {}
-        Strategy::Patch => {
-            for (r, &w) in lowered.manifest.records().iter().zip(&words) {
-                match r.site() {
-                    Site::Slot => {
-                        state.patch_cells.set(r.name(), w);
-                    }
-                    Site::Interior { offset } => state.const_patches.push((r.name().to_owned(), offset, w)),
-                }
-            }
-        }
-        Strategy::Table => {
-            let t = dev.alloc(8 * words.len().max(1) as u64).unwrap();
-            dev.write(t, &words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-            state.reloc_table = Some(t);
-        }
-    }
+    // The loader's delivery step (bake needs none: its words are in the code).
+    let mut state = match strategy {
+        Strategy::Bake => LaunchState::default(),
+        _ => program::deliver(&session, &dev, &lowered).unwrap().1,
+    };
+    state.rng_seed = 1;
     let foo_word = session.resolve(&dev, &session.symbol("foo")).unwrap();
     let (out, out32) = (dev.alloc(16).unwrap(), dev.alloc(12).unwrap());
     let loaded = dev.load(&lowered.module, "k").unwrap();
@@ -151,16 +138,10 @@ fn relok_throw_reports_its_message() {
         session.value("str", b"index out of range");
         let resolve = |t: &Target| session.resolve(&dev, t).map_err(|e| e.to_string());
         let lowered = lower(&linked, "k", strategy, Some(&resolve)).unwrap();
-        let words = session.resolve_manifest(&dev, &lowered.manifest).unwrap();
-        let mut state = LaunchState::default();
-        for (r, &w) in lowered.manifest.records().iter().zip(&words) {
-            state.patch_cells.set(r.name(), w);
-        }
-        if !words.is_empty() {
-            let t = dev.alloc(8 * words.len() as u64).unwrap();
-            dev.write(t, &words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-            state.reloc_table = Some(t);
-        }
+        let state = match strategy {
+            Strategy::Bake => LaunchState::default(),
+            _ => program::deliver(&session, &dev, &lowered).unwrap().1,
+        };
         let err = dev.launch_with(&lowered.module, "k", &LaunchConfig::linear(2, 32), &[KernelArg::u32(37)], &state).unwrap_err();
         let LaunchError::Exception { message_word, block, thread, .. } = err else { panic!("{strategy}: {err}") };
         assert_eq!((block, thread), ([1, 0, 0], [5, 0, 0]), "{strategy}");
