@@ -121,17 +121,17 @@ pub fn compile(
         module.clone()
     };
     optimize(&mut m)?;
-    // A first lowering learns the kernel's host objects, so that values are
-    // registered and globals declared before any word is resolved.
-    let survey = lower(&m, kernel, Strategy::Table, None)?;
-    register(session, &survey)?;
     let lowered = match strategy {
         Strategy::Bake => {
+            // Baking resolves words while lowering, so a first lowering
+            // learns the kernel's host objects: values are registered and
+            // globals declared before any word is resolved. (`patch` and
+            // `table` register when they load: see [`deliver`].)
+            register(session, &lower(&m, kernel, Strategy::Table, None)?)?;
             let resolve = |t: &Target| session.resolve(device, t).map_err(|e| e.to_string());
             lower(&m, kernel, Strategy::Bake, Some(&resolve))?
         }
-        Strategy::Table => survey,
-        Strategy::Patch => lower(&m, kernel, Strategy::Patch, None)?,
+        _ => lower(&m, kernel, strategy, None)?,
     };
     let loaded = device.load(&lowered.module, kernel)?;
     let baked_for = (strategy == Strategy::Bake).then(|| DeviceId::of(device));
