@@ -1,0 +1,192 @@
+//! Bundles: a set of artifact entries in one file, for an application to
+//! ship and import (ahead-of-time "precompilation").
+//!
+//! ```text
+//! 0       8     magic "RELOKBDL"
+//! 8       2     format version, little-endian (FORMAT_VERSION)
+//! 10      1     n = length of the identity
+//! 11      n     compiler identity (every entry carries the same)
+//! 11+n    4     count of entries, little-endian
+//! …             per entry: its length (4 bytes, little-endian) and the entry
+//!               framed by [`crate::entry`], in key order
+//! end-32  32    SHA-256 of every byte before it
+//! ```
+//!
+//! A bundle is byte-stable: the same entries give the same bytes whatever
+//! order they were added in. Reading checks the bundle's header, its
+//! checksum and every entry; the count is never used to allocate.
+
+use crate::entry::{self, EntryError, Expect, Kind, MAX_IDENTITY};
+use crate::Key;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// The magic number at offset 0.
+pub const MAGIC: [u8; 8] = *b"RELOKBDL";
+/// The bundle format version this build writes and reads.
+pub const FORMAT_VERSION: u16 = 1;
+
+/// Why bytes are not a usable bundle.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BundleError {
+    /// Too short, or an entry runs past the end.
+    #[error("bundle is truncated")]
+    Truncated,
+    /// Not a bundle.
+    #[error("not a relok bundle (bad magic number)")]
+    Magic,
+    /// Another bundle format version.
+    #[error("bundle format version {found}, this build reads version {expected}")]
+    Version {
+        /// The bundle's version.
+        found: u16,
+        /// [`FORMAT_VERSION`].
+        expected: u16,
+    },
+    /// Built by another compiler: none of its entries could ever be used.
+    #[error("bundle was built by '{found}', this is '{expected}': rebuild it with this relok (`relok precompile`)")]
+    Identity {
+        /// The bundle's identity.
+        found: String,
+        /// Ours.
+        expected: String,
+    },
+    /// The checksum does not match.
+    #[error("bundle checksum mismatch: the file is damaged")]
+    Checksum,
+    /// Bytes after the last entry.
+    #[error("bundle has {0} bytes after its last entry")]
+    Trailing(usize),
+    /// An entry is invalid.
+    #[error("bundle entry {index}: {source}")]
+    Entry {
+        /// Its position.
+        index: usize,
+        /// Why.
+        source: EntryError,
+    },
+}
+
+/// Packs framed artifact entries written by `identity` into a bundle, in
+/// key order (one entry per key).
+pub fn encode<'a>(identity: &str, entries: impl IntoIterator<Item = &'a [u8]>) -> Result<Vec<u8>, EntryError> {
+    let mut by_key = BTreeMap::new();
+    for e in entries {
+        let expect = Expect { kind: Kind::Artifact, identity, key: None };
+        entry::decode(e, &expect)?;
+        by_key.insert(entry::header(e)?.key, e);
+    }
+    let id = &identity.as_bytes()[..identity.len().min(MAX_IDENTITY)];
+    let mut out = Vec::new();
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.push(id.len() as u8);
+    out.extend_from_slice(id);
+    out.extend_from_slice(&(by_key.len() as u32).to_le_bytes());
+    for e in by_key.values() {
+        out.extend_from_slice(&(e.len() as u32).to_le_bytes());
+        out.extend_from_slice(e);
+    }
+    let sum = Sha256::digest(&out);
+    out.extend_from_slice(&sum);
+    Ok(out)
+}
+
+/// The entries of a bundle written by `identity`, each checked, with their
+/// keys, in key order.
+pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<(Key, &'a [u8])>, BundleError> {
+    let mut r = Reader(bytes);
+    if bytes.len() < 11 + 4 + 32 {
+        return Err(BundleError::Truncated);
+    }
+    if r.take(8)? != MAGIC {
+        return Err(BundleError::Magic);
+    }
+    let version = u16::from_le_bytes(r.array()?);
+    if version != FORMAT_VERSION {
+        return Err(BundleError::Version { found: version, expected: FORMAT_VERSION });
+    }
+    let n = usize::from(r.take(1)?[0]);
+    let id = r.take(n)?;
+    if id != identity.as_bytes() {
+        return Err(BundleError::Identity { found: String::from_utf8_lossy(id).into_owned(), expected: identity.to_owned() });
+    }
+    let body = bytes.len() - 32;
+    if Sha256::digest(&bytes[..body]).as_slice() != &bytes[body..] {
+        return Err(BundleError::Checksum);
+    }
+    let mut r = Reader(&r.0[..r.0.len() - 32]);
+    let count = u32::from_le_bytes(r.array()?);
+    let mut out = Vec::new();
+    for index in 0..count as usize {
+        let len = u32::from_le_bytes(r.array()?) as usize;
+        let e = r.take(len)?;
+        let expect = Expect { kind: Kind::Artifact, identity, key: None };
+        let entry_err = |source| BundleError::Entry { index, source };
+        entry::decode(e, &expect).map_err(entry_err)?;
+        out.push((entry::header(e).map_err(entry_err)?.key, e));
+    }
+    if !r.0.is_empty() {
+        return Err(BundleError::Trailing(r.0.len()));
+    }
+    Ok(out)
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], BundleError> {
+        if n > self.0.len() {
+            return Err(BundleError::Truncated);
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], BundleError> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N)?);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: &str = "relok-test-1";
+
+    fn e(k: u8, payload: &[u8]) -> Vec<u8> {
+        entry::encode(Kind::Artifact, ID, Key([k; 32]), payload)
+    }
+
+    #[test]
+    fn round_trip_in_key_order_and_stable() {
+        let (a, b) = (e(2, b"two"), e(1, b"one"));
+        let x = encode(ID, [a.as_slice(), b.as_slice()]).unwrap();
+        let y = encode(ID, [b.as_slice(), a.as_slice(), b.as_slice()]).unwrap();
+        assert_eq!(x, y);
+        let got = decode(&x, ID).unwrap();
+        assert_eq!(got, vec![(Key([1; 32]), b.as_slice()), (Key([2; 32]), a.as_slice())]);
+        assert_eq!(decode(&encode(ID, []).unwrap(), ID).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn damage_is_reported() {
+        let a = e(1, b"one");
+        let x = encode(ID, [a.as_slice()]).unwrap();
+        assert_eq!(decode(&x[..20], ID), Err(BundleError::Truncated));
+        assert!(matches!(decode(&x, "relok-other"), Err(BundleError::Identity { .. })));
+        let mut bad = x.clone();
+        bad[0] = b'X';
+        assert_eq!(decode(&bad, ID), Err(BundleError::Magic));
+        for i in 11..x.len() {
+            let mut bad = x.clone();
+            bad[i] ^= 4;
+            assert!(decode(&bad, ID).is_err(), "byte {i}");
+        }
+        let other = entry::encode(Kind::Artifact, "relok-other", Key([1; 32]), b"x");
+        assert!(encode(ID, [other.as_slice()]).is_err());
+    }
+}
