@@ -459,7 +459,7 @@ impl Store {
         }
         let lock = dir.join(GC_LOCK);
         if os::create_private_file(&lock).is_err() {
-            if !age(&lock).is_some_and(|a| a > LOCK_MAX_AGE) {
+            if age(&lock).is_none_or(|a| a <= LOCK_MAX_AGE) {
                 return;
             }
             let _ = fs::remove_file(&lock);
@@ -553,7 +553,7 @@ impl Inner {
         let mut total: u64 = entries.iter().map(|e| e.len).sum();
         if total > self.config.max_bytes {
             let low_water = self.config.max_bytes / 10 * 8;
-            entries.sort_by(|a, b| (a.modified, a.key).cmp(&(b.modified, b.key)));
+            entries.sort_by_key(|e| (e.modified, e.key));
             let mut kept = Vec::new();
             for e in entries {
                 if total > low_water && fs::remove_file(&e.path).is_ok() {
