@@ -6,16 +6,20 @@
 //!    ─► freeze manifest ─► codegen (PTX | WGSL | cpu) ─► Artifact
 //! ```
 //!
-//! Today the crate holds the front of that pipeline: [`prepare`] verifies a
-//! module and hands back the proof ([`Prepared`]) that later stages take.
-//! Linking, the optimisation passes, relocation lowering and the backends
-//! arrive with the relocation and backend issues, each as a module here.
+//! [`prepare`] verifies a module and hands back the proof ([`Prepared`]);
+//! [`stencil::Stencil`] cuts one kernel and what it depends on out of a
+//! module and links the runtime library ([`link`]) — its text is what a
+//! cache key hashes; [`artifact::compile`] optimises ([`passes`]), lowers
+//! the relocations ([`lower`], records in [`reloc`], state layout in
+//! [`state`]) and generates code into an [`artifact::Artifact`].
 
+pub mod artifact;
 pub mod passes;
 pub mod link;
 pub mod lower;
 pub mod reloc;
 pub mod state;
+pub mod stencil;
 use relok_ir::{Module, ModuleInfo, VerifyErrors};
 
 /// A module that passed verification, with the verifier's analysis.
@@ -33,6 +37,21 @@ pub enum CompileError {
     /// The module is not valid IR.
     #[error(transparent)]
     Verify(#[from] VerifyErrors),
+    /// The module has no function of that name.
+    #[error("no kernel @{0} in the module")]
+    UnknownKernel(String),
+    /// The function is not a kernel.
+    #[error("@{0} is not a kernel")]
+    NotAKernel(String),
+    /// Linking the runtime library failed.
+    #[error("linking: {0}")]
+    Link(#[from] link::LinkError),
+    /// The optimiser rejected the module.
+    #[error("optimising: {0}")]
+    Optimise(#[from] passes::PassError),
+    /// Relocation lowering failed.
+    #[error("lowering: {0}")]
+    Lower(#[from] lower::LowerError),
 }
 
 /// Verifies `module`: the first stage of every compilation.

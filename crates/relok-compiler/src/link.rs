@@ -93,7 +93,7 @@ pub fn runtime_library() -> Result<Module, LinkError> {
 }
 
 /// Functions and constants `f` refers to, in first-use order.
-fn uses(f: &Function) -> (Vec<FuncId>, Vec<ConstId>) {
+pub(crate) fn uses(f: &Function) -> (Vec<FuncId>, Vec<ConstId>) {
     let mut funcs = Vec::new();
     let mut consts = Vec::new();
     walk_stmts(&f.body, &mut |s| match &s.kind {
@@ -104,7 +104,7 @@ fn uses(f: &Function) -> (Vec<FuncId>, Vec<ConstId>) {
     (funcs, consts)
 }
 
-fn init_consts(init: &ConstInit, out: &mut Vec<ConstId>) {
+pub(crate) fn init_consts(init: &ConstInit, out: &mut Vec<ConstId>) {
     match init {
         ConstInit::Ref(HostRef::Value(c)) => out.push(*c),
         ConstInit::Array(items) | ConstInit::Struct(items) => items.iter().for_each(|i| init_consts(i, out)),
@@ -213,7 +213,7 @@ pub fn link(user: &Module, lib: &Module) -> Result<Module, LinkError> {
     Ok(out)
 }
 
-fn remap_init(init: &mut ConstInit, cm: &impl Fn(ConstId) -> ConstId) {
+pub(crate) fn remap_init(init: &mut ConstInit, cm: &impl Fn(ConstId) -> ConstId) {
     match init {
         ConstInit::Ref(HostRef::Value(c)) => *c = cm(*c),
         ConstInit::Array(items) | ConstInit::Struct(items) => items.iter_mut().for_each(|i| remap_init(i, cm)),

@@ -50,7 +50,7 @@ use relok_ir::{
 use std::collections::BTreeMap;
 
 /// A host value a lowered kernel refers to: register it with the session.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct HostValue {
     /// Its stable identity: `ValueKey::of(type_tag, bytes)`.
     pub key: ValueKey,

@@ -115,6 +115,10 @@ impl<K: EntityRef, V> Arena<K, V> {
     pub fn values(&self) -> std::slice::Iter<'_, V> {
         self.items.iter()
     }
+    /// The values, mutably, in handle order.
+    pub fn values_mut(&mut self) -> std::slice::IterMut<'_, V> {
+        self.items.iter_mut()
+    }
 }
 
 impl<K: EntityRef, V> std::ops::Index<K> for Arena<K, V> {

@@ -1,0 +1,326 @@
+//! Artifacts: a compiled kernel that loads without compiling (DESIGN §4,
+//! §5) — its target code, entry, ABI, frozen manifest, host values, key and
+//! the identity of the compiler that made it.
+//!
+//! [`compile`] turns a [`Stencil`] into an [`Artifact`] (optimise, lower
+//! the relocations, generate code). [`Artifact::to_payload`] serialises it
+//! with postcard; a cache frames the payload with its own header and
+//! checksum (`relok_cache::entry`). [`Artifact::from_payload`] and
+//! [`Artifact::check`] are the way back: every field a loader relies on is
+//! checked, each mismatch with its own error.
+//!
+//! Code per target:
+//!
+//! - [`CodeTarget::Cpu`]: the lowered module in canonical text; the cpu
+//!   device interprets it. [`Artifact::lowered`] parses and verifies it.
+//!
+//! [`COMPILER_ID`] is `relok-<version>-<codegen hash>`, the hash set by
+//! `build.rs` over the sources that decide the output: any change to them
+//! is a new identity, hence new keys and a new store folder.
+
+use crate::lower::{lower, HostValue, Lowered, WordResolver};
+use crate::passes::optimize;
+use crate::reloc::FrozenManifest;
+use crate::state::STATE_LAYOUT_VERSION;
+use crate::stencil::Stencil;
+use crate::CompileError;
+use relok_ir::{FuncKind, Stage, Strategy};
+use serde::{Deserialize, Serialize};
+
+/// This compiler's identity: version and codegen hash.
+pub const COMPILER_ID: &str = concat!("relok-", env!("CARGO_PKG_VERSION"), "-", env!("RELOK_CODEGEN_HASH"));
+
+/// What code an artifact carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CodeTarget {
+    /// Lowered IR text, run by the cpu device.
+    Cpu,
+}
+
+impl CodeTarget {
+    /// Every target, in order.
+    pub const ALL: [CodeTarget; 1] = [CodeTarget::Cpu];
+
+    /// The target's name (`cpu`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            CodeTarget::Cpu => "cpu",
+        }
+    }
+
+    /// The target named `name`.
+    pub fn from_name(name: &str) -> Option<CodeTarget> {
+        CodeTarget::ALL.into_iter().find(|t| t.name() == name)
+    }
+}
+
+/// Options that change the generated code (all part of the key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CompileOptions {
+    /// Run the optimiser (inline, fold, CSE, DCE) before lowering.
+    pub optimize: bool,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions { optimize: true }
+    }
+}
+
+impl CompileOptions {
+    /// The options as key bytes.
+    pub fn to_bytes(self) -> Vec<u8> {
+        vec![u8::from(self.optimize)]
+    }
+}
+
+/// How a kernel is called.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Abi {
+    /// The kernel's parameter types, printed.
+    pub params: Vec<String>,
+    /// The kernel-state layout version the code was generated for.
+    pub state_layout: u32,
+}
+
+/// A compiled kernel.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifact {
+    /// The key it was compiled under ([`Stencil::key`]).
+    pub key: [u8; 32],
+    /// [`COMPILER_ID`] of the compiler that made it.
+    pub compiler: String,
+    /// What `code` is.
+    pub target: CodeTarget,
+    /// How host objects reach the code.
+    #[serde(with = "strategy_name")]
+    pub strategy: Strategy,
+    /// The kernel's name in `code`.
+    pub entry: String,
+    /// Parameters and state layout.
+    pub abi: Abi,
+    /// The relocation records (rank = table index).
+    pub manifest: FrozenManifest,
+    /// The host values the records name, for the loader to register.
+    pub values: Vec<HostValue>,
+    /// The target code.
+    pub code: Vec<u8>,
+}
+
+/// Why an artifact cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArtifactError {
+    /// The payload is not a serialised artifact.
+    #[error("artifact payload does not decode: {0}")]
+    Payload(String),
+    /// Made by another compiler build.
+    #[error("artifact was made by '{found}', this is '{expected}'")]
+    Compiler {
+        /// The artifact's compiler.
+        found: String,
+        /// Ours.
+        expected: String,
+    },
+    /// Compiled under another key.
+    #[error("artifact was compiled under another key")]
+    Key,
+    /// For another target or strategy.
+    #[error("artifact is for {found}, expected {expected}")]
+    Mismatch {
+        /// What it is (`cpu/table`).
+        found: String,
+        /// What was asked for.
+        expected: String,
+    },
+    /// Another kernel-state layout.
+    #[error("artifact uses kernel-state layout {found}, this runtime uses {expected}")]
+    StateLayout {
+        /// The artifact's.
+        found: u32,
+        /// [`STATE_LAYOUT_VERSION`].
+        expected: u32,
+    },
+    /// The code does not parse, verify or match the ABI.
+    #[error("artifact code for @{entry}: {reason}")]
+    Code {
+        /// The entry.
+        entry: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Optimises, lowers and generates code for `stencil`: the artifact for
+/// `target` and `strategy`. `words` resolves targets for `bake` (ignored
+/// otherwise).
+pub fn compile(
+    stencil: &Stencil,
+    target: CodeTarget,
+    strategy: Strategy,
+    options: CompileOptions,
+    words: Option<WordResolver<'_>>,
+) -> Result<Artifact, CompileError> {
+    let lowered = lower_stencil(stencil, strategy, options, words)?;
+    let kernel = lowered.module.func_by_name(&lowered.kernel).map(|k| &lowered.module.funcs[k]);
+    let params = kernel
+        .map(|k| k.params.iter().map(|&p| k.values[p].ty.to_string()).collect())
+        .unwrap_or_default();
+    let code = match target {
+        CodeTarget::Cpu => relok_ir::print(&lowered.module).into_bytes(),
+    };
+    Ok(Artifact {
+        key: stencil.key(target, strategy, options),
+        compiler: COMPILER_ID.to_owned(),
+        target,
+        strategy,
+        entry: lowered.kernel,
+        abi: Abi { params, state_layout: STATE_LAYOUT_VERSION },
+        manifest: lowered.manifest,
+        values: lowered.values,
+        code,
+    })
+}
+
+/// Optimises and lowers `stencil` (the first half of [`compile`]). A
+/// `table` lowering tells which host objects a kernel names before any
+/// word is resolved: what `bake` needs first.
+pub fn lower_stencil(
+    stencil: &Stencil,
+    strategy: Strategy,
+    options: CompileOptions,
+    words: Option<WordResolver<'_>>,
+) -> Result<Lowered, CompileError> {
+    let mut m = stencil.module.clone();
+    if options.optimize {
+        optimize(&mut m)?;
+    }
+    Ok(lower(&m, &stencil.kernel, strategy, words)?)
+}
+
+impl Artifact {
+    /// The artifact serialised (postcard).
+    pub fn to_payload(&self) -> Result<Vec<u8>, ArtifactError> {
+        postcard::to_allocvec(self).map_err(|e| ArtifactError::Payload(e.to_string()))
+    }
+
+    /// An artifact from its serialised bytes; trailing bytes are an error.
+    pub fn from_payload(bytes: &[u8]) -> Result<Artifact, ArtifactError> {
+        match postcard::take_from_bytes::<Artifact>(bytes) {
+            Ok((a, [])) => Ok(a),
+            Ok((_, rest)) => Err(ArtifactError::Payload(format!("{} bytes after the artifact", rest.len()))),
+            Err(e) => Err(ArtifactError::Payload(e.to_string())),
+        }
+    }
+
+    /// Checks that this artifact is the one asked for: our compiler, the
+    /// key, target, strategy and state layout.
+    pub fn check(&self, key: &[u8; 32], target: CodeTarget, strategy: Strategy) -> Result<(), ArtifactError> {
+        if self.compiler != COMPILER_ID {
+            return Err(ArtifactError::Compiler { found: self.compiler.clone(), expected: COMPILER_ID.to_owned() });
+        }
+        if &self.key != key {
+            return Err(ArtifactError::Key);
+        }
+        if (self.target, self.strategy) != (target, strategy) {
+            return Err(ArtifactError::Mismatch {
+                found: format!("{}/{}", self.target.name(), self.strategy),
+                expected: format!("{}/{strategy}", target.name()),
+            });
+        }
+        if self.abi.state_layout != STATE_LAYOUT_VERSION {
+            return Err(ArtifactError::StateLayout { found: self.abi.state_layout, expected: STATE_LAYOUT_VERSION });
+        }
+        Ok(())
+    }
+
+    /// The lowered module of a [`CodeTarget::Cpu`] artifact: its code
+    /// parsed and verified, of stage `lowered <strategy>`, with the entry a
+    /// kernel of the ABI's parameters.
+    pub fn lowered(&self) -> Result<Lowered, ArtifactError> {
+        let bad = |reason: String| ArtifactError::Code { entry: self.entry.clone(), reason };
+        let text = std::str::from_utf8(&self.code).map_err(|e| bad(e.to_string()))?;
+        let module = relok_ir::parse(text).map_err(|e| bad(e.to_string()))?;
+        relok_ir::verify(&module).map_err(|e| bad(e.to_string()))?;
+        if module.stage != Stage::Lowered(self.strategy) {
+            return Err(bad(format!("stage {:?}, expected lowered {}", module.stage, self.strategy)));
+        }
+        let k = module.func_by_name(&self.entry).map(|k| &module.funcs[k]);
+        let params: Option<Vec<String>> = k
+            .filter(|k| k.kind == FuncKind::Kernel)
+            .map(|k| k.params.iter().map(|&p| k.values[p].ty.to_string()).collect());
+        if params.as_ref() != Some(&self.abi.params) {
+            return Err(bad("no kernel of the ABI's parameters".into()));
+        }
+        Ok(Lowered { module, kernel: self.entry.clone(), manifest: self.manifest.clone(), values: self.values.clone() })
+    }
+}
+
+/// A [`Strategy`] in serialised form: its name.
+mod strategy_name {
+    use relok_ir::Strategy;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(s: &Strategy, ser: S) -> Result<S::Ok, S::Error> {
+        ser.serialize_str(s.name())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Strategy, D::Error> {
+        let name = <&str>::deserialize(d)?;
+        Strategy::from_name(name).ok_or_else(|| serde::de::Error::custom(format!("unknown strategy {name:?}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const K: &str = "\
+kernel @k(v0: ptr<global, word>) {
+    v1: word = ref :circle
+    store v0, v1
+    return
+}
+";
+
+    fn artifact(strategy: Strategy) -> Artifact {
+        let m = relok_ir::parse(K).unwrap();
+        let s = Stencil::new(&m, "k").unwrap();
+        compile(&s, CodeTarget::Cpu, strategy, CompileOptions::default(), None).unwrap()
+    }
+
+    #[test]
+    fn payload_round_trip_and_checks() {
+        let a = artifact(Strategy::Table);
+        let b = Artifact::from_payload(&a.to_payload().unwrap()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(b.check(&a.key, CodeTarget::Cpu, Strategy::Table), Ok(()));
+        assert_eq!(b.check(&[0; 32], CodeTarget::Cpu, Strategy::Table), Err(ArtifactError::Key));
+        assert_eq!(
+            b.check(&a.key, CodeTarget::Cpu, Strategy::Patch).unwrap_err().to_string(),
+            "artifact is for cpu/table, expected cpu/patch"
+        );
+        let l = b.lowered().unwrap();
+        assert_eq!(l.manifest.len(), 1);
+        assert_eq!(b.abi.params, ["ptr<global, word>"]);
+        let mut other = b.clone();
+        other.compiler = "relok-0.0.0-0".into();
+        assert!(matches!(other.check(&a.key, CodeTarget::Cpu, Strategy::Table), Err(ArtifactError::Compiler { .. })));
+        let mut bad = b;
+        bad.abi.params.clear();
+        assert!(bad.lowered().unwrap_err().to_string().contains("no kernel of the ABI's parameters"));
+    }
+
+    #[test]
+    fn trailing_and_garbage_payloads() {
+        let mut p = artifact(Strategy::Patch).to_payload().unwrap();
+        p.push(0);
+        assert!(Artifact::from_payload(&p).unwrap_err().to_string().contains("1 bytes after"));
+        assert!(Artifact::from_payload(&[0xff; 16]).is_err());
+    }
+
+    #[test]
+    fn compiler_id_has_version_and_hash() {
+        assert!(COMPILER_ID.starts_with(concat!("relok-", env!("CARGO_PKG_VERSION"), "-")));
+        assert_eq!(COMPILER_ID.rsplit('-').next().map(str::len), Some(16));
+    }
+}
