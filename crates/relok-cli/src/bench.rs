@@ -8,6 +8,7 @@
 //! Medians of several runs taken in one process, so that ratios between the
 //! lines are meaningful; absolute times depend on the machine.
 
+use relok_runtime::KernelCache;
 use crate::args::parse_args;
 use crate::examples::EXAMPLES;
 use crate::launch::{run_kernel, Target};
@@ -58,10 +59,12 @@ pub fn run(device: &CpuDevice, quick: bool) -> Result<Vec<Measurement>, String> 
     let args = parse_args(func, &texts)?;
     let config = LaunchConfig { grid: [n.div_ceil(256), 1, 1], block: [256, 1, 1], ..LaunchConfig::default() };
     let session = relok_runtime::Session::new();
-    let target = Target { device, session: &session, strategy: relok_ir::Strategy::Table };
     let saxpy_runs = if quick { 3 } else { 9 };
     let mut rates = Vec::with_capacity(saxpy_runs);
     for _ in 0..saxpy_runs {
+        // A fresh cache each run: every run compiles, as the name says.
+        let cache = KernelCache::uncached();
+        let target = Target { device, session: &session, cache: &cache, strategy: relok_ir::Strategy::Table };
         let t = Instant::now();
         run_kernel(&target, &module, "saxpy", &config, &args).map_err(|e| e.to_string())?;
         rates.push(f64::from(n) / t.elapsed().as_secs_f64());

@@ -2,13 +2,17 @@
 //! its Rust reference, and shows what each computed and how long each step
 //! took. With `--json`, one record per example on its own line, so runs on
 //! two devices can be compared mechanically.
+//!
+//! Kernels come through the kernel cache: a second run in a new process
+//! finds them in the artifact store and compiles nothing; each example says
+//! where its kernel came from and the last line counts the compiles.
 
 use crate::args::{format_buffer, parse_args, ArgValue};
 use crate::examples::{Example, EXAMPLES};
 use crate::launch::{run_kernel, RunError, Target};
 use relok_ir::Strategy;
 use relok_runtime::program::ProgramError;
-use relok_runtime::Session;
+use relok_runtime::{CacheStats, KernelCache, Session};
 
 use relok_runtime::cpu::{CpuDevice, LaunchConfig};
 use std::time::Instant;
@@ -26,6 +30,22 @@ pub struct Outcome {
     pub times_us: Vec<(&'static str, f64)>,
     /// The exception the launch ended with, if any.
     pub exception: Option<String>,
+    /// Where the compiled kernel came from: `compiled`, `artifact store`,
+    /// `bundle` or `memory`.
+    pub source: &'static str,
+}
+
+/// Which tier served a compile, from the cache's counters before and after.
+pub fn served_by(before: &CacheStats, after: &CacheStats) -> &'static str {
+    if after.compiles > before.compiles {
+        "compiled"
+    } else if after.store.hits > before.store.hits {
+        "artifact store"
+    } else if after.bundle.hits > before.bundle.hits {
+        "bundle"
+    } else {
+        "memory"
+    }
 }
 
 /// Runs one example; an error is already rendered.
@@ -49,13 +69,20 @@ pub fn run_example(target: &Target<'_>, example: &'static Example) -> Result<Out
     let inputs = parse_args(kernel, example.args)?;
     lap("inputs", &mut times_us);
     let config = LaunchConfig { grid: example.grid, block: example.block, ..LaunchConfig::default() };
+    let before = target.cache.stats();
+    target
+        .cache
+        .compile(target.session, target.device, &module, example.kernel, target.strategy)
+        .map_err(|e| format!("{}: @{}: {e}", example.file, example.kernel))?;
+    let source = served_by(&before, &target.cache.stats());
+    lap("compile", &mut times_us);
     let outcome = run_kernel(target, &module, example.kernel, &config, &inputs);
-    lap("compile+launch", &mut times_us);
+    lap("load+launch", &mut times_us);
     let out = match (outcome, example.exception) {
         (Err(RunError::Program(e @ ProgramError::Exception { .. })), Some(want)) => {
             let text = e.to_string();
             let matches = matches!(&e, ProgramError::Exception { message, .. } if message == want);
-            return Ok(Outcome { example, args: inputs, matches, times_us, exception: Some(text) });
+            return Ok(Outcome { example, args: inputs, matches, times_us, exception: Some(text), source });
         }
         (Ok(_), Some(want)) => return Err(format!("{}: expected the exception `{want}`", example.file)),
         (Err(e), _) => return Err(e.to_string()),
@@ -63,14 +90,15 @@ pub fn run_example(target: &Target<'_>, example: &'static Example) -> Result<Out
     };
     let expected = (example.reference)(&inputs);
     lap("reference", &mut times_us);
-    Ok(Outcome { example, matches: out.args == expected, args: out.args, times_us, exception: None })
+    Ok(Outcome { example, matches: out.args == expected, args: out.args, times_us, exception: None, source })
 }
 
 /// Runs the demo, printing as it goes; returns whether every example matched.
-pub fn run(device: &CpuDevice, device_name: &str, strategy: Strategy, json: bool) -> bool {
+pub fn run(device: &CpuDevice, device_name: &str, strategy: Strategy, json: bool, cache: &KernelCache) -> bool {
     let mut all_ok = true;
+    let mut sources: Vec<&'static str> = Vec::new();
     let session = Session::new();
-    let target = Target { device, session: &session, strategy };
+    let target = Target { device, session: &session, cache, strategy };
     if !json {
         println!(
             "relok demo on {device_name}, strategy {strategy}: {} examples, each checked against a Rust reference\n",
@@ -81,6 +109,7 @@ pub fn run(device: &CpuDevice, device_name: &str, strategy: Strategy, json: bool
         match run_example(&target, example) {
             Ok(o) => {
                 all_ok &= o.matches;
+                sources.push(o.source);
                 if json {
                     println!("{}", to_json(&o, device_name, strategy));
                 } else {
@@ -100,6 +129,22 @@ pub fn run(device: &CpuDevice, device_name: &str, strategy: Strategy, json: bool
             }
         }
     }
+    let n = |what: &str| sources.iter().filter(|s| **s == what).count();
+    let store = match cache.store() {
+        Some(s) => format!("artifact store {}", s.dir().display()),
+        None => cache.warning().unwrap_or("no artifact store (RELOK_CACHE=off)").to_owned(),
+    };
+    if json {
+        let summary = serde_json::json!({"compiled": n("compiled"), "artifact_store": n("artifact store"), "store": store});
+        println!("{}", serde_json::json!({ "summary": summary }));
+    } else {
+        println!(
+            "kernels: {} compiled, {} from the artifact store, {} from memory or bundles ({store})",
+            n("compiled"),
+            n("artifact store"),
+            n("memory") + n("bundle")
+        );
+    }
     all_ok
 }
 
@@ -113,7 +158,7 @@ fn print_outcome(o: &Outcome) {
         (None, _) => {}
     }
     let steps: Vec<String> = o.times_us.iter().map(|(name, us)| format!("{name} {us:.0} µs")).collect();
-    println!("           time:   {}\n", steps.join(", "));
+    println!("           time:   {}  (kernel: {})\n", steps.join(", "), o.source);
 }
 
 /// The record `--json` prints for one example.
@@ -137,6 +182,7 @@ pub fn to_json(o: &Outcome, device_name: &str, strategy: Strategy) -> serde_json
         "matches_reference": o.matches,
         "result": result,
         "times_us": times,
+        "kernel_from": o.source,
     })
 }
 

@@ -27,6 +27,7 @@
 //!
 //! A file may name several kinds (`test roundtrip` and `test run`).
 
+use relok_runtime::KernelCache;
 use crate::args::{format_buffer, parse_arg, parse_args, parse_dims, ArgValue};
 use crate::launch::{run_kernel, Target};
 use relok_ir::Strategy;
@@ -189,7 +190,7 @@ fn check_run_line(module: &relok_ir::Module, run: &str, device: &CpuDevice) -> R
     }
     let session = Session::new();
     for strategy in strategies {
-        let target = Target { device, session: &session, strategy };
+        let target = Target { device, session: &session, cache: &KernelCache::uncached(), strategy };
         check_outcome(func, &args, expect, run_kernel(&target, module, kernel, &config, &args))
             .map_err(|e| format!("strategy {strategy}: {e}"))?;
     }

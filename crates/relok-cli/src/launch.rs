@@ -1,5 +1,6 @@
 //! Running one kernel with text-given arguments on a device: compile it with
-//! a strategy (link, optimise, lower), deliver its host objects (load),
+//! a strategy through the kernel cache (link, optimise, lower — or a cached
+//! artifact), deliver its host objects (load),
 //! allocate and upload the buffers, resolve symbol arguments to words,
 //! launch, read every buffer back, free. Shared by `relok run`, `relok demo`
 //! and the file tests.
@@ -8,7 +9,8 @@ use crate::args::{from_bytes, to_bytes, ArgValue};
 use relok_ir::{Module, Scalar, Strategy};
 use relok_runtime::cpu::{CpuDevice, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 use relok_runtime::program::{self, ProgramError};
-use relok_runtime::{Session, SessionError};
+use relok_runtime::{KernelCache, Session, SessionError};
+use std::time::Instant;
 
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
@@ -32,15 +34,21 @@ pub struct RunOutput {
     pub args: Vec<ArgValue>,
     /// The interpreter's counters.
     pub stats: LaunchStats,
+    /// Microseconds to get the compiled kernel (compile or cache) and load
+    /// it (deliver its words).
+    pub compile_us: f64,
 }
 
-/// How to run: the device, the session holding host objects, the strategy.
+/// How to run: the device, the session holding host objects, the kernel
+/// cache, the strategy.
 #[derive(Debug)]
 pub struct Target<'a> {
     /// The device.
     pub device: &'a CpuDevice,
     /// Host objects of this process.
     pub session: &'a Session,
+    /// Where compiled kernels come from.
+    pub cache: &'a KernelCache,
     /// How words reach the code.
     pub strategy: Strategy,
 }
@@ -73,8 +81,10 @@ fn upload_and_launch(
     buffers: &mut Vec<DevicePtr>,
 ) -> Result<RunOutput, RunError> {
     let (device, session) = (target.device, target.session);
-    let compiled = program::compile(session, device, module, kernel, target.strategy)?;
+    let start = Instant::now();
+    let compiled = target.cache.compile(session, device, module, kernel, target.strategy)?;
     let loaded = program::load(session, device, &compiled)?;
+    let compile_us = start.elapsed().as_secs_f64() * 1e6;
     let mut kernel_args = Vec::with_capacity(args.len());
     for a in args {
         kernel_args.push(match a {
@@ -104,5 +114,5 @@ fn upload_and_launch(
             }
         });
     }
-    Ok(RunOutput { args: out, stats })
+    Ok(RunOutput { args: out, stats, compile_us })
 }

@@ -5,6 +5,7 @@
 
 pub mod args;
 pub mod bench;
+pub mod cachecmd;
 pub mod demo;
 pub mod diag;
 pub mod examples;

@@ -4,10 +4,11 @@
 
 use clap::{Parser, Subcommand};
 use relok_cli::args::{format_buffer, parse_args, parse_dims, ArgValue, Elem};
-use relok_cli::{demo, launch, source};
+use relok_cli::{cachecmd, demo, launch, source};
+use relok_compiler::artifact::CodeTarget;
 use relok_ir::Strategy;
 use relok_runtime::cpu::LaunchConfig;
-use relok_runtime::{program, Session};
+use relok_runtime::{program, KernelCache, Session};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -87,6 +88,28 @@ enum Command {
         #[arg(long, short, default_value = "table", value_parser = parse_strategy)]
         strategy: Strategy,
     },
+    /// Inspect and maintain the artifact store (RELOK_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/relok or ~/.cache/relok).
+    Cache {
+        #[command(subcommand)]
+        command: CacheCommand,
+    },
+    /// Compile every kernel of the files into a bundle that an application
+    /// ships (load it with `KernelCache::load_bundle` or `relok cache import`).
+    Precompile {
+        /// `.rk` files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The bundle to write.
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Strategies, comma-separated: patch, table (bake cannot be precompiled).
+        #[arg(long, short, default_value = "patch,table", value_delimiter = ',', value_parser = parse_strategy)]
+        strategy: Vec<Strategy>,
+        /// Targets, comma-separated.
+        #[arg(long, short, default_value = "cpu", value_delimiter = ',', value_parser = parse_target)]
+        target: Vec<CodeTarget>,
+    },
     /// Link, optimise and lower one kernel; print the lowered IR and its
     /// frozen manifest (as comments, so the output still parses).
     Lower {
@@ -99,6 +122,37 @@ enum Command {
         #[arg(long, short, default_value = "table", value_parser = parse_strategy)]
         strategy: Strategy,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum CacheCommand {
+    /// Counters summed over every process that used the store, and its size.
+    Stats {
+        /// One JSON record.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One line per entry: key, size, last use, kernel.
+    List {
+        /// One JSON record per entry.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read every entry back as the loader would; exit 1 if any is invalid.
+    Verify,
+    /// Collect now: other builds' folders, stale temporary files, LRU entries over the cap.
+    Gc,
+    /// Remove every entry.
+    Clear,
+    /// Copy a bundle's artifacts into the store.
+    Import {
+        /// A bundle made by `relok precompile`.
+        bundle: PathBuf,
+    },
+}
+
+fn parse_target(s: &str) -> Result<CodeTarget, String> {
+    CodeTarget::from_name(s).ok_or_else(|| format!("unknown target `{s}` (expected cpu)"))
 }
 
 fn parse_strategy(s: &str) -> Result<Strategy, String> {
@@ -117,7 +171,25 @@ fn pick_kernel(src: &source::Source, kernel: Option<String>) -> Result<String, S
     }
 }
 
+/// The kernel cache the environment asks for; a store that was refused is
+/// a warning and the run goes on without it.
+fn kernel_cache() -> KernelCache {
+    let cache = KernelCache::from_env();
+    if let Some(w) = cache.warning() {
+        eprintln!("warning: {w}");
+    }
+    cache
+}
+
 fn main() -> ExitCode {
+    let level = match std::env::var("RELOK_LOG").as_deref() {
+        Ok("error") => tracing::Level::ERROR,
+        Ok("info") => tracing::Level::INFO,
+        Ok("debug") => tracing::Level::DEBUG,
+        Ok("trace") => tracing::Level::TRACE,
+        _ => tracing::Level::WARN,
+    };
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).without_time().with_target(false).init();
     match run(Cli::parse()) {
         Ok(code) => code,
         Err(message) => {
@@ -183,7 +255,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let (dev, dev_name) = demo::open_device(&device)?;
             let start = std::time::Instant::now();
             let session = Session::new();
-            let target = launch::Target { device: &dev, session: &session, strategy };
+            let cache = kernel_cache();
+            let target = launch::Target { device: &dev, session: &session, cache: &cache, strategy };
             let out = launch::run_kernel(&target, &src.module, &kernel, &config, &inputs).map_err(|e| e.to_string())?;
             let elapsed = start.elapsed();
             if json {
@@ -200,6 +273,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 let record = serde_json::json!({
                     "kernel": kernel, "device": dev_name, "strategy": strategy.name(), "grid": config.grid, "block": config.block,
                     "args": args, "steps": out.stats.steps, "time_us": elapsed.as_secs_f64() * 1e6,
+                    "compile_us": out.compile_us, "cache": cache.stats(),
                 });
                 println!("{record}");
             } else {
@@ -208,11 +282,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         println!("{p} = {}", format_buffer(*t, bits, if full { usize::MAX } else { 32 }));
                     }
                 }
+                let st = cache.stats();
+                let from = if st.compiles > 0 { "compiled" } else { "from the artifact store" };
                 eprintln!(
-                    "@{kernel} on {dev_name}: {} threads, {} steps, {:.3} ms",
+                    "@{kernel} on {dev_name}: {} threads, {} steps, {:.3} ms (kernel {from}: {:.0} µs)",
                     out.stats.threads,
                     out.stats.steps,
-                    elapsed.as_secs_f64() * 1e3
+                    elapsed.as_secs_f64() * 1e3,
+                    out.compile_us
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -234,7 +311,87 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Demo { device, json, strategy } => {
             let (dev, dev_name) = demo::open_device(&device)?;
-            Ok(if demo::run(&dev, &dev_name, strategy, json) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            let cache = kernel_cache();
+            Ok(if demo::run(&dev, &dev_name, strategy, json, &cache) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        Command::Cache { command } => cache_command(command),
+        Command::Precompile { files, out, strategy, target } => {
+            let bar = indicatif::ProgressBar::new(0);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+                    .map_err(|e| e.to_string())?,
+            );
+            let mut progress = |done: usize, total: usize, label: &str| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+                bar.set_message(label.to_owned());
+            };
+            let (bytes, items) = cachecmd::precompile(&files, &target, &strategy, &mut progress)?;
+            bar.finish_and_clear();
+            cachecmd::write_atomically(&out, &bytes)?;
+            println!("{}: {} artifacts, {} bytes", out.display(), items.len(), bytes.len());
+            Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn cache_command(command: CacheCommand) -> Result<ExitCode, String> {
+    let store = cachecmd::open_store()?;
+    match command {
+        CacheCommand::Stats { json } => {
+            let r = cachecmd::stats(&store);
+            if json {
+                println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+            } else {
+                let l = &r.lifetime;
+                println!("artifact store  {}", r.dir);
+                println!("compiler        {}", r.compiler);
+                println!("entries         {} ({} bytes of {} allowed)", r.entries, r.bytes, r.max_bytes);
+                println!("hits            {}", l.hits);
+                println!("misses          {}", l.misses);
+                println!("compiles        {}", l.compiles);
+                println!("bytes read      {}", l.bytes_read);
+                println!("bytes written   {}", l.bytes_written);
+                println!("evictions       {}", l.evictions);
+                println!("corrupt         {} (each rebuilt and replaced)", l.corrupt);
+                println!("write errors    {}", l.write_errors);
+            }
+        }
+        CacheCommand::List { json } => {
+            for e in cachecmd::list(&store) {
+                if json {
+                    println!("{}", serde_json::to_string(&e).map_err(|e| e.to_string())?);
+                } else {
+                    println!("{}  {:>8} B  {:>8} s ago  {}", e.key, e.bytes, e.age_s, e.what);
+                }
+            }
+        }
+        CacheCommand::Verify => {
+            let (n, bad) = cachecmd::verify(&store);
+            for (key, why) in &bad {
+                println!("{key}: {why}");
+            }
+            println!("{n} entries, {} invalid", bad.len());
+            if !bad.is_empty() {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        CacheCommand::Gc => {
+            let r = store.collect();
+            println!(
+                "{} entries ({} bytes) kept, {} evicted, {} stale temporary files and {} old folders removed",
+                r.entries,
+                r.bytes,
+                r.evicted,
+                r.temps_removed,
+                r.folders_removed.len()
+            );
+        }
+        CacheCommand::Clear => println!("{} files removed", store.clear()),
+        CacheCommand::Import { bundle } => {
+            let n = cachecmd::import(&store, &bundle)?;
+            println!("{n} artifacts imported into {}", store.dir().display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

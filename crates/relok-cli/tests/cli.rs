@@ -2,8 +2,9 @@
 
 use std::process::Command;
 
+/// `relok` with the artifact cache off (the store has its own tests).
 fn relok(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_relok")).args(args).output().expect("relok runs")
+    Command::new(env!("CARGO_BIN_EXE_relok")).args(args).env("RELOK_CACHE", "off").output().expect("relok runs")
 }
 
 fn repo(path: &str) -> String {
@@ -30,10 +31,13 @@ fn demo_runs_every_example_and_they_match() {
     let out = relok(&["demo", "--json"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "demo failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let records: Vec<serde_json::Value> =
+    let mut records: Vec<serde_json::Value> =
         stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON record per line")).collect();
+    let summary = records.pop().expect("a summary record");
+    assert_eq!(summary["summary"]["compiled"], 9, "{summary}");
     assert_eq!(records.len(), 9);
     for r in &records {
+        assert_eq!(r["kernel_from"], "compiled", "{r}");
         assert_eq!(r["matches_reference"], true, "{r}");
         assert_eq!(r["device"], "cpu:0");
         assert_eq!(r["strategy"], "table");

@@ -1,6 +1,7 @@
 //! Every example kernel runs on the cpu device and matches its Rust
 //! reference; every example file is in canonical form.
 
+use relok_runtime::KernelCache;
 use relok_cli::demo::run_example;
 use relok_cli::examples::EXAMPLES;
 use relok_cli::launch::Target;
@@ -14,7 +15,7 @@ fn examples_match_their_rust_reference() {
     let session = Session::new();
     assert_eq!(EXAMPLES.len(), 9);
     for strategy in Strategy::ALL {
-        let target = Target { device: &device, session: &session, strategy };
+        let target = Target { device: &device, session: &session, cache: &KernelCache::uncached(), strategy };
         for example in EXAMPLES {
             let outcome = run_example(&target, example).unwrap_or_else(|e| panic!("{}: {e}", example.name));
             assert!(outcome.matches, "{} ({strategy}): result differs from the Rust reference", example.name);
@@ -37,7 +38,7 @@ fn a_wrong_reference_would_be_caught() {
     // The comparison is real: perturb one output element and it fails.
     let device = CpuDevice::new(1);
     let session = Session::new();
-    let target = Target { device: &device, session: &session, strategy: Strategy::Table };
+    let target = Target { device: &device, session: &session, cache: &KernelCache::uncached(), strategy: Strategy::Table };
     let example = &EXAMPLES[0];
     let mut outcome = run_example(&target, example).expect("saxpy runs");
     if let relok_cli::args::ArgValue::Buffer(_, bits) = &mut outcome.args[example.output] {

@@ -41,8 +41,13 @@ pub enum CompileError {
     #[error("no kernel @{0} in the module")]
     UnknownKernel(String),
     /// The function is not a kernel.
-    #[error("@{0} is not a kernel")]
-    NotAKernel(String),
+    #[error("@{name} is {what}, not a kernel")]
+    NotAKernel {
+        /// The function.
+        name: String,
+        /// What it is (`a device function`, `an imported function`).
+        what: &'static str,
+    },
     /// Linking the runtime library failed.
     #[error("linking: {0}")]
     Link(#[from] link::LinkError),

@@ -38,8 +38,13 @@ impl Stencil {
     /// The stencil of `kernel` in `module` (a verified source module).
     pub fn new(module: &Module, kernel: &str) -> Result<Stencil, CompileError> {
         let kid = module.func_by_name(kernel).ok_or_else(|| CompileError::UnknownKernel(kernel.to_owned()))?;
-        if module.funcs[kid].kind != FuncKind::Kernel {
-            return Err(CompileError::NotAKernel(kernel.to_owned()));
+        let what = match module.funcs[kid].kind {
+            FuncKind::Kernel => None,
+            FuncKind::Device => Some("a device function"),
+            FuncKind::Import => Some("an imported function"),
+        };
+        if let Some(what) = what {
+            return Err(CompileError::NotAKernel { name: kernel.to_owned(), what });
         }
         let mut m = extract(module, kid);
         if m.funcs.values().any(|f| f.kind == FuncKind::Import) {
@@ -198,6 +203,6 @@ kernel @b(v0: ptr<global, u32>) {
     fn errors_name_the_kernel() {
         let m = relok_ir::parse(TWO).unwrap();
         assert_eq!(Stencil::new(&m, "zz").unwrap_err().to_string(), "no kernel @zz in the module");
-        assert_eq!(Stencil::new(&m, "sq").unwrap_err().to_string(), "@sq is not a kernel");
+        assert_eq!(Stencil::new(&m, "sq").unwrap_err().to_string(), "@sq is a device function, not a kernel");
     }
 }

@@ -5,8 +5,11 @@
 //! - [`session`]: host objects (symbols, values, runtime globals) and their
 //!   words per device;
 //! - [`program`]: compile → load → launch of a kernel with its host objects
-//!   delivered by one strategy (bake, patch, table).
+//!   delivered by one strategy (bake, patch, table);
+//! - [`cache`]: the kernel cache of a process — memory, bundles and the
+//!   artifact store on disk in front of compiling.
 
+pub mod cache;
 pub mod cpu;
 pub mod program;
 pub mod session;
@@ -15,5 +18,6 @@ pub use cpu::{
     Access, CpuDevice, DevicePtr, DeviceError, FaultKind, KernelArg, LaunchConfig, LaunchError, LaunchState, LaunchStats,
     LoadedKernel, PatchCells,
 };
+pub use cache::{CacheStats, KernelCache};
 pub use program::{Compiled, Loaded, ProgramError};
 pub use session::{DeviceId, Session, SessionError};

@@ -10,6 +10,9 @@
 //!          an exception's message word back to its text
 //! ```
 //!
+//! [`compile`] has no cache; [`crate::cache::KernelCache`] puts the tiers
+//! of DESIGN §5 in front of the same steps.
+//!
 //! A [`Compiled`] kernel holds no device addresses unless it is baked, so
 //! one compiled patch or table kernel loads on every device; a [`Loaded`]
 //! kernel is one (kernel, device) pair: its table buffer or patch cells.
@@ -22,11 +25,12 @@ use crate::cpu::{
     CpuDevice, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchError, LaunchState, LaunchStats, LoadedKernel,
 };
 use crate::session::{DeviceId, Session, SessionError};
-use relok_compiler::link::{link, runtime_library, LinkError};
-use relok_compiler::lower::{lower, site_table, LowerError, Lowered};
-use relok_compiler::passes::{optimize, PassError};
+use relok_compiler::artifact::{self, lower_stencil, Artifact, ArtifactError, CodeTarget, CompileOptions};
+use relok_compiler::lower::{site_table, Lowered};
 use relok_compiler::reloc::{ManifestError, Site, Target};
-use relok_ir::{FuncKind, Module, Stage, Strategy};
+use relok_compiler::stencil::Stencil;
+use relok_compiler::CompileError;
+use relok_ir::{Module, Stage, Strategy};
 
 /// Size of a runtime global declared implicitly by a kernel that names it.
 pub const DEFAULT_GLOBAL_SIZE: u64 = 256;
@@ -34,15 +38,13 @@ pub const DEFAULT_GLOBAL_SIZE: u64 = 256;
 /// Why compiling, loading or launching failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ProgramError {
-    /// Linking the runtime library failed.
-    #[error("linking: {0}")]
-    Link(#[from] LinkError),
-    /// The optimiser rejected the module.
-    #[error("optimising: {0}")]
-    Optimise(#[from] PassError),
-    /// Relocation lowering failed.
-    #[error("lowering: {0}")]
-    Lower(#[from] LowerError),
+    /// Compiling failed (no such kernel, linking, optimising, lowering).
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+    /// An artifact is not usable (only from a fresh compile: a cached one
+    /// that is not usable is rebuilt).
+    #[error("loading artifact: {0}")]
+    Artifact(#[from] ArtifactError),
     /// A host object could not be resolved.
     #[error("resolving host objects: {0}")]
     Session(#[from] SessionError),
@@ -85,6 +87,8 @@ pub enum ProgramError {
 pub struct Compiled {
     /// The lowered module, its frozen manifest and its values.
     pub lowered: Lowered,
+    /// The key it was compiled under (see [`Stencil::key`]).
+    pub key: [u8; 32],
     /// For `bake`: the device whose words are baked in.
     pub baked_for: Option<DeviceId>,
     kernel: LoadedKernel,
@@ -101,8 +105,9 @@ pub struct Loaded {
     pub state: LaunchState,
 }
 
-/// Links, optimises and lowers `kernel` of `module` with `strategy`. The
-/// device is used only by `bake`, whose words are resolved on it.
+/// Links, optimises and lowers `kernel` of `module` with `strategy`, with
+/// no cache. The device is used only by `bake`, whose words are resolved
+/// on it. [`crate::cache::KernelCache::compile`] is the cached way.
 pub fn compile(
     session: &Session,
     device: &CpuDevice,
@@ -110,32 +115,45 @@ pub fn compile(
     kernel: &str,
     strategy: Strategy,
 ) -> Result<Compiled, ProgramError> {
-    match module.func_by_name(kernel).map(|id| module.funcs[id].kind) {
-        Some(FuncKind::Kernel) => {}
-        Some(_) => return Err(LaunchError::NotAKernel { name: kernel.to_owned() }.into()),
-        None => return Err(LaunchError::UnknownKernel { name: kernel.to_owned() }.into()),
-    }
-    let mut m = if module.funcs.values().any(|f| f.kind == FuncKind::Import) {
-        link(module, &runtime_library()?)?
+    let stencil = Stencil::new(module, kernel)?;
+    let artifact = build(session, device, &stencil, strategy, CompileOptions::default())?;
+    instantiate(device, &artifact, (strategy == Strategy::Bake).then(|| DeviceId::of(device)))
+}
+
+/// Compiles a stencil into an artifact for the cpu device. For `bake`, a
+/// first `table` lowering learns the kernel's host objects so that values
+/// are registered and globals declared before any word is resolved
+/// (`patch` and `table` register when they load: see [`deliver`]).
+pub(crate) fn build(
+    session: &Session,
+    device: &CpuDevice,
+    stencil: &Stencil,
+    strategy: Strategy,
+    options: CompileOptions,
+) -> Result<Artifact, ProgramError> {
+    Ok(if strategy == Strategy::Bake {
+        register(session, &lower_stencil(stencil, Strategy::Table, options, None)?)?;
+        let resolve = |t: &Target| session.resolve(device, t).map_err(|e| e.to_string());
+        artifact::compile(stencil, CodeTarget::Cpu, strategy, options, Some(&resolve))?
     } else {
-        module.clone()
-    };
-    optimize(&mut m)?;
-    let lowered = match strategy {
-        Strategy::Bake => {
-            // Baking resolves words while lowering, so a first lowering
-            // learns the kernel's host objects: values are registered and
-            // globals declared before any word is resolved. (`patch` and
-            // `table` register when they load: see [`deliver`].)
-            register(session, &lower(&m, kernel, Strategy::Table, None)?)?;
-            let resolve = |t: &Target| session.resolve(device, t).map_err(|e| e.to_string());
-            lower(&m, kernel, Strategy::Bake, Some(&resolve))?
-        }
-        _ => lower(&m, kernel, strategy, None)?,
-    };
-    let loaded = device.load(&lowered.module, kernel)?;
-    let baked_for = (strategy == Strategy::Bake).then(|| DeviceId::of(device));
-    Ok(Compiled { lowered, baked_for, kernel: loaded })
+        artifact::compile(stencil, CodeTarget::Cpu, strategy, options, None)?
+    })
+}
+
+/// Makes an artifact runnable on the cpu device: its code parsed and
+/// verified (the same path for a fresh compile and a cached one), then
+/// compiled by the device.
+pub(crate) fn instantiate(
+    device: &CpuDevice,
+    artifact: &Artifact,
+    baked_for: Option<DeviceId>,
+) -> Result<Compiled, ProgramError> {
+    let lowered = artifact.lowered()?;
+    if artifact.strategy != Strategy::Bake {
+        lowered.manifest.validate(&site_table(&lowered))?;
+    }
+    let kernel = device.load(&lowered.module, &lowered.kernel)?;
+    Ok(Compiled { lowered, key: artifact.key, baked_for, kernel })
 }
 
 /// Registers a lowered kernel's values and declares its runtime globals.

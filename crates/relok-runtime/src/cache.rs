@@ -1,0 +1,285 @@
+//! The kernel cache of a process (DESIGN §5): [`KernelCache::compile`] puts
+//! three tiers in front of compiling.
+//!
+//! ```text
+//! compile(module, kernel, strategy)
+//!   stencil + key ─► memory: this process's compiled kernels     (patch, table)
+//!                    baked: per (key, device), never on disk      (bake)
+//!                 ─► bundles loaded by the application (load_bundle)
+//!                 ─► the artifact store on disk (relok_cache::Store)
+//!                 ─► compile; the artifact goes to the store
+//! ```
+//!
+//! An artifact from a bundle or the store is checked (payload, compiler,
+//! key, target, strategy, state layout), parsed, verified and its manifest
+//! validated against its code before it is used; anything wrong is counted
+//! as corrupt, the entry is removed and the kernel is compiled and stored
+//! again. A store that cannot be opened leaves the cache running without
+//! it, with the reason in [`KernelCache::warning`]. Nothing baked reaches
+//! the disk.
+
+use crate::cpu::CpuDevice;
+use crate::program::{build, instantiate, Compiled, ProgramError};
+use crate::session::{DeviceId, Session};
+use relok_cache::bundle::{self, BundleError};
+use relok_cache::{Key, Lookup, Store, StoreConfig, StoreError, TierStats};
+use relok_compiler::artifact::{Artifact, CodeTarget, CompileOptions, COMPILER_ID};
+use relok_compiler::stencil::Stencil;
+use relok_ir::{Module, Strategy};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// What the tiers of a [`KernelCache`] did in this process.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CacheStats {
+    /// Kernels compiled (every tier missed).
+    pub compiles: u64,
+    /// This process's compiled kernels, patch and table (hits, misses).
+    pub memory: TierStats,
+    /// Baked kernels per device (hits, misses).
+    pub baked: TierStats,
+    /// Bundles loaded by the application (hits, misses, corrupt).
+    pub bundle: TierStats,
+    /// The artifact store on disk (all counters); zero without a store.
+    pub store: TierStats,
+}
+
+/// A process's kernel cache. Share one per process (`&self` everywhere).
+#[derive(Debug)]
+pub struct KernelCache {
+    store: Option<Store>,
+    warning: Option<String>,
+    options: CompileOptions,
+    memory: Mutex<HashMap<Key, Arc<Compiled>>>,
+    baked: Mutex<HashMap<(Key, DeviceId), Arc<Compiled>>>,
+    bundles: Mutex<HashMap<Key, Arc<[u8]>>>,
+    counts: [AtomicU64; 7],
+}
+
+/// Indices into `counts`.
+#[derive(Clone, Copy)]
+enum Count {
+    Compiles,
+    MemoryHits,
+    MemoryMisses,
+    BakedHits,
+    BakedMisses,
+    BundleHits,
+    BundleCorrupt,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The store configuration of this compiler under `root`, with the size
+/// cap from `RELOK_CACHE_MAX_BYTES` (a number with an optional `K`, `M`
+/// or `G` suffix, powers of 1024) when set.
+pub fn store_config(root: &Path) -> Result<StoreConfig, String> {
+    let mut config = StoreConfig::artifacts(root, COMPILER_ID);
+    if let Ok(v) = std::env::var("RELOK_CACHE_MAX_BYTES") {
+        config.max_bytes = parse_size(&v).ok_or_else(|| format!("RELOK_CACHE_MAX_BYTES={v:?} is not a size"))?;
+    }
+    Ok(config)
+}
+
+/// `123`, `64K`, `500M`, `1G` (powers of 1024).
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mul) = match s.char_indices().last()? {
+        (i, 'k' | 'K') => (&s[..i], 1u64 << 10),
+        (i, 'm' | 'M') => (&s[..i], 1 << 20),
+        (i, 'g' | 'G') => (&s[..i], 1 << 30),
+        _ => (s, 1),
+    };
+    num.trim().parse::<u64>().ok()?.checked_mul(mul)
+}
+
+impl KernelCache {
+    fn new(store: Option<Store>, warning: Option<String>) -> KernelCache {
+        KernelCache {
+            store,
+            warning,
+            options: CompileOptions::default(),
+            memory: Mutex::default(),
+            baked: Mutex::default(),
+            bundles: Mutex::default(),
+            counts: Default::default(),
+        }
+    }
+
+    /// A cache with no store: memory and bundles only.
+    pub fn uncached() -> KernelCache {
+        KernelCache::new(None, None)
+    }
+
+    /// A cache over `store`.
+    pub fn with_store(store: Store) -> KernelCache {
+        KernelCache::new(Some(store), None)
+    }
+
+    /// A cache over the store of this compiler under `root`.
+    pub fn open(root: &Path) -> Result<KernelCache, StoreError> {
+        let config = store_config(root).map_err(|reason| StoreError::Insecure { path: root.to_owned(), reason })?;
+        Ok(KernelCache::with_store(Store::open(config)?))
+    }
+
+    /// The cache the environment asks for: the store under
+    /// [`relok_cache::default_root`] unless `RELOK_CACHE=off`. A store that
+    /// cannot be opened (unsafe folder, read-only file system, bad
+    /// settings) gives a cache without one, and [`KernelCache::warning`]
+    /// says why.
+    pub fn from_env() -> KernelCache {
+        let Some(root) = relok_cache::default_root() else { return KernelCache::uncached() };
+        let opened = store_config(&root).and_then(|c| Store::open(c).map_err(|e| e.to_string()));
+        match opened {
+            Ok(store) => KernelCache::with_store(store),
+            Err(why) => {
+                let warning = format!("artifact cache disabled for this run: {why}");
+                tracing::warn!("{warning}");
+                KernelCache::new(None, Some(warning))
+            }
+        }
+    }
+
+    /// The store, if there is one.
+    pub fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+
+    /// Why the store is missing, when it was asked for and refused.
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
+    }
+
+    /// What every tier did in this process.
+    pub fn stats(&self) -> CacheStats {
+        let c = |i: Count| self.counts[i as usize].load(Ordering::Relaxed);
+        CacheStats {
+            compiles: c(Count::Compiles),
+            memory: TierStats { hits: c(Count::MemoryHits), misses: c(Count::MemoryMisses), ..TierStats::default() },
+            baked: TierStats { hits: c(Count::BakedHits), misses: c(Count::BakedMisses), ..TierStats::default() },
+            bundle: TierStats { hits: c(Count::BundleHits), corrupt: c(Count::BundleCorrupt), ..TierStats::default() },
+            store: self.store.as_ref().map(Store::stats).unwrap_or_default(),
+        }
+    }
+
+    fn count(&self, i: Count) {
+        self.counts[i as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Makes the artifacts of a bundle (e.g. `include_bytes!` of a file
+    /// made by `relok precompile`) available to [`KernelCache::compile`]:
+    /// a program that ships its bundle starts with zero compiles. Returns
+    /// how many artifacts it holds. Entries are checked now (framing,
+    /// checksum) and again when used (artifact).
+    pub fn load_bundle(&self, bytes: &[u8]) -> Result<usize, BundleError> {
+        let entries = bundle::decode(bytes, COMPILER_ID)?;
+        let mut map = lock(&self.bundles);
+        for (key, entry) in &entries {
+            let payload = relok_cache::entry::decode(
+                entry,
+                &relok_cache::entry::Expect { kind: relok_cache::entry::Kind::Artifact, identity: COMPILER_ID, key: Some(*key) },
+            )
+            .map_err(|source| BundleError::Entry { index: 0, source })?;
+            map.insert(*key, Arc::from(payload));
+        }
+        Ok(entries.len())
+    }
+
+    /// Compiles `kernel` of `module` with `strategy`, or takes it from a
+    /// tier (see the module docs). The device runs the code and, for
+    /// `bake`, gives the words.
+    pub fn compile(
+        &self,
+        session: &Session,
+        device: &CpuDevice,
+        module: &Module,
+        kernel: &str,
+        strategy: Strategy,
+    ) -> Result<Arc<Compiled>, ProgramError> {
+        let stencil = Stencil::new(module, kernel)?;
+        let key = Key(stencil.key(CodeTarget::Cpu, strategy, self.options));
+        if strategy == Strategy::Bake {
+            let slot = (key, DeviceId::of(device));
+            if let Some(c) = lock(&self.baked).get(&slot) {
+                self.count(Count::BakedHits);
+                return Ok(Arc::clone(c));
+            }
+            self.count(Count::BakedMisses);
+            self.count(Count::Compiles);
+            let artifact = build(session, device, &stencil, strategy, self.options)?;
+            let c = Arc::new(instantiate(device, &artifact, Some(slot.1))?);
+            return Ok(Arc::clone(lock(&self.baked).entry(slot).or_insert(c)));
+        }
+        if let Some(c) = lock(&self.memory).get(&key) {
+            self.count(Count::MemoryHits);
+            return Ok(Arc::clone(c));
+        }
+        self.count(Count::MemoryMisses);
+        let compiled = match self.cached(device, key, strategy) {
+            Some(c) => c,
+            None => {
+                self.count(Count::Compiles);
+                self.compile_and_store(session, device, &stencil, key, strategy)?
+            }
+        };
+        Ok(Arc::clone(lock(&self.memory).entry(key).or_insert(Arc::new(compiled))))
+    }
+
+    /// The kernel from a bundle or the store, if either holds a usable one.
+    fn cached(&self, device: &CpuDevice, key: Key, strategy: Strategy) -> Option<Compiled> {
+        let bundled = lock(&self.bundles).get(&key).cloned();
+        if let Some(payload) = bundled {
+            match usable(device, &payload, key, strategy) {
+                Ok(c) => {
+                    self.count(Count::BundleHits);
+                    return Some(c);
+                }
+                Err(e) => {
+                    tracing::warn!("bundled artifact {key} rejected: {e}");
+                    self.count(Count::BundleCorrupt);
+                    lock(&self.bundles).remove(&key);
+                }
+            }
+        }
+        let store = self.store.as_ref()?;
+        match store.get(key) {
+            Lookup::Hit(payload) => match usable(device, &payload, key, strategy) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    store.reject(key, &e.to_string());
+                    None
+                }
+            },
+            Lookup::Miss | Lookup::Rejected(_) => None,
+        }
+    }
+
+    fn compile_and_store(
+        &self,
+        session: &Session,
+        device: &CpuDevice,
+        stencil: &Stencil,
+        key: Key,
+        strategy: Strategy,
+    ) -> Result<Compiled, ProgramError> {
+        let artifact = build(session, device, stencil, strategy, self.options)?;
+        if let Some(store) = &self.store {
+            store.count_compile();
+            // A failed write is counted by the store; the run goes on.
+            let _ = store.put(key, &artifact.to_payload()?);
+        }
+        instantiate(device, &artifact, None)
+    }
+}
+
+/// An artifact payload checked and instantiated for `key` and `strategy`.
+fn usable(device: &CpuDevice, payload: &[u8], key: Key, strategy: Strategy) -> Result<Compiled, ProgramError> {
+    let artifact = Artifact::from_payload(payload)?;
+    artifact.check(&key.0, CodeTarget::Cpu, strategy)?;
+    instantiate(device, &artifact, None)
+}
