@@ -108,6 +108,11 @@ impl Counters {
         self.0[c as usize].fetch_add(n, Ordering::Relaxed);
     }
 
+    pub(crate) fn sub(&self, c: Counter, n: u64) {
+        // Saturating: a counter never wraps below zero.
+        let _ = self.0[c as usize].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |x| Some(x.saturating_sub(n)));
+    }
+
     pub(crate) fn snapshot(&self) -> TierStats {
         TierStats::from_fields(std::array::from_fn(|i| self.0[i].load(Ordering::Relaxed)))
     }

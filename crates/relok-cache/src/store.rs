@@ -337,10 +337,12 @@ impl Store {
         })
     }
 
-    /// Removes `key`'s entry (its payload was unusable) and counts it as
-    /// corrupt.
+    /// Removes `key`'s entry after a hit whose payload the caller could not
+    /// use: that lookup counts as a miss and the entry as corrupt.
     pub fn reject(&self, key: Key, why: &str) {
         tracing::warn!("artifact cache entry {key} rejected: {why}; it will be rebuilt");
+        self.inner.counters.sub(Counter::Hits, 1);
+        self.inner.counters.add(Counter::Misses, 1);
         self.inner.counters.add(Counter::Corrupt, 1);
         let _ = fs::remove_file(self.entry_path(key));
     }

@@ -200,6 +200,48 @@ kernel @b(v0: ptr<global, u32>) {
     }
 
     #[test]
+    fn every_keyed_input_changes_the_key() {
+        let base = KeyInputs {
+            compiler: "relok-0.1.0-aaaa",
+            state_layout: 1,
+            target: CodeTarget::Cpu,
+            strategy: Strategy::Table,
+            options: CompileOptions::default(),
+            ir: "kernel @k() {\n    return\n}\n",
+        };
+        let variants = [
+            KeyInputs { compiler: "relok-0.1.0-aaab", ..base },
+            KeyInputs { state_layout: 2, ..base },
+            KeyInputs { strategy: Strategy::Patch, ..base },
+            KeyInputs { strategy: Strategy::Bake, ..base },
+            KeyInputs { options: CompileOptions { optimize: false }, ..base },
+            KeyInputs { ir: "kernel @j() {\n    return\n}\n", ..base },
+            // Length prefixes: moving bytes between fields changes the key.
+            KeyInputs { compiler: "relok-0.1.0-aaaak", ir: "ernel @k() {\n    return\n}\n", ..base },
+        ];
+        let mut keys = vec![base.key()];
+        for v in variants {
+            let k = v.key();
+            assert!(!keys.contains(&k), "{v:?}");
+            keys.push(k);
+        }
+        // Deterministic: the same inputs, the same key (and the pinned
+        // value below is the same in every process and build of this code).
+        assert_eq!(base.key(), base.key());
+        let m = relok_ir::parse(TWO).unwrap();
+        let s = Stencil::new(&m, "a").unwrap();
+        assert_eq!(s.key(CodeTarget::Cpu, Strategy::Table, CompileOptions::default()), KeyInputs {
+            compiler: COMPILER_ID,
+            state_layout: STATE_LAYOUT_VERSION,
+            target: CodeTarget::Cpu,
+            strategy: Strategy::Table,
+            options: CompileOptions::default(),
+            ir: &s.text,
+        }
+        .key());
+    }
+
+    #[test]
     fn errors_name_the_kernel() {
         let m = relok_ir::parse(TWO).unwrap();
         assert_eq!(Stencil::new(&m, "zz").unwrap_err().to_string(), "no kernel @zz in the module");

@@ -103,25 +103,10 @@ fn a_value_table_is_read_through_its_word() {
     }
 }
 
-/// A kernel writing the words of a runtime global, a symbol and a value.
-const WORDS: &str = "const @t: [u32; 2] = [7, 9]
+/// A kernel writing the words of a runtime global, a symbol, a value and a
+/// string.
+const WORDS: &str = include_str!("../../../examples/reloc/words.rk");
 
-kernel @words(v0: ptr<global, word>) {
-    v1: word = ref global relok_counter + 8
-    v2: word = ref :alpha
-    v3: word = ref @t
-    v4: word = ref \"hello\"
-    v5: u32 = const 0
-    v6: u32 = const 1
-    v7: u32 = const 2
-    v8: u32 = const 3
-    store v0[v5], v1
-    store v0[v6], v2
-    store v0[v7], v3
-    store v0[v8], v4
-    return
-}
-";
 
 #[test]
 fn words_written_by_the_kernel_equal_the_sessions_and_the_table_is_in_manifest_order() {
