@@ -225,8 +225,7 @@ kernel @b(v0: ptr<global, u32>) {
             assert!(!keys.contains(&k), "{v:?}");
             keys.push(k);
         }
-        // Deterministic: the same inputs, the same key (and the pinned
-        // value below is the same in every process and build of this code).
+        // Deterministic, and a stencil's key is exactly its KeyInputs' key.
         assert_eq!(base.key(), base.key());
         let m = relok_ir::parse(TWO).unwrap();
         let s = Stencil::new(&m, "a").unwrap();

@@ -283,3 +283,20 @@ fn usable(device: &CpuDevice, payload: &[u8], key: Key, strategy: Strategy) -> R
     artifact.check(&key.0, CodeTarget::Cpu, strategy)?;
     instantiate(device, &artifact, None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("123"), Some(123));
+        assert_eq!(parse_size("64K"), Some(64 << 10));
+        assert_eq!(parse_size(" 500m "), Some(500 << 20));
+        assert_eq!(parse_size("1G"), Some(1 << 30));
+        assert_eq!(parse_size("G"), None);
+        assert_eq!(parse_size("-1"), None);
+        assert_eq!(parse_size("99999999999999999999G"), None);
+        assert_eq!(parse_size(""), None);
+    }
+}
