@@ -67,14 +67,17 @@ enum Command {
         #[arg(long)]
         full: bool,
     },
-    /// Measure parse + verify per example and the cpu interpreter's throughput.
+    /// Measure parse + verify per example and the cpu interpreter's
+    /// throughput; `bench cache`: the kernel cache against compiling.
     Bench {
         /// Fewer runs and a smaller problem (a smoke test).
-        #[arg(long)]
+        #[arg(long, global = true)]
         quick: bool,
-        /// One JSON record per measurement.
-        #[arg(long)]
+        /// JSON: one record per measurement (`bench cache`: one record).
+        #[arg(long, global = true)]
         json: bool,
+        #[command(subcommand)]
+        what: Option<BenchCommand>,
     },
     /// Run the example kernels, check them against Rust and time each step.
     Demo {
@@ -121,6 +124,22 @@ enum Command {
         /// bake (words of this process and the cpu device), patch or table.
         #[arg(long, short, default_value = "table", value_parser = parse_strategy)]
         strategy: Strategy,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// Cold compile against a warm load from the artifact store, in this
+    /// process and in a new one, per example; store open and lookups with
+    /// many entries.
+    Cache,
+    /// The child process of `bench cache`: loads every example from the
+    /// store under ROOT and prints one JSON record.
+    #[command(hide = true)]
+    CacheChild {
+        /// The store's root, filled by the parent.
+        #[arg(long)]
+        store: PathBuf,
     },
 }
 
@@ -294,7 +313,75 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench { quick, json } => {
+        Command::Bench { quick, json, what: Some(what) } => {
+            let (dev, dev_name) = demo::open_device("cpu")?;
+            match what {
+                BenchCommand::CacheChild { store } => {
+                    let r = relok_cli::bench::cache_child(&dev, &store)?;
+                    println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+                }
+                BenchCommand::Cache => {
+                    let exe = std::env::current_exe().map_err(|e| format!("cannot find the relok binary: {e}"))?;
+                    let spawn = |root: &std::path::Path| {
+                        let mut c = std::process::Command::new(&exe);
+                        c.args(["bench", "cache-child", "--store"]).arg(root);
+                        c
+                    };
+                    let r = relok_cli::bench::run_cache(&dev, quick, &spawn)?;
+                    if json {
+                        println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                    println!(
+                        "relok bench cache on {dev_name}: medians of {} runs in this process, {} child processes",
+                        r.runs, r.child_runs
+                    );
+                    println!("cold: compile, no store; warm: a store hit in this process (memory tier empty);");
+                    println!("mem: a memory-tier hit; child: a new process, KernelCache::open + compile (ld: compile");
+                    println!("alone); IR B: bytes of lowered IR text in the artifact; times in µs\n");
+                    println!(
+                        "{:<10} {:<8} {:>6} {:>9} {:>8} {:>9} {:>6} {:>9} {:>8} {:>10}",
+                        "kernel", "strategy", "IR B", "cold", "warm", "cold/warm", "mem", "child", "child ld", "cold/child"
+                    );
+                    for row in &r.rows {
+                        if row.kernel == "total" && row.strategy == "table" {
+                            println!();
+                        }
+                        println!(
+                            "{:<10} {:<8} {:>6} {:>9.1} {:>8.1} {:>8.1}x {:>6.1} {:>9.1} {:>8.1} {:>9.1}x",
+                            row.kernel,
+                            row.strategy,
+                            row.code_bytes,
+                            row.cold_us,
+                            row.warm_us,
+                            row.cold_over_warm,
+                            row.memory_us,
+                            row.child_open_load_us,
+                            row.child_load_us,
+                            row.cold_over_child
+                        );
+                    }
+                    println!("\nwarm path (table) step by step, summed over the examples (medians):");
+                    for s in &r.warm_steps {
+                        println!("  {:<62} {:>9.1} µs", s.name, s.median_us);
+                    }
+                    let sum: f64 = r.warm_steps.iter().map(|s| s.median_us).sum();
+                    let whole = r.rows.iter().find(|row| row.kernel == "total" && row.strategy == "table").map_or(f64::NAN, |row| row.warm_us);
+                    println!("  {:<62} {:>9.1} µs (the whole call, timed as one: {whole:.1} µs)", "sum of the steps", sum);
+                    println!("\nchild process wall time (spawn to exit): {:.2} ms", r.child_wall_ms);
+                    let s = &r.store;
+                    println!(
+                        "\nstore with {} entries of {} B payload (written in {:.1} s):",
+                        s.entries, s.payload_bytes, s.fill_s
+                    );
+                    println!("  Store::open           {:>8.1} µs (empty store: {:.1} µs; {} opens each)", s.open_full_us, s.open_empty_us, s.open_runs);
+                    println!("  get, present key      {:>8.1} µs ({} lookups)", s.get_hit_us, s.lookups);
+                    println!("  get, absent key       {:>8.1} µs (empty store: {:.1} µs)", s.get_miss_us, s.get_miss_empty_us);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench { quick, json, what: None } => {
             let (dev, dev_name) = demo::open_device("cpu")?;
             let results = relok_cli::bench::run(&dev, quick)?;
             if !json {
