@@ -13,6 +13,8 @@
 //!
 //! - [`CodeTarget::Cpu`]: the lowered module in canonical text; the cpu
 //!   device interprets it. [`Artifact::lowered`] parses and verifies it.
+//! - [`CodeTarget::Ptx`]: PTX text ([`crate::ptx`]); the CUDA driver
+//!   compiles it.
 //!
 //! [`COMPILER_ID`] is `relok-<version>-<codegen hash>`, the hash set by
 //! `build.rs` over the sources that decide the output: any change to them
@@ -35,22 +37,32 @@ pub const COMPILER_ID: &str = concat!("relok-", env!("CARGO_PKG_VERSION"), "-", 
 pub enum CodeTarget {
     /// Lowered IR text, run by the cpu device.
     Cpu,
+    /// PTX text for one compute capability (`sm` = major × 10 + minor).
+    Ptx {
+        /// The compute capability, e.g. 90 for the H200.
+        sm: u32,
+    },
 }
 
 impl CodeTarget {
-    /// Every target, in order.
-    pub const ALL: [CodeTarget; 1] = [CodeTarget::Cpu];
-
-    /// The target's name (`cpu`).
-    pub const fn name(self) -> &'static str {
+    /// The target's name: `cpu`, `ptx-sm90`.
+    pub fn name(self) -> String {
         match self {
-            CodeTarget::Cpu => "cpu",
+            CodeTarget::Cpu => "cpu".to_owned(),
+            CodeTarget::Ptx { sm } => format!("ptx-sm{sm}"),
         }
     }
 
-    /// The target named `name`.
+    /// The target named `name`: `cpu`, `ptx` (sm_90) or `ptx-smNN`.
     pub fn from_name(name: &str) -> Option<CodeTarget> {
-        CodeTarget::ALL.into_iter().find(|t| t.name() == name)
+        match name {
+            "cpu" => Some(CodeTarget::Cpu),
+            "ptx" => Some(CodeTarget::Ptx { sm: 90 }),
+            _ => {
+                let sm: u32 = name.strip_prefix("ptx-sm")?.parse().ok()?;
+                (50..=200).contains(&sm).then_some(CodeTarget::Ptx { sm })
+            }
+        }
     }
 }
 
@@ -167,6 +179,7 @@ pub fn compile(
         .unwrap_or_default();
     let code = match target {
         CodeTarget::Cpu => relok_ir::print(&lowered.module).into_bytes(),
+        CodeTarget::Ptx { sm } => crate::ptx::write_string(&lowered.module, &crate::ptx::Options { sm })?.into_bytes(),
     };
     Ok(Artifact {
         key: stencil.key(target, strategy, options),

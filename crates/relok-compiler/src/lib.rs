@@ -15,6 +15,7 @@
 
 pub mod artifact;
 pub mod passes;
+pub mod ptx;
 pub mod link;
 pub mod lower;
 pub mod reloc;
@@ -57,6 +58,9 @@ pub enum CompileError {
     /// Relocation lowering failed.
     #[error("lowering: {0}")]
     Lower(#[from] lower::LowerError),
+    /// PTX generation failed.
+    #[error("PTX: {0}")]
+    Ptx(#[from] ptx::Error),
 }
 
 /// Verifies `module`: the first stage of every compilation.

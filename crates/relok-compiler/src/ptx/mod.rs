@@ -1,0 +1,108 @@
+//! The PTX backend (DESIGN §3, §6): a lowered module (stage `lowered
+//! bake|patch|table`) to PTX ISA 8.0 text for one compute capability.
+//!
+//! Shape as every backend: [`Options`], [`Error`], [`write_string`], and a
+//! [`writer::Writer`] with `write_stmt` / `write_op`.
+//!
+//! # The ABI
+//!
+//! - Every kernel is a `.visible .entry` whose first parameter is the
+//!   kernel state by value: `.param .align 8 .b8 relok_state[24]`, laid out
+//!   by [`crate::state::STATE_LAYOUT`]. Its fields are read once at entry.
+//! - The kernel's own parameters follow as `p0, p1, …`: `.u32` for `i32`,
+//!   `u32` and `bool` (0 or 1), `.u64` for `i64`, `u64`, `word` and every
+//!   pointer, `.f32`, `.f64`.
+//! - Device functions are `.func`s taking the three state fields as their
+//!   first three `.b64` parameters, then their own (`bool` as `.b32`).
+//!
+//! # Memory
+//!
+//! Pointers are 64-bit addresses in the window of their address space:
+//! `global` (device allocations; also every module constant, see below),
+//! `shared` (variables of the kernel, `.shared`), `local` (variables whose
+//! address is taken or that are aggregates, `.local`), `const` (module
+//! constants). Loads and stores use the space's instruction (`ld.global`,
+//! `ld.shared`, `ld.local`, `ld.global.nc` for constants). Scalar `local`
+//! variables whose address is never taken live in registers.
+//!
+//! Module constants are initialised `.global` arrays of bytes (IR layout,
+//! little-endian), so the loader can write the words of their interior
+//! relocation sites. Their PTX names are `c_<name>`, except the constants
+//! that the `patch` lowering named after a record (`relok$…`), which keep
+//! that name and are `.visible`.
+//!
+//! # Relocations
+//!
+//! - bake: `word 0x…` is an immediate;
+//! - patch: one `.visible .global .align 8 .u64 NAME` per `patch NAME` (in
+//!   name order); the loader writes each with `cuModuleGetGlobal` + a copy;
+//! - table: `state.reloc_table` is the state field; `load t[i]` reads it.
+//!
+//! # Semantics
+//!
+//! The IR's semantics (`relok_ir::eval`) are kept exactly: float `add`,
+//! `sub`, `mul` round to nearest with `.rn` (never contracted into FMA);
+//! integer `x / 0 == 0`, `x % 0 == x`, `MIN / -1 == MIN`, `MIN % -1 == 0`
+//! by selects around the division; shift amounts are taken modulo the
+//! width; float to integer conversions round toward zero and saturate
+//! (`cvt.rzi`, NaN gives 0). Float `rem` (`fmod`) has no exact PTX
+//! instruction and is rejected with [`Error::Unsupported`].
+//!
+//! The output is byte-stable: registers are named after value and
+//! variable numbers, labels count per function, items follow module order.
+
+pub mod writer;
+
+use relok_ir::{Module, Stage, Value};
+
+/// What to generate for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// Compute capability × 10 (`90` for sm_90, the H100/H200).
+    pub sm: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { sm: 90 }
+    }
+}
+
+/// PTX ISA version written in the header.
+pub const PTX_VERSION: &str = "8.0";
+
+/// Why a module cannot be written as PTX.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The module has not been lowered.
+    #[error("the PTX backend takes a lowered module (stage {0:?})")]
+    NotLowered(Stage),
+    /// An operation PTX cannot express exactly.
+    #[error("@{function}: {value}: {what} is not supported by the PTX backend")]
+    Unsupported {
+        /// The function.
+        function: String,
+        /// The value it defines (or the first operand of a statement).
+        value: Value,
+        /// What.
+        what: String,
+    },
+    /// A type without a layout or a value of aggregate type.
+    #[error("@{function}: {what}")]
+    Type {
+        /// The function (or constant).
+        function: String,
+        /// What is wrong.
+        what: String,
+    },
+}
+
+/// The PTX text of `module` (verified, lowered).
+pub fn write_string(module: &Module, options: &Options) -> Result<String, Error> {
+    if !matches!(module.stage, Stage::Lowered(_)) {
+        return Err(Error::NotLowered(module.stage));
+    }
+    let mut w = writer::Writer::new(module, options);
+    w.write()?;
+    Ok(w.finish())
+}

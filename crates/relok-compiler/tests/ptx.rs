@@ -1,0 +1,155 @@
+//! The PTX backend over every example and every `test run` / `test
+//! roundtrip` file test, under bake, patch and table: the output is
+//! byte-stable and — where `ptxas` is available (`RELOK_PTXAS`, else
+//! `ptxas` on the PATH) — assembles for sm_90. Without `ptxas` the
+//! assembly step is skipped with a message.
+
+use relok_compiler::artifact::{compile, CodeTarget, CompileOptions};
+use relok_compiler::reloc::Target;
+use relok_compiler::stencil::Stencil;
+use relok_compiler::CompileError;
+use relok_ir::{Module, Strategy};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every source module with a name: the examples and the file tests that
+/// hold valid IR (their header line dropped).
+fn inputs() -> Vec<(String, Module)> {
+    let mut out = Vec::new();
+    let mut files = Vec::new();
+    for d in ["examples", "examples/reloc", "tests/filetests"] {
+        for e in std::fs::read_dir(repo().join(d)).expect("folder").flatten() {
+            if e.path().extension().is_some_and(|x| x == "rk") {
+                files.push(e.path());
+            }
+        }
+    }
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read");
+        let body = if f.parent().is_some_and(|p| p.ends_with("filetests")) {
+            match text.strip_prefix("test run\n").or_else(|| text.strip_prefix("test roundtrip\n")) {
+                Some(rest) => rest.to_owned(),
+                None => continue,
+            }
+        } else {
+            text
+        };
+        let m = relok_ir::parse(&body).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        relok_ir::verify(&m).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        out.push((f.file_name().expect("name").to_string_lossy().into_owned(), m));
+    }
+    out
+}
+
+/// A stand-in for a session: a distinct, stable word per target.
+fn fake_word(t: &Target) -> Result<u64, String> {
+    let s = format!("{t:?}");
+    Ok(s.bytes().fold(0x1000_0000_0000u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))) & !7)
+}
+
+/// Every (file, kernel, strategy) and its PTX (or the compile error).
+fn all_ptx() -> Vec<(String, Result<String, CompileError>)> {
+    let mut out = Vec::new();
+    for (file, m) in inputs() {
+        for (_, k) in m.kernels() {
+            let stencil = Stencil::new(&m, &k.name).expect("stencil");
+            for s in Strategy::ALL {
+                let words: Option<relok_compiler::lower::WordResolver<'_>> =
+                    if s == Strategy::Bake { Some(&fake_word) } else { None };
+                let r = compile(&stencil, CodeTarget::Ptx { sm: 90 }, s, CompileOptions::default(), words)
+                    .map(|a| String::from_utf8(a.code).expect("PTX is UTF-8"));
+                out.push((format!("{file}-{}-{s}", k.name), r));
+            }
+        }
+    }
+    out
+}
+
+fn ptxas() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("RELOK_PTXAS") {
+        return Some(PathBuf::from(p));
+    }
+    let ok = Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success());
+    ok.then(|| PathBuf::from("ptxas"))
+}
+
+#[test]
+fn every_kernel_assembles_for_sm90_under_every_strategy() {
+    let all = all_ptx();
+    // Float `rem` (fmod) is the one operation the backend rejects, by name.
+    let failed: Vec<String> = all
+        .iter()
+        .filter_map(|(n, r)| r.as_ref().err().map(|e| format!("{n}: {e}")))
+        .filter(|e| !e.contains("(fmod) is not supported by the PTX backend"))
+        .collect();
+    assert!(failed.is_empty(), "PTX generation failed:\n{}", failed.join("\n"));
+    let all: Vec<(String, Result<String, CompileError>)> = all.into_iter().filter(|(_, r)| r.is_ok()).collect();
+    assert!(all.len() > 100, "{} kernels", all.len());
+    let Some(ptxas) = ptxas() else {
+        // Straight to the stream: libtest hides a passing test's eprintln.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("SKIPPED: ptxas not found (set RELOK_PTXAS); {} PTX modules generated, not assembled\n", all.len()).as_bytes(),
+        );
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("relok-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut bad = Vec::new();
+    for (name, r) in &all {
+        let path = dir.join(format!("{name}.ptx"));
+        std::fs::write(&path, r.as_ref().expect("checked")).expect("write");
+        let out = Command::new(&ptxas)
+            .args(["-arch=sm_90", "-o", "/dev/null"])
+            .arg(&path)
+            .output()
+            .expect("ptxas runs");
+        if !out.status.success() {
+            bad.push(format!("{name}:\n{}", String::from_utf8_lossy(&out.stderr)));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(bad.is_empty(), "{} of {} modules rejected by ptxas:\n{}", bad.len(), all.len(), bad.join("\n"));
+}
+
+/// Committed PTX of a few kernels (`tests/out/ptx/`): any change to the
+/// backend's output shows up in review. `BLESS=1` rewrites them.
+#[test]
+fn expected_ptx_is_unchanged() {
+    let cases = [
+        ("examples/saxpy.rk", "saxpy", Strategy::Table),
+        ("examples/reloc/symbols.rk", "classify", Strategy::Patch),
+        ("examples/reloc/symbols.rk", "classify", Strategy::Table),
+        ("examples/reloc/boxed.rk", "unbox", Strategy::Patch),
+        ("examples/reloc/boxed.rk", "unbox", Strategy::Table),
+        ("examples/reloc/throw.rk", "check", Strategy::Table),
+        ("examples/reduce.rk", "reduce", Strategy::Patch),
+    ];
+    let bless = std::env::var_os("BLESS").is_some();
+    let mut changed = Vec::new();
+    for (file, kernel, s) in cases {
+        let m = relok_ir::parse(&std::fs::read_to_string(repo().join(file)).expect("read")).expect("parses");
+        let stencil = Stencil::new(&m, kernel).expect("stencil");
+        let a = compile(&stencil, CodeTarget::Ptx { sm: 90 }, s, CompileOptions::default(), None).expect("compiles");
+        let got = String::from_utf8(a.code).expect("UTF-8");
+        // Byte-stable within a process too.
+        let again = compile(&stencil, CodeTarget::Ptx { sm: 90 }, s, CompileOptions::default(), None).expect("compiles");
+        assert_eq!(got.as_bytes(), again.code.as_slice());
+        let path = repo().join(format!("tests/out/ptx/{kernel}-{s}.ptx"));
+        if bless {
+            std::fs::create_dir_all(path.parent().expect("folder")).expect("mkdir");
+            std::fs::write(&path, &got).expect("write");
+            continue;
+        }
+        match std::fs::read_to_string(&path) {
+            Ok(want) if want == got => {}
+            _ => changed.push(path.display().to_string()),
+        }
+    }
+    assert!(changed.is_empty(), "PTX changed (review, then run with BLESS=1): {changed:?}");
+}
