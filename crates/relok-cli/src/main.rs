@@ -113,6 +113,28 @@ enum Command {
         #[arg(long, short, default_value = "cpu", value_delimiter = ',', value_parser = parse_target)]
         target: Vec<CodeTarget>,
     },
+    /// Compile one kernel for a target and write its code (PTX, or the
+    /// cpu device's lowered IR); `--manifest` prints the frozen manifest.
+    Compile {
+        /// A `.rk` file.
+        file: PathBuf,
+        /// The kernel (may be omitted when the file has one kernel).
+        #[arg(long, short)]
+        kernel: Option<String>,
+        /// `ptx` (sm_90), `ptx-smNN` or `cpu`.
+        #[arg(long, short, default_value = "ptx", value_parser = parse_target)]
+        target: CodeTarget,
+        /// patch or table (bake needs a device's words: use `relok lower`).
+        #[arg(long, short, default_value = "table", value_parser = parse_strategy)]
+        strategy: Strategy,
+        /// Write the code here instead of standard output.
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+        /// Print the frozen manifest (to standard error when the code goes
+        /// to standard output).
+        #[arg(long)]
+        manifest: bool,
+    },
     /// Link, optimise and lower one kernel; print the lowered IR and its
     /// frozen manifest (as comments, so the output still parses).
     Lower {
@@ -171,7 +193,7 @@ enum CacheCommand {
 }
 
 fn parse_target(s: &str) -> Result<CodeTarget, String> {
-    CodeTarget::from_name(s).ok_or_else(|| format!("unknown target `{s}` (expected cpu)"))
+    CodeTarget::from_name(s).ok_or_else(|| format!("unknown target `{s}` (expected cpu, ptx or ptx-smNN)"))
 }
 
 fn parse_strategy(s: &str) -> Result<Strategy, String> {
@@ -240,6 +262,41 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 return Ok(ExitCode::FAILURE);
             }
             print!("{canonical}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compile { file, kernel, target, strategy, out, manifest } => {
+            if strategy == Strategy::Bake {
+                return Err("relok compile: bake needs one process's words; use patch or table (or `relok lower --strategy bake`)".into());
+            }
+            let src = source::load(&file).map_err(|e| e.0)?;
+            let kernel = pick_kernel(&src, kernel)?;
+            let stencil = relok_compiler::stencil::Stencil::new(&src.module, &kernel)
+                .map_err(|e| format!("{}: @{kernel}: {e}", src.file))?;
+            let artifact = relok_compiler::artifact::compile(
+                &stencil,
+                target,
+                strategy,
+                relok_compiler::artifact::CompileOptions::default(),
+                None,
+            )
+            .map_err(|e| format!("{}: @{kernel}: {e}", src.file))?;
+            let mut text = String::new();
+            if manifest {
+                text.push_str(&format!("; manifest of @{kernel} ({strategy}): {} records\n", artifact.manifest.len()));
+                for (rank, r) in artifact.manifest.records().iter().enumerate() {
+                    text.push_str(&format!("; [{rank}] {} {} -> {}\n", r.name(), r.site(), r.target()));
+                }
+            }
+            match out {
+                Some(path) => {
+                    cachecmd::write_atomically(&path, &artifact.code)?;
+                    print!("{text}");
+                }
+                None => {
+                    eprint!("{text}");
+                    print!("{}", String::from_utf8_lossy(&artifact.code));
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Lower { file, kernel, strategy } => {
