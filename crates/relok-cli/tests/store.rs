@@ -67,6 +67,12 @@ fn make_writable(p: &Path) {
 #[cfg(not(unix))]
 fn make_writable(_: &Path) {}
 
+/// A message that reaches the terminal even when the test passes (libtest
+/// hides a passing test's `eprintln!`).
+fn note(msg: &str) {
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("note: {msg}\n").as_bytes());
+}
+
 fn open(dir: &Path) -> KernelCache {
     KernelCache::open(dir).expect("store opens")
 }
@@ -170,7 +176,8 @@ fn child() {
         "fifty" => run_fifty(&cache),
         other => panic!("unknown child {other}"),
     }
-    println!("CHILD-STATS {}", serde_json::to_string(&cache.stats()).expect("json"));
+    let line = format!("CHILD-STATS {}\n", serde_json::to_string(&cache.stats()).expect("json"));
+    std::io::Write::write_all(&mut std::io::stdout(), line.as_bytes()).expect("stdout");
 }
 
 /// Starts this binary as a child doing `what` on the store under `dir`.
@@ -402,7 +409,7 @@ fn a_read_only_folder_or_an_unusable_path_still_gives_correct_results() {
     let st = run_symbols(dir.path());
     assert_eq!(st.compiles, 1);
     if is_root() {
-        eprintln!("note: running as root, so a read-only folder is still writable; only the result is checked");
+        note("running as root, so a read-only folder is still writable; only the result is checked");
     } else {
         assert_eq!(st.store.write_errors, 1, "{st:?}");
     }
@@ -446,7 +453,7 @@ fn folders_others_can_write_and_entries_of_other_users_are_refused() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("[3.0, 5.0, 7.0, 9.0]"));
     std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700)).expect("chmod");
     if !is_root() {
-        eprintln!("skipped: entries owned by another user (needs root to chown)");
+        note("SKIPPED: entries owned by another user (needs root to chown)");
         return;
     }
     fault("foreign-owner", |p, _| std::os::unix::fs::chown(p, Some(4242), Some(4242)).expect("chown"));
@@ -553,7 +560,7 @@ fn artifacts_are_byte_identical_across_processes() {
         relok(&["demo", "--strategy", "table"], c);
     }
     let files_of = |root: &Path| {
-        let mut v: Vec<(PathBuf, Vec<u8>)> = walk(&store(root).dir().to_owned())
+        let mut v: Vec<(PathBuf, Vec<u8>)> = walk(store(root).dir())
             .into_iter()
             .filter(|p| p.file_name().is_some_and(|n| n != "stats.log" && n != "gc-stamp"))
             .map(|p| (p.strip_prefix(root).expect("under root").to_owned(), std::fs::read(&p).expect("read")))
