@@ -29,6 +29,7 @@ use relok_compiler::lower::site_table;
 use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
 use relok_runtime::cpu::{CpuDevice, LaunchConfig};
+use relok_runtime::Device;
 use relok_runtime::{CacheStats, KernelCache, Session};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -80,11 +81,12 @@ pub fn run(device: &CpuDevice, quick: bool) -> Result<Vec<Measurement>, String> 
     let config = LaunchConfig { grid: [n.div_ceil(256), 1, 1], block: [256, 1, 1], ..LaunchConfig::default() };
     let session = Session::new();
     let saxpy_runs = if quick { 3 } else { 9 };
+    let cpu = Device::Cpu(CpuDevice::new(device.ordinal()));
     let mut rates = Vec::with_capacity(saxpy_runs);
     for _ in 0..saxpy_runs {
         // A fresh cache each run: every run compiles, as the name says.
         let cache = KernelCache::uncached();
-        let target = Target { device, session: &session, cache: &cache, strategy: Strategy::Table };
+        let target = Target { device: &cpu, session: &session, cache: &cache, strategy: Strategy::Table };
         let t = Instant::now();
         run_kernel(&target, &module, "saxpy", &config, &args).map_err(|e| e.to_string())?;
         rates.push(f64::from(n) / t.elapsed().as_secs_f64());

@@ -9,12 +9,13 @@
 
 use crate::args::{format_buffer, parse_args, ArgValue};
 use crate::examples::{Example, EXAMPLES};
-use crate::launch::{run_kernel, RunError, Target};
+use crate::launch::{RunError, Target};
 use relok_ir::Strategy;
 use relok_runtime::program::ProgramError;
 use relok_runtime::{CacheStats, KernelCache, Session};
 
-use relok_runtime::cpu::{CpuDevice, LaunchConfig};
+use relok_runtime::cpu::LaunchConfig;
+use relok_runtime::{Device, DeviceMemory};
 use std::time::Instant;
 
 /// What one example did.
@@ -70,14 +71,16 @@ pub fn run_example(target: &Target<'_>, example: &'static Example) -> Result<Out
     lap("inputs", &mut times_us);
     let config = LaunchConfig { grid: example.grid, block: example.block, ..LaunchConfig::default() };
     let before = target.cache.stats();
-    target
-        .cache
-        .compile(target.session, target.device, &module, example.kernel, target.strategy)
+    let prepared = crate::launch::prepare(target, &module, example.kernel)
         .map_err(|e| format!("{}: @{}: {e}", example.file, example.kernel))?;
     let source = served_by(&before, &target.cache.stats());
-    lap("compile", &mut times_us);
-    let outcome = run_kernel(target, &module, example.kernel, &config, &inputs);
-    lap("load+launch", &mut times_us);
+    lap("compile+load", &mut times_us);
+    let mut buffers = Vec::new();
+    let outcome = crate::launch::run_prepared(target, &prepared, &config, &inputs, &mut buffers);
+    for b in buffers {
+        let _ = target.device.free_bytes(b);
+    }
+    lap("launch", &mut times_us);
     let out = match (outcome, example.exception) {
         (Err(RunError::Program(e @ ProgramError::Exception { .. })), Some(want)) => {
             let text = e.to_string();
@@ -94,7 +97,7 @@ pub fn run_example(target: &Target<'_>, example: &'static Example) -> Result<Out
 }
 
 /// Runs the demo, printing as it goes; returns whether every example matched.
-pub fn run(device: &CpuDevice, device_name: &str, strategy: Strategy, json: bool, cache: &KernelCache) -> bool {
+pub fn run(device: &Device, device_name: &str, strategy: Strategy, json: bool, cache: &KernelCache) -> bool {
     let mut all_ok = true;
     let mut sources: Vec<&'static str> = Vec::new();
     let session = Session::new();
@@ -184,17 +187,4 @@ pub fn to_json(o: &Outcome, device_name: &str, strategy: Strategy) -> serde_json
         "times_us": times,
         "kernel_from": o.source,
     })
-}
-
-/// Opens the device named `spec` (`cpu` or `cpu:N`).
-pub fn open_device(spec: &str) -> Result<(CpuDevice, String), String> {
-    let (kind, ordinal) = match spec.split_once(':') {
-        Some((k, n)) => (k, n.parse::<u32>().map_err(|_| format!("bad device ordinal `{n}` in `{spec}`"))?),
-        None => (spec, 0),
-    };
-    match kind {
-        "cpu" | "best" => Ok((CpuDevice::new(ordinal), format!("cpu:{ordinal}"))),
-        "cuda" | "wgpu" => Err(format!("device `{spec}`: the {kind} backend is not built yet; use `cpu`")),
-        _ => Err(format!("unknown device `{spec}` (expected cpu[:N])")),
-    }
 }

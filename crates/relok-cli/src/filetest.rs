@@ -9,7 +9,7 @@
 //!   TEXT, and every annotated line must get at least one error.
 //! - `test roundtrip`: the body (everything after the header) is in canonical
 //!   form: it parses, verifies, and prints back byte for byte.
-//! - `test run`: each `; run:` line launches a kernel on the cpu device and
+//! - `test run`: each `; run:` line launches a kernel on the given device and
 //!   checks its arguments afterwards:
 //!
 //!   ```text
@@ -32,10 +32,11 @@ use crate::args::{format_buffer, parse_arg, parse_args, parse_dims, ArgValue};
 use crate::launch::{run_kernel, Target};
 use relok_ir::Strategy;
 use relok_runtime::Session;
-use relok_runtime::cpu::{CpuDevice, LaunchConfig};
+use relok_runtime::cpu::LaunchConfig;
+use relok_runtime::Device;
 
 /// Runs the test file `name` with contents `text`; `Err` lists every failure.
-pub fn run_file(name: &str, text: &str, device: &CpuDevice) -> Result<(), Vec<String>> {
+pub fn run_file(name: &str, text: &str, device: &Device) -> Result<(), Vec<String>> {
     let header: Vec<&str> = text
         .lines()
         .take_while(|l| {
@@ -128,7 +129,7 @@ fn check_roundtrip(text: &str, header_lines: usize) -> Result<(), Vec<String>> {
     Ok(())
 }
 
-fn check_run(text: &str, device: &CpuDevice) -> Result<(), Vec<String>> {
+fn check_run(text: &str, device: &Device) -> Result<(), Vec<String>> {
     let module = relok_ir::parse(text).map_err(|e| vec![format!("does not parse: {e}")])?;
     if let Err(errs) = relok_ir::verify(&module) {
         return Err(errs.errors.iter().map(|e| format!("does not verify: {e}")).collect());
@@ -168,7 +169,7 @@ fn split_top(s: &str) -> Vec<&str> {
     out
 }
 
-fn check_run_line(module: &relok_ir::Module, run: &str, device: &CpuDevice) -> Result<(), String> {
+fn check_run_line(module: &relok_ir::Module, run: &str, device: &Device) -> Result<(), String> {
     let (call, expect) = run.split_once("=>").ok_or("expected `=> expectations`")?;
     let call = call.trim().strip_prefix('@').ok_or("expected `@kernel(args)`")?;
     let open = call.find('(').ok_or("expected `(` after the kernel name")?;

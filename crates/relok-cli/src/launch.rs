@@ -3,13 +3,15 @@
 //! artifact), deliver its host objects (load),
 //! allocate and upload the buffers, resolve symbol arguments to words,
 //! launch, read every buffer back, free. Shared by `relok run`, `relok demo`
-//! and the file tests.
+//! and the file tests. On the cpu device the kernel cache hands back a cpu
+//! kernel; on a cuda device an artifact for its compute capability, which
+//! the device loads once (module, words) and launches.
 
 use crate::args::{from_bytes, to_bytes, ArgValue};
 use relok_ir::{Module, Scalar, Strategy};
-use relok_runtime::cpu::{CpuDevice, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
+use relok_runtime::cpu::{DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 use relok_runtime::program::{self, ProgramError};
-use relok_runtime::{KernelCache, Session, SessionError};
+use relok_runtime::{Device, DeviceMemory, KernelCache, Session, SessionError};
 use std::time::Instant;
 
 /// Why a run failed.
@@ -44,7 +46,7 @@ pub struct RunOutput {
 #[derive(Debug)]
 pub struct Target<'a> {
     /// The device.
-    pub device: &'a CpuDevice,
+    pub device: &'a Device,
     /// Host objects of this process.
     pub session: &'a Session,
     /// Where compiled kernels come from.
@@ -66,8 +68,8 @@ pub fn run_kernel(
     let result = upload_and_launch(target, module, kernel, config, args, &mut buffers);
     for &b in &buffers {
         // Freeing cannot fail for a pointer we allocated; a failure would
-        // only leak simulated memory, never corrupt a result.
-        let _ = device.free(b);
+        // only leak device memory, never corrupt a result.
+        let _ = device.free_bytes(b);
     }
     result
 }
@@ -80,11 +82,25 @@ fn upload_and_launch(
     args: &[ArgValue],
     buffers: &mut Vec<DevicePtr>,
 ) -> Result<RunOutput, RunError> {
-    let (device, session) = (target.device, target.session);
     let start = Instant::now();
-    let compiled = target.cache.compile(session, device, module, kernel, target.strategy)?;
-    let loaded = program::load(session, device, &compiled)?;
+    let run = prepare(target, module, kernel)?;
     let compile_us = start.elapsed().as_secs_f64() * 1e6;
+    let mut out = run_prepared(target, &run, config, args, buffers)?;
+    out.compile_us = compile_us;
+    Ok(out)
+}
+
+/// Uploads the arguments, launches a prepared kernel and reads every buffer
+/// back (`compile_us` is left 0). Buffers allocated go to `buffers`, for
+/// the caller to free.
+pub fn run_prepared(
+    target: &Target<'_>,
+    run: &Prepared,
+    config: &LaunchConfig,
+    args: &[ArgValue],
+    buffers: &mut Vec<DevicePtr>,
+) -> Result<RunOutput, RunError> {
+    let (device, session) = (target.device, target.session);
     let mut kernel_args = Vec::with_capacity(args.len());
     for a in args {
         kernel_args.push(match a {
@@ -94,14 +110,14 @@ fn upload_and_launch(
             }
             ArgValue::Buffer(elem, bits) => {
                 let bytes = to_bytes(*elem, bits);
-                let ptr = device.alloc(bytes.len() as u64)?;
+                let ptr = device.alloc_zeroed(bytes.len() as u64)?;
                 buffers.push(ptr);
-                device.write(ptr, &bytes)?;
+                device.write_bytes(ptr, &bytes)?;
                 KernelArg::Ptr(ptr)
             }
         });
     }
-    let stats = program::launch(session, device, &compiled, &loaded, config, &kernel_args)?;
+    let stats = launch(target, run, config, &kernel_args)?;
     let mut out = Vec::with_capacity(args.len());
     let mut next_buffer = buffers.iter();
     for a in args {
@@ -109,10 +125,62 @@ fn upload_and_launch(
             ArgValue::Scalar(..) | ArgValue::Symbol(_) => a.clone(),
             ArgValue::Buffer(elem, bits) => {
                 let ptr = *next_buffer.next().expect("one buffer per buffer argument");
-                let bytes = device.read(ptr, (bits.len() * elem.size() as usize) as u64)?;
+                let bytes = device.read_bytes(ptr, (bits.len() * elem.size() as usize) as u64)?;
                 ArgValue::Buffer(*elem, from_bytes(*elem, &bytes))
             }
         });
     }
-    Ok(RunOutput { args: out, stats, compile_us })
+    Ok(RunOutput { args: out, stats, compile_us: 0.0 })
+}
+
+/// A kernel ready to launch on the target's device.
+#[derive(Debug)]
+pub enum Prepared {
+    /// Compiled for the cpu device, its words delivered.
+    Cpu(std::sync::Arc<program::Compiled>, program::Loaded),
+    /// Loaded on a cuda device.
+    #[cfg(feature = "cuda")]
+    Cuda(std::sync::Arc<relok_runtime::cuda::CudaKernel>),
+}
+
+/// Compiles (or takes from the cache) and loads `kernel` on the target's
+/// device.
+pub fn prepare(target: &Target<'_>, module: &Module, kernel: &str) -> Result<Prepared, RunError> {
+    let (session, cache) = (target.session, target.cache);
+    match target.device {
+        Device::Cpu(d) => {
+            let compiled = cache.compile(session, d, module, kernel, target.strategy)?;
+            let loaded = program::load(session, d, &compiled)?;
+            Ok(Prepared::Cpu(compiled, loaded))
+        }
+        #[cfg(feature = "cuda")]
+        Device::Cuda(d) => {
+            let artifact = cache.artifact(session, d, module, kernel, d.target(), target.strategy)?;
+            Ok(Prepared::Cuda(d.load_cached(session, &artifact)?))
+        }
+    }
+}
+
+/// Launches a prepared kernel; an exception comes back with its text.
+pub fn launch(target: &Target<'_>, run: &Prepared, config: &LaunchConfig, args: &[KernelArg]) -> Result<LaunchStats, RunError> {
+    let session = target.session;
+    match (target.device, run) {
+        (Device::Cpu(d), Prepared::Cpu(compiled, loaded)) => Ok(program::launch(session, d, compiled, loaded, config, args)?),
+        #[cfg(feature = "cuda")]
+        (Device::Cuda(d), Prepared::Cuda(k)) => {
+            let threads = config.grid.iter().chain(&config.block).map(|&n| u64::from(n)).product();
+            match d.launch(k, config, args, 0)? {
+                None => Ok(LaunchStats { steps: 0, threads }),
+                Some(t) => Err(ProgramError::Exception {
+                    kernel: k.entry().to_owned(),
+                    message: program::message_text(session, d, t.message_word),
+                    block: t.block,
+                    thread: t.thread,
+                }
+                .into()),
+            }
+        }
+        #[cfg(feature = "cuda")]
+        _ => Err(DeviceError::Driver { call: "launch", message: "kernel prepared for another device".into() }.into()),
+    }
 }

@@ -8,7 +8,7 @@ use relok_cli::{cachecmd, demo, launch, source};
 use relok_compiler::artifact::CodeTarget;
 use relok_ir::Strategy;
 use relok_runtime::cpu::LaunchConfig;
-use relok_runtime::{program, KernelCache, Session};
+use relok_runtime::{program, Device, KernelCache, Session};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -303,7 +303,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let src = source::load(&file).map_err(|e| e.0)?;
             let kernel = pick_kernel(&src, kernel)?;
             let session = Session::new();
-            let (dev, _) = demo::open_device("cpu")?;
+            let dev = relok_runtime::cpu::CpuDevice::new(0);
             let compiled = program::compile(&session, &dev, &src.module, &kernel, strategy)
                 .map_err(|e| format!("{}: @{kernel}: {e}", src.file))?;
             print!("{}", relok_ir::print(&compiled.lowered.module));
@@ -328,7 +328,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             if let Some(b) = step_budget {
                 config.step_budget = b;
             }
-            let (dev, dev_name) = demo::open_device(&device)?;
+            let dev = Device::open(&device)?;
+            let dev_name = dev.name();
             let start = std::time::Instant::now();
             let session = Session::new();
             let cache = kernel_cache();
@@ -371,7 +372,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench { quick, json, what: Some(what) } => {
-            let (dev, dev_name) = demo::open_device("cpu")?;
+            let (dev, dev_name) = (relok_runtime::cpu::CpuDevice::new(0), "cpu:0".to_owned());
             match what {
                 BenchCommand::CacheChild { store } => {
                     let r = relok_cli::bench::cache_child(&dev, &store)?;
@@ -439,7 +440,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench { quick, json, what: None } => {
-            let (dev, dev_name) = demo::open_device("cpu")?;
+            let (dev, dev_name) = (relok_runtime::cpu::CpuDevice::new(0), "cpu:0".to_owned());
             let results = relok_cli::bench::run(&dev, quick)?;
             if !json {
                 println!("relok bench on {dev_name} (medians of repeated runs in one process)");
@@ -454,7 +455,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { device, json, strategy } => {
-            let (dev, dev_name) = demo::open_device(&device)?;
+            let dev = Device::open(&device)?;
+            let dev_name = dev.name();
             let cache = kernel_cache();
             Ok(if demo::run(&dev, &dev_name, strategy, json, &cache) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }

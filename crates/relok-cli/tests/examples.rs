@@ -7,11 +7,11 @@ use relok_cli::examples::EXAMPLES;
 use relok_cli::launch::Target;
 use relok_ir::Strategy;
 use relok_runtime::cpu::CpuDevice;
-use relok_runtime::Session;
+use relok_runtime::{Device, Session};
 
 #[test]
 fn examples_match_their_rust_reference() {
-    let device = CpuDevice::new(0);
+    let device = Device::Cpu(CpuDevice::new(0));
     let session = Session::new();
     assert_eq!(EXAMPLES.len(), 9);
     for strategy in Strategy::ALL {
@@ -36,7 +36,7 @@ fn examples_are_canonical_text_apart_from_comment_lines() {
 #[test]
 fn a_wrong_reference_would_be_caught() {
     // The comparison is real: perturb one output element and it fails.
-    let device = CpuDevice::new(1);
+    let device = Device::Cpu(CpuDevice::new(1));
     let session = Session::new();
     let target = Target { device: &device, session: &session, cache: &KernelCache::uncached(), strategy: Strategy::Table };
     let example = &EXAMPLES[0];

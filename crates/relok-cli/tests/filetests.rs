@@ -1,7 +1,7 @@
 //! Runs every file under `tests/filetests/` at the repository root (see
 //! `relok_cli::filetest` for the format), reporting all failures at once.
 
-use relok_runtime::cpu::CpuDevice;
+use relok_runtime::Device;
 
 #[test]
 fn filetests() {
@@ -13,7 +13,9 @@ fn filetests() {
         .collect();
     files.sort();
     assert!(files.len() >= 40, "expected at least 40 file tests, found {}", files.len());
-    let device = CpuDevice::new(0);
+    // RELOK_TEST_DEVICE=cuda runs every `; run:` line on a GPU instead.
+    let spec = std::env::var("RELOK_TEST_DEVICE").unwrap_or_else(|_| "cpu".into());
+    let device = Device::open(&spec).unwrap_or_else(|e| panic!("{e}"));
     let mut failures = Vec::new();
     for path in &files {
         let text = std::fs::read_to_string(path).expect("readable file");

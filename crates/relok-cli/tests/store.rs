@@ -20,7 +20,7 @@ use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
 use relok_runtime::cache::store_config;
 use relok_runtime::program;
-use relok_runtime::{CacheStats, CpuDevice, KernelArg, KernelCache, LaunchConfig, Session};
+use relok_runtime::{CacheStats, CpuDevice, Device, KernelArg, KernelCache, LaunchConfig, Session};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
@@ -118,14 +118,15 @@ fn check_words(cache: &KernelCache, session: &Session, device: &CpuDevice, strat
 /// Every example and `words.rk` under patch and table through `cache`,
 /// each result checked; returns how many kernels that is.
 fn run_all(cache: &KernelCache) -> u64 {
-    let (session, device) = (Session::new(), CpuDevice::new(0));
+    let (session, device) = (Session::new(), Device::Cpu(CpuDevice::new(0)));
+    let cpu = device.as_cpu().expect("a cpu device");
     for strategy in STRATEGIES {
         let target = Target { device: &device, session: &session, cache, strategy };
         for ex in EXAMPLES {
             let o = run_example(&target, ex).unwrap_or_else(|e| panic!("{}: {e}", ex.name));
             assert!(o.matches, "{} under {strategy} does not match its reference", ex.name);
         }
-        check_words(cache, &session, &device, strategy);
+        check_words(cache, &session, cpu, strategy);
     }
     (EXAMPLES.len() as u64 + 1) * STRATEGIES.len() as u64
 }
@@ -221,14 +222,15 @@ fn a_second_process_loads_every_kernel_from_the_store_and_compiles_nothing() {
 fn nothing_baked_reaches_the_disk() {
     let dir = TempDir::new("bake");
     let cache = open(dir.path());
-    let (session, device) = (Session::new(), CpuDevice::new(0));
+    let (session, device) = (Session::new(), Device::Cpu(CpuDevice::new(0)));
+    let cpu = device.as_cpu().expect("a cpu device");
     let target = Target { device: &device, session: &session, cache: &cache, strategy: Strategy::Bake };
     for ex in EXAMPLES {
         assert!(run_example(&target, ex).expect("runs").matches, "{}", ex.name);
     }
-    check_words(&cache, &session, &device, Strategy::Bake);
+    check_words(&cache, &session, cpu, Strategy::Bake);
     // Again: the per-process, per-device map answers.
-    check_words(&cache, &session, &device, Strategy::Bake);
+    check_words(&cache, &session, cpu, Strategy::Bake);
     let st = cache.stats();
     assert!(st.baked.hits >= 1 && st.compiles == EXAMPLES.len() as u64 + 1, "{st:?}");
     assert_eq!((st.store.bytes_written, st.store.hits, st.store.misses), (0, 0, 0));
@@ -269,7 +271,7 @@ fn key_of(example: &relok_cli::examples::Example, strategy: Strategy) -> Key {
 /// Runs the symbols example through a fresh cache on `dir`; it must match.
 fn run_symbols(dir: &Path) -> CacheStats {
     let cache = open(dir);
-    let (session, device) = (Session::new(), CpuDevice::new(0));
+    let (session, device) = (Session::new(), Device::Cpu(CpuDevice::new(0)));
     let target = Target { device: &device, session: &session, cache: &cache, strategy: Strategy::Table };
     let o = run_example(&target, symbols_example()).expect("runs");
     assert!(o.matches, "wrong result");
@@ -331,7 +333,7 @@ fn damaged_stale_and_misplaced_entries_are_misses_that_are_rebuilt() {
     corrupt(fault("other-kernel", |p, _| {
         let dir = p.ancestors().nth(4).expect("cache root").to_owned();
         let cache = open(&dir);
-        let (session, device) = (Session::new(), CpuDevice::new(0));
+        let (session, device) = (Session::new(), Device::Cpu(CpuDevice::new(0)));
         let saxpy = &EXAMPLES[0];
         let target = Target { device: &device, session: &session, cache: &cache, strategy: Strategy::Table };
         run_example(&target, saxpy).expect("saxpy runs");

@@ -55,6 +55,10 @@ pub struct KernelCache {
     options: CompileOptions,
     memory: Mutex<HashMap<Key, Arc<Compiled>>>,
     baked: Mutex<HashMap<(Key, DeviceId), Arc<Compiled>>>,
+    /// Artifacts for devices other than the cpu (patch, table).
+    artifacts: Mutex<HashMap<Key, Arc<Artifact>>>,
+    /// Baked artifacts for devices other than the cpu.
+    baked_artifacts: Mutex<HashMap<(Key, DeviceId), Arc<Artifact>>>,
     bundles: Mutex<HashMap<Key, Arc<[u8]>>>,
     counts: [AtomicU64; 7],
 }
@@ -106,6 +110,8 @@ impl KernelCache {
             options: CompileOptions::default(),
             memory: Mutex::default(),
             baked: Mutex::default(),
+            artifacts: Mutex::default(),
+            baked_artifacts: Mutex::default(),
             bundles: Mutex::default(),
             counts: Default::default(),
         }
@@ -211,7 +217,7 @@ impl KernelCache {
             }
             self.count(Count::BakedMisses);
             self.count(Count::Compiles);
-            let artifact = build(session, device, &stencil, strategy, self.options)?;
+            let artifact = build(session, device, &stencil, CodeTarget::Cpu, strategy, self.options)?;
             let c = Arc::new(instantiate(device, &artifact, Some(slot.1))?);
             return Ok(Arc::clone(lock(&self.baked).entry(slot).or_insert(c)));
         }
@@ -228,6 +234,80 @@ impl KernelCache {
             }
         };
         Ok(Arc::clone(lock(&self.memory).entry(key).or_insert(Arc::new(compiled))))
+    }
+
+    /// The artifact of `kernel` of `module` for `target` with `strategy`,
+    /// through the same tiers as [`KernelCache::compile`] (memory, bundle,
+    /// store, compile — `bake` per device, never stored), for devices that
+    /// take artifacts rather than cpu kernels (cuda). `device` gives the
+    /// words of `bake`.
+    pub fn artifact<D: crate::DeviceMemory + ?Sized>(
+        &self,
+        session: &Session,
+        device: &D,
+        module: &Module,
+        kernel: &str,
+        target: CodeTarget,
+        strategy: Strategy,
+    ) -> Result<Arc<Artifact>, ProgramError> {
+        let stencil = Stencil::new(module, kernel)?;
+        let key = Key(stencil.key(target, strategy, self.options));
+        if strategy == Strategy::Bake {
+            let slot = (key, device.device_id());
+            if let Some(a) = lock(&self.baked_artifacts).get(&slot) {
+                self.count(Count::BakedHits);
+                return Ok(Arc::clone(a));
+            }
+            self.count(Count::BakedMisses);
+            self.count(Count::Compiles);
+            let a = Arc::new(build(session, device, &stencil, target, strategy, self.options)?);
+            return Ok(Arc::clone(lock(&self.baked_artifacts).entry(slot).or_insert(a)));
+        }
+        if let Some(a) = lock(&self.artifacts).get(&key) {
+            self.count(Count::MemoryHits);
+            return Ok(Arc::clone(a));
+        }
+        self.count(Count::MemoryMisses);
+        let checked = |payload: &[u8]| -> Result<Artifact, ProgramError> {
+            let a = Artifact::from_payload(payload)?;
+            a.check(&key.0, target, strategy)?;
+            Ok(a)
+        };
+        let mut found = None;
+        if let Some(payload) = lock(&self.bundles).get(&key).cloned() {
+            match checked(&payload) {
+                Ok(a) => {
+                    self.count(Count::BundleHits);
+                    found = Some(a);
+                }
+                Err(e) => {
+                    tracing::warn!("bundled artifact {key} rejected: {e}");
+                    self.count(Count::BundleCorrupt);
+                }
+            }
+        }
+        if found.is_none()
+            && let Some(store) = &self.store
+            && let Lookup::Hit(payload) = store.get(key)
+        {
+            match checked(&payload) {
+                Ok(a) => found = Some(a),
+                Err(e) => store.reject(key, &e.to_string()),
+            }
+        }
+        let artifact = match found {
+            Some(a) => a,
+            None => {
+                self.count(Count::Compiles);
+                let a = build(session, device, &stencil, target, strategy, self.options)?;
+                if let Some(store) = &self.store {
+                    store.count_compile();
+                    let _ = store.put(key, &a.to_payload()?);
+                }
+                a
+            }
+        };
+        Ok(Arc::clone(lock(&self.artifacts).entry(key).or_insert(Arc::new(artifact))))
     }
 
     /// The kernel from a bundle or the store, if either holds a usable one.
@@ -267,7 +347,7 @@ impl KernelCache {
         key: Key,
         strategy: Strategy,
     ) -> Result<Compiled, ProgramError> {
-        let artifact = build(session, device, stencil, strategy, self.options)?;
+        let artifact = build(session, device, stencil, CodeTarget::Cpu, strategy, self.options)?;
         if let Some(store) = &self.store {
             store.count_compile();
             // A failed write is counted by the store; the run goes on.

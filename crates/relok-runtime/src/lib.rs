@@ -11,6 +11,9 @@
 
 pub mod cache;
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
+pub mod device;
 pub mod program;
 pub mod session;
 
@@ -20,4 +23,5 @@ pub use cpu::{
 };
 pub use cache::{CacheStats, KernelCache};
 pub use program::{Compiled, Loaded, ProgramError};
+pub use device::{Device, DeviceMemory};
 pub use session::{DeviceId, Session, SessionError};

@@ -26,8 +26,8 @@ use crate::cpu::{
 };
 use crate::session::{DeviceId, Session, SessionError};
 use relok_compiler::artifact::{self, lower_stencil, Artifact, ArtifactError, CodeTarget, CompileOptions};
-use relok_compiler::lower::{site_table, Lowered};
-use relok_compiler::reloc::{ManifestError, Site, Target};
+use relok_compiler::lower::{site_table, HostValue, Lowered};
+use relok_compiler::reloc::{FrozenManifest, ManifestError, Site, Target};
 use relok_compiler::stencil::Stencil;
 use relok_compiler::CompileError;
 use relok_ir::{Module, Stage, Strategy};
@@ -116,27 +116,28 @@ pub fn compile(
     strategy: Strategy,
 ) -> Result<Compiled, ProgramError> {
     let stencil = Stencil::new(module, kernel)?;
-    let artifact = build(session, device, &stencil, strategy, CompileOptions::default())?;
+    let artifact = build(session, device, &stencil, CodeTarget::Cpu, strategy, CompileOptions::default())?;
     instantiate(device, &artifact, (strategy == Strategy::Bake).then(|| DeviceId::of(device)))
 }
 
-/// Compiles a stencil into an artifact for the cpu device. For `bake`, a
+/// Compiles a stencil into an artifact for `target`. For `bake`, a
 /// first `table` lowering learns the kernel's host objects so that values
 /// are registered and globals declared before any word is resolved
 /// (`patch` and `table` register when they load: see [`deliver`]).
-pub(crate) fn build(
+pub(crate) fn build<D: crate::DeviceMemory + ?Sized>(
     session: &Session,
-    device: &CpuDevice,
+    device: &D,
     stencil: &Stencil,
+    target: CodeTarget,
     strategy: Strategy,
     options: CompileOptions,
 ) -> Result<Artifact, ProgramError> {
     Ok(if strategy == Strategy::Bake {
         register(session, &lower_stencil(stencil, Strategy::Table, options, None)?)?;
         let resolve = |t: &Target| session.resolve(device, t).map_err(|e| e.to_string());
-        artifact::compile(stencil, CodeTarget::Cpu, strategy, options, Some(&resolve))?
+        artifact::compile(stencil, target, strategy, options, Some(&resolve))?
     } else {
-        artifact::compile(stencil, CodeTarget::Cpu, strategy, options, None)?
+        artifact::compile(stencil, target, strategy, options, None)?
     })
 }
 
@@ -158,10 +159,21 @@ pub(crate) fn instantiate(
 
 /// Registers a lowered kernel's values and declares its runtime globals.
 fn register(session: &Session, lowered: &Lowered) -> Result<(), ProgramError> {
-    for v in &lowered.values {
+    register_values(session, &lowered.values, &lowered.manifest)
+}
+
+/// Registers `values` with the session and declares the runtime globals
+/// `manifest` names (with [`DEFAULT_GLOBAL_SIZE`] bytes, or enough for the
+/// largest offset, unless the application declared them).
+pub(crate) fn register_values(
+    session: &Session,
+    values: &[HostValue],
+    manifest: &FrozenManifest,
+) -> Result<(), ProgramError> {
+    for v in values {
         session.value(&v.type_tag, &v.bytes);
     }
-    for r in lowered.manifest.records() {
+    for r in manifest.records() {
         if let Target::Global { name, offset } = r.target() {
             let size = DEFAULT_GLOBAL_SIZE.max(offset.saturating_add(8));
             match session.declare_global(name, size) {
@@ -252,7 +264,7 @@ pub fn launch(
 
 /// What a message word stands for: a string value's text, a symbol's name,
 /// or the word itself.
-pub fn message_text(session: &Session, device: &CpuDevice, word: u64) -> String {
+pub fn message_text<D: crate::DeviceMemory + ?Sized>(session: &Session, device: &D, word: u64) -> String {
     match session.value_at(device, word) {
         Some((tag, bytes)) if tag == "str" => String::from_utf8_lossy(&bytes).into_owned(),
         Some((tag, _)) => format!("a value of type {tag} at {word:#x}"),

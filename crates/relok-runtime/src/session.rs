@@ -69,6 +69,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use relok_compiler::reloc::{FrozenManifest, Target, ValueKey};
 
 use crate::cpu::{CpuDevice, DeviceError, DevicePtr};
+use crate::device::DeviceMemory;
 
 /// Which device a word is valid on, as far as a [`Session`] is concerned.
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -233,20 +234,20 @@ impl Session {
     /// The word of `target` on `device`, uploading the value's copy or
     /// allocating the global's cell there on first use. A symbol the session
     /// has not seen is interned on the fly.
-    pub fn resolve(&self, device: &CpuDevice, target: &Target) -> Result<u64, SessionError> {
-        self.lock().resolve(device, DeviceId::of(device), target)
+    pub fn resolve<D: DeviceMemory + ?Sized>(&self, device: &D, target: &Target) -> Result<u64, SessionError> {
+        self.lock().resolve(device, device.device_id(), target)
     }
 
     /// The words of `manifest`'s records on `device`, in the manifest's order:
     /// element `i` belongs to the record of rank `i`. This is what the
     /// `table` strategy uploads and what the `patch` strategy writes, record
     /// by record.
-    pub fn resolve_manifest(
+    pub fn resolve_manifest<D: DeviceMemory + ?Sized>(
         &self,
-        device: &CpuDevice,
+        device: &D,
         manifest: &FrozenManifest,
     ) -> Result<Vec<u64>, SessionError> {
-        let id = DeviceId::of(device);
+        let id = device.device_id();
         let mut st = self.lock();
         manifest
             .records()
@@ -268,19 +269,19 @@ impl Session {
 
     /// The value whose copy on `device` lives at `word`, as its type tag and
     /// bytes: how the host turns an exception's message word back into text.
-    pub fn value_at(&self, device: &CpuDevice, word: u64) -> Option<(String, Vec<u8>)> {
+    pub fn value_at<D: DeviceMemory + ?Sized>(&self, device: &D, word: u64) -> Option<(String, Vec<u8>)> {
         let st = self.lock();
-        let dev = st.devices.get(&DeviceId::of(device))?;
+        let dev = st.devices.get(&device.device_id())?;
         let (key, _) = dev.values.iter().find(|(_, ptr)| ptr.0 == word)?;
         st.values.get(key).map(|v| (v.type_tag.clone(), v.bytes.clone()))
     }
 
     /// The cell of the runtime global `name` on `device` (allocated,
     /// zero-filled, on first use), to read its contents back.
-    pub fn global_cell(&self, device: &CpuDevice, name: &str) -> Result<DevicePtr, SessionError> {
+    pub fn global_cell<D: DeviceMemory + ?Sized>(&self, device: &D, name: &str) -> Result<DevicePtr, SessionError> {
         let mut st = self.lock();
         let size = st.global_size(name)?;
-        st.cell(device, DeviceId::of(device), name, size)
+        st.cell(device, device.device_id(), name, size)
     }
 }
 
@@ -307,9 +308,9 @@ impl State {
             .ok_or_else(|| SessionError::UnknownGlobal(name.to_owned()))
     }
 
-    fn resolve(
+    fn resolve<D: DeviceMemory + ?Sized>(
         &mut self,
-        device: &CpuDevice,
+        device: &D,
         id: DeviceId,
         target: &Target,
     ) -> Result<u64, SessionError> {
@@ -331,9 +332,9 @@ impl State {
     }
 
     /// The copy of value `key` on the device, uploaded on first use.
-    fn value_copy(
+    fn value_copy<D: DeviceMemory + ?Sized>(
         &mut self,
-        device: &CpuDevice,
+        device: &D,
         id: DeviceId,
         key: &ValueKey,
     ) -> Result<DevicePtr, SessionError> {
@@ -350,10 +351,10 @@ impl State {
             object: Target::Value(*key).to_string(),
             source,
         };
-        let ptr = device.alloc(value.bytes.len() as u64).map_err(err)?;
-        if let Err(e) = device.write(ptr, &value.bytes) {
+        let ptr = device.alloc_zeroed(value.bytes.len() as u64).map_err(err)?;
+        if let Err(e) = device.write_bytes(ptr, &value.bytes) {
             // Best effort: the copy is unusable either way.
-            let _ = device.free(ptr);
+            let _ = device.free_bytes(ptr);
             return Err(err(e));
         }
         dev.values.insert(*key, ptr);
@@ -362,9 +363,9 @@ impl State {
 
     /// The cell of global `name` (declared with `size` bytes) on the device,
     /// allocated zero-filled on first use.
-    fn cell(
+    fn cell<D: DeviceMemory + ?Sized>(
         &mut self,
-        device: &CpuDevice,
+        device: &D,
         id: DeviceId,
         name: &str,
         size: u64,
@@ -373,7 +374,7 @@ impl State {
         if let Some(&ptr) = dev.globals.get(name) {
             return Ok(ptr);
         }
-        let ptr = device.alloc(size).map_err(|source| SessionError::Device {
+        let ptr = device.alloc_zeroed(size).map_err(|source| SessionError::Device {
             device: id,
             object: Target::Global {
                 name: name.to_owned(),

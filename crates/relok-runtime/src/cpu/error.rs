@@ -35,6 +35,14 @@ pub enum DeviceError {
         /// Length in bytes.
         len: u64,
     },
+    /// A GPU driver call failed (cuda device).
+    #[error("{call}: {message}")]
+    Driver {
+        /// The driver call.
+        call: &'static str,
+        /// The driver's error.
+        message: String,
+    },
 }
 
 /// What kind of memory access faulted.

@@ -1,0 +1,422 @@
+//! The cuda device (DESIGN §6): PTX artifacts run through the CUDA driver.
+//!
+//! The driver is loaded at run time (cudarc with `dynamic-loading`): a build
+//! needs no CUDA, and on a machine without a driver [`CudaDevice::open`]
+//! answers [`CudaError::NotAvailable`] so callers fall back to the cpu
+//! device.
+//!
+//! Layers, as cudarc's own: `cudarc::driver::result` holds one thin call
+//! per driver function; this module owns what they return — a
+//! [`CudaContext`] (the GPU's primary context) per device, a [`PtxModule`]
+//! per loaded artifact (unloaded on drop), the device allocations — and
+//! exposes them safely.
+//!
+//! Loading an artifact on a device ([`CudaDevice::load`]) registers its
+//! values, resolves its words with the session on this device, loads the
+//! PTX (the driver JIT-compiles it for the GPU), and delivers the words:
+//! `patch` writes each record's word into the module global of that name
+//! (`cuModuleGetGlobal` + a copy; interior sites at their offset in the
+//! constant), `table` uploads one table buffer per (kernel, device). Each
+//! loaded kernel owns an exception record; a launch clears it, passes the
+//! kernel state (table, exception record, seed) by value as the first
+//! parameter, waits, and reads the record back.
+
+use crate::cpu::{DeviceError, DevicePtr, KernelArg, LaunchConfig};
+use crate::device::DeviceMemory;
+use crate::session::{DeviceId, Session};
+use cudarc::driver::{result, sys, CudaContext};
+use relok_compiler::artifact::{Artifact, CodeTarget};
+use relok_compiler::reloc::Site;
+use relok_compiler::state::{ExceptionLayout, KernelState, EXCEPTION_LAYOUT};
+use relok_ir::{Scalar, Strategy};
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Why the cuda device cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CudaError {
+    /// No driver, no GPU of that ordinal.
+    #[error("cuda device not available: {0}")]
+    NotAvailable(String),
+    /// A driver call failed.
+    #[error(transparent)]
+    Driver(#[from] DeviceError),
+}
+
+fn driver(call: &'static str) -> impl FnOnce(result::DriverError) -> DeviceError {
+    move |e| DeviceError::Driver { call, message: format!("{e:?}") }
+}
+
+/// Whether a CUDA driver can be loaded on this machine.
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to open the driver library; no call is made.
+    unsafe { sys::is_culib_present() }
+}
+
+/// How many GPUs the driver sees (0 without a driver).
+pub fn device_count() -> usize {
+    if !driver_present() || result::init().is_err() {
+        return 0;
+    }
+    result::device::get_count().map_or(0, |n| n.max(0) as usize)
+}
+
+/// One GPU, through its primary context.
+#[derive(Debug)]
+pub struct CudaDevice {
+    ctx: Arc<CudaContext>,
+    name: String,
+    sm: u32,
+    driver_version: i32,
+    id: DeviceId,
+    /// Live allocations: address → bytes.
+    allocs: Mutex<BTreeMap<u64, u64>>,
+    /// Kernels loaded on this device, by artifact key.
+    loaded: Mutex<HashMap<[u8; 32], Arc<CudaKernel>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl CudaDevice {
+    /// Opens GPU `ordinal`.
+    pub fn open(ordinal: usize) -> Result<CudaDevice, CudaError> {
+        if !driver_present() {
+            return Err(CudaError::NotAvailable("no CUDA driver (libcuda) on this machine".into()));
+        }
+        let count = device_count();
+        if ordinal >= count {
+            return Err(CudaError::NotAvailable(format!("no GPU {ordinal} (the driver sees {count})")));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(driver("cuCtxCreate"))?;
+        let name = ctx.name().map_err(driver("cuDeviceGetName"))?;
+        let (major, minor) = ctx.compute_capability().map_err(driver("cuDeviceGetAttribute"))?;
+        let mut version = 0;
+        // SAFETY: a valid out-pointer to an int.
+        unsafe { sys::cuDriverGetVersion(&mut version) }.result().map_err(driver("cuDriverGetVersion"))?;
+        static OPENED: AtomicU64 = AtomicU64::new(0);
+        // Distinct for every open device of the process (never a cpu id:
+        // cpu ids are addresses below 2^63).
+        let id = DeviceId((1 << 63) | (OPENED.fetch_add(1, Ordering::Relaxed) << 8) | ordinal as u64);
+        Ok(CudaDevice {
+            ctx,
+            name,
+            sm: (major * 10 + minor) as u32,
+            driver_version: version,
+            id,
+            allocs: Mutex::default(),
+            loaded: Mutex::default(),
+        })
+    }
+
+    /// The GPU's ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
+    }
+
+    /// The GPU's name (`NVIDIA H200`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Compute capability × 10 (90 for sm_90).
+    pub fn sm(&self) -> u32 {
+        self.sm
+    }
+
+    /// The driver's CUDA version (e.g. 13000).
+    pub fn driver_version(&self) -> i32 {
+        self.driver_version
+    }
+
+    /// The code target of this GPU.
+    pub fn target(&self) -> CodeTarget {
+        CodeTarget::Ptx { sm: self.sm.min(90) }
+    }
+
+    fn bind(&self) -> Result<(), DeviceError> {
+        self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))
+    }
+
+    /// [`CudaDevice::load`] once per artifact key on this device: later
+    /// calls return the loaded kernel (its module, table and words).
+    pub fn load_cached(&self, session: &Session, artifact: &Artifact) -> Result<Arc<CudaKernel>, crate::ProgramError> {
+        if let Some(k) = lock(&self.loaded).get(&artifact.key) {
+            return Ok(Arc::clone(k));
+        }
+        let k = Arc::new(self.load(session, artifact)?);
+        Ok(Arc::clone(lock(&self.loaded).entry(artifact.key).or_insert(k)))
+    }
+
+    /// Loads a PTX artifact on this device with its words delivered (see
+    /// the module docs).
+    pub fn load(&self, session: &Session, artifact: &Artifact) -> Result<CudaKernel, crate::ProgramError> {
+        if !matches!(artifact.target, CodeTarget::Ptx { .. }) {
+            return Err(DeviceError::Driver { call: "load", message: format!("artifact for {}, not PTX", artifact.target.name()) }.into());
+        }
+        crate::program::register_values(session, &artifact.values, &artifact.manifest)?;
+        let words = session.resolve_manifest(self, &artifact.manifest)?;
+        self.bind()?;
+        let module = Arc::new(PtxModule::load(&self.ctx, &artifact.code)?);
+        let function = module.function(&artifact.entry)?;
+        let mut table = None;
+        match artifact.strategy {
+            Strategy::Patch => {
+                for (r, &w) in artifact.manifest.records().iter().zip(&words) {
+                    let (ptr, size) = module.global(r.name())?;
+                    let offset = match r.site() {
+                        Site::Slot => 0,
+                        Site::Interior { offset } => u64::from(offset),
+                    };
+                    if offset + 8 > size as u64 {
+                        return Err(DeviceError::OutOfBounds { addr: ptr + offset, len: 8 }.into());
+                    }
+                    // SAFETY: `ptr + offset .. + 8` lies inside the module
+                    // global of `size` bytes (checked above).
+                    unsafe { result::memcpy_htod_sync(ptr + offset, &w.to_le_bytes()) }
+                        .map_err(driver("cuMemcpyHtoD"))?;
+                }
+            }
+            Strategy::Table if !words.is_empty() => {
+                let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                let t = self.alloc_zeroed(bytes.len() as u64)?;
+                self.write_bytes(t, &bytes)?;
+                table = Some(t);
+            }
+            _ => {}
+        }
+        let exception = self.alloc_zeroed(u64::from(EXCEPTION_LAYOUT.size))?;
+        Ok(CudaKernel { entry: artifact.entry.clone(), params: artifact.abi.params.clone(), module, function, table, exception, words })
+    }
+
+    /// Launches a loaded kernel and waits for it. An exception comes back
+    /// as its message word, block and thread.
+    pub fn launch(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<Option<Thrown>, DeviceError> {
+        if args.len() != kernel.params.len() {
+            return Err(DeviceError::Driver {
+                call: "launch",
+                message: format!("@{} takes {} arguments, {} given", kernel.entry, kernel.params.len(), args.len()),
+            });
+        }
+        let mut values: Vec<u64> = Vec::with_capacity(args.len());
+        for (i, (a, p)) in args.iter().zip(&kernel.params).enumerate() {
+            let ok = match a {
+                KernelArg::Scalar { ty, .. } => ty.to_string() == *p,
+                KernelArg::Ptr(_) => p.starts_with("ptr<"),
+            };
+            if !ok {
+                return Err(DeviceError::Driver { call: "launch", message: format!("@{}: argument {i} does not fit parameter type {p}", kernel.entry) });
+            }
+            values.push(match a {
+                KernelArg::Scalar { ty: Scalar::Bool, bits } => u64::from(*bits != 0),
+                KernelArg::Scalar { bits, .. } => *bits,
+                KernelArg::Ptr(p) => p.0,
+            });
+        }
+        self.bind()?;
+        self.write_bytes(kernel.exception, &[0; EXCEPTION_LAYOUT.size as usize])?;
+        let mut state = KernelState { reloc_table: kernel.table.map_or(0, |t| t.0), exception: kernel.exception.0, rng_seed };
+        let mut params: Vec<*mut c_void> = Vec::with_capacity(1 + values.len());
+        params.push((&raw mut state).cast());
+        for v in &mut values {
+            // A parameter narrower than 8 bytes reads the low bytes of the
+            // little-endian u64.
+            params.push(std::ptr::from_mut(v).cast());
+        }
+        let [gx, gy, gz] = config.grid;
+        let [bx, by, bz] = config.block;
+        // SAFETY: the function belongs to `kernel.module`, alive while
+        // `kernel` is; `params` holds one pointer per parameter of the
+        // entry (the state, then one per argument, checked against the
+        // ABI), each to host memory that outlives the synchronous wait
+        // below; pointers passed are device allocations of this context.
+        unsafe {
+            result::launch_kernel(kernel.function, (gx, gy, gz), (bx, by, bz), 0, std::ptr::null_mut(), &mut params)
+        }
+        .map_err(driver("cuLaunchKernel"))?;
+        result::ctx::synchronize().map_err(driver("cuCtxSynchronize (the kernel)"))?;
+        let rec = self.read_bytes(kernel.exception, u64::from(EXCEPTION_LAYOUT.size))?;
+        let word = |i: u32| {
+            let at = 8 * i as usize;
+            u64::from_le_bytes(rec[at..at + 8].try_into().unwrap_or([0; 8]))
+        };
+        if word(ExceptionLayout::FLAG_WORD) == 0 {
+            return Ok(None);
+        }
+        let three = |base: u32| [0, 1, 2].map(|k| word(base + k) as u32);
+        Ok(Some(Thrown {
+            message_word: word(ExceptionLayout::MESSAGE_WORD),
+            block: three(ExceptionLayout::BLOCK_WORD),
+            thread: three(ExceptionLayout::THREAD_WORD),
+        }))
+    }
+}
+
+/// What a kernel threw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thrown {
+    /// The message's word.
+    pub message_word: u64,
+    /// The throwing block.
+    pub block: [u32; 3],
+    /// The throwing thread.
+    pub thread: [u32; 3],
+}
+
+impl DeviceMemory for CudaDevice {
+    fn device_id(&self) -> DeviceId {
+        self.id
+    }
+
+    fn alloc_zeroed(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
+        self.bind()?;
+        let n = bytes.max(1) as usize;
+        // SAFETY: a plain allocation in the bound context.
+        let ptr = unsafe { result::malloc_sync(n) }.map_err(driver("cuMemAlloc"))?;
+        // SAFETY: `ptr .. ptr + n` was just allocated.
+        if let Err(e) = unsafe { result::memset_d8_sync(ptr, 0, n) } {
+            // SAFETY: `ptr` was allocated above and is freed once.
+            let _ = unsafe { result::free_sync(ptr) };
+            return Err(driver("cuMemsetD8")(e));
+        }
+        lock(&self.allocs).insert(ptr, n as u64);
+        Ok(DevicePtr(ptr))
+    }
+
+    fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError> {
+        self.check(ptr, bytes.len() as u64)?;
+        self.bind()?;
+        // SAFETY: the range lies inside a live allocation (checked).
+        unsafe { result::memcpy_htod_sync(ptr.0, bytes) }.map_err(driver("cuMemcpyHtoD"))
+    }
+
+    fn read_bytes(&self, ptr: DevicePtr, len: u64) -> Result<Vec<u8>, DeviceError> {
+        self.check(ptr, len)?;
+        self.bind()?;
+        let mut out = vec![0u8; len as usize];
+        // SAFETY: the range lies inside a live allocation (checked).
+        unsafe { result::memcpy_dtoh_sync(&mut out, ptr.0) }.map_err(driver("cuMemcpyDtoH"))?;
+        Ok(out)
+    }
+
+    fn free_bytes(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
+        if lock(&self.allocs).remove(&ptr.0).is_none() {
+            return Err(DeviceError::InvalidFree { addr: ptr.0 });
+        }
+        self.bind()?;
+        // SAFETY: a live allocation of this device, removed from the map
+        // so it is freed once.
+        unsafe { result::free_sync(ptr.0) }.map_err(driver("cuMemFree"))
+    }
+}
+
+impl CudaDevice {
+    /// Whether `ptr .. ptr + len` lies inside one live allocation.
+    fn check(&self, ptr: DevicePtr, len: u64) -> Result<(), DeviceError> {
+        let allocs = lock(&self.allocs);
+        match allocs.range(..=ptr.0).next_back() {
+            Some((&base, &size)) if ptr.0.checked_add(len).is_some_and(|end| end <= base + size) => Ok(()),
+            _ => Err(DeviceError::OutOfBounds { addr: ptr.0, len }),
+        }
+    }
+}
+
+impl Drop for CudaDevice {
+    fn drop(&mut self) {
+        lock(&self.loaded).clear();
+        if self.bind().is_err() {
+            return;
+        }
+        for (&ptr, _) in lock(&self.allocs).iter() {
+            // SAFETY: every live allocation, freed once, at drop.
+            let _ = unsafe { result::free_sync(ptr) };
+        }
+    }
+}
+
+/// A loaded PTX module, unloaded on drop.
+#[derive(Debug)]
+pub struct PtxModule {
+    raw: sys::CUmodule,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: a module handle may be used from any thread that binds its
+// context, which every use here does first.
+unsafe impl Send for PtxModule {}
+// SAFETY: as for Send; the handle itself is never mutated.
+unsafe impl Sync for PtxModule {}
+
+impl PtxModule {
+    /// Loads PTX text (the driver JIT-compiles it).
+    fn load(ctx: &Arc<CudaContext>, ptx: &[u8]) -> Result<PtxModule, DeviceError> {
+        let text = CString::new(ptx).map_err(|_| DeviceError::Driver { call: "cuModuleLoadData", message: "PTX holds a NUL byte".into() })?;
+        ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+        // SAFETY: `text` is NUL-terminated PTX that outlives the call.
+        let raw = unsafe { result::module::load_data(text.as_ptr().cast()) }.map_err(driver("cuModuleLoadData"))?;
+        Ok(PtxModule { raw, ctx: Arc::clone(ctx) })
+    }
+
+    fn function(&self, name: &str) -> Result<sys::CUfunction, DeviceError> {
+        let c = CString::new(name).map_err(|_| DeviceError::Driver { call: "cuModuleGetFunction", message: "bad name".into() })?;
+        // SAFETY: a live module.
+        unsafe { result::module::get_function(self.raw, c) }.map_err(driver("cuModuleGetFunction"))
+    }
+
+    fn global(&self, name: &str) -> Result<(u64, usize), DeviceError> {
+        let c = CString::new(name).map_err(|_| DeviceError::Driver { call: "cuModuleGetGlobal", message: "bad name".into() })?;
+        // SAFETY: a live module.
+        unsafe { result::module::get_global(self.raw, c) }.map_err(|e| DeviceError::Driver {
+            call: "cuModuleGetGlobal",
+            message: format!("{name}: {e:?}"),
+        })
+    }
+}
+
+impl Drop for PtxModule {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: unloaded once, at drop.
+            let _ = unsafe { result::module::unload(self.raw) };
+        }
+    }
+}
+
+/// A kernel loaded on one cuda device with its words delivered.
+#[derive(Debug)]
+pub struct CudaKernel {
+    entry: String,
+    params: Vec<String>,
+    module: Arc<PtxModule>,
+    function: sys::CUfunction,
+    table: Option<DevicePtr>,
+    exception: DevicePtr,
+    /// The words, in manifest (rank) order.
+    pub words: Vec<u64>,
+}
+
+// SAFETY: the function handle belongs to `module` (kept alive here) and is
+// only used with its context bound.
+unsafe impl Send for CudaKernel {}
+// SAFETY: as for Send; launches do not mutate the handle.
+unsafe impl Sync for CudaKernel {}
+
+impl CudaKernel {
+    /// The entry's name.
+    pub fn entry(&self) -> &str {
+        &self.entry
+    }
+
+    /// The table buffer (`table` strategy with records).
+    pub fn table(&self) -> Option<DevicePtr> {
+        self.table
+    }
+
+    /// The module's handle (kept for the module's lifetime).
+    pub fn module(&self) -> &PtxModule {
+        &self.module
+    }
+}
