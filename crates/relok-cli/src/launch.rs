@@ -169,7 +169,7 @@ pub fn launch(target: &Target<'_>, run: &Prepared, config: &LaunchConfig, args: 
         #[cfg(feature = "cuda")]
         (Device::Cuda(d), Prepared::Cuda(k)) => {
             let threads = config.grid.iter().chain(&config.block).map(|&n| u64::from(n)).product();
-            match d.launch(k, config, args, 0)? {
+            match d.launch(k, config, args, 0).map_err(ProgramError::Launch)? {
                 None => Ok(LaunchStats { steps: 0, threads }),
                 Some(t) => Err(ProgramError::Exception {
                     kernel: k.entry().to_owned(),

@@ -17,5 +17,5 @@ pub use types::{AddrSpace, LayoutError, Scalar, Type};
 pub mod text;
 pub mod verify;
 
-pub use text::{parse, print, ParseError};
+pub use text::{parse, parse_type, print, ParseError};
 pub use verify::{verify, ModuleInfo, VerifyErrors};

@@ -21,14 +21,14 @@
 //! kernel state (table, exception record, seed) by value as the first
 //! parameter, waits, and reads the record back.
 
-use crate::cpu::{DeviceError, DevicePtr, KernelArg, LaunchConfig};
+use crate::cpu::{check_args, check_config, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchError};
 use crate::device::DeviceMemory;
 use crate::session::{DeviceId, Session};
 use cudarc::driver::{result, sys, CudaContext};
 use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_compiler::reloc::Site;
 use relok_compiler::state::{ExceptionLayout, KernelState, EXCEPTION_LAYOUT};
-use relok_ir::{Scalar, Strategy};
+use relok_ir::Strategy;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -189,39 +189,33 @@ impl CudaDevice {
             _ => {}
         }
         let exception = self.alloc_zeroed(u64::from(EXCEPTION_LAYOUT.size))?;
-        Ok(CudaKernel { entry: artifact.entry.clone(), params: artifact.abi.params.clone(), module, function, table, exception, words })
+        let params = artifact
+            .abi
+            .params
+            .iter()
+            .map(|p| relok_ir::parse_type(p))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| DeviceError::Driver { call: "load", message: format!("artifact ABI: {e}") })?;
+        Ok(CudaKernel { entry: artifact.entry.clone(), params, module, function, table, exception, words })
     }
 
-    /// Launches a loaded kernel and waits for it. An exception comes back
+    /// Launches a loaded kernel and waits for it. The geometry and the
+    /// arguments are checked as on the cpu device; an exception comes back
     /// as its message word, block and thread.
-    pub fn launch(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<Option<Thrown>, DeviceError> {
-        if args.len() != kernel.params.len() {
-            return Err(DeviceError::Driver {
-                call: "launch",
-                message: format!("@{} takes {} arguments, {} given", kernel.entry, kernel.params.len(), args.len()),
-            });
-        }
-        let mut values: Vec<u64> = Vec::with_capacity(args.len());
-        for (i, (a, p)) in args.iter().zip(&kernel.params).enumerate() {
-            let ok = match a {
-                KernelArg::Scalar { ty, .. } => ty.to_string() == *p,
-                KernelArg::Ptr(_) => p.starts_with("ptr<"),
-            };
-            if !ok {
-                return Err(DeviceError::Driver { call: "launch", message: format!("@{}: argument {i} does not fit parameter type {p}", kernel.entry) });
-            }
-            values.push(match a {
-                KernelArg::Scalar { ty: Scalar::Bool, bits } => u64::from(*bits != 0),
-                KernelArg::Scalar { bits, .. } => *bits,
-                KernelArg::Ptr(p) => p.0,
-            });
-        }
+    pub fn launch(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<Option<Thrown>, LaunchError> {
+        check_config(&kernel.entry, config)?;
+        let mut values = check_args(&kernel.entry, &kernel.params, args)?;
+        self.run(kernel, config, &mut values, rng_seed)
+            .map_err(|error| LaunchError::Device { kernel: kernel.entry.clone(), error })
+    }
+
+    fn run(&self, kernel: &CudaKernel, config: &LaunchConfig, values: &mut [u64], rng_seed: u64) -> Result<Option<Thrown>, DeviceError> {
         self.bind()?;
         self.write_bytes(kernel.exception, &[0; EXCEPTION_LAYOUT.size as usize])?;
         let mut state = KernelState { reloc_table: kernel.table.map_or(0, |t| t.0), exception: kernel.exception.0, rng_seed };
         let mut params: Vec<*mut c_void> = Vec::with_capacity(1 + values.len());
         params.push((&raw mut state).cast());
-        for v in &mut values {
+        for v in values.iter_mut() {
             // A parameter narrower than 8 bytes reads the low bytes of the
             // little-endian u64.
             params.push(std::ptr::from_mut(v).cast());
@@ -389,7 +383,7 @@ impl Drop for PtxModule {
 #[derive(Debug)]
 pub struct CudaKernel {
     entry: String,
-    params: Vec<String>,
+    params: Vec<relok_ir::Type>,
     module: Arc<PtxModule>,
     function: sys::CUfunction,
     table: Option<DevicePtr>,

@@ -45,8 +45,8 @@
 //! integer `x / 0 == 0`, `x % 0 == x`, `MIN / -1 == MIN`, `MIN % -1 == 0`
 //! by selects around the division; shift amounts are taken modulo the
 //! width; float to integer conversions round toward zero and saturate
-//! (`cvt.rzi`, NaN gives 0). Float `rem` (`fmod`) has no exact PTX
-//! instruction and is rejected with [`Error::Unsupported`].
+//! (`cvt.rzi`, with NaN selected to 0); float `rem` is C's `fmod`, exact,
+//! by binary long division on the magnitudes (see `Writer::fmod`).
 //!
 //! The output is byte-stable: registers are named after value and
 //! variable numbers, labels count per function, items follow module order.

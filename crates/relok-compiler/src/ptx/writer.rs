@@ -580,7 +580,7 @@ impl<'m> FuncCx<'m> {
             Op::Const(bits) => self.constant(&d, sc, *bits),
             Op::BakedWord(w) => self.line(format!("mov.b64 {d}, {w:#x};")),
             Op::Unary(u, a) => self.unary(&d, sc, *u, *a, v)?,
-            Op::Binary(b, a, c) => self.binary(&d, sc, *b, *a, *c, v)?,
+            Op::Binary(b, a, c) => self.binary(&d, sc, *b, *a, *c)?,
             Op::Compare(cmp, a, b) => self.compare(&d, *cmp, *a, *b)?,
             Op::Select(c, a, b) => {
                 let (c, a, b) = (self.r(*c)?, self.r(*a)?, self.r(*b)?);
@@ -721,11 +721,16 @@ impl<'m> FuncCx<'m> {
         let line = match (u, sc) {
             (UnaryOp::Neg, Scalar::I32 | Scalar::U32) => format!("neg.s32 {d}, {a};"),
             (UnaryOp::Neg, Scalar::I64 | Scalar::U64) => format!("neg.s64 {d}, {a};"),
-            (UnaryOp::Neg, Scalar::F32 | Scalar::F64) => format!("neg.{} {d}, {a};", arith(sc)),
+            // Bit operations, as the IR defines them: a sign flip and a
+            // cleared sign, also for NaNs (neg.f32/abs.f32 canonicalise them).
+            (UnaryOp::Neg, Scalar::F32) => format!("xor.b32 {d}, {a}, 0x80000000;"),
+            (UnaryOp::Neg, Scalar::F64) => format!("xor.b64 {d}, {a}, 0x8000000000000000;"),
+            (UnaryOp::Abs, Scalar::F32) => format!("and.b32 {d}, {a}, 0x7FFFFFFF;"),
+            (UnaryOp::Abs, Scalar::F64) => format!("and.b64 {d}, {a}, 0x7FFFFFFFFFFFFFFF;"),
             (UnaryOp::Not, Scalar::Bool) => format!("not.pred {d}, {a};"),
             (UnaryOp::Not, Scalar::I32 | Scalar::U32) => format!("not.b32 {d}, {a};"),
             (UnaryOp::Not, Scalar::I64 | Scalar::U64) => format!("not.b64 {d}, {a};"),
-            (UnaryOp::Abs, Scalar::I32 | Scalar::I64 | Scalar::F32 | Scalar::F64) => format!("abs.{} {d}, {a};", arith(sc)),
+            (UnaryOp::Abs, Scalar::I32 | Scalar::I64) => format!("abs.{} {d}, {a};", arith(sc)),
             (UnaryOp::Abs, Scalar::U32) => format!("mov.b32 {d}, {a};"),
             (UnaryOp::Abs, Scalar::U64) => format!("mov.b64 {d}, {a};"),
             (UnaryOp::Sqrt, Scalar::F32 | Scalar::F64) => format!("sqrt.rn.{} {d}, {a};", arith(sc)),
@@ -735,7 +740,7 @@ impl<'m> FuncCx<'m> {
         Ok(())
     }
 
-    fn binary(&mut self, d: &str, sc: Scalar, b: BinaryOp, a: Value, c: Value, v: Value) -> Result<(), Error> {
+    fn binary(&mut self, d: &str, sc: Scalar, b: BinaryOp, a: Value, c: Value) -> Result<(), Error> {
         let (x, y) = (self.r(a)?, self.r(c)?);
         let t = arith(sc);
         let float = matches!(sc, Scalar::F32 | Scalar::F64);
@@ -745,7 +750,7 @@ impl<'m> FuncCx<'m> {
             BinaryOp::Add | BinaryOp::Sub if float => self.line(format!("{b}.rn.{t} {d}, {x}, {y};")),
             BinaryOp::Mul if float => self.line(format!("mul.rn.{t} {d}, {x}, {y};")),
             BinaryOp::Div if float => self.line(format!("div.rn.{t} {d}, {x}, {y};")),
-            BinaryOp::Rem if float => return Err(self.unsupported(v, format!("rem on {sc} (fmod)"))),
+            BinaryOp::Rem if float => self.fmod(d, sc, &x, &y),
             BinaryOp::Min | BinaryOp::Max => self.line(format!("{b}.{t} {d}, {x}, {y};")),
             BinaryOp::Add | BinaryOp::Sub => self.line(format!("{b}.{t} {d}, {x}, {y};")),
             BinaryOp::Mul => self.line(format!("mul.lo.{t} {d}, {x}, {y};")),
@@ -802,6 +807,63 @@ impl<'m> FuncCx<'m> {
         Ok(())
     }
 
+    /// `d = fmod(x, y)`, exactly (C's `fmod`, Rust's `%` on floats): binary
+    /// long division on the magnitudes. `t` runs from the largest
+    /// `|y|·2^k ≤ |x|` down to `|y|`; each `r - t` is exact (Sterbenz:
+    /// `t ≤ r < 2t`), so the remainder is exact; its sign is `x`'s. NaN
+    /// when `y` is 0, `x` infinite or either NaN; `x` when `|x| < |y|`.
+    fn fmod(&mut self, d: &str, sc: Scalar, x: &str, y: &str) {
+        let (c, t, bits, two, half, nan, sign) = if sc == Scalar::F32 {
+            (Class::F32, "f32", "b32", "0f40000000", "0f3F000000", "0x7FC00000", "0x80000000")
+        } else {
+            (Class::F64, "f64", "b64", "0d4000000000000000", "0d3FE0000000000000", "0x7FF8000000000000", "0x8000000000000000")
+        };
+        let int = if sc == Scalar::F32 { Class::B32 } else { Class::B64 };
+        let (ax, ay, r, tt, t2) = (self.temp(c), self.temp(c), self.temp(c), self.temp(c), self.temp(c));
+        let (special, p) = (self.temp(Class::Pred), self.temp(Class::Pred));
+        let (rb, xb) = (self.temp(int), self.temp(int));
+        let (up, down, done, small, nan_l, end) =
+            (self.label(), self.label(), self.label(), self.label(), self.label(), self.label());
+        self.line(format!("abs.{t} {ax}, {x};"));
+        self.line(format!("abs.{t} {ay}, {y};"));
+        self.line(format!("setp.eq.{t} {special}, {ay}, 0{};", if sc == Scalar::F32 { "f00000000" } else { "d0000000000000000" }));
+        self.line(format!("testp.infinite.{t} {p}, {ax};"));
+        self.line(format!("or.pred {special}, {special}, {p};"));
+        self.line(format!("setp.nan.{t} {p}, {x}, {y};"));
+        self.line(format!("or.pred {special}, {special}, {p};"));
+        self.line(format!("@{special} bra {nan_l};"));
+        self.line(format!("setp.lt.{t} {p}, {ax}, {ay};"));
+        self.line(format!("@{p} bra {small};"));
+        self.line(format!("mov.{t} {r}, {ax};"));
+        self.line(format!("mov.{t} {tt}, {ay};"));
+        self.body.push_str(&format!("{up}:\n"));
+        self.line(format!("mul.rn.{t} {t2}, {tt}, {two};"));
+        self.line(format!("setp.le.{t} {p}, {t2}, {r};"));
+        self.line(format!("@!{p} bra {down};"));
+        self.line(format!("mov.{t} {tt}, {t2};"));
+        self.line(format!("bra.uni {up};"));
+        self.body.push_str(&format!("{down}:\n"));
+        self.line(format!("setp.ge.{t} {p}, {r}, {tt};"));
+        self.line(format!("@{p} sub.rn.{t} {r}, {r}, {tt};"));
+        self.line(format!("setp.eq.{t} {p}, {tt}, {ay};"));
+        self.line(format!("@{p} bra {done};"));
+        self.line(format!("mul.rn.{t} {tt}, {tt}, {half};"));
+        self.line(format!("bra.uni {down};"));
+        self.body.push_str(&format!("{done}:\n"));
+        self.line(format!("mov.{bits} {rb}, {r};"));
+        self.line(format!("mov.{bits} {xb}, {x};"));
+        self.line(format!("and.{bits} {xb}, {xb}, {sign};"));
+        self.line(format!("or.{bits} {rb}, {rb}, {xb};"));
+        self.line(format!("mov.{bits} {d}, {rb};"));
+        self.line(format!("bra.uni {end};"));
+        self.body.push_str(&format!("{small}:\n"));
+        self.line(format!("mov.{t} {d}, {x};"));
+        self.line(format!("bra.uni {end};"));
+        self.body.push_str(&format!("{nan_l}:\n"));
+        self.line(format!("mov.{bits} {d}, {nan};"));
+        self.body.push_str(&format!("{end}:\n"));
+    }
+
     fn compare(&mut self, d: &str, cmp: CmpOp, a: Value, b: Value) -> Result<(), Error> {
         let sc = self.scalar(a)?;
         let (x, y) = (self.r(a)?, self.r(b)?);
@@ -856,7 +918,15 @@ impl<'m> FuncCx<'m> {
             (f, t) if fl(f) && fl(t) => {
                 if t == Scalar::F32 { format!("cvt.rn.f32.f64 {d}, {x};") } else { format!("cvt.f64.f32 {d}, {x};") }
             }
-            (f, t) if fl(f) => format!("cvt.rzi.{}.{} {d}, {x};", ty(t), arith(f)),
+            (f, t) if fl(f) => {
+                // cvt.rzi saturates, but a NaN gives 0 only for 32-bit
+                // results on the hardware: select 0 explicitly.
+                let nan = self.temp(Class::Pred);
+                self.line(format!("setp.nan.{} {nan}, {x}, {x};", arith(f)));
+                self.line(format!("cvt.rzi.{}.{} {d}, {x};", ty(t), arith(f)));
+                let bits = if size(t) == 8 { "b64" } else { "b32" };
+                format!("selp.{bits} {d}, 0, {d}, {nan};")
+            }
             (f, t) if fl(t) => format!("cvt.rn.{}.{} {d}, {x};", arith(t), ty(f)),
             (f, t) if size(f) == size(t) => format!("mov.{} {d}, {x};", if size(t) == 8 { "b64" } else { "b32" }),
             (f, t) => format!("cvt.{}.{} {d}, {x};", ty(t), ty(f)),

@@ -60,6 +60,12 @@ pub fn format_literal(ty: Scalar, bits: u64) -> String {
     printer::literal_text(&Type::Scalar(ty), bits)
 }
 
+/// Parses a type written as in the text format (`ptr<global, f32>`): the
+/// whole of `src`. `parse_type(&ty.to_string()) == Ok(ty)`.
+pub fn parse_type(src: &str) -> Result<Type, String> {
+    parser::parse_type(src).map_err(|e| e.message)
+}
+
 /// Parses a module from text.
 pub fn parse(src: &str) -> Result<Module, ParseError> {
     parser::parse_module(src)

@@ -45,6 +45,16 @@ pub(super) fn parse_scalar_literal(src: &str, ty: Scalar) -> Result<u64, ParseEr
     Ok(bits)
 }
 
+pub(super) fn parse_type(src: &str) -> Result<Type, ParseError> {
+    let mut p = Parser::new(src);
+    let ty = p.ty(0)?;
+    let rest = p.next()?;
+    if rest.tok != Tok::Eof {
+        return err(rest.span, format!("unexpected {} after the type", rest.describe()));
+    }
+    Ok(ty)
+}
+
 impl<'a> Parser<'a> {
     fn new(src: &'a str) -> Parser<'a> {
         Parser { lex: Lexer::new(src), ahead: Vec::new(), items: HashMap::new(), refs: Vec::new(), module: Module::new() }

@@ -751,3 +751,14 @@ fn host_form_errors() {
     fails("kernel @k() {\n    v0: word = patch %x\n}\n", 2, 22, "expected a patch name");
     fails("kernel @k() {\n    v0: word = const $\n}\n", 2, 22, "unexpected character `$`");
 }
+
+#[test]
+fn types_parse_back_from_their_display() {
+    for src in ["u32", "word", "ptr<global, f32>", "ptr<const, {word, u32}>", "[i64; 4]", "{bool, [f64; 2]}"] {
+        let ty = crate::parse_type(src).expect(src);
+        assert_eq!(ty.to_string(), src);
+    }
+    assert!(crate::parse_type("ptr<global, f32> x").is_err());
+    assert!(crate::parse_type("nope").is_err());
+    assert!(crate::parse_type("").is_err());
+}

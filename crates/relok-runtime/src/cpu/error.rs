@@ -260,9 +260,9 @@ pub enum LaunchError {
         /// What is wrong.
         reason: String,
     },
-    /// The device could not set the launch up (its kernel-state or exception
-    /// buffers).
-    #[error("kernel @{kernel}: device error while setting up the launch: {error}")]
+    /// The device failed to set the launch up (its kernel-state or
+    /// exception buffers) or, on a GPU, to run it (a driver call).
+    #[error("kernel @{kernel}: device error: {error}")]
     Device {
         /// The kernel.
         kernel: String,

@@ -424,7 +424,7 @@ fn patch_consts<'p>(kernel: &str, prog: &'p compile::Program, patches: &[(String
 }
 
 /// Checks the geometry; returns the number of threads.
-fn check_config(kernel: &str, c: &LaunchConfig) -> Result<u64, LaunchError> {
+pub(crate) fn check_config(kernel: &str, c: &LaunchConfig) -> Result<u64, LaunchError> {
     let bad = |reason: String| Err(LaunchError::BadLaunchConfig { kernel: kernel.to_owned(), reason });
     if c.grid.contains(&0) || c.block.contains(&0) {
         return bad(format!("zero dimension in grid {:?} or block {:?}", c.grid, c.block));
@@ -444,7 +444,7 @@ fn check_config(kernel: &str, c: &LaunchConfig) -> Result<u64, LaunchError> {
 }
 
 /// Checks arguments against the kernel's parameters; returns their bits.
-fn check_args(kernel: &str, params: &[Type], args: &[KernelArg]) -> Result<Vec<u64>, LaunchError> {
+pub(crate) fn check_args(kernel: &str, params: &[Type], args: &[KernelArg]) -> Result<Vec<u64>, LaunchError> {
     if params.len() != args.len() {
         return Err(LaunchError::ArgCount { kernel: kernel.to_owned(), expected: params.len(), found: args.len() });
     }

@@ -1,0 +1,175 @@
+//! The cuda device against the cpu device (the oracle), under bake, patch
+//! and table: every example, the words of every kind of host object, a
+//! runtime global per device, exceptions (and the device still usable
+//! after one), two devices in one process, and a second process that
+//! loads every PTX artifact from the store.
+//!
+//! Without a CUDA driver and GPU every test prints that it was skipped and
+//! passes; `scripts/gpu-run.sh` runs this binary on a GPU machine.
+
+use relok_cli::args::{parse_args, ArgValue};
+use relok_cli::demo::run_example;
+use relok_cli::examples::EXAMPLES;
+use relok_cli::launch::{prepare, run_prepared, Target};
+use relok_compiler::reloc::Target as HostTarget;
+use relok_ir::{Scalar, Strategy};
+use relok_runtime::cpu::LaunchConfig;
+use relok_runtime::cuda::{device_count, CudaDevice};
+use relok_runtime::{CpuDevice, Device, DeviceMemory, KernelCache, Session};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const WORDS: &str = include_str!("../../../examples/reloc/words.rk");
+const COUNTER: &str = include_str!("../../../examples/reloc/counter.rk");
+const CHILD: &str = "RELOK_CUDA_TEST_CHILD";
+
+/// The GPU, or `None` after printing why the test is skipped.
+fn gpu(test: &str) -> Option<Device> {
+    if device_count() == 0 {
+        let msg = format!("SKIPPED {test}: no CUDA driver or GPU on this machine (run scripts/gpu-run.sh on one)\n");
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), msg.as_bytes());
+        return None;
+    }
+    Some(Device::Cuda(CudaDevice::open(0).expect("GPU 0 opens")))
+}
+
+/// Runs `kernel` of `src` with `args` (the `--arg` syntax) on `device`.
+fn run(device: &Device, session: &Session, cache: &KernelCache, strategy: Strategy, src: &str, kernel: &str, args: &[&str], config: &LaunchConfig) -> Vec<ArgValue> {
+    let m = relok_ir::parse(src).expect("parses");
+    let f = &m.funcs[m.func_by_name(kernel).expect("kernel")];
+    let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+    let values = parse_args(f, &args).expect("arguments");
+    let target = Target { device, session, cache, strategy };
+    let prepared = prepare(&target, &m, kernel).unwrap_or_else(|e| panic!("@{kernel} ({strategy}): {e}"));
+    let mut buffers = Vec::new();
+    let out = run_prepared(&target, &prepared, config, &values, &mut buffers).unwrap_or_else(|e| panic!("@{kernel} ({strategy}): {e}"));
+    for b in buffers {
+        device.free_bytes(b).expect("free");
+    }
+    out.args
+}
+
+#[test]
+fn every_example_equals_the_cpu_device_under_every_strategy() {
+    let Some(gpu) = gpu("examples") else { return };
+    let cpu = Device::Cpu(CpuDevice::new(0));
+    let (session, cache) = (Session::new(), KernelCache::uncached());
+    for strategy in Strategy::ALL {
+        for ex in EXAMPLES {
+            let on = |device: &Device| {
+                let target = Target { device, session: &session, cache: &cache, strategy };
+                run_example(&target, ex).unwrap_or_else(|e| panic!("{} ({strategy}) on {}: {e}", ex.name, device.name()))
+            };
+            let (g, c) = (on(&gpu), on(&cpu));
+            assert!(g.matches, "{} ({strategy}): the GPU's result differs from the Rust reference", ex.name);
+            assert_eq!(g.args, c.args, "{} ({strategy}): GPU and cpu differ", ex.name);
+            assert_eq!(g.exception.is_some(), c.exception.is_some(), "{} ({strategy})", ex.name);
+        }
+    }
+}
+
+#[test]
+fn words_of_every_kind_of_host_object_equal_the_sessions() {
+    let Some(gpu) = gpu("words") else { return };
+    let (session, cache) = (Session::new(), KernelCache::uncached());
+    let t: Vec<u8> = [7u32, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
+    for strategy in Strategy::ALL {
+        let out = run(&gpu, &session, &cache, strategy, WORDS, "words", &["zeros:4"], &LaunchConfig::default());
+        let want: Vec<u64> = [
+            HostTarget::Global { name: "relok_counter".into(), offset: 8 },
+            session.symbol("alpha"),
+            session.value("[u32; 2]", &t),
+            session.value("str", b"hello"),
+        ]
+        .iter()
+        .map(|t| session.resolve(&gpu, t).expect("resolves"))
+        .collect();
+        assert_eq!(out[0], ArgValue::Buffer(Scalar::Word, want.clone()), "{strategy}");
+        // The value's copy on the GPU holds its bytes.
+        assert_eq!(gpu.read_bytes(relok_runtime::DevicePtr(want[2]), 8).expect("read"), t, "{strategy}");
+    }
+}
+
+#[test]
+fn runtime_globals_are_per_device_and_exceptions_leave_the_device_usable() {
+    let Some(gpu) = gpu("globals") else { return };
+    let other = Device::Cuda(CudaDevice::open(0).expect("GPU 0 opens twice"));
+    assert_ne!(gpu.device_id(), other.device_id());
+    let (session, cache) = (Session::new(), KernelCache::uncached());
+    let config = LaunchConfig::linear(2, 64);
+    for strategy in Strategy::ALL {
+        let before = |d: &Device| {
+            session.global_cell(d, "relok_counter").map_or(0, |c| {
+                u64::from_le_bytes(d.read_bytes(c, 8).expect("read").try_into().expect("8 bytes"))
+            })
+        };
+        let start = before(&gpu);
+        let out = run(&gpu, &session, &cache, strategy, COUNTER, "count", &["zeros:128"], &config);
+        let ArgValue::Buffer(_, mut olds) = out[0].clone() else { panic!("a buffer") };
+        olds.sort_unstable();
+        assert_eq!(olds, (start..start + 128).collect::<Vec<_>>(), "{strategy}: every thread took one ticket");
+        assert_eq!(before(&gpu), start + 128, "{strategy}");
+        assert_eq!(before(&other), 0, "{strategy}: the other device's counter is untouched");
+    }
+    // An exception comes back with its text, and the device runs on.
+    let throw = EXAMPLES.iter().find(|e| e.name == "throw").expect("throw example");
+    for strategy in Strategy::ALL {
+        let target = Target { device: &gpu, session: &session, cache: &cache, strategy };
+        let o = run_example(&target, throw).expect("runs");
+        assert!(o.matches && o.exception.as_deref().is_some_and(|e| e.contains("negative input")), "{strategy}: {:?}", o.exception);
+        let saxpy = run_example(&target, &EXAMPLES[0]).expect("saxpy after an exception");
+        assert!(saxpy.matches, "{strategy}");
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("relok-cuda-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).expect("temp dir");
+    p
+}
+
+/// Every example under patch and table through a cache on `dir`.
+fn run_all_cached(dir: &Path) -> relok_runtime::CacheStats {
+    let gpu = Device::Cuda(CudaDevice::open(0).expect("GPU 0"));
+    let (session, cache) = (Session::new(), KernelCache::open(dir).expect("store"));
+    for strategy in [Strategy::Patch, Strategy::Table] {
+        let target = Target { device: &gpu, session: &session, cache: &cache, strategy };
+        for ex in EXAMPLES {
+            assert!(run_example(&target, ex).expect("runs").matches, "{} ({strategy})", ex.name);
+        }
+    }
+    cache.stats()
+}
+
+/// The child's part (a no-op unless this binary runs as the child).
+#[test]
+fn child() {
+    let Ok(dir) = std::env::var(CHILD) else { return };
+    let st = run_all_cached(Path::new(&dir));
+    let line = format!("CHILD-STATS {}\n", serde_json::to_string(&st).expect("json"));
+    std::io::Write::write_all(&mut std::io::stdout(), line.as_bytes()).expect("stdout");
+}
+
+#[test]
+fn a_second_process_loads_every_ptx_artifact_from_the_store() {
+    if gpu("cross-process").is_none() {
+        return;
+    }
+    let dir = temp_dir("store");
+    let n = EXAMPLES.len() as u64 * 2;
+    let a = run_all_cached(&dir);
+    assert_eq!((a.compiles, a.store.hits), (n, 0), "{a:?}");
+    let out = Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", "child", "--nocapture", "--test-threads=1"])
+        .env(CHILD, &dir)
+        .output()
+        .expect("child runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let line = stdout.lines().find_map(|l| l.split_once("CHILD-STATS ").map(|(_, r)| r)).expect("stats");
+    let b: serde_json::Value = serde_json::from_str(line).expect("json");
+    assert_eq!(b["compiles"], 0, "{b}");
+    assert_eq!(b["store"]["hits"], n, "{b}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

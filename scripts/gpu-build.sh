@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds, on a machine without a GPU, everything scripts/gpu-run.sh runs on
+# a machine with one (which has no Rust): the relok binary and the test
+# binaries, copied into .dev/bin (ignored by git; name it in the device
+# tool's `carry`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo '/.dev/' >> .git/info/exclude
+cargo build --release -p relok-cli
+mkdir -p .dev/bin
+cp target/release/relok .dev/bin/
+rm -f .dev/bin/test-*
+# Test binaries that take a device (RELOK_TEST_DEVICE).
+cargo test --release --workspace --no-run --message-format=json 2>/dev/null |
+    python3 -c '
+import json, sys, shutil
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    exe = m.get("executable")
+    if m.get("reason") == "compiler-artifact" and exe and m["target"]["name"] in ("filetests", "cuda"):
+        shutil.copy(exe, ".dev/bin/test-" + m["target"]["name"])
+'
+# Debug info would not fit the device tool's 64 MiB.
+strip .dev/bin/*
+du -sh .dev/bin; ls -la .dev/bin
