@@ -33,18 +33,18 @@ fn gpu(test: &str) -> Option<Device> {
     Some(Device::Cuda(CudaDevice::open(0).expect("GPU 0 opens")))
 }
 
-/// Runs `kernel` of `src` with `args` (the `--arg` syntax) on `device`.
-fn run(device: &Device, session: &Session, cache: &KernelCache, strategy: Strategy, src: &str, kernel: &str, args: &[&str], config: &LaunchConfig) -> Vec<ArgValue> {
+/// Runs `kernel` of `src` with `args` (the `--arg` syntax) on the target.
+fn run(target: &Target<'_>, src: &str, kernel: &str, args: &[&str], config: &LaunchConfig) -> Vec<ArgValue> {
+    let strategy = target.strategy;
     let m = relok_ir::parse(src).expect("parses");
     let f = &m.funcs[m.func_by_name(kernel).expect("kernel")];
     let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
     let values = parse_args(f, &args).expect("arguments");
-    let target = Target { device, session, cache, strategy };
-    let prepared = prepare(&target, &m, kernel).unwrap_or_else(|e| panic!("@{kernel} ({strategy}): {e}"));
+    let prepared = prepare(target, &m, kernel).unwrap_or_else(|e| panic!("@{kernel} ({strategy}): {e}"));
     let mut buffers = Vec::new();
-    let out = run_prepared(&target, &prepared, config, &values, &mut buffers).unwrap_or_else(|e| panic!("@{kernel} ({strategy}): {e}"));
+    let out = run_prepared(target, &prepared, config, &values, &mut buffers).unwrap_or_else(|e| panic!("@{kernel} ({strategy}): {e}"));
     for b in buffers {
-        device.free_bytes(b).expect("free");
+        target.device.free_bytes(b).expect("free");
     }
     out.args
 }
@@ -74,7 +74,8 @@ fn words_of_every_kind_of_host_object_equal_the_sessions() {
     let (session, cache) = (Session::new(), KernelCache::uncached());
     let t: Vec<u8> = [7u32, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
     for strategy in Strategy::ALL {
-        let out = run(&gpu, &session, &cache, strategy, WORDS, "words", &["zeros:4"], &LaunchConfig::default());
+        let target = Target { device: &gpu, session: &session, cache: &cache, strategy };
+        let out = run(&target, WORDS, "words", &["zeros:4"], &LaunchConfig::default());
         let want: Vec<u64> = [
             HostTarget::Global { name: "relok_counter".into(), offset: 8 },
             session.symbol("alpha"),
@@ -104,7 +105,8 @@ fn runtime_globals_are_per_device_and_exceptions_leave_the_device_usable() {
             })
         };
         let start = before(&gpu);
-        let out = run(&gpu, &session, &cache, strategy, COUNTER, "count", &["zeros:128"], &config);
+        let target = Target { device: &gpu, session: &session, cache: &cache, strategy };
+        let out = run(&target, COUNTER, "count", &["zeros:128"], &config);
         let ArgValue::Buffer(_, mut olds) = out[0].clone() else { panic!("a buffer") };
         olds.sort_unstable();
         assert_eq!(olds, (start..start + 128).collect::<Vec<_>>(), "{strategy}: every thread took one ticket");
