@@ -69,6 +69,24 @@ impl StoreConfig {
         }
     }
 
+    /// A tier-2 binary archive (machine code for one device): folder
+    /// `binary/<device>-<build>` where `build` names the driver or
+    /// toolchain build; the folders of other builds for the same device
+    /// (`binary/<device>-*`) are stale. The identity is the folder name.
+    pub fn binary(root: impl Into<PathBuf>, device: &str, build: &str) -> StoreConfig {
+        let folder = folder_name(&format!("{device}-{build}"));
+        StoreConfig {
+            root: root.into(),
+            family: "binary".into(),
+            stale_prefix: folder_name(&format!("{device}-")),
+            identity: folder.clone(),
+            folder,
+            kind: Kind::Binary,
+            max_bytes: DEFAULT_MAX_BYTES,
+            collect_interval: Duration::from_secs(3600),
+        }
+    }
+
     /// This store's folder.
     pub fn dir(&self) -> PathBuf {
         self.root.join(&self.family).join(&self.folder)
@@ -355,6 +373,27 @@ impl Store {
     /// This process's counters.
     pub fn stats(&self) -> TierStats {
         self.inner.counters.snapshot()
+    }
+
+    /// The counters every process logged in the store folder `dir`, its
+    /// entry count and their bytes, without opening it (for reports over
+    /// several stores).
+    pub fn survey(dir: &Path) -> (u64, u64, TierStats) {
+        let logged = fs::read_to_string(dir.join(STATS_LOG)).unwrap_or_default();
+        let inner = Inner {
+            config: StoreConfig::artifacts(dir, ""),
+            dir: dir.to_owned(),
+            counters: Counters::default(),
+            flushed: Mutex::new(TierStats::default()),
+        };
+        let (mut n, mut bytes) = (0, 0);
+        inner.walk(&mut |w| {
+            if let Walked::Entry(e) = w {
+                n += 1;
+                bytes += e.len;
+            }
+        });
+        (n, bytes, TierStats::sum_lines(&logged))
     }
 
     /// The counters of every process that used this store (their stats log

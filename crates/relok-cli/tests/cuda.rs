@@ -131,9 +131,10 @@ fn temp_dir(name: &str) -> PathBuf {
     p
 }
 
-/// Every example under patch and table through a cache on `dir`.
-fn run_all_cached(dir: &Path) -> relok_runtime::CacheStats {
-    let gpu = Device::Cuda(CudaDevice::open(0).expect("GPU 0"));
+/// Every example under patch and table through a cache (artifact store
+/// and binary archive) on `dir`: the cache's and the device's counters.
+fn run_all_cached(dir: &Path) -> serde_json::Value {
+    let gpu = Device::Cuda(archived(dir, 1 << 30));
     let (session, cache) = (Session::new(), KernelCache::open(dir).expect("store"));
     for strategy in [Strategy::Patch, Strategy::Table] {
         let target = Target { device: &gpu, session: &session, cache: &cache, strategy };
@@ -141,7 +142,8 @@ fn run_all_cached(dir: &Path) -> relok_runtime::CacheStats {
             assert!(run_example(&target, ex).expect("runs").matches, "{} ({strategy})", ex.name);
         }
     }
-    cache.stats()
+    let Device::Cuda(d) = &gpu else { unreachable!("built as cuda") };
+    serde_json::json!({ "cache": cache.stats(), "loads": d.load_stats() })
 }
 
 /// The child's part (a no-op unless this binary runs as the child).
@@ -149,7 +151,7 @@ fn run_all_cached(dir: &Path) -> relok_runtime::CacheStats {
 fn child() {
     let Ok(dir) = std::env::var(CHILD) else { return };
     let st = run_all_cached(Path::new(&dir));
-    let line = format!("CHILD-STATS {}\n", serde_json::to_string(&st).expect("json"));
+    let line = format!("CHILD-STATS {st}\n");
     std::io::Write::write_all(&mut std::io::stdout(), line.as_bytes()).expect("stdout");
 }
 
@@ -161,7 +163,8 @@ fn a_second_process_loads_every_ptx_artifact_from_the_store() {
     let dir = temp_dir("store");
     let n = EXAMPLES.len() as u64 * 2;
     let a = run_all_cached(&dir);
-    assert_eq!((a.compiles, a.store.hits), (n, 0), "{a:?}");
+    assert_eq!((&a["cache"]["compiles"], &a["cache"]["store"]["hits"]), (&n.into(), &0.into()), "{a}");
+    assert_eq!(a["loads"]["linked"], n, "{a}");
     let out = Command::new(std::env::current_exe().expect("test binary"))
         .args(["--exact", "child", "--nocapture", "--test-threads=1"])
         .env(CHILD, &dir)
@@ -171,7 +174,91 @@ fn a_second_process_loads_every_ptx_artifact_from_the_store() {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let line = stdout.lines().find_map(|l| l.split_once("CHILD-STATS ").map(|(_, r)| r)).expect("stats");
     let b: serde_json::Value = serde_json::from_str(line).expect("json");
-    assert_eq!(b["compiles"], 0, "{b}");
-    assert_eq!(b["store"]["hits"], n, "{b}");
+    // Process B: no relok compile, no PTX JIT: every cubin from the archive.
+    assert_eq!(b["cache"]["compiles"], 0, "{b}");
+    assert_eq!(b["cache"]["store"]["hits"], n, "{b}");
+    assert_eq!(b["loads"]["archive_hits"], n, "{b}");
+    assert_eq!((&b["loads"]["linked"], &b["loads"]["ptx_jit"]), (&0.into(), &0.into()), "{b}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A GPU device whose binary archive lives under `root` (capped at
+/// `max_bytes`), with nothing loaded yet.
+fn archived(root: &Path, max_bytes: u64) -> CudaDevice {
+    let mut d = CudaDevice::open(0).expect("GPU 0");
+    let mut config = d.archive_config(root);
+    config.max_bytes = max_bytes;
+    d.set_archive(Some(relok_cache::Store::open(config).expect("archive")));
+    d
+}
+
+/// Runs example `name` (table) on `d` through an uncached kernel cache.
+fn run_on(d: CudaDevice, name: &str) -> CudaDevice {
+    let device = Device::Cuda(d);
+    let session = Session::new();
+    let cache = KernelCache::uncached();
+    let ex = EXAMPLES.iter().find(|e| e.name == name).expect("example");
+    let target = Target { device: &device, session: &session, cache: &cache, strategy: Strategy::Table };
+    assert!(run_example(&target, ex).expect("runs").matches, "{name}");
+    let Device::Cuda(d) = device else { unreachable!("built as cuda") };
+    d
+}
+
+#[test]
+fn the_binary_archive_survives_garbage_foreign_cubins_old_drivers_and_a_tiny_cap() {
+    if gpu("archive").is_none() {
+        return;
+    }
+    let root = temp_dir("archive");
+    let d = run_on(archived(&root, 1 << 30), "saxpy");
+    assert_eq!((d.load_stats().linked, d.load_stats().archive_hits), (1, 0));
+    let entries = d.archive().expect("archive").entries();
+    assert_eq!(entries.len(), 1);
+    let saxpy_entry = entries[0].clone();
+    drop(d);
+    // A warm load: from the archive, nothing linked.
+    let d = run_on(archived(&root, 1 << 30), "saxpy");
+    assert_eq!((d.load_stats().linked, d.load_stats().archive_hits, d.load_stats().ptx_jit), (0, 1, 0));
+    drop(d);
+    // Garbage: a miss, relinked, replaced.
+    std::fs::write(&saxpy_entry.path, b"garbage").expect("write");
+    let d = run_on(archived(&root, 1 << 30), "saxpy");
+    assert_eq!((d.load_stats().linked, d.load_stats().archive.corrupt), (1, 1));
+    drop(d);
+    // Another kernel's cubin framed under this key: it loads but has no
+    // @saxpy, so it is rejected and relinked.
+    let d = run_on(archived(&root, 1 << 30), "reduce");
+    let store = d.archive().expect("archive");
+    let reduce = store.entries().into_iter().find(|e| e.key != saxpy_entry.key).expect("reduce's cubin");
+    let reduce_bytes = std::fs::read(&reduce.path).expect("read");
+    let h = relok_cache::entry::header(&reduce_bytes).expect("header");
+    let payload = &reduce_bytes[h.payload_at..reduce_bytes.len() - 32];
+    let forged = relok_cache::entry::encode(relok_cache::entry::Kind::Binary, &store.config().identity, saxpy_entry.key, payload);
+    std::fs::write(&saxpy_entry.path, forged).expect("write");
+    drop(d);
+    let d = run_on(archived(&root, 1 << 30), "saxpy");
+    assert_eq!((d.load_stats().linked, d.load_stats().archive_hits, d.load_stats().archive.corrupt), (1, 0, 1));
+    // Another driver build's folder for this GPU goes at the next
+    // collection; another GPU's folder stays.
+    let store = d.archive().expect("archive");
+    let family = store.dir().parent().expect("binary/").to_owned();
+    let prefix = store.config().stale_prefix.clone();
+    let old = family.join(format!("{prefix}driver12000-535.00"));
+    let other_gpu = family.join("NVIDIA_A100-sm80-driver13000-580");
+    for f in [&old, &other_gpu] {
+        std::fs::create_dir_all(f.join("ab")).expect("mkdir");
+    }
+    let report = store.collect();
+    assert!(report.folders_removed.iter().any(|f| old.ends_with(f)), "{report:?}");
+    assert!(!old.exists() && other_gpu.exists());
+    drop(d);
+    // A cap of one byte: a collection evicts everything; the next load
+    // links and archives again.
+    let d = archived(&root, 1);
+    let report = d.archive().expect("archive").collect();
+    assert_eq!((report.entries, report.bytes), (0, 0), "{report:?}");
+    let d = run_on(d, "saxpy");
+    assert_eq!(d.load_stats().linked, 1);
+    assert_eq!(d.archive().expect("archive").entries().len(), 1);
+    let _ = std::fs::remove_dir_all(&root);
 }

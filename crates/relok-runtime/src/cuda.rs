@@ -13,18 +13,38 @@
 //!
 //! Loading an artifact on a device ([`CudaDevice::load`]) registers its
 //! values, resolves its words with the session on this device, loads the
-//! PTX (the driver JIT-compiles it for the GPU), and delivers the words:
+//! code, and delivers the words. The code: a cubin from the device's binary
+//! archive (tier 2, see below) when it holds one, else the PTX linked into
+//! a cubin by the driver's linker (`cuLink*`), written to the archive and
+//! loaded; if linking fails, the PTX itself (the driver JIT-compiles it).
+//! The words:
 //! `patch` writes each record's word into the module global of that name
 //! (`cuModuleGetGlobal` + a copy; interior sites at their offset in the
 //! constant), `table` uploads one table buffer per (kernel, device). Each
 //! loaded kernel owns an exception record; a launch clears it, passes the
 //! kernel state (table, exception record, seed) by value as the first
 //! parameter, waits, and reads the record back.
+//!
+//! # The binary archive (tier 2)
+//!
+//! One [`relok_cache::Store`] of kind `Binary` per device and driver build:
+//! `<cache>/binary/<device name>-sm<cc>-driver<CUDA version>-<driver
+//! build>/`, one cubin per entry, key = SHA-256 of a version tag, the PTX
+//! bytes, the entry name and every JIT option (none today; the folder
+//! names the GPU and driver). The store's rules apply: atomic publish, a
+//! hit refreshes the LRU time, a damaged or foreign file is a miss that is
+//! replaced, other driver builds' folders and stale temporary files are
+//! collected, a size cap (`RELOK_BINARY_CACHE_MAX_BYTES`, default 1 GiB).
+//! A cubin the driver refuses is rejected and the PTX path taken. On by
+//! default under the cache root; `RELOK_BINARY_CACHE=off` (or
+//! `RELOK_CACHE=off`) disables it.
 
 use crate::cpu::{check_args, check_config, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchError};
 use crate::device::DeviceMemory;
 use crate::session::{DeviceId, Session};
 use cudarc::driver::{result, sys, CudaContext};
+use relok_cache::{Key, Lookup, Store, StoreConfig};
+use sha2::{Digest, Sha256};
 use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_compiler::reloc::Site;
 use relok_compiler::state::{ExceptionLayout, KernelState, EXCEPTION_LAYOUT};
@@ -75,6 +95,31 @@ pub struct CudaDevice {
     allocs: Mutex<BTreeMap<u64, u64>>,
     /// Kernels loaded on this device, by artifact key.
     loaded: Mutex<HashMap<[u8; 32], Arc<CudaKernel>>>,
+    /// Tier 2: cubins of this GPU and driver.
+    archive: Option<Store>,
+    /// How the code of each load was obtained.
+    code_stats: CodeStats,
+}
+
+/// How loads on a cuda device got their machine code.
+#[derive(Debug, Default)]
+struct CodeStats {
+    archive_hits: AtomicU64,
+    linked: AtomicU64,
+    ptx_jit: AtomicU64,
+}
+
+/// Counters of a cuda device's loads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CudaLoadStats {
+    /// Cubins loaded from the binary archive (no compile at all).
+    pub archive_hits: u64,
+    /// PTX linked into a cubin by the driver's linker (then archived).
+    pub linked: u64,
+    /// PTX handed to the driver's JIT (linking failed or no archive).
+    pub ptx_jit: u64,
+    /// The archive's own counters in this process.
+    pub archive: relok_cache::TierStats,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -109,7 +154,101 @@ impl CudaDevice {
             id,
             allocs: Mutex::default(),
             loaded: Mutex::default(),
+            archive: None,
+            code_stats: CodeStats::default(),
         })
+    }
+
+    /// [`CudaDevice::open`] with the binary archive the environment names
+    /// (see the module docs); an archive that cannot be opened leaves the
+    /// device without one, with a warning.
+    pub fn open_with_archive(ordinal: usize) -> Result<CudaDevice, CudaError> {
+        let mut d = CudaDevice::open(ordinal)?;
+        let off = std::env::var("RELOK_BINARY_CACHE").is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "off" | "0" | "false" | "no"));
+        if let Some(root) = relok_cache::default_root().filter(|_| !off) {
+            match Store::open(d.archive_config(&root)) {
+                Ok(store) => d.archive = Some(store),
+                Err(e) => tracing::warn!("binary archive disabled for this run: {e}"),
+            }
+        }
+        Ok(d)
+    }
+
+    /// The archive configuration of this GPU and driver under `root`.
+    pub fn archive_config(&self, root: &std::path::Path) -> StoreConfig {
+        let build = std::fs::read_to_string("/proc/driver/nvidia/version")
+            .ok()
+            .and_then(|t| t.split_whitespace().skip_while(|w| *w != "Module").nth(1).map(str::to_owned))
+            .unwrap_or_else(|| "unknown".into());
+        let mut c = StoreConfig::binary(root, &format!("{}-sm{}", self.name, self.sm), &format!("driver{}-{build}", self.driver_version));
+        if let Some(n) = std::env::var("RELOK_BINARY_CACHE_MAX_BYTES").ok().and_then(|v| crate::cache::parse_size(&v)) {
+            c.max_bytes = n;
+        }
+        c
+    }
+
+    /// Uses `store` as this device's binary archive (or none).
+    pub fn set_archive(&mut self, store: Option<Store>) {
+        self.archive = store;
+    }
+
+    /// The binary archive, if any.
+    pub fn archive(&self) -> Option<&Store> {
+        self.archive.as_ref()
+    }
+
+    /// How this device's loads got their machine code.
+    pub fn load_stats(&self) -> CudaLoadStats {
+        let c = &self.code_stats;
+        CudaLoadStats {
+            archive_hits: c.archive_hits.load(Ordering::Relaxed),
+            linked: c.linked.load(Ordering::Relaxed),
+            ptx_jit: c.ptx_jit.load(Ordering::Relaxed),
+            archive: self.archive.as_ref().map(Store::stats).unwrap_or_default(),
+        }
+    }
+
+    /// The archive key of `ptx` with entry `entry`.
+    fn cubin_key(ptx: &[u8], entry: &str) -> Key {
+        let mut h = Sha256::new();
+        for field in [&b"relok-cubin-v1"[..], ptx, entry.as_bytes(), b"jit-options:"] {
+            h.update((field.len() as u64).to_le_bytes());
+            h.update(field);
+        }
+        Key(h.finalize().into())
+    }
+
+    /// The module of `ptx`: from the archive, else linked and archived,
+    /// else JIT-compiled from the PTX.
+    fn module_for(&self, ptx: &[u8], entry: &str) -> Result<PtxModule, DeviceError> {
+        let Some(archive) = &self.archive else {
+            self.code_stats.ptx_jit.fetch_add(1, Ordering::Relaxed);
+            return PtxModule::load(&self.ctx, ptx);
+        };
+        let key = CudaDevice::cubin_key(ptx, entry);
+        if let Lookup::Hit(cubin) = archive.get(key) {
+            // A cubin that loads but lacks the entry is another kernel's.
+            match PtxModule::load_image(&self.ctx, &cubin).and_then(|m| m.function(entry).map(|_| m)) {
+                Ok(m) => {
+                    self.code_stats.archive_hits.fetch_add(1, Ordering::Relaxed);
+                    return Ok(m);
+                }
+                Err(e) => archive.reject(key, &format!("the driver refused the cubin: {e}")),
+            }
+        }
+        match link_cubin(&self.ctx, ptx) {
+            Ok(cubin) => {
+                archive.count_compile();
+                let _ = archive.put(key, &cubin);
+                self.code_stats.linked.fetch_add(1, Ordering::Relaxed);
+                PtxModule::load_image(&self.ctx, &cubin)
+            }
+            Err(e) => {
+                tracing::warn!("linking PTX for @{entry} failed ({e}); loading the PTX instead");
+                self.code_stats.ptx_jit.fetch_add(1, Ordering::Relaxed);
+                PtxModule::load(&self.ctx, ptx)
+            }
+        }
     }
 
     /// The GPU's ordinal.
@@ -160,7 +299,7 @@ impl CudaDevice {
         crate::program::register_values(session, &artifact.values, &artifact.manifest)?;
         let words = session.resolve_manifest(self, &artifact.manifest)?;
         self.bind()?;
-        let module = Arc::new(PtxModule::load(&self.ctx, &artifact.code)?);
+        let module = Arc::new(self.module_for(&artifact.code, &artifact.entry)?);
         let function = module.function(&artifact.entry)?;
         let mut table = None;
         match artifact.strategy {
@@ -331,6 +470,48 @@ impl Drop for CudaDevice {
     }
 }
 
+/// The cubin the driver's linker makes of `ptx` for the context's GPU.
+fn link_cubin(ctx: &Arc<CudaContext>, ptx: &[u8]) -> Result<Vec<u8>, DeviceError> {
+    let text = CString::new(ptx).map_err(|_| DeviceError::Driver { call: "cuLinkAddData", message: "PTX holds a NUL byte".into() })?;
+    ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+    let mut state: sys::CUlinkState = std::ptr::null_mut();
+    // SAFETY: no options; `state` is a valid out-pointer.
+    unsafe { sys::cuLinkCreate_v2(0, std::ptr::null_mut(), std::ptr::null_mut(), &mut state) }
+        .result()
+        .map_err(driver("cuLinkCreate"))?;
+    let linked = (|| {
+        let bytes = text.as_bytes_with_nul();
+        // SAFETY: `state` is live; the data pointer and length describe
+        // `text`, which outlives the call; the name is a static C string.
+        unsafe {
+            sys::cuLinkAddData_v2(
+                state,
+                sys::CUjitInputType::CU_JIT_INPUT_PTX,
+                bytes.as_ptr().cast_mut().cast(),
+                bytes.len(),
+                c"relok.ptx".as_ptr(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()
+        .map_err(driver("cuLinkAddData"))?;
+        let (mut out, mut size): (*mut c_void, usize) = (std::ptr::null_mut(), 0);
+        // SAFETY: `state` is live; out-pointers are valid.
+        unsafe { sys::cuLinkComplete(state, &mut out, &mut size) }.result().map_err(driver("cuLinkComplete"))?;
+        if out.is_null() {
+            return Err(DeviceError::Driver { call: "cuLinkComplete", message: "no image".into() });
+        }
+        // SAFETY: the linker owns `size` bytes at `out` until the state is
+        // destroyed below; they are copied first.
+        Ok(unsafe { std::slice::from_raw_parts(out.cast::<u8>(), size) }.to_vec())
+    })();
+    // SAFETY: destroyed once; the image was copied out above.
+    let _ = unsafe { sys::cuLinkDestroy(state) };
+    linked
+}
+
 /// A loaded PTX module, unloaded on drop.
 #[derive(Debug)]
 pub struct PtxModule {
@@ -351,6 +532,19 @@ impl PtxModule {
         ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         // SAFETY: `text` is NUL-terminated PTX that outlives the call.
         let raw = unsafe { result::module::load_data(text.as_ptr().cast()) }.map_err(driver("cuModuleLoadData"))?;
+        Ok(PtxModule { raw, ctx: Arc::clone(ctx) })
+    }
+
+    /// Loads a cubin (an ELF image; checked for its magic first, so that
+    /// bytes that are not one never reach the driver).
+    fn load_image(ctx: &Arc<CudaContext>, cubin: &[u8]) -> Result<PtxModule, DeviceError> {
+        if cubin.len() < 64 || cubin[..4] != *b"\x7fELF" {
+            return Err(DeviceError::Driver { call: "cuModuleLoadData", message: "not a cubin (no ELF header)".into() });
+        }
+        ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+        // SAFETY: `cubin` holds a whole ELF image that outlives the call;
+        // the driver validates its contents.
+        let raw = unsafe { result::module::load_data(cubin.as_ptr().cast()) }.map_err(driver("cuModuleLoadData (cubin)"))?;
         Ok(PtxModule { raw, ctx: Arc::clone(ctx) })
     }
 

@@ -51,7 +51,8 @@ pub enum Device {
 
 impl Device {
     /// Opens the device `spec` names: `cpu[:N]`, `cuda[:N]`, or `best` (the
-    /// first GPU when a CUDA driver and a GPU are present, else `cpu:0`).
+    /// first GPU when a CUDA driver and a GPU are present, else `cpu:0`). A
+    /// cuda device gets the binary archive the environment names.
     pub fn open(spec: &str) -> Result<Device, String> {
         let (kind, ordinal) = match spec.split_once(':') {
             Some((k, n)) => (k, n.parse::<u32>().map_err(|_| format!("bad device ordinal `{n}` in `{spec}`"))?),
@@ -60,9 +61,11 @@ impl Device {
         match kind {
             "cpu" => Ok(Device::Cpu(CpuDevice::new(ordinal))),
             #[cfg(feature = "cuda")]
-            "cuda" => crate::cuda::CudaDevice::open(ordinal as usize).map(Device::Cuda).map_err(|e| format!("device `{spec}`: {e}")),
+            "cuda" => crate::cuda::CudaDevice::open_with_archive(ordinal as usize)
+                .map(Device::Cuda)
+                .map_err(|e| format!("device `{spec}`: {e}")),
             #[cfg(feature = "cuda")]
-            "best" => Ok(crate::cuda::CudaDevice::open(0).map_or_else(|_| Device::Cpu(CpuDevice::new(0)), Device::Cuda)),
+            "best" => Ok(crate::cuda::CudaDevice::open_with_archive(0).map_or_else(|_| Device::Cpu(CpuDevice::new(0)), Device::Cuda)),
             #[cfg(not(feature = "cuda"))]
             "best" => Ok(Device::Cpu(CpuDevice::new(0))),
             "wgpu" => Err(format!("device `{spec}`: the wgpu backend is not built yet; use `cpu` or `cuda`")),
