@@ -164,7 +164,11 @@ fn a_second_process_loads_every_ptx_artifact_from_the_store() {
     let n = EXAMPLES.len() as u64 * 2;
     let a = run_all_cached(&dir);
     assert_eq!((&a["cache"]["compiles"], &a["cache"]["store"]["hits"]), (&n.into(), &0.into()), "{a}");
-    assert_eq!(a["loads"]["linked"], n, "{a}");
+    // Kernels without records have the same PTX under patch and table: one
+    // cubin serves both, so some of process A's loads already hit.
+    let (linked, hits) = (a["loads"]["linked"].as_u64().expect("n"), a["loads"]["archive_hits"].as_u64().expect("n"));
+    assert_eq!((linked + hits, &a["loads"]["ptx_jit"]), (n, &0.into()), "{a}");
+    assert!(linked >= EXAMPLES.len() as u64, "{a}");
     let out = Command::new(std::env::current_exe().expect("test binary"))
         .args(["--exact", "child", "--nocapture", "--test-threads=1"])
         .env(CHILD, &dir)
