@@ -5,6 +5,8 @@
 
 pub mod args;
 pub mod bench;
+#[cfg(feature = "cuda")]
+pub mod bench_cuda;
 pub mod cachecmd;
 pub mod demo;
 pub mod diag;

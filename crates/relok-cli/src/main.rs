@@ -163,6 +163,25 @@ enum BenchCommand {
         #[arg(long)]
         store: PathBuf,
     },
+    /// On a GPU: first launch in a new process (cold, warm artifact store,
+    /// warm store + cubin archive), per-launch host overhead against a bare
+    /// launch, and the run-time cost of table and patch against bake.
+    #[cfg(feature = "cuda")]
+    Cuda,
+    /// The child process of `bench cuda`: one example's first launch.
+    #[cfg(feature = "cuda")]
+    #[command(hide = true)]
+    CudaChild {
+        /// The example.
+        #[arg(long)]
+        example: String,
+        /// The cache root (artifact store and binary archive).
+        #[arg(long)]
+        store: PathBuf,
+        /// Use the binary archive.
+        #[arg(long)]
+        archive: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -223,6 +242,7 @@ fn kernel_cache() -> KernelCache {
 }
 
 fn main() -> ExitCode {
+    let started = std::time::Instant::now();
     let level = match std::env::var("RELOK_LOG").as_deref() {
         Ok("error") => tracing::Level::ERROR,
         Ok("info") => tracing::Level::INFO,
@@ -231,7 +251,7 @@ fn main() -> ExitCode {
         _ => tracing::Level::WARN,
     };
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).without_time().with_target(false).init();
-    match run(Cli::parse()) {
+    match run(Cli::parse(), started) {
         Ok(code) => code,
         Err(message) => {
             eprint!("{message}");
@@ -243,7 +263,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<ExitCode, String> {
+fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
     match cli.command {
         Command::Check { file } => {
             let src = source::load(&file).map_err(|e| e.0)?;
@@ -371,9 +391,52 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        #[cfg(feature = "cuda")]
+        Command::Bench { what: Some(BenchCommand::CudaChild { example, store, archive }), .. } => {
+            let r = relok_cli::bench_cuda::child(started, &example, &store, archive)?;
+            println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+            Ok(ExitCode::SUCCESS)
+        }
+        #[cfg(feature = "cuda")]
+        Command::Bench { quick, json, what: Some(BenchCommand::Cuda) } => {
+            let exe = std::env::current_exe().map_err(|e| format!("cannot find the relok binary: {e}"))?;
+            let r = relok_cli::bench_cuda::run(&exe, quick)?;
+            if json {
+                println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            println!("relok bench cuda on {}, driver CUDA {}; medians of {} child processes per row", r.device, r.driver, r.runs);
+            println!("\nfirst launch in a new process, µs from process start to the launch's end, context creation excluded:");
+            println!("{:<8} {:<38} {:>10} {:>10}  served by", "example", "mode", "first", "context");
+            for row in &r.starts {
+                let l = &row.last;
+                println!(
+                    "{:<8} {:<38} {:>10.0} {:>10.0}  compiles {} store {} archive {} linked {} jit {}",
+                    row.example, row.mode, row.median_us, row.context_us, l.compiles, l.store_hits, l.archive_hits, l.linked, l.ptx_jit
+                );
+            }
+            println!("\nper-launch host time (launch + wait, one block), µs:");
+            for row in &r.launches {
+                println!("{:<8} relok {:>8.2}  bare {:>8.2}  overhead {:>6.2}", row.strategy, row.relok_us, row.raw_us, row.relok_us - row.raw_us);
+            }
+            println!("\nrelocated value read per element, {} elements (GPU time by events):", r.elements);
+            let bake = r.bandwidth.iter().find(|b| b.strategy == "bake").map_or(0.0, |b| b.median_ms);
+            for row in &r.bandwidth {
+                println!(
+                    "{:<8} {:>8.3} ms {:>8.0} GB/s  {:+.2} % vs bake",
+                    row.strategy,
+                    row.median_ms,
+                    row.gb_per_s,
+                    (row.median_ms / bake - 1.0) * 100.0
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Bench { quick, json, what: Some(what) } => {
             let (dev, dev_name) = (relok_runtime::cpu::CpuDevice::new(0), "cpu:0".to_owned());
             match what {
+                #[cfg(feature = "cuda")]
+                BenchCommand::Cuda | BenchCommand::CudaChild { .. } => return Err("bench cuda: handled above".into()),
                 BenchCommand::CacheChild { store } => {
                     let r = relok_cli::bench::cache_child(&dev, &store)?;
                     println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);

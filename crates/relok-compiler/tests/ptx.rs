@@ -21,7 +21,7 @@ fn repo() -> PathBuf {
 fn inputs() -> Vec<(String, Module)> {
     let mut out = Vec::new();
     let mut files = Vec::new();
-    for d in ["examples", "examples/reloc", "tests/filetests"] {
+    for d in ["examples", "examples/reloc", "examples/bench", "tests/filetests"] {
         for e in std::fs::read_dir(repo().join(d)).expect("folder").flatten() {
             if e.path().extension().is_some_and(|x| x == "rk") {
                 files.push(e.path());

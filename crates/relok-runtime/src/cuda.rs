@@ -327,7 +327,7 @@ impl CudaDevice {
             }
             _ => {}
         }
-        let exception = self.alloc_zeroed(u64::from(EXCEPTION_LAYOUT.size))?;
+        let exception = MappedRecord::new(&self.ctx)?;
         let params = artifact
             .abi
             .params
@@ -335,7 +335,7 @@ impl CudaDevice {
             .map(|p| relok_ir::parse_type(p))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| DeviceError::Driver { call: "load", message: format!("artifact ABI: {e}") })?;
-        Ok(CudaKernel { entry: artifact.entry.clone(), params, module, function, table, exception, words })
+        Ok(CudaKernel { entry: artifact.entry.clone(), params, module, function, table, exception: Mutex::new(exception), words })
     }
 
     /// Launches a loaded kernel and waits for it. The geometry and the
@@ -350,8 +350,9 @@ impl CudaDevice {
 
     fn run(&self, kernel: &CudaKernel, config: &LaunchConfig, values: &mut [u64], rng_seed: u64) -> Result<Option<Thrown>, DeviceError> {
         self.bind()?;
-        self.write_bytes(kernel.exception, &[0; EXCEPTION_LAYOUT.size as usize])?;
-        let mut state = KernelState { reloc_table: kernel.table.map_or(0, |t| t.0), exception: kernel.exception.0, rng_seed };
+        // One launch at a time per loaded kernel: they share its record.
+        let record = lock(&kernel.exception);
+        let mut state = KernelState { reloc_table: kernel.table.map_or(0, |t| t.0), exception: record.device, rng_seed };
         let mut params: Vec<*mut c_void> = Vec::with_capacity(1 + values.len());
         params.push((&raw mut state).cast());
         for v in values.iter_mut() {
@@ -365,26 +366,151 @@ impl CudaDevice {
         // `kernel` is; `params` holds one pointer per parameter of the
         // entry (the state, then one per argument, checked against the
         // ABI), each to host memory that outlives the synchronous wait
-        // below; pointers passed are device allocations of this context.
+        // below; pointers passed are device allocations of this context
+        // and the mapped exception record.
         unsafe {
             result::launch_kernel(kernel.function, (gx, gy, gz), (bx, by, bz), 0, std::ptr::null_mut(), &mut params)
         }
         .map_err(driver("cuLaunchKernel"))?;
         result::ctx::synchronize().map_err(driver("cuCtxSynchronize (the kernel)"))?;
-        let rec = self.read_bytes(kernel.exception, u64::from(EXCEPTION_LAYOUT.size))?;
-        let word = |i: u32| {
-            let at = 8 * i as usize;
-            u64::from_le_bytes(rec[at..at + 8].try_into().unwrap_or([0; 8]))
+        Ok(record.take())
+    }
+}
+
+/// Measurements for `relok bench cuda`.
+impl CudaDevice {
+    /// GPU time in milliseconds of each of `iters` launches of `kernel`
+    /// (events recorded around each launch on the default stream).
+    pub fn time_launches(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], iters: usize) -> Result<Vec<f64>, LaunchError> {
+        check_config(&kernel.entry, config)?;
+        let mut values = check_args(&kernel.entry, &kernel.params, args)?;
+        let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
+        self.bind().map_err(err)?;
+        let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
+        let start = result::event::create(flags).map_err(driver("cuEventCreate")).map_err(err)?;
+        let end = result::event::create(flags).map_err(driver("cuEventCreate")).map_err(err)?;
+        let mut out = Vec::with_capacity(iters);
+        let mut run = || -> Result<(), DeviceError> {
+            for _ in 0..iters {
+                // SAFETY: live events of this context, default stream.
+                unsafe { result::event::record(start, std::ptr::null_mut()) }.map_err(driver("cuEventRecord"))?;
+                self.run(kernel, config, &mut values, 0)?;
+                // SAFETY: as above.
+                unsafe { result::event::record(end, std::ptr::null_mut()) }.map_err(driver("cuEventRecord"))?;
+                // SAFETY: as above; both events were recorded.
+                unsafe { result::event::synchronize(end) }.map_err(driver("cuEventSynchronize"))?;
+                // SAFETY: as above.
+                let ms = unsafe { result::event::elapsed(start, end) }.map_err(driver("cuEventElapsedTime"))?;
+                out.push(f64::from(ms));
+            }
+            Ok(())
         };
-        if word(ExceptionLayout::FLAG_WORD) == 0 {
-            return Ok(None);
+        let r = run();
+        // SAFETY: created above, destroyed once.
+        unsafe {
+            let _ = result::event::destroy(start);
+            let _ = result::event::destroy(end);
         }
-        let three = |base: u32| [0, 1, 2].map(|k| word(base + k) as u32);
-        Ok(Some(Thrown {
-            message_word: word(ExceptionLayout::MESSAGE_WORD),
+        r.map_err(err)?;
+        Ok(out)
+    }
+
+    /// Host time in microseconds of each of `iters` bare launches of the
+    /// kernel's function (cuLaunchKernel + cuCtxSynchronize, no relok
+    /// checks, no exception record): the floor relok's per-launch overhead
+    /// is measured against.
+    pub fn time_raw_launches(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], iters: usize) -> Result<Vec<f64>, LaunchError> {
+        let mut values = check_args(&kernel.entry, &kernel.params, args)?;
+        let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
+        self.bind().map_err(err)?;
+        let record = lock(&kernel.exception);
+        let mut state = KernelState { reloc_table: kernel.table.map_or(0, |t| t.0), exception: record.device, rng_seed: 0 };
+        let mut params: Vec<*mut c_void> = vec![(&raw mut state).cast()];
+        params.extend(values.iter_mut().map(|v| std::ptr::from_mut(v).cast::<c_void>()));
+        let [gx, gy, gz] = config.grid;
+        let [bx, by, bz] = config.block;
+        let mut out = Vec::with_capacity(iters);
+        for _ in 0..iters {
+            let t = std::time::Instant::now();
+            // SAFETY: as in `run`: the function is alive, the parameters
+            // match the entry and outlive the synchronisation.
+            unsafe { result::launch_kernel(kernel.function, (gx, gy, gz), (bx, by, bz), 0, std::ptr::null_mut(), &mut params) }
+                .map_err(driver("cuLaunchKernel"))
+                .map_err(err)?;
+            result::ctx::synchronize().map_err(driver("cuCtxSynchronize")).map_err(err)?;
+            out.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+        Ok(out)
+    }
+}
+
+/// A kernel's exception record in pinned host memory mapped into the
+/// device: the kernel writes it, the host reads it after the launch without
+/// a copy, and clears it only when a thread threw.
+#[derive(Debug)]
+struct MappedRecord {
+    host: *mut u64,
+    device: u64,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: the pinned allocation is owned by this value; it is only touched
+// through `&mut`-free volatile accesses under the kernel's mutex.
+unsafe impl Send for MappedRecord {}
+
+impl MappedRecord {
+    fn new(ctx: &Arc<CudaContext>) -> Result<MappedRecord, DeviceError> {
+        let bytes = EXCEPTION_LAYOUT.size as usize;
+        ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+        // SAFETY: a pinned allocation of `bytes`, mapped into the device.
+        let host = unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP) }.map_err(driver("cuMemHostAlloc"))?;
+        let host = host.cast::<u64>();
+        for i in 0..ExceptionLayout::WORDS as usize {
+            // SAFETY: `i` < WORDS and the allocation holds WORDS u64s.
+            unsafe { host.add(i).write_volatile(0) };
+        }
+        let mut device = 0;
+        // SAFETY: `host` was allocated with DEVICEMAP in this context.
+        let got = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host.cast(), 0) }.result();
+        if let Err(e) = got {
+            // SAFETY: allocated above, freed once.
+            let _ = unsafe { result::free_host(host.cast()) };
+            return Err(driver("cuMemHostGetDevicePointer")(e));
+        }
+        Ok(MappedRecord { host, device, ctx: Arc::clone(ctx) })
+    }
+
+    fn word(&self, i: u32) -> u64 {
+        // SAFETY: `i` < WORDS (callers pass layout indices); the kernel that
+        // wrote it has completed (the context was synchronised).
+        unsafe { self.host.add(i as usize).read_volatile() }
+    }
+
+    /// What was thrown since the last call, clearing the record.
+    fn take(&self) -> Option<Thrown> {
+        if self.word(ExceptionLayout::FLAG_WORD) == 0 {
+            return None;
+        }
+        let three = |base: u32| [0, 1, 2].map(|k| self.word(base + k) as u32);
+        let thrown = Thrown {
+            message_word: self.word(ExceptionLayout::MESSAGE_WORD),
             block: three(ExceptionLayout::BLOCK_WORD),
             thread: three(ExceptionLayout::THREAD_WORD),
-        }))
+        };
+        for i in 0..ExceptionLayout::WORDS as usize {
+            // SAFETY: in bounds; no kernel runs (synchronised).
+            unsafe { self.host.add(i).write_volatile(0) };
+        }
+        Some(thrown)
+    }
+}
+
+impl Drop for MappedRecord {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: allocated by `new`, freed once.
+            let _ = unsafe { result::free_host(self.host.cast()) };
+        }
     }
 }
 
@@ -581,7 +707,7 @@ pub struct CudaKernel {
     module: Arc<PtxModule>,
     function: sys::CUfunction,
     table: Option<DevicePtr>,
-    exception: DevicePtr,
+    exception: Mutex<MappedRecord>,
     /// The words, in manifest (rank) order.
     pub words: Vec<u64>,
 }
