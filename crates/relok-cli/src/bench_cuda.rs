@@ -49,14 +49,25 @@ pub struct ChildReport {
     pub linked: u64,
     /// PTX handed to the driver's JIT.
     pub ptx_jit: u64,
+    /// Where the time went, in order: (step, µs).
+    pub phases: Vec<(String, f64)>,
 }
 
 /// The child's part: one example's first launch.
 pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Result<ChildReport, String> {
     let ex = EXAMPLES.iter().find(|e| e.name == example).ok_or(format!("no example {example}"))?;
+    let mut phases = vec![("process start to the bench".to_owned(), started.elapsed().as_secs_f64() * 1e6)];
+    let mut lap = {
+        let mut t = Instant::now();
+        move |name: &str, phases: &mut Vec<(String, f64)>| {
+            phases.push((name.to_owned(), t.elapsed().as_secs_f64() * 1e6));
+            t = Instant::now();
+        }
+    };
     let t = Instant::now();
     let mut dev = CudaDevice::open(0).map_err(|e| e.to_string())?;
     let context_us = t.elapsed().as_secs_f64() * 1e6;
+    lap("context (excluded)", &mut phases);
     if archive {
         let config = dev.archive_config(store);
         dev.set_archive(Some(relok_cache::Store::open(config).map_err(|e| e.to_string())?));
@@ -64,21 +75,28 @@ pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Re
     let device = Device::Cuda(dev);
     let cache = KernelCache::open(store).map_err(|e| e.to_string())?;
     let session = Session::new();
+    lap("open archive + store", &mut phases);
     let module = relok_ir::parse(ex.source).map_err(|e| e.to_string())?;
     let f = &module.funcs[module.func_by_name(ex.kernel).ok_or("no kernel")?];
     let inputs = parse_args(f, ex.args)?;
+    lap("parse the kernel text and inputs", &mut phases);
     let target = Target { device: &device, session: &session, cache: &cache, strategy: Strategy::Table };
-    let prepared = prepare(&target, &module, ex.kernel).map_err(|e| e.to_string())?;
+    let Device::Cuda(dev) = &device else { return Err("not a cuda device".into()) };
+    let artifact = cache.artifact(&session, dev, &module, ex.kernel, dev.target(), Strategy::Table).map_err(|e| e.to_string())?;
+    lap("artifact (stencil, key, store read, decode)", &mut phases);
+    let k = dev.load_cached(&session, &artifact).map_err(|e| e.to_string())?;
+    lap("load (words, module, table, record)", &mut phases);
+    let prepared = Prepared::Cuda(k);
     let config = LaunchConfig { grid: ex.grid, block: ex.block, ..LaunchConfig::default() };
     let mut buffers = Vec::new();
     let out = crate::launch::run_prepared(&target, &prepared, &config, &inputs, &mut buffers);
+    lap("inputs, launch, wait, outputs", &mut phases);
     let first_launch_us = started.elapsed().as_secs_f64() * 1e6 - context_us;
     if let Err(e) = out
         && ex.exception.is_none()
     {
         return Err(e.to_string());
     }
-    let Device::Cuda(dev) = &device else { return Err("not a cuda device".into()) };
     let (st, loads) = (cache.stats(), dev.load_stats());
     Ok(ChildReport {
         context_us,
@@ -88,6 +106,7 @@ pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Re
         archive_hits: loads.archive_hits,
         linked: loads.linked,
         ptx_jit: loads.ptx_jit,
+        phases,
     })
 }
 

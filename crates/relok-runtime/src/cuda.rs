@@ -21,9 +21,11 @@
 //! `patch` writes each record's word into the module global of that name
 //! (`cuModuleGetGlobal` + a copy; interior sites at their offset in the
 //! constant), `table` uploads one table buffer per (kernel, device). Each
-//! loaded kernel owns an exception record; a launch clears it, passes the
-//! kernel state (table, exception record, seed) by value as the first
-//! parameter, waits, and reads the record back.
+//! loaded kernel owns an exception record in pinned host memory mapped into
+//! the device (from a pool the device makes when it opens, since pinned
+//! allocations are slow); a launch passes the kernel state (table,
+//! exception record, seed) by value as the first parameter, waits, and
+//! reads the record's flag in place — no copies per launch.
 //!
 //! # The binary archive (tier 2)
 //!
@@ -47,7 +49,7 @@ use relok_cache::{Key, Lookup, Store, StoreConfig};
 use sha2::{Digest, Sha256};
 use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_compiler::reloc::Site;
-use relok_compiler::state::{ExceptionLayout, KernelState, EXCEPTION_LAYOUT};
+use relok_compiler::state::{ExceptionLayout, KernelState};
 use relok_ir::Strategy;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_void, CString};
@@ -97,6 +99,8 @@ pub struct CudaDevice {
     loaded: Mutex<HashMap<[u8; 32], Arc<CudaKernel>>>,
     /// Tier 2: cubins of this GPU and driver.
     archive: Option<Store>,
+    /// Exception records for the kernels loaded here.
+    records: Arc<RecordPool>,
     /// How the code of each load was obtained.
     code_stats: CodeStats,
 }
@@ -139,6 +143,7 @@ impl CudaDevice {
         let ctx = CudaContext::new(ordinal).map_err(driver("cuCtxCreate"))?;
         let name = ctx.name().map_err(driver("cuDeviceGetName"))?;
         let (major, minor) = ctx.compute_capability().map_err(driver("cuDeviceGetAttribute"))?;
+        let records = RecordPool::new(&ctx)?;
         let mut version = 0;
         // SAFETY: a valid out-pointer to an int.
         unsafe { sys::cuDriverGetVersion(&mut version) }.result().map_err(driver("cuDriverGetVersion"))?;
@@ -155,6 +160,7 @@ impl CudaDevice {
             allocs: Mutex::default(),
             loaded: Mutex::default(),
             archive: None,
+            records,
             code_stats: CodeStats::default(),
         })
     }
@@ -327,7 +333,7 @@ impl CudaDevice {
             }
             _ => {}
         }
-        let exception = MappedRecord::new(&self.ctx)?;
+        let exception = self.records.take()?;
         let params = artifact
             .abi
             .params
@@ -444,29 +450,50 @@ impl CudaDevice {
     }
 }
 
-/// A kernel's exception record in pinned host memory mapped into the
-/// device: the kernel writes it, the host reads it after the launch without
-/// a copy, and clears it only when a thread threw.
+/// Exception records in pinned host memory mapped into the device, 64 per
+/// page-sized chunk: the kernel writes its record, the host reads it after
+/// the launch without a copy. Pinned allocations are slow (the first in a
+/// process costs about a millisecond), so a device makes its first chunk
+/// when it opens and hands records out from there.
 #[derive(Debug)]
-struct MappedRecord {
-    host: *mut u64,
-    device: u64,
+struct RecordPool {
     ctx: Arc<CudaContext>,
+    chunks: Mutex<Vec<Chunk>>,
 }
 
-// SAFETY: the pinned allocation is owned by this value; it is only touched
-// through `&mut`-free volatile accesses under the kernel's mutex.
-unsafe impl Send for MappedRecord {}
+#[derive(Debug)]
+struct Chunk {
+    host: *mut u64,
+    device: u64,
+    used: [bool; RECORDS_PER_CHUNK],
+}
 
-impl MappedRecord {
-    fn new(ctx: &Arc<CudaContext>) -> Result<MappedRecord, DeviceError> {
-        let bytes = EXCEPTION_LAYOUT.size as usize;
-        ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
-        // SAFETY: a pinned allocation of `bytes`, mapped into the device.
-        let host = unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP) }.map_err(driver("cuMemHostAlloc"))?;
+const RECORDS_PER_CHUNK: usize = 64;
+const WORDS_PER_RECORD: usize = ExceptionLayout::WORDS as usize;
+
+// SAFETY: the pinned chunks are owned by the pool; a record's words are
+// only touched by the holder of that record (under its kernel's mutex).
+unsafe impl Send for RecordPool {}
+// SAFETY: as for Send; the chunk list is behind a mutex.
+unsafe impl Sync for RecordPool {}
+
+impl RecordPool {
+    fn new(ctx: &Arc<CudaContext>) -> Result<Arc<RecordPool>, DeviceError> {
+        let pool = Arc::new(RecordPool { ctx: Arc::clone(ctx), chunks: Mutex::default() });
+        let chunk = pool.chunk()?;
+        lock(&pool.chunks).push(chunk);
+        Ok(pool)
+    }
+
+    /// A new chunk of zeroed records.
+    fn chunk(&self) -> Result<Chunk, DeviceError> {
+        let words = RECORDS_PER_CHUNK * WORDS_PER_RECORD;
+        self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+        // SAFETY: a pinned allocation of `words` u64s, mapped into the device.
+        let host = unsafe { result::malloc_host(words * 8, sys::CU_MEMHOSTALLOC_DEVICEMAP) }.map_err(driver("cuMemHostAlloc"))?;
         let host = host.cast::<u64>();
-        for i in 0..ExceptionLayout::WORDS as usize {
-            // SAFETY: `i` < WORDS and the allocation holds WORDS u64s.
+        for i in 0..words {
+            // SAFETY: `i` < words, inside the allocation.
             unsafe { host.add(i).write_volatile(0) };
         }
         let mut device = 0;
@@ -477,13 +504,68 @@ impl MappedRecord {
             let _ = unsafe { result::free_host(host.cast()) };
             return Err(driver("cuMemHostGetDevicePointer")(e));
         }
-        Ok(MappedRecord { host, device, ctx: Arc::clone(ctx) })
+        Ok(Chunk { host, device, used: [false; RECORDS_PER_CHUNK] })
     }
 
+    /// A free record (zeroed), making a chunk when every one is taken.
+    fn take(self: &Arc<Self>) -> Result<MappedRecord, DeviceError> {
+        let mut chunks = lock(&self.chunks);
+        let free = chunks.iter().enumerate().find_map(|(c, ch)| ch.used.iter().position(|u| !u).map(|s| (c, s)));
+        let (c, slot) = match free {
+            Some(found) => found,
+            None => {
+                chunks.push(self.chunk()?);
+                (chunks.len() - 1, 0)
+            }
+        };
+        let ch = &mut chunks[c];
+        ch.used[slot] = true;
+        let offset = slot * WORDS_PER_RECORD;
+        // SAFETY: `offset` + WORDS_PER_RECORD ≤ the chunk's words.
+        let host = unsafe { ch.host.add(offset) };
+        Ok(MappedRecord { host, device: ch.device + 8 * offset as u64, pool: Arc::clone(self), chunk: c, slot })
+    }
+}
+
+impl Drop for RecordPool {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_err() {
+            return;
+        }
+        for ch in lock(&self.chunks).iter() {
+            // SAFETY: allocated by `chunk`, freed once, after every record
+            // (each holds the pool alive) is gone.
+            let _ = unsafe { result::free_host(ch.host.cast()) };
+        }
+    }
+}
+
+/// One kernel's exception record, from a [`RecordPool`]; cleared when a
+/// thread threw and returned to the pool (zeroed) on drop.
+#[derive(Debug)]
+struct MappedRecord {
+    host: *mut u64,
+    device: u64,
+    pool: Arc<RecordPool>,
+    chunk: usize,
+    slot: usize,
+}
+
+// SAFETY: the record's words belong to this value alone (its pool slot).
+unsafe impl Send for MappedRecord {}
+
+impl MappedRecord {
     fn word(&self, i: u32) -> u64 {
         // SAFETY: `i` < WORDS (callers pass layout indices); the kernel that
         // wrote it has completed (the context was synchronised).
         unsafe { self.host.add(i as usize).read_volatile() }
+    }
+
+    fn clear(&self) {
+        for i in 0..WORDS_PER_RECORD {
+            // SAFETY: in bounds; no kernel runs (synchronised or unused).
+            unsafe { self.host.add(i).write_volatile(0) };
+        }
     }
 
     /// What was thrown since the last call, clearing the record.
@@ -497,19 +579,16 @@ impl MappedRecord {
             block: three(ExceptionLayout::BLOCK_WORD),
             thread: three(ExceptionLayout::THREAD_WORD),
         };
-        for i in 0..ExceptionLayout::WORDS as usize {
-            // SAFETY: in bounds; no kernel runs (synchronised).
-            unsafe { self.host.add(i).write_volatile(0) };
-        }
+        self.clear();
         Some(thrown)
     }
 }
 
 impl Drop for MappedRecord {
     fn drop(&mut self) {
-        if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: allocated by `new`, freed once.
-            let _ = unsafe { result::free_host(self.host.cast()) };
+        self.clear();
+        if let Some(ch) = lock(&self.pool.chunks).get_mut(self.chunk) {
+            ch.used[self.slot] = false;
         }
     }
 }
