@@ -266,3 +266,68 @@ fn the_binary_archive_survives_garbage_foreign_cubins_old_drivers_and_a_tiny_cap
     assert_eq!(d.archive().expect("archive").entries().len(), 1);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Runs words.rk and counter.rk on `a` and `b` through one session: each
+/// device gets its own copies and cells (different words where the object
+/// lives in device memory), results are right on both, and a runtime
+/// global counts per device.
+fn isolated(a: &Device, b: &Device, what: &str) {
+    assert_ne!(a.device_id(), b.device_id(), "{what}");
+    let (session, cache) = (Session::new(), KernelCache::uncached());
+    let t: Vec<u8> = [7u32, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
+    for strategy in Strategy::ALL {
+        let words = |d: &Device| {
+            let target = Target { device: d, session: &session, cache: &cache, strategy };
+            let out = run(&target, WORDS, "words", &["zeros:4"], &LaunchConfig::default());
+            let ArgValue::Buffer(_, w) = out[0].clone() else { panic!("a buffer") };
+            let want: Vec<u64> = [
+                HostTarget::Global { name: "relok_counter".into(), offset: 8 },
+                session.symbol("alpha"),
+                session.value("[u32; 2]", &t),
+                session.value("str", b"hello"),
+            ]
+            .iter()
+            .map(|t| session.resolve(d, t).expect("resolves"))
+            .collect();
+            assert_eq!(w, want, "{what} ({strategy}): words on {}", d.name());
+            w
+        };
+        let (wa, wb) = (words(a), words(b));
+        assert_eq!(wa[1], wb[1], "{what}: a symbol's word is the process's, the same on every device");
+        for i in [0, 2, 3] {
+            assert_ne!(wa[i], wb[i], "{what} ({strategy}): word {i} must be each device's own copy");
+        }
+        let cell = |d: &Device| {
+            session.global_cell(d, "relok_counter").map_or(0, |c| u64::from_le_bytes(d.read_bytes(c, 8).expect("read").try_into().expect("8 bytes")))
+        };
+        let (before_a, before_b) = (cell(a), cell(b));
+        let target = Target { device: a, session: &session, cache: &cache, strategy };
+        run(&target, COUNTER, "count", &["zeros:64"], &LaunchConfig::linear(1, 64));
+        assert_eq!((cell(a), cell(b)), (before_a + 64, before_b), "{what} ({strategy}): counters are per device");
+    }
+}
+
+#[test]
+fn two_contexts_on_one_gpu_are_isolated() {
+    if gpu("two contexts").is_none() {
+        return;
+    }
+    let a = Device::Cuda(CudaDevice::open(0).expect("primary context"));
+    let b = Device::Cuda(CudaDevice::open_private(0).expect("a context of its own"));
+    isolated(&a, &b, "two contexts");
+}
+
+#[test]
+fn two_gpus_are_isolated() {
+    if gpu("two GPUs").is_none() {
+        return;
+    }
+    if device_count() < 2 {
+        let msg = format!("SKIPPED two GPUs: this machine has {} GPU(s)\n", device_count());
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), msg.as_bytes());
+        return;
+    }
+    let a = Device::Cuda(CudaDevice::open(0).expect("GPU 0"));
+    let b = Device::Cuda(CudaDevice::open(1).expect("GPU 1"));
+    isolated(&a, &b, "two GPUs");
+}

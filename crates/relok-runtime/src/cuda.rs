@@ -131,8 +131,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl CudaDevice {
-    /// Opens GPU `ordinal`.
+    /// Opens GPU `ordinal` in its primary context (shared with other users
+    /// of the primary context in this process).
     pub fn open(ordinal: usize) -> Result<CudaDevice, CudaError> {
+        CudaDevice::open_in(ordinal, false)
+    }
+
+    /// Opens GPU `ordinal` in a context of its own: its modules and
+    /// allocations are separate from every other context's.
+    pub fn open_private(ordinal: usize) -> Result<CudaDevice, CudaError> {
+        CudaDevice::open_in(ordinal, true)
+    }
+
+    fn open_in(ordinal: usize, private: bool) -> Result<CudaDevice, CudaError> {
         if !driver_present() {
             return Err(CudaError::NotAvailable("no CUDA driver (libcuda) on this machine".into()));
         }
@@ -140,7 +151,8 @@ impl CudaDevice {
         if ordinal >= count {
             return Err(CudaError::NotAvailable(format!("no GPU {ordinal} (the driver sees {count})")));
         }
-        let ctx = CudaContext::new(ordinal).map_err(driver("cuCtxCreate"))?;
+        let ctx = if private { CudaContext::new_non_primary(ordinal, 0) } else { CudaContext::new(ordinal) }
+            .map_err(driver("cuCtxCreate"))?;
         let name = ctx.name().map_err(driver("cuDeviceGetName"))?;
         let (major, minor) = ctx.compute_capability().map_err(driver("cuDeviceGetAttribute"))?;
         let records = RecordPool::new(&ctx)?;
