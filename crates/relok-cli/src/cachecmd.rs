@@ -46,6 +46,22 @@ pub struct StoreReport {
     pub max_bytes: u64,
     /// Counters summed over every process that used it.
     pub lifetime: relok_cache::TierStats,
+    /// The binary archives (tier 2) under the same root, one per device and
+    /// driver build.
+    pub binary: Vec<ArchiveReport>,
+}
+
+/// One binary archive in `relok cache stats`.
+#[derive(Debug, Serialize)]
+pub struct ArchiveReport {
+    /// Its folder name (device and driver build).
+    pub name: String,
+    /// Entries in it.
+    pub entries: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Counters summed over every process that used it.
+    pub lifetime: relok_cache::TierStats,
 }
 
 /// `relok cache stats`.
@@ -58,6 +74,7 @@ pub fn stats(store: &Store) -> StoreReport {
         bytes: entries.iter().map(|e| e.len).sum(),
         max_bytes: store.config().max_bytes,
         lifetime: store.lifetime_stats(),
+        binary: archives(&store.config().root),
     }
 }
 
@@ -192,4 +209,19 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
             let _ = std::fs::remove_file(&tmp);
             format!("{}: {e}", path.display())
         })
+}
+
+/// Every binary archive folder under `root/binary`, in name order.
+fn archives(root: &Path) -> Vec<ArchiveReport> {
+    let Ok(rd) = std::fs::read_dir(root.join("binary")) else { return Vec::new() };
+    let mut out: Vec<ArchiveReport> = rd
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| {
+            let (entries, bytes, lifetime) = Store::survey(&e.path());
+            ArchiveReport { name: e.file_name().to_string_lossy().into_owned(), entries, bytes, lifetime }
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
 }

@@ -564,6 +564,13 @@ fn cache_command(command: CacheCommand) -> Result<ExitCode, String> {
                 println!("evictions       {}", l.evictions);
                 println!("corrupt         {} (each rebuilt and replaced)", l.corrupt);
                 println!("write errors    {}", l.write_errors);
+                for a in &r.binary {
+                    let l = &a.lifetime;
+                    println!(
+                        "binary archive  {}: {} cubins ({} bytes); hits {}, misses {}, linked {}, evictions {}, corrupt {}",
+                        a.name, a.entries, a.bytes, l.hits, l.misses, l.compiles, l.evictions, l.corrupt
+                    );
+                }
             }
         }
         CacheCommand::List { json } => {

@@ -592,6 +592,15 @@ fn demo_twice_compiles_nothing_the_second_time_and_cache_commands_report_it() {
     assert_eq!(v["entries"], EXAMPLES.len());
     assert_eq!(v["lifetime"]["compiles"], EXAMPLES.len());
     assert_eq!(v["lifetime"]["hits"], EXAMPLES.len());
+    assert_eq!(v["binary"], serde_json::json!([]));
+    // A binary archive folder (tier 2) is reported from its stats log.
+    let archive = dir.path().join("binary/NVIDIA_H200-sm90-driver13000-580");
+    std::fs::create_dir_all(&archive).expect("mkdir");
+    std::fs::write(archive.join("stats.log"), "v1 3 1 1 0 0 0 0 0\n").expect("write");
+    let stats = relok(&["cache", "stats", "--json"], dir.path());
+    let v: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("json");
+    assert_eq!(v["binary"][0]["name"], "NVIDIA_H200-sm90-driver13000-580");
+    assert_eq!((&v["binary"][0]["lifetime"]["hits"], &v["binary"][0]["entries"]), (&3.into(), &0.into()));
     let list = relok(&["cache", "list"], dir.path());
     assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), EXAMPLES.len());
     assert!(String::from_utf8_lossy(&list.stdout).contains("@saxpy table cpu"));
