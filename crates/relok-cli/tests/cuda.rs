@@ -68,6 +68,21 @@ fn every_example_equals_the_cpu_device_under_every_strategy() {
     }
 }
 
+/// The words `words.rk` must write on `device`, as the session resolves
+/// them: a runtime global + 8, a symbol, a value, a string.
+fn session_words(session: &Session, device: &Device) -> Vec<u64> {
+    let t: Vec<u8> = [7u32, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
+    [
+        HostTarget::Global { name: "relok_counter".into(), offset: 8 },
+        session.symbol("alpha"),
+        session.value("[u32; 2]", &t),
+        session.value("str", b"hello"),
+    ]
+    .iter()
+    .map(|t| session.resolve(device, t).expect("resolves"))
+    .collect()
+}
+
 #[test]
 fn words_of_every_kind_of_host_object_equal_the_sessions() {
     let Some(gpu) = gpu("words") else { return };
@@ -76,15 +91,7 @@ fn words_of_every_kind_of_host_object_equal_the_sessions() {
     for strategy in Strategy::ALL {
         let target = Target { device: &gpu, session: &session, cache: &cache, strategy };
         let out = run(&target, WORDS, "words", &["zeros:4"], &LaunchConfig::default());
-        let want: Vec<u64> = [
-            HostTarget::Global { name: "relok_counter".into(), offset: 8 },
-            session.symbol("alpha"),
-            session.value("[u32; 2]", &t),
-            session.value("str", b"hello"),
-        ]
-        .iter()
-        .map(|t| session.resolve(&gpu, t).expect("resolves"))
-        .collect();
+        let want = session_words(&session, &gpu);
         assert_eq!(out[0], ArgValue::Buffer(Scalar::Word, want.clone()), "{strategy}");
         // The value's copy on the GPU holds its bytes.
         assert_eq!(gpu.read_bytes(relok_runtime::DevicePtr(want[2]), 8).expect("read"), t, "{strategy}");
@@ -274,22 +281,12 @@ fn the_binary_archive_survives_garbage_foreign_cubins_old_drivers_and_a_tiny_cap
 fn isolated(a: &Device, b: &Device, what: &str) {
     assert_ne!(a.device_id(), b.device_id(), "{what}");
     let (session, cache) = (Session::new(), KernelCache::uncached());
-    let t: Vec<u8> = [7u32, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
     for strategy in Strategy::ALL {
         let words = |d: &Device| {
             let target = Target { device: d, session: &session, cache: &cache, strategy };
             let out = run(&target, WORDS, "words", &["zeros:4"], &LaunchConfig::default());
             let ArgValue::Buffer(_, w) = out[0].clone() else { panic!("a buffer") };
-            let want: Vec<u64> = [
-                HostTarget::Global { name: "relok_counter".into(), offset: 8 },
-                session.symbol("alpha"),
-                session.value("[u32; 2]", &t),
-                session.value("str", b"hello"),
-            ]
-            .iter()
-            .map(|t| session.resolve(d, t).expect("resolves"))
-            .collect();
-            assert_eq!(w, want, "{what} ({strategy}): words on {}", d.name());
+            assert_eq!(w, session_words(&session, d), "{what} ({strategy}): words on {}", d.name());
             w
         };
         let (wa, wb) = (words(a), words(b));

@@ -354,14 +354,7 @@ pub fn lower(
         }
         cmap[cid.index()] = Some(out.consts.push(c));
     }
-    let mut fmap: Vec<Option<FuncId>> = vec![None; module.funcs.len()];
-    let mut n = 0;
-    for (id, _) in module.funcs.iter() {
-        if keep[id.index()] {
-            fmap[id.index()] = Some(FuncId::new(n));
-            n += 1;
-        }
-    }
+    let fmap = renumbering(&keep);
     let fm = |g: FuncId| fmap.get(g.index()).copied().flatten().unwrap_or(g);
     let cm = |c: ConstId| cmap.get(c.index()).copied().flatten().unwrap_or(c);
     for (id, f) in module.funcs.iter() {
@@ -824,6 +817,20 @@ fn expand_block<V>(
 
 /// Rewrites `f`'s function and constant handles (calls, `addr @c`,
 /// `ref @c`) through `fm` and `cm`.
+/// The new handle of each kept function (`keep[i]`), numbered in order;
+/// `None` for the others.
+pub(crate) fn renumbering(keep: &[bool]) -> Vec<Option<FuncId>> {
+    let mut next = 0;
+    keep.iter()
+        .map(|&k| {
+            k.then(|| {
+                next += 1;
+                FuncId::new(next - 1)
+            })
+        })
+        .collect()
+}
+
 pub(crate) fn remap_items(f: &mut Function, fm: &impl Fn(FuncId) -> FuncId, cm: &impl Fn(ConstId) -> ConstId) {
     relok_ir::walk_stmts_mut(&mut f.body, &mut |s| match &mut s.kind {
         StmtKind::Call(g, _) | StmtKind::Let { op: Op::Call(g, _), .. } => *g = fm(*g),

@@ -16,7 +16,7 @@
 
 use crate::artifact::{CodeTarget, CompileOptions, COMPILER_ID};
 use crate::link::{init_consts, link, remap_init, runtime_library, uses};
-use crate::lower::remap_items;
+use crate::lower::{remap_items, renumbering};
 use crate::state::STATE_LAYOUT_VERSION;
 use crate::CompileError;
 use relok_ir::{ConstId, EntityRef, FuncId, FuncKind, Module, Strategy};
@@ -118,19 +118,12 @@ fn extract(module: &Module, kid: FuncId) -> Module {
             }
         }
     }
-    let mut fmap = vec![None; module.funcs.len()];
+    let fmap = renumbering(&keep_f);
     let mut cmap = vec![None; module.consts.len()];
     let mut out = Module { stage: module.stage, ..Module::new() };
     for (id, c) in module.consts.iter() {
         if keep_c[id.index()] {
             cmap[id.index()] = Some(out.consts.push(c.clone()));
-        }
-    }
-    let mut next = 0;
-    for (id, _) in module.funcs.iter() {
-        if keep_f[id.index()] {
-            fmap[id.index()] = Some(FuncId::new(next));
-            next += 1;
         }
     }
     let fm = |g: FuncId| fmap.get(g.index()).copied().flatten().unwrap_or(g);
