@@ -185,12 +185,9 @@ impl KernelCache {
     pub fn load_bundle(&self, bytes: &[u8]) -> Result<usize, BundleError> {
         let entries = bundle::decode(bytes, COMPILER_ID)?;
         let mut map = lock(&self.bundles);
-        for (key, entry) in &entries {
-            let payload = relok_cache::entry::decode(
-                entry,
-                &relok_cache::entry::Expect { kind: relok_cache::entry::Kind::Artifact, identity: COMPILER_ID, key: Some(*key) },
-            )
-            .map_err(|source| BundleError::Entry { index: 0, source })?;
+        for (index, (key, entry)) in entries.iter().enumerate() {
+            let expect = relok_cache::entry::Expect { kind: relok_cache::entry::Kind::Artifact, identity: COMPILER_ID, key: Some(*key) };
+            let payload = relok_cache::entry::decode(entry, &expect).map_err(|source| BundleError::Entry { index, source })?;
             map.insert(*key, Arc::from(payload));
         }
         Ok(entries.len())
