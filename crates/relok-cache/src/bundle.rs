@@ -115,7 +115,10 @@ pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<(Key, &'a [u8])
     if Sha256::digest(&bytes[..body]).as_slice() != &bytes[body..] {
         return Err(BundleError::Checksum);
     }
-    let mut r = Reader(&r.0[..r.0.len() - 32]);
+    let Some(rest) = r.0.len().checked_sub(32).map(|n| &r.0[..n]) else {
+        return Err(BundleError::Truncated);
+    };
+    let mut r = Reader(rest);
     let count = u32::from_le_bytes(r.array()?);
     let mut out = Vec::new();
     for index in 0..count as usize {

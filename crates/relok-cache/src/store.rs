@@ -406,15 +406,17 @@ impl Store {
     fn unflushed(&self) -> TierStats {
         let now = self.stats();
         let before = *self.inner.flushed.lock().unwrap_or_else(|e| e.into_inner());
+        // Saturating: `reject` takes a hit back, which may have been
+        // flushed already.
         TierStats {
-            hits: now.hits - before.hits,
-            misses: now.misses - before.misses,
-            compiles: now.compiles - before.compiles,
-            bytes_read: now.bytes_read - before.bytes_read,
-            bytes_written: now.bytes_written - before.bytes_written,
-            evictions: now.evictions - before.evictions,
-            corrupt: now.corrupt - before.corrupt,
-            write_errors: now.write_errors - before.write_errors,
+            hits: now.hits.saturating_sub(before.hits),
+            misses: now.misses.saturating_sub(before.misses),
+            compiles: now.compiles.saturating_sub(before.compiles),
+            bytes_read: now.bytes_read.saturating_sub(before.bytes_read),
+            bytes_written: now.bytes_written.saturating_sub(before.bytes_written),
+            evictions: now.evictions.saturating_sub(before.evictions),
+            corrupt: now.corrupt.saturating_sub(before.corrupt),
+            write_errors: now.write_errors.saturating_sub(before.write_errors),
         }
     }
 
@@ -755,6 +757,21 @@ mod tests {
         let file = t.path().join("file");
         fs::write(&file, b"x").unwrap();
         assert!(Store::open(config(&file)).is_err());
+    }
+
+    #[test]
+    fn a_rejected_hit_after_a_flush_never_wraps_the_counters() {
+        let t = tempfile::tempdir().unwrap();
+        let k = Key([2; 32]);
+        let s = Store::open(config(t.path())).unwrap();
+        s.put(k, b"x").unwrap();
+        assert!(matches!(s.get(k), Lookup::Hit(_)));
+        s.flush_stats();
+        s.reject(k, "test");
+        drop(s);
+        let s = Store::open(config(t.path())).unwrap();
+        let life = s.lifetime_stats();
+        assert_eq!((life.hits, life.misses, life.corrupt), (1, 1, 1));
     }
 
     #[test]

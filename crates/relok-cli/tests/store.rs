@@ -244,6 +244,20 @@ fn nothing_baked_reaches_the_disk() {
     assert_eq!(cache.stats().compiles, st.compiles + 1);
 }
 
+#[test]
+fn two_sessions_never_share_baked_words() {
+    // Words belong to one session: a baked kernel of one session must not
+    // serve another, even on the same device through the same cache.
+    let cache = KernelCache::uncached();
+    let device = CpuDevice::new(0);
+    let (a, b) = (Session::new(), Session::new());
+    assert_ne!(a.id(), b.id());
+    check_words(&cache, &a, &device, Strategy::Bake);
+    check_words(&cache, &b, &device, Strategy::Bake);
+    check_words(&cache, &a, &device, Strategy::Bake);
+    assert_eq!(cache.stats().compiles, 2, "one bake per session, the third call a hit");
+}
+
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Ok(rd) = std::fs::read_dir(dir) {

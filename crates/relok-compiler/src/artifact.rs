@@ -246,6 +246,31 @@ impl Artifact {
         Ok(())
     }
 
+    /// Checks the code against the rest of the artifact, as a loader must
+    /// before trusting it (a store entry or a bundle): for the cpu target
+    /// the code parses, verifies, has the ABI's kernel and every record's
+    /// site ([`Artifact::lowered`] + manifest validation); for PTX the
+    /// entry's exact signature and the patch globals
+    /// ([`crate::ptx::check_code`]).
+    pub fn validate(&self) -> Result<(), ArtifactError> {
+        let bad = |reason: String| ArtifactError::Code { entry: self.entry.clone(), reason };
+        match self.target {
+            CodeTarget::Cpu => {
+                let lowered = self.lowered()?;
+                if self.strategy != Strategy::Bake {
+                    lowered.manifest.validate(&crate::lower::site_table(&lowered)).map_err(|e| bad(e.to_string()))?;
+                }
+                Ok(())
+            }
+            CodeTarget::Ptx { .. } => {
+                let code = std::str::from_utf8(&self.code).map_err(|e| bad(e.to_string()))?;
+                let params =
+                    self.abi.params.iter().map(|p| relok_ir::parse_type(p)).collect::<Result<Vec<_>, _>>().map_err(bad)?;
+                crate::ptx::check_code(code, &self.entry, &params, &self.manifest, self.strategy == Strategy::Patch).map_err(bad)
+            }
+        }
+    }
+
     /// The lowered module of a [`CodeTarget::Cpu`] artifact: its code
     /// parsed and verified, of stage `lowered <strategy>`, with the entry a
     /// kernel of the ABI's parameters.
@@ -321,6 +346,33 @@ kernel @k(v0: ptr<global, word>) {
         let mut bad = b;
         bad.abi.params.clear();
         assert!(bad.lowered().unwrap_err().to_string().contains("no kernel of the ABI's parameters"));
+    }
+
+    #[test]
+    fn validate_checks_the_code_against_the_abi_and_the_manifest() {
+        for s in [Strategy::Patch, Strategy::Table] {
+            let m = relok_ir::parse(K).unwrap();
+            let st = Stencil::new(&m, "k").unwrap();
+            let a = compile(&st, CodeTarget::Ptx { sm: 90 }, s, CompileOptions::default(), None).unwrap();
+            assert_eq!(a.validate(), Ok(()), "{s}");
+            let mut wrong_abi = a.clone();
+            wrong_abi.abi.params = vec!["u32".into()];
+            assert!(wrong_abi.validate().unwrap_err().to_string().contains("ABI's parameters"), "{s}");
+            let mut other_entry = a.clone();
+            other_entry.entry = "nope".into();
+            assert!(other_entry.validate().is_err(), "{s}");
+            if s == Strategy::Patch {
+                let mut no_global = a.clone();
+                let name = a.manifest.records()[0].name().to_owned();
+                no_global.code = String::from_utf8(a.code.clone()).unwrap().replace(&name, "other").into_bytes();
+                assert!(no_global.validate().unwrap_err().to_string().contains("no global for record"), "{s}");
+            }
+        }
+        let cpu = artifact(Strategy::Table);
+        assert_eq!(cpu.validate(), Ok(()));
+        let mut broken = cpu;
+        broken.code = b"kernel @k(".to_vec();
+        assert!(broken.validate().is_err());
     }
 
     #[test]

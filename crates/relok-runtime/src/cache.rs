@@ -54,11 +54,13 @@ pub struct KernelCache {
     warning: Option<String>,
     options: CompileOptions,
     memory: Mutex<HashMap<Key, Arc<Compiled>>>,
-    baked: Mutex<HashMap<(Key, DeviceId), Arc<Compiled>>>,
+    /// Baked kernels by (key, device, session): baked words are one
+    /// session's on one device.
+    baked: Mutex<HashMap<(Key, DeviceId, u64), Arc<Compiled>>>,
     /// Artifacts for devices other than the cpu (patch, table).
     artifacts: Mutex<HashMap<Key, Arc<Artifact>>>,
     /// Baked artifacts for devices other than the cpu.
-    baked_artifacts: Mutex<HashMap<(Key, DeviceId), Arc<Artifact>>>,
+    baked_artifacts: Mutex<HashMap<(Key, DeviceId, u64), Arc<Artifact>>>,
     bundles: Mutex<HashMap<Key, Arc<[u8]>>>,
     counts: [AtomicU64; 7],
 }
@@ -207,7 +209,7 @@ impl KernelCache {
         let stencil = Stencil::new(module, kernel)?;
         let key = Key(stencil.key(CodeTarget::Cpu, strategy, self.options));
         if strategy == Strategy::Bake {
-            let slot = (key, DeviceId::of(device));
+            let slot = (key, DeviceId::of(device), session.id());
             if let Some(c) = lock(&self.baked).get(&slot) {
                 self.count(Count::BakedHits);
                 return Ok(Arc::clone(c));
@@ -250,7 +252,7 @@ impl KernelCache {
         let stencil = Stencil::new(module, kernel)?;
         let key = Key(stencil.key(target, strategy, self.options));
         if strategy == Strategy::Bake {
-            let slot = (key, device.device_id());
+            let slot = (key, device.device_id(), session.id());
             if let Some(a) = lock(&self.baked_artifacts).get(&slot) {
                 self.count(Count::BakedHits);
                 return Ok(Arc::clone(a));
@@ -268,6 +270,7 @@ impl KernelCache {
         let checked = |payload: &[u8]| -> Result<Artifact, ProgramError> {
             let a = Artifact::from_payload(payload)?;
             a.check(&key.0, target, strategy)?;
+            a.validate()?;
             Ok(a)
         };
         let mut found = None;

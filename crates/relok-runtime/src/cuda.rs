@@ -95,8 +95,9 @@ pub struct CudaDevice {
     id: DeviceId,
     /// Live allocations: address → bytes.
     allocs: Mutex<BTreeMap<u64, u64>>,
-    /// Kernels loaded on this device, by artifact key.
-    loaded: Mutex<HashMap<[u8; 32], Arc<CudaKernel>>>,
+    /// Kernels loaded on this device with their words, by (artifact key,
+    /// session): words belong to one session.
+    loaded: Mutex<HashMap<([u8; 32], u64), Arc<CudaKernel>>>,
     /// Tier 2: cubins of this GPU and driver.
     archive: Option<Store>,
     /// Exception records for the kernels loaded here.
@@ -258,8 +259,18 @@ impl CudaDevice {
             Ok(cubin) => {
                 archive.count_compile();
                 let _ = archive.put(key, &cubin);
-                self.code_stats.linked.fetch_add(1, Ordering::Relaxed);
-                PtxModule::load_image(&self.ctx, &cubin)
+                match PtxModule::load_image(&self.ctx, &cubin) {
+                    Ok(m) => {
+                        self.code_stats.linked.fetch_add(1, Ordering::Relaxed);
+                        Ok(m)
+                    }
+                    Err(e) => {
+                        tracing::warn!("the driver refused the linked cubin of @{entry} ({e}); loading the PTX instead");
+                        archive.reject(key, "the driver refused it");
+                        self.code_stats.ptx_jit.fetch_add(1, Ordering::Relaxed);
+                        PtxModule::load(&self.ctx, ptx)
+                    }
+                }
             }
             Err(e) => {
                 tracing::warn!("linking PTX for @{entry} failed ({e}); loading the PTX instead");
@@ -298,14 +309,16 @@ impl CudaDevice {
         self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))
     }
 
-    /// [`CudaDevice::load`] once per artifact key on this device: later
-    /// calls return the loaded kernel (its module, table and words).
+    /// [`CudaDevice::load`] once per artifact key and session on this
+    /// device: later calls return the loaded kernel (its module, table and
+    /// words).
     pub fn load_cached(&self, session: &Session, artifact: &Artifact) -> Result<Arc<CudaKernel>, crate::ProgramError> {
-        if let Some(k) = lock(&self.loaded).get(&artifact.key) {
+        let slot = (artifact.key, session.id());
+        if let Some(k) = lock(&self.loaded).get(&slot) {
             return Ok(Arc::clone(k));
         }
         let k = Arc::new(self.load(session, artifact)?);
-        Ok(Arc::clone(lock(&self.loaded).entry(artifact.key).or_insert(k)))
+        Ok(Arc::clone(lock(&self.loaded).entry(slot).or_insert(k)))
     }
 
     /// Loads a PTX artifact on this device with its words delivered (see
@@ -314,6 +327,10 @@ impl CudaDevice {
         if !matches!(artifact.target, CodeTarget::Ptx { .. }) {
             return Err(DeviceError::Driver { call: "load", message: format!("artifact for {}, not PTX", artifact.target.name()) }.into());
         }
+        // The launch's parameter buffer is built from the ABI: the PTX must
+        // declare exactly that entry (and the patch globals) before the
+        // driver sees it.
+        artifact.validate()?;
         crate::program::register_values(session, &artifact.values, &artifact.manifest)?;
         let words = session.resolve_manifest(self, &artifact.manifest)?;
         self.bind()?;
@@ -353,13 +370,17 @@ impl CudaDevice {
             .map(|p| relok_ir::parse_type(p))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| DeviceError::Driver { call: "load", message: format!("artifact ABI: {e}") })?;
-        Ok(CudaKernel { entry: artifact.entry.clone(), params, module, function, table, exception: Mutex::new(exception), words })
+        Ok(CudaKernel { entry: artifact.entry.clone(), device: self.id, params, module, function, table, exception: Mutex::new(exception), words })
     }
 
     /// Launches a loaded kernel and waits for it. The geometry and the
     /// arguments are checked as on the cpu device; an exception comes back
     /// as its message word, block and thread.
     pub fn launch(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<Option<Thrown>, LaunchError> {
+        if kernel.device != self.id {
+            let message = format!("@{} was loaded on {}, not on this {}", kernel.entry, kernel.device, self.id);
+            return Err(LaunchError::Device { kernel: kernel.entry.clone(), error: DeviceError::Driver { call: "launch", message } });
+        }
         check_config(&kernel.entry, config)?;
         let mut values = check_args(&kernel.entry, &kernel.params, args)?;
         self.run(kernel, config, &mut values, rng_seed)
@@ -794,6 +815,8 @@ impl Drop for PtxModule {
 #[derive(Debug)]
 pub struct CudaKernel {
     entry: String,
+    /// The device it was loaded on (its module, table and words are there).
+    device: DeviceId,
     params: Vec<relok_ir::Type>,
     module: Arc<PtxModule>,
     function: sys::CUfunction,

@@ -138,9 +138,20 @@ pub enum SessionError {
 
 /// The host objects of one process and their words per device (see the
 /// [module documentation](self)). `Send + Sync`; every method takes `&self`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Session {
     state: Mutex<State>,
+    /// Distinct for every session of the process: what caches of
+    /// delivered words (baked kernels, kernels loaded with their words) are
+    /// keyed by, since words belong to one session.
+    id: u64,
+}
+
+impl Default for Session {
+    fn default() -> Session {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Session { state: Mutex::default(), id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -176,6 +187,11 @@ impl Session {
     /// An empty session.
     pub fn new() -> Session {
         Session::default()
+    }
+
+    /// This session's identity in the process (never reused).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

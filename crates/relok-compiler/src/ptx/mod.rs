@@ -53,7 +53,10 @@
 
 pub mod writer;
 
-use relok_ir::{Module, Stage, Value};
+pub use writer::entry_signature;
+
+use crate::reloc::{FrozenManifest, Site};
+use relok_ir::{Module, Stage, Type, Value};
 
 /// What to generate for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -105,4 +108,29 @@ pub fn write_string(module: &Module, options: &Options) -> Result<String, Error>
     let mut w = writer::Writer::new(module, options);
     w.write()?;
     Ok(w.finish())
+}
+
+/// Checks that PTX `code` is the code of kernel `entry` with parameters
+/// `params` under `manifest` — what a loader needs before handing untrusted
+/// PTX (from a store or a bundle) to the driver: the entry's exact
+/// signature (so the launch's parameter buffer matches), and for `patch`
+/// every record's global (a slot's `.u64` cell, an interior site's
+/// constant).
+pub fn check_code(code: &str, entry: &str, params: &[Type], manifest: &FrozenManifest, patch: bool) -> Result<(), String> {
+    let sig = entry_signature(entry, params)?;
+    if code.matches(&sig).count() != 1 {
+        return Err(format!("the PTX does not declare @{entry} with the ABI's parameters"));
+    }
+    if patch {
+        for r in manifest.records() {
+            let decl = match r.site() {
+                Site::Slot => format!(".visible .global .align 8 .u64 {};", r.name()),
+                Site::Interior { .. } => format!(" .b8 {}[", r.name()),
+            };
+            if !code.contains(&decl) {
+                return Err(format!("the PTX has no global for record {}", r.name()));
+            }
+        }
+    }
+    Ok(())
 }

@@ -222,18 +222,9 @@ impl<'m> Writer<'m> {
         // Header, declarations, body.
         let mut head = String::new();
         if kernel {
-            let _ = write!(head, ".visible .entry {}(\n\t.param .align 8 .b8 relok_state[{}]", f.name, STATE_LAYOUT.size);
-            for (i, &p) in f.params.iter().enumerate() {
-                let class = value_class(f, &f.values[p].ty)?;
-                let ty = match class {
-                    Class::Pred | Class::B32 => "u32",
-                    Class::B64 => "u64",
-                    Class::F32 => "f32",
-                    Class::F64 => "f64",
-                };
-                let _ = write!(head, ",\n\t.param .{ty} p{i}");
-            }
-            head.push_str("\n)\n");
+            let params: Vec<Type> = f.params.iter().map(|&p| f.values[p].ty.clone()).collect();
+            head.push_str(&entry_signature(&f.name, &params).map_err(|what| Error::Type { function: f.name.clone(), what })?);
+            head.push('\n');
         } else {
             head.push_str(&self.signature(f)?);
             head.push('\n');
@@ -283,6 +274,25 @@ fn value_class(f: &Function, ty: &Type) -> Result<Class, Error> {
     scalar_of(ty)
         .map(Class::of_scalar)
         .ok_or_else(|| Error::Type { function: f.name.clone(), what: format!("a value of aggregate type {ty}") })
+}
+
+/// The `.entry` line and parameter list of kernel `name` with parameters
+/// `params` (see the module docs for the ABI), as the writer prints it: a
+/// loader checks that a PTX artifact holds exactly this for its ABI.
+pub fn entry_signature(name: &str, params: &[Type]) -> Result<String, String> {
+    let mut s = format!(".visible .entry {name}(\n\t.param .align 8 .b8 relok_state[{}]", STATE_LAYOUT.size);
+    for (i, ty) in params.iter().enumerate() {
+        let class = scalar_of(ty).map(Class::of_scalar).ok_or_else(|| format!("parameter {i} of aggregate type {ty}"))?;
+        let t = match class {
+            Class::Pred | Class::B32 => "u32",
+            Class::B64 => "u64",
+            Class::F32 => "f32",
+            Class::F64 => "f64",
+        };
+        let _ = write!(s, ",\n\t.param .{t} p{i}");
+    }
+    s.push_str("\n)");
+    Ok(s)
 }
 
 /// Writes `init` of type `ty` at `offset` into `bytes` (little-endian).
