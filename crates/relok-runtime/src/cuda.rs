@@ -97,7 +97,7 @@ pub struct CudaDevice {
     allocs: Mutex<BTreeMap<u64, u64>>,
     /// Kernels loaded on this device with their words, by (artifact key,
     /// session): words belong to one session.
-    loaded: Mutex<HashMap<([u8; 32], u64), Arc<CudaKernel>>>,
+    loaded: Mutex<HashMap<LoadedSlot, Arc<CudaKernel>>>,
     /// Tier 2: cubins of this GPU and driver.
     archive: Option<Store>,
     /// Exception records for the kernels loaded here.
@@ -105,6 +105,9 @@ pub struct CudaDevice {
     /// How the code of each load was obtained.
     code_stats: CodeStats,
 }
+
+/// (artifact key, session id): what a loaded kernel is cached under.
+type LoadedSlot = ([u8; 32], u64);
 
 /// How loads on a cuda device got their machine code.
 #[derive(Debug, Default)]
