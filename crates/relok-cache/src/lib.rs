@@ -35,8 +35,9 @@
 //! - A hit refreshes the entry's modification time (at most once a minute),
 //!   which is the least-recently-used order of eviction. Eviction, removal
 //!   of temporary files older than an hour and of the folders of other
-//!   identities in the same family run in a collection that a write starts
-//!   at most once per interval, on a background thread, under a lock file.
+//!   identities in the same family unused for a week run in a collection
+//!   that a write starts at most once per interval, on a background
+//!   thread, under a lock file.
 
 pub mod bundle;
 pub mod entry;
@@ -48,5 +49,5 @@ pub use key::Key;
 pub use stats::TierStats;
 pub use store::{
     default_root, CollectReport, EntryInfo, Lookup, Store, StoreConfig, StoreError, DEFAULT_MAX_BYTES,
-    TEMP_MAX_AGE,
+    STALE_FOLDER_AGE, TEMP_MAX_AGE,
 };

@@ -18,6 +18,10 @@ pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 pub const TEMP_MAX_AGE: Duration = Duration::from_secs(3600);
 /// A hit refreshes an entry's modification time when it is older than this.
 const TOUCH_AFTER: Duration = Duration::from_secs(60);
+/// Another build's folder is removed once unused for this long, so that
+/// two builds used alternately (two checkouts, an upgrade and a rollback)
+/// keep their caches.
+pub const STALE_FOLDER_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
 /// A collection lock older than this belongs to a dead collector.
 const LOCK_MAX_AGE: Duration = Duration::from_secs(600);
 /// An entry larger than this is not read (a damaged or hostile file).
@@ -577,7 +581,8 @@ impl Inner {
             for s in siblings.flatten() {
                 let name = s.file_name().to_string_lossy().into_owned();
                 let ours = s.metadata().is_ok_and(|m| m.is_dir() && os::foreign_owner(&m).is_none());
-                if ours && name != self.config.folder && name.starts_with(&self.config.stale_prefix)
+                let unused = now.duration_since(last_use(&s.path())).unwrap_or_default() > STALE_FOLDER_AGE;
+                if ours && unused && name != self.config.folder && name.starts_with(&self.config.stale_prefix)
                     && fs::remove_dir_all(s.path()).is_ok()
                 {
                     report.folders_removed.push(name);
@@ -629,6 +634,17 @@ impl Inner {
             let _ = fs::remove_file(&tmp);
         }
     }
+}
+
+/// When a store folder was last used: the latest modification time of the
+/// folder, its stats log (every process that used it appends there) and
+/// its collection stamp.
+fn last_use(dir: &Path) -> SystemTime {
+    [dir.to_owned(), dir.join(STATS_LOG), dir.join(GC_STAMP)]
+        .iter()
+        .filter_map(|p| fs::metadata(p).and_then(|m| m.modified()).ok())
+        .max()
+        .unwrap_or(SystemTime::UNIX_EPOCH)
 }
 
 /// What the operating system is asked, in one place.

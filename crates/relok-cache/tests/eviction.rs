@@ -148,6 +148,10 @@ fn removes_other_builds_folders_and_old_temporary_files_only() {
     let old_format = family.join(format!("v0-{IDENTITY}"));
     write(&other.join("ab").join("c".repeat(62)));
     write(&old_format.join("cd").join("e".repeat(62)));
+    // Used recently, another build's folder stays; unused for a week, it
+    // goes.
+    let recent = family.join("v1-recent-build");
+    write(&recent.join("stats.log"));
     // Things that are not folders of this family.
     let unrelated = [
         family.join("README.txt"),
@@ -173,12 +177,17 @@ fn removes_other_builds_folders_and_old_temporary_files_only() {
     set_mtime(&young, now - Duration::from_secs(30 * 60));
     assert_eq!(s.entries().len(), 2, "temporary and unrelated files are not entries");
 
+    let week_ago = now - relok_cache::STALE_FOLDER_AGE - Duration::from_secs(60);
+    for f in [&other, &old_format] {
+        File::open(f).unwrap().set_modified(week_ago).unwrap();
+    }
+
     // A store whose stale folders are those starting with `v1-`.
     cfg.stale_prefix = "v1-".into();
     let narrow = Store::open(cfg).unwrap();
     let r = narrow.collect_at(now);
     assert_eq!(r.folders_removed, vec!["v1-other-build".to_owned()]);
-    assert!(!other.exists() && old_format.exists());
+    assert!(!other.exists() && old_format.exists() && recent.exists());
     assert_eq!((r.temps_removed, r.evicted, r.entries), (1, 0, 2), "{r:?}");
     assert!(!stale.exists(), "a temporary file two hours old was kept");
     assert!(young.exists(), "a temporary file half an hour old was removed");
@@ -190,6 +199,7 @@ fn removes_other_builds_folders_and_old_temporary_files_only() {
     assert!(!old_format.exists());
     assert_eq!((r.temps_removed, r.evicted, r.entries), (0, 0, 2), "{r:?}");
     assert!(young.exists(), "a temporary file half an hour old was removed");
+    assert!(recent.exists(), "a folder used recently was removed");
     for p in unrelated.iter().chain([&outside]) {
         assert!(p.exists(), "a collection removed {}", p.display());
     }

@@ -258,6 +258,9 @@ fn the_binary_archive_survives_garbage_foreign_cubins_old_drivers_and_a_tiny_cap
     let other_gpu = family.join("NVIDIA_A100-sm80-driver13000-580");
     for f in [&old, &other_gpu] {
         std::fs::create_dir_all(f.join("ab")).expect("mkdir");
+        // Unused for more than a week.
+        let t = std::time::SystemTime::now() - relok_cache::STALE_FOLDER_AGE - std::time::Duration::from_secs(60);
+        std::fs::File::open(f).and_then(|d| d.set_modified(t)).expect("mtime");
     }
     let report = store.collect();
     assert!(report.folders_removed.iter().any(|f| old.ends_with(f)), "{report:?}");

@@ -4,15 +4,16 @@
 //! ```text
 //! compile(module, kernel, strategy)
 //!   stencil + key ─► memory: this process's compiled kernels     (patch, table)
-//!                    baked: per (key, device), never on disk      (bake)
+//!                    baked: per (key, device, session), never on disk (bake)
 //!                 ─► bundles loaded by the application (load_bundle)
 //!                 ─► the artifact store on disk (relok_cache::Store)
 //!                 ─► compile; the artifact goes to the store
 //! ```
 //!
 //! An artifact from a bundle or the store is checked (payload, compiler,
-//! key, target, strategy, state layout), parsed, verified and its manifest
-//! validated against its code before it is used; anything wrong is counted
+//! key, target, strategy, state layout) and its code validated against its
+//! ABI and manifest (`Artifact::validate`) before it is used; anything
+//! wrong is counted
 //! as corrupt, the entry is removed and the kernel is compiled and stored
 //! again. A store that cannot be opened leaves the cache running without
 //! it, with the reason in [`KernelCache::warning`]. Nothing baked reaches

@@ -35,8 +35,9 @@
 //! bytes, the entry name and every JIT option (none today; the folder
 //! names the GPU and driver). The store's rules apply: atomic publish, a
 //! hit refreshes the LRU time, a damaged or foreign file is a miss that is
-//! replaced, other driver builds' folders and stale temporary files are
-//! collected, a size cap (`RELOK_BINARY_CACHE_MAX_BYTES`, default 1 GiB).
+//! replaced, other driver builds' folders unused for a week and stale
+//! temporary files are collected, a size cap
+//! (`RELOK_BINARY_CACHE_MAX_BYTES`, default 1 GiB).
 //! A cubin the driver refuses is rejected and the PTX path taken. On by
 //! default under the cache root; `RELOK_BINARY_CACHE=off` (or
 //! `RELOK_CACHE=off`) disables it.

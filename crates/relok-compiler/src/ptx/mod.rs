@@ -40,7 +40,9 @@
 //!
 //! # Semantics
 //!
-//! The IR's semantics (`relok_ir::eval`) are kept exactly: float `add`,
+//! The IR's semantics (`relok_ir::eval`) are kept (two known differences:
+//! `min`/`max` of `-0.0` and `+0.0`, and the payloads of NaNs made by
+//! arithmetic, which PTX canonicalises): float `add`,
 //! `sub`, `mul` round to nearest with `.rn` (never contracted into FMA);
 //! integer `x / 0 == 0`, `x % 0 == x`, `MIN / -1 == MIN`, `MIN % -1 == 0`
 //! by selects around the division; shift amounts are taken modulo the
