@@ -48,6 +48,6 @@ mod store;
 pub use key::Key;
 pub use stats::TierStats;
 pub use store::{
-    default_root, CollectReport, EntryInfo, Lookup, Store, StoreConfig, StoreError, DEFAULT_MAX_BYTES,
+    default_root, switched_off, CollectReport, EntryInfo, Lookup, Store, StoreConfig, StoreError, DEFAULT_MAX_BYTES,
     STALE_FOLDER_AGE, TEMP_MAX_AGE,
 };

@@ -111,15 +111,19 @@ fn folder_name(s: &str) -> String {
 /// cache is switched off (`RELOK_CACHE=off`, `0` or `false`) or no folder
 /// can be named.
 pub fn default_root() -> Option<PathBuf> {
-    if let Ok(v) = std::env::var("RELOK_CACHE")
-        && matches!(v.to_ascii_lowercase().as_str(), "off" | "0" | "false" | "no")
-    {
+    if switched_off("RELOK_CACHE") {
         return None;
     }
     let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     nonempty("RELOK_CACHE_DIR")
         .or_else(|| nonempty("XDG_CACHE_HOME").map(|p| p.join("relok")))
         .or_else(|| nonempty("HOME").map(|p| p.join(".cache").join("relok")))
+}
+
+/// Whether the environment variable `var` switches something off (`off`,
+/// `0`, `false` or `no`, any case).
+pub fn switched_off(var: &str) -> bool {
+    std::env::var(var).is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "off" | "0" | "false" | "no"))
 }
 
 /// Why a store could not be opened or written.

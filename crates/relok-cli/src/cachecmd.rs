@@ -91,13 +91,19 @@ pub struct Listed {
     pub what: String,
 }
 
-/// The artifact in `key`'s entry file, checked as the loader checks it.
+/// The artifact in `key`'s entry file, checked as the loader checks it
+/// (framing, artifact, code).
 fn read_artifact(key: Key, path: &Path) -> Result<Artifact, String> {
+    let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    if len > 1 << 30 {
+        return Err(format!("{len} bytes is larger than any entry"));
+    }
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     let expect = entry::Expect { kind: Kind::Artifact, identity: COMPILER_ID, key: Some(key) };
     let payload = entry::decode(&bytes, &expect).map_err(|e| e.to_string())?;
     let a = Artifact::from_payload(payload).map_err(|e| e.to_string())?;
     a.check(&key.0, a.target, a.strategy).map_err(|e| e.to_string())?;
+    a.validate().map_err(|e| e.to_string())?;
     Ok(a)
 }
 
@@ -125,9 +131,7 @@ pub fn verify(store: &Store) -> (usize, Vec<(String, String)>) {
     let bad = entries
         .iter()
         .filter_map(|e| {
-            let r = read_artifact(e.key, &e.path)
-                .and_then(|a| if a.target == CodeTarget::Cpu { a.lowered().map(|_| ()).map_err(|e| e.to_string()) } else { Ok(()) });
-            r.err().map(|why| (e.key.to_hex(), why))
+            read_artifact(e.key, &e.path).err().map(|why| (e.key.to_hex(), why))
         })
         .collect();
     (entries.len(), bad)

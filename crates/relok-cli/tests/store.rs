@@ -181,9 +181,18 @@ fn child() {
     std::io::Write::write_all(&mut std::io::stdout(), line.as_bytes()).expect("stdout");
 }
 
+/// A command with the cache settings of the environment removed, so that
+/// what the caller sets is all that applies.
+fn clean(mut c: Command) -> Command {
+    for v in ["RELOK_CACHE", "RELOK_CACHE_DIR", "RELOK_CACHE_MAX_BYTES", "RELOK_BINARY_CACHE"] {
+        c.env_remove(v);
+    }
+    c
+}
+
 /// Starts this binary as a child doing `what` on the store under `dir`.
 fn spawn_child(what: &str, dir: &Path) -> std::process::Child {
-    Command::new(std::env::current_exe().expect("test binary"))
+    clean(Command::new(std::env::current_exe().expect("test binary")))
         .args(["--exact", "child", "--nocapture", "--test-threads=1"])
         .env(CHILD, format!("{what}:{}", dir.display()))
         .stdout(std::process::Stdio::piped())
@@ -457,7 +466,7 @@ fn folders_others_can_write_and_entries_of_other_users_are_refused() {
     let err = KernelCache::open(&root).expect_err("a world-writable root is refused").to_string();
     assert!(err.contains("lets other users write it"), "{err}");
     // The CLI warns and runs uncached.
-    let out = Command::new(env!("CARGO_BIN_EXE_relok"))
+    let out = clean(Command::new(env!("CARGO_BIN_EXE_relok")))
         .args(["run", "examples/saxpy.rk", "-g", "1", "-b", "4", "-a", "4", "-a", "2", "-a", "[1,2,3,4]", "-a", "[1,1,1,1]"])
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .env("RELOK_CACHE_DIR", &root)
@@ -534,7 +543,7 @@ fn example_files() -> Vec<PathBuf> {
 }
 
 fn relok(args: &[&str], cache_dir: &Path) -> std::process::Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_relok"))
+    let out = clean(Command::new(env!("CARGO_BIN_EXE_relok")))
         .args(args)
         .env("RELOK_CACHE_DIR", cache_dir)
         .output()
@@ -623,7 +632,7 @@ fn demo_twice_compiles_nothing_the_second_time_and_cache_commands_report_it() {
     let s = store(dir.path());
     let victim = s.entries()[0].clone();
     std::fs::write(&victim.path, b"garbage").expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_relok")).args(["cache", "verify"]).env("RELOK_CACHE_DIR", dir.path()).output().expect("runs");
+    let out = clean(Command::new(env!("CARGO_BIN_EXE_relok"))).args(["cache", "verify"]).env("RELOK_CACHE_DIR", dir.path()).output().expect("runs");
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains(&victim.key.to_hex()));
     // Clear, import a bundle, and the demo compiles nothing again.

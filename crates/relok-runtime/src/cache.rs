@@ -226,11 +226,12 @@ impl KernelCache {
             return Ok(Arc::clone(c));
         }
         self.count(Count::MemoryMisses);
-        let compiled = match self.cached(device, key, strategy) {
+        let compiled = match self.cached(key, CodeTarget::Cpu, strategy, |a| instantiate(device, &a, None)) {
             Some(c) => c,
             None => {
                 self.count(Count::Compiles);
-                self.compile_and_store(session, device, &stencil, key, strategy)?
+                let artifact = self.build_and_store(session, device, &stencil, key, CodeTarget::Cpu, strategy)?;
+                instantiate(device, &artifact, None)?
             }
         };
         Ok(Arc::clone(lock(&self.memory).entry(key).or_insert(Arc::new(compiled))))
@@ -268,54 +269,41 @@ impl KernelCache {
             return Ok(Arc::clone(a));
         }
         self.count(Count::MemoryMisses);
-        let checked = |payload: &[u8]| -> Result<Artifact, ProgramError> {
-            let a = Artifact::from_payload(payload)?;
-            a.check(&key.0, target, strategy)?;
-            a.validate()?;
-            Ok(a)
-        };
-        let mut found = None;
-        if let Some(payload) = lock(&self.bundles).get(&key).cloned() {
-            match checked(&payload) {
-                Ok(a) => {
-                    self.count(Count::BundleHits);
-                    found = Some(a);
-                }
-                Err(e) => {
-                    tracing::warn!("bundled artifact {key} rejected: {e}");
-                    self.count(Count::BundleCorrupt);
-                }
-            }
-        }
-        if found.is_none()
-            && let Some(store) = &self.store
-            && let Lookup::Hit(payload) = store.get(key)
-        {
-            match checked(&payload) {
-                Ok(a) => found = Some(a),
-                Err(e) => store.reject(key, &e.to_string()),
-            }
-        }
-        let artifact = match found {
+        let artifact = match self.cached(key, target, strategy, Ok) {
             Some(a) => a,
             None => {
                 self.count(Count::Compiles);
-                let a = build(session, device, &stencil, target, strategy, self.options)?;
-                if let Some(store) = &self.store {
-                    store.count_compile();
-                    let _ = store.put(key, &a.to_payload()?);
-                }
-                a
+                self.build_and_store(session, device, &stencil, key, target, strategy)?
             }
         };
         Ok(Arc::clone(lock(&self.artifacts).entry(key).or_insert(Arc::new(artifact))))
     }
 
-    /// The kernel from a bundle or the store, if either holds a usable one.
-    fn cached(&self, device: &CpuDevice, key: Key, strategy: Strategy) -> Option<Compiled> {
+    /// What a bundle or the store holds for `key`, if it is usable: the
+    /// artifact decoded, checked (`Artifact::check`) and validated against
+    /// its code (`Artifact::validate`), then made `ready` (the cpu device
+    /// instantiates it). Anything that fails is corrupt: a bundle entry is
+    /// dropped, a store entry removed, and the caller compiles.
+    fn cached<T>(
+        &self,
+        key: Key,
+        target: CodeTarget,
+        strategy: Strategy,
+        ready: impl Fn(Artifact) -> Result<T, ProgramError>,
+    ) -> Option<T> {
+        let usable = |payload: &[u8]| -> Result<T, ProgramError> {
+            let artifact = Artifact::from_payload(payload)?;
+            artifact.check(&key.0, target, strategy)?;
+            // The cpu device's `instantiate` parses, verifies and checks the
+            // manifest itself: validating first would do it twice.
+            if target != CodeTarget::Cpu {
+                artifact.validate()?;
+            }
+            ready(artifact)
+        };
         let bundled = lock(&self.bundles).get(&key).cloned();
         if let Some(payload) = bundled {
-            match usable(device, &payload, key, strategy) {
+            match usable(&payload) {
                 Ok(c) => {
                     self.count(Count::BundleHits);
                     return Some(c);
@@ -329,7 +317,7 @@ impl KernelCache {
         }
         let store = self.store.as_ref()?;
         match store.get(key) {
-            Lookup::Hit(payload) => match usable(device, &payload, key, strategy) {
+            Lookup::Hit(payload) => match usable(&payload) {
                 Ok(c) => Some(c),
                 Err(e) => {
                     store.reject(key, &e.to_string());
@@ -340,29 +328,24 @@ impl KernelCache {
         }
     }
 
-    fn compile_and_store(
+    /// Compiles the artifact and writes it to the store (a failed write is
+    /// counted by the store; the run goes on).
+    fn build_and_store<D: crate::DeviceMemory + ?Sized>(
         &self,
         session: &Session,
-        device: &CpuDevice,
+        device: &D,
         stencil: &Stencil,
         key: Key,
+        target: CodeTarget,
         strategy: Strategy,
-    ) -> Result<Compiled, ProgramError> {
-        let artifact = build(session, device, stencil, CodeTarget::Cpu, strategy, self.options)?;
+    ) -> Result<Artifact, ProgramError> {
+        let artifact = build(session, device, stencil, target, strategy, self.options)?;
         if let Some(store) = &self.store {
             store.count_compile();
-            // A failed write is counted by the store; the run goes on.
             let _ = store.put(key, &artifact.to_payload()?);
         }
-        instantiate(device, &artifact, None)
+        Ok(artifact)
     }
-}
-
-/// An artifact payload checked and instantiated for `key` and `strategy`.
-fn usable(device: &CpuDevice, payload: &[u8], key: Key, strategy: Strategy) -> Result<Compiled, ProgramError> {
-    let artifact = Artifact::from_payload(payload)?;
-    artifact.check(&key.0, CodeTarget::Cpu, strategy)?;
-    instantiate(device, &artifact, None)
 }
 
 #[cfg(test)]

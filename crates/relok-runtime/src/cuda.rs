@@ -187,7 +187,7 @@ impl CudaDevice {
     /// device without one, with a warning.
     pub fn open_with_archive(ordinal: usize) -> Result<CudaDevice, CudaError> {
         let mut d = CudaDevice::open(ordinal)?;
-        let off = std::env::var("RELOK_BINARY_CACHE").is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "off" | "0" | "false" | "no"));
+        let off = relok_cache::switched_off("RELOK_BINARY_CACHE");
         if let Some(root) = relok_cache::default_root().filter(|_| !off) {
             match Store::open(d.archive_config(&root)) {
                 Ok(store) => d.archive = Some(store),
@@ -204,8 +204,11 @@ impl CudaDevice {
             .and_then(|t| t.split_whitespace().skip_while(|w| *w != "Module").nth(1).map(str::to_owned))
             .unwrap_or_else(|| "unknown".into());
         let mut c = StoreConfig::binary(root, &format!("{}-sm{}", self.name, self.sm), &format!("driver{}-{build}", self.driver_version));
-        if let Some(n) = std::env::var("RELOK_BINARY_CACHE_MAX_BYTES").ok().and_then(|v| crate::cache::parse_size(&v)) {
-            c.max_bytes = n;
+        if let Ok(v) = std::env::var("RELOK_BINARY_CACHE_MAX_BYTES") {
+            match crate::cache::parse_size(&v) {
+                Some(n) => c.max_bytes = n,
+                None => tracing::warn!("RELOK_BINARY_CACHE_MAX_BYTES={v:?} is not a size; using the default cap"),
+            }
         }
         c
     }
@@ -712,6 +715,41 @@ impl Drop for CudaDevice {
     }
 }
 
+/// Checks that `b` is a little-endian 64-bit ELF image whose program
+/// header table, section header table and (file-backed) sections lie
+/// inside `b`.
+fn elf_bounds(b: &[u8]) -> Result<(), String> {
+    let u16_at = |o: usize| b.get(o..o + 2).map(|s| u64::from(u16::from_le_bytes([s[0], s[1]])));
+    let u32_at = |o: usize| b.get(o..o + 4).map(|s| u64::from(u32::from_le_bytes([s[0], s[1], s[2], s[3]])));
+    let u64_at = |o: usize| b.get(o..o + 8).and_then(|s| s.try_into().ok()).map(u64::from_le_bytes);
+    if b.len() < 64 || b[..4] != *b"\x7fELF" || b[4] != 2 || b[5] != 1 {
+        return Err("no 64-bit little-endian ELF header".into());
+    }
+    let len = b.len() as u64;
+    let table = |off: Option<u64>, size: Option<u64>, n: Option<u64>| -> Result<(u64, u64, u64), String> {
+        let (off, size, n) = (off.ok_or("truncated")?, size.ok_or("truncated")?, n.ok_or("truncated")?);
+        match size.checked_mul(n).and_then(|t| t.checked_add(off)) {
+            Some(end) if end <= len => Ok((off, size, n)),
+            _ => Err("a header table lies outside the image".into()),
+        }
+    };
+    table(u64_at(0x20), u16_at(0x36), u16_at(0x38))?;
+    let (shoff, shentsize, shnum) = table(u64_at(0x28), u16_at(0x3A), u16_at(0x3C))?;
+    if shnum > 0 && shentsize < 64 {
+        return Err("section headers too small".into());
+    }
+    for i in 0..shnum {
+        let h = (shoff + i * shentsize) as usize;
+        let (kind, off, size) = (u32_at(h + 4), u64_at(h + 0x18), u64_at(h + 0x20));
+        let (kind, off, size) = (kind.ok_or("truncated")?, off.ok_or("truncated")?, size.ok_or("truncated")?);
+        // SHT_NOBITS (8) occupies no bytes in the file.
+        if kind != 8 && off.checked_add(size).is_none_or(|end| end > len) {
+            return Err(format!("section {i} lies outside the image"));
+        }
+    }
+    Ok(())
+}
+
 /// The cubin the driver's linker makes of `ptx` for the context's GPU.
 fn link_cubin(ctx: &Arc<CudaContext>, ptx: &[u8]) -> Result<Vec<u8>, DeviceError> {
     let text = CString::new(ptx).map_err(|_| DeviceError::Driver { call: "cuLinkAddData", message: "PTX holds a NUL byte".into() })?;
@@ -777,15 +815,16 @@ impl PtxModule {
         Ok(PtxModule { raw, ctx: Arc::clone(ctx) })
     }
 
-    /// Loads a cubin (an ELF image; checked for its magic first, so that
-    /// bytes that are not one never reach the driver).
+    /// Loads a cubin: an ELF image whose header, program and section
+    /// tables and sections lie inside the bytes (checked first, since
+    /// `cuModuleLoadData` takes no length), else it never reaches the
+    /// driver.
     fn load_image(ctx: &Arc<CudaContext>, cubin: &[u8]) -> Result<PtxModule, DeviceError> {
-        if cubin.len() < 64 || cubin[..4] != *b"\x7fELF" {
-            return Err(DeviceError::Driver { call: "cuModuleLoadData", message: "not a cubin (no ELF header)".into() });
-        }
+        elf_bounds(cubin).map_err(|why| DeviceError::Driver { call: "cuModuleLoadData", message: format!("not a cubin: {why}") })?;
         ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
-        // SAFETY: `cubin` holds a whole ELF image that outlives the call;
-        // the driver validates its contents.
+        // SAFETY: `cubin` holds a whole 64-bit ELF image that outlives the
+        // call, every table and section of which lies inside it (checked
+        // by `elf_bounds`).
         let raw = unsafe { result::module::load_data(cubin.as_ptr().cast()) }.map_err(driver("cuModuleLoadData (cubin)"))?;
         Ok(PtxModule { raw, ctx: Arc::clone(ctx) })
     }
@@ -850,5 +889,39 @@ impl CudaKernel {
     /// The module's handle (kept for the module's lifetime).
     pub fn module(&self) -> &PtxModule {
         &self.module
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::elf_bounds;
+
+    /// A 64-bit little-endian ELF header with one section of `size` bytes
+    /// at `offset`, and the image padded to `len` bytes.
+    fn image(offset: u64, size: u64, len: usize) -> Vec<u8> {
+        let mut b = vec![0u8; len.max(192)];
+        b[..4].copy_from_slice(b"\x7fELF");
+        b[4] = 2;
+        b[5] = 1;
+        b[0x28..0x30].copy_from_slice(&128u64.to_le_bytes()); // section headers at 128
+        b[0x3A..0x3C].copy_from_slice(&64u16.to_le_bytes());
+        b[0x3C..0x3E].copy_from_slice(&1u16.to_le_bytes());
+        b[128 + 4..128 + 8].copy_from_slice(&1u32.to_le_bytes()); // PROGBITS
+        b[128 + 0x18..128 + 0x20].copy_from_slice(&offset.to_le_bytes());
+        b[128 + 0x20..128 + 0x28].copy_from_slice(&size.to_le_bytes());
+        b.truncate(len.max(192));
+        b
+    }
+
+    #[test]
+    fn elf_images_must_lie_inside_their_bytes() {
+        assert_eq!(elf_bounds(&image(64, 32, 192)), Ok(()));
+        assert!(elf_bounds(&image(64, 1 << 40, 192)).is_err(), "a section past the end");
+        assert!(elf_bounds(&image(u64::MAX, 2, 192)).is_err(), "an overflowing section");
+        assert!(elf_bounds(&image(64, 32, 192)[..150]).is_err(), "a truncated section table");
+        assert!(elf_bounds(b"garbage").is_err());
+        let mut not_elf = image(64, 32, 192);
+        not_elf[0] = 0;
+        assert!(elf_bounds(&not_elf).is_err());
     }
 }
