@@ -11,12 +11,30 @@ fn repo(path: &str) -> String {
     format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("relok-cli-test-{}", std::process::id()));
+/// A file in a folder of its own, removed with the folder when dropped.
+struct TempFile(std::path::PathBuf);
+
+impl std::ops::Deref for TempFile {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn temp_file(name: &str, text: &str) -> TempFile {
+    let dir = std::env::temp_dir().join(format!("relok-cli-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write temp file");
-    path
+    TempFile(path)
 }
 
 #[test]
@@ -122,4 +140,28 @@ fn run_takes_symbol_arguments_and_reports_exceptions() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("thread (2,0,0): exception: negative input"), "{stderr}");
+}
+
+#[test]
+fn compile_writes_ptx_and_the_manifest_and_refuses_bake() {
+    let boxed = repo("examples/reloc/boxed.rk");
+    let out = relok(&["compile", &boxed, "--target", "ptx", "--strategy", "patch", "--manifest"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ptx = String::from_utf8_lossy(&out.stdout);
+    assert!(ptx.contains(".version 8.0") && ptx.contains(".target sm_90") && ptx.contains(".visible .entry unbox("), "{ptx}");
+    let manifest = String::from_utf8_lossy(&out.stderr);
+    assert!(manifest.contains("; [0] relok$unbox$agg$box interior word at +0"), "{manifest}");
+    // The same bytes in another process, and to a file with -o.
+    let again = relok(&["compile", &boxed, "--target", "ptx", "--strategy", "patch"]);
+    assert_eq!(out.stdout, again.stdout);
+    let dest = temp_file("unbox.ptx", "");
+    let to_file = relok(&["compile", &boxed, "--target", "ptx-sm80", "-o", dest.to_str().expect("utf-8")]);
+    assert!(to_file.status.success());
+    assert!(std::fs::read_to_string(&*dest).expect("written").contains(".target sm_80"));
+    let bake = relok(&["compile", &boxed, "--strategy", "bake"]);
+    assert_eq!(bake.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bake.stderr).contains("use patch or table"));
+    let bad_target = relok(&["compile", &boxed, "--target", "spirv"]);
+    assert!(!bad_target.status.success());
+    assert!(String::from_utf8_lossy(&bad_target.stderr).contains("expected cpu, ptx or ptx-smNN"));
 }
