@@ -92,6 +92,9 @@ pub(crate) struct FuncCode {
     pub(crate) nregs: u32,
     /// Bytes of local memory per frame (a multiple of 8).
     pub(crate) local_size: u32,
+    /// Which of those bytes belong to a variable (the others are red
+    /// zones).
+    pub(crate) local_valid: Vec<bool>,
 }
 
 /// A kernel with everything it calls. The kernel is `funcs[0]`.
@@ -105,6 +108,9 @@ pub(crate) struct Program {
     pub(crate) consts: Vec<u8>,
     /// Bytes of shared memory per block.
     pub(crate) shared_size: u64,
+    /// Which of those bytes belong to a variable (the others are red
+    /// zones).
+    pub(crate) shared_valid: Vec<bool>,
     /// The patch cells `Op::Patch` reads, by [`Inst::Patch`] index, in
     /// order of first use.
     pub(crate) patch_names: Vec<String>,
@@ -119,6 +125,18 @@ fn mem_scalar(ty: &Type) -> Option<Scalar> {
         Type::Ptr(..) => Some(Scalar::U64),
         _ => None,
     }
+}
+
+/// Unowned bytes before every variable and after the last.
+const REDZONE: u64 = 16;
+
+/// `size` flags, true inside the `(offset, size)` extents.
+fn valid_mask(size: u64, extents: &[(u64, u64)]) -> Vec<bool> {
+    let mut mask = vec![false; size as usize];
+    for &(off, len) in extents {
+        mask[off as usize..(off + len) as usize].fill(true);
+    }
+    mask
 }
 
 /// Where a variable lives.
@@ -155,6 +173,7 @@ pub(crate) fn compile(module: &Module, kernel: FuncId) -> Res<Program> {
             args: Vec::new(),
             consts: Vec::new(),
             shared_size: 0,
+            shared_valid: Vec::new(),
             patch_names: Vec::new(),
             const_layout: Vec::new(),
         },
@@ -251,7 +270,7 @@ impl Compiler<'_> {
         }
         let f = &self.module.funcs[id];
         let i = to_u32(self.prog.funcs.len()).ok_or_else(|| self.invalid("too many functions"))?;
-        self.prog.funcs.push(FuncCode { name: f.name.clone(), entry: 0, nregs: 0, local_size: 0 });
+        self.prog.funcs.push(FuncCode { name: f.name.clone(), entry: 0, nregs: 0, local_size: 0, local_valid: Vec::new() });
         self.index_of[id.index()] = Some(i);
         self.queue.push(id);
         Ok(i)
@@ -281,8 +300,14 @@ impl Compiler<'_> {
         });
         let nvalues = to_u32(f.values.len()).filter(|&n| n < NO_REG / 2).ok_or_else(|| self.invalid("too many values"))?;
         let mut next_reg = nvalues;
+        // Variables are laid out with a red zone before each and after the
+        // last: bytes no variable owns, so an access that runs off one
+        // variable faults instead of reading its neighbour (`*_need` is
+        // what the variables themselves take, for the limits).
         let mut local_size: u64 = 0;
         let mut shared_size: u64 = 0;
+        let (mut local_need, mut shared_need) = (0u64, 0u64);
+        let (mut local_extents, mut shared_extents) = (Vec::new(), Vec::new());
         let mut vars = Vec::with_capacity(f.vars.len());
         for (v, d) in f.vars.iter() {
             let loc = match d.kind {
@@ -293,21 +318,25 @@ impl Compiler<'_> {
                 VarKind::Local => {
                     let too_large = || LaunchError::LocalMemoryTooLarge { func: f.name.clone(), bytes: u64::MAX, limit: LOCAL_LIMIT };
                     let size = d.ty.size().map_err(|_| too_large())?;
-                    let off = local_size.next_multiple_of(u64::from(d.ty.align().max(1)));
-                    local_size = off + u64::from(size);
-                    if local_size > LOCAL_LIMIT {
-                        return Err(LaunchError::LocalMemoryTooLarge { func: f.name.clone(), bytes: local_size, limit: LOCAL_LIMIT });
+                    local_need = local_need.next_multiple_of(u64::from(d.ty.align().max(1))) + u64::from(size);
+                    if local_need > LOCAL_LIMIT {
+                        return Err(LaunchError::LocalMemoryTooLarge { func: f.name.clone(), bytes: local_need, limit: LOCAL_LIMIT });
                     }
+                    let off = (local_size + REDZONE).next_multiple_of(u64::from(d.ty.align().max(1)));
+                    local_size = off + u64::from(size);
+                    local_extents.push((off, u64::from(size)));
                     VarLoc::Local(off as u32)
                 }
                 VarKind::Shared if is_kernel => {
                     let too_large = || LaunchError::SharedMemoryTooLarge { kernel: f.name.clone(), bytes: u64::MAX, limit: SHARED_LIMIT };
                     let size = d.ty.size().map_err(|_| too_large())?;
-                    let off = shared_size.next_multiple_of(u64::from(d.ty.align().max(1)));
-                    shared_size = off + u64::from(size);
-                    if shared_size > SHARED_LIMIT {
-                        return Err(LaunchError::SharedMemoryTooLarge { kernel: f.name.clone(), bytes: shared_size, limit: SHARED_LIMIT });
+                    shared_need = shared_need.next_multiple_of(u64::from(d.ty.align().max(1))) + u64::from(size);
+                    if shared_need > SHARED_LIMIT {
+                        return Err(LaunchError::SharedMemoryTooLarge { kernel: f.name.clone(), bytes: shared_need, limit: SHARED_LIMIT });
                     }
+                    let off = (shared_size + REDZONE).next_multiple_of(u64::from(d.ty.align().max(1)));
+                    shared_size = off + u64::from(size);
+                    shared_extents.push((off, u64::from(size)));
                     VarLoc::Shared(off)
                 }
                 VarKind::Shared => return Err(self.invalid(format!("@{}: shared variable %{} outside a kernel", f.name, d.name))),
@@ -315,8 +344,11 @@ impl Compiler<'_> {
             vars.push(loc);
         }
         if is_kernel {
-            self.prog.shared_size = shared_size;
+            let size = shared_size + if shared_extents.is_empty() { 0 } else { REDZONE };
+            self.prog.shared_size = size;
+            self.prog.shared_valid = valid_mask(size, &shared_extents);
         }
+        let local_size = (local_size + if local_extents.is_empty() { 0 } else { REDZONE }).next_multiple_of(8);
         let scratch = next_reg;
         let entry = to_u32(self.prog.code.len()).ok_or_else(|| self.invalid("program too large"))?;
         let mut fc = FnCx { c: self, f, vars, scratch, loops: Vec::new() };
@@ -326,7 +358,8 @@ impl Compiler<'_> {
         let code = &mut self.prog.funcs[index as usize];
         code.entry = entry;
         code.nregs = scratch + 1;
-        code.local_size = local_size.next_multiple_of(8) as u32;
+        code.local_size = local_size as u32;
+        code.local_valid = valid_mask(local_size, &local_extents);
         Ok(())
     }
 }

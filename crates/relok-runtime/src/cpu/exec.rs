@@ -62,6 +62,9 @@ struct Thread {
     local_base: usize,
     regs: Vec<u64>,
     local: Vec<u8>,
+    /// Which bytes of `local` belong to a variable (frame by frame, as the
+    /// functions' layouts say); the others are red zones.
+    local_valid: Vec<bool>,
     /// Callers' frames, outermost first.
     frames: Vec<Frame>,
     state: State,
@@ -131,6 +134,8 @@ pub(crate) fn run(
                     t.regs[..n].copy_from_slice(&args[..n]);
                     t.local.clear();
                     t.local.resize(kernel.local_size as usize, 0);
+                    t.local_valid.clear();
+                    t.local_valid.extend_from_slice(&kernel.local_valid);
                     t.frames.clear();
                     t.state = State::Running;
                 }
@@ -180,11 +185,16 @@ fn encode(dst: &mut [u8], v: u64) {
     dst.copy_from_slice(&v.to_le_bytes()[..n]);
 }
 
-/// `len` bytes of `mem` at `addr`, where `mem` starts at address `start`.
+/// `len` bytes of `mem` at `addr`, where `mem` starts at address `start`,
+/// if every one of them belongs to a variable (`valid`; red zones fault).
 #[inline]
-fn region(mem: &mut [u8], start: u64, addr: u64, len: u64) -> Option<&mut [u8]> {
+fn region<'m>(mem: &'m mut [u8], valid: &[bool], start: u64, addr: u64, len: u64) -> Option<&'m mut [u8]> {
     let off = usize::try_from(addr.checked_sub(start)?).ok()?;
-    mem.get_mut(off..off.checked_add(len as usize)?)
+    let range = off..off.checked_add(len as usize)?;
+    if !valid.get(range.clone())?.iter().all(|&v| v) {
+        return None;
+    }
+    mem.get_mut(range)
 }
 
 impl Machine<'_> {
@@ -216,17 +226,17 @@ impl Machine<'_> {
     /// Bytes of a writable space (global, shared, local).
     #[inline]
     fn bytes<'s>(
-        global: &'s mut GlobalMem,
-        shared: &'s mut [u8],
+        &'s mut self,
         local: &'s mut [u8],
+        local_valid: &[bool],
         space: AddrSpace,
         addr: u64,
         size: u64,
     ) -> Option<&'s mut [u8]> {
         match space {
-            AddrSpace::Global => global.bytes_mut(addr, size),
-            AddrSpace::Shared => region(shared, SHARED_BASE, addr, size),
-            AddrSpace::Local => region(local, LOCAL_BASE, addr, size),
+            AddrSpace::Global => self.global.bytes_mut(addr, size),
+            AddrSpace::Shared => region(&mut self.shared, &self.prog.shared_valid, SHARED_BASE, addr, size),
+            AddrSpace::Local => region(local, local_valid, LOCAL_BASE, addr, size),
             AddrSpace::Const => None,
         }
     }
@@ -241,7 +251,7 @@ impl Machine<'_> {
     }
 
     #[inline]
-    fn load(&mut self, local: &mut [u8], space: AddrSpace, ty: Scalar, addr: u64) -> Result<u64, FaultKind> {
+    fn load(&mut self, local: &mut [u8], local_valid: &[bool], space: AddrSpace, ty: Scalar, addr: u64) -> Result<u64, FaultKind> {
         let size = Self::check_align(space, Access::Read, addr, ty)?;
         let oob = || FaultKind::OutOfBounds { space, access: Access::Read, addr, size: ty.size() };
         let v = if space == AddrSpace::Const {
@@ -254,7 +264,7 @@ impl Machine<'_> {
                 _ => decode(self.global.bytes_mut(addr, size).ok_or_else(oob)?),
             }
         } else {
-            decode(Self::bytes(self.global, &mut self.shared, local, space, addr, size).ok_or_else(oob)?)
+            decode(self.bytes(local, local_valid, space, addr, size).ok_or_else(oob)?)
         };
         if ty == Scalar::Bool && v > 1 {
             return Err(FaultKind::InvalidBool { space, addr, byte: v as u8 });
@@ -263,12 +273,13 @@ impl Machine<'_> {
     }
 
     #[inline]
-    fn store(&mut self, local: &mut [u8], space: AddrSpace, ty: Scalar, addr: u64, v: u64) -> Result<(), FaultKind> {
+    fn store(&mut self, local: &mut [u8], local_valid: &[bool], space: AddrSpace, ty: Scalar, addr: u64, v: u64) -> Result<(), FaultKind> {
         let size = Self::check_align(space, Access::Write, addr, ty)?;
         if space == AddrSpace::Const {
             return Err(FaultKind::ReadOnly { addr });
         }
-        let b = Self::bytes(self.global, &mut self.shared, local, space, addr, size)
+        let b = self
+            .bytes(local, local_valid, space, addr, size)
             .ok_or(FaultKind::OutOfBounds { space, access: Access::Write, addr, size: ty.size() })?;
         encode(b, v);
         Ok(())
@@ -279,6 +290,7 @@ impl Machine<'_> {
     fn rmw(
         &mut self,
         local: &mut [u8],
+        local_valid: &[bool],
         space: AddrSpace,
         ty: Scalar,
         addr: u64,
@@ -288,7 +300,8 @@ impl Machine<'_> {
         if space == AddrSpace::Const {
             return Err(FaultKind::ReadOnly { addr });
         }
-        let b = Self::bytes(self.global, &mut self.shared, local, space, addr, size)
+        let b = self
+            .bytes(local, local_valid, space, addr, size)
             .ok_or(FaultKind::OutOfBounds { space, access: Access::Atomic, addr, size: ty.size() })?;
         let old = decode(b);
         encode(b, f(old));
@@ -334,21 +347,21 @@ impl Machine<'_> {
                 Inst::AddImm { dst, src, imm } => r!(dst) = r!(src).wrapping_add(u64::from(imm)),
                 Inst::Load { space, ty, dst, ref addr } => {
                     let a = ea(&t.regs, base, addr);
-                    match self.load(&mut t.local, space, ty, a) {
+                    match self.load(&mut t.local, &t.local_valid, space, ty, a) {
                         Ok(v) => r!(dst) = v,
                         Err(e) => break Err(e),
                     }
                 }
                 Inst::Store { space, ty, src, ref addr } => {
                     let a = ea(&t.regs, base, addr);
-                    if let Err(e) = self.store(&mut t.local, space, ty, a, r!(src)) {
+                    if let Err(e) = self.store(&mut t.local, &t.local_valid, space, ty, a, r!(src)) {
                         break Err(e);
                     }
                 }
                 Inst::Atomic { op, space, ty, dst, ref addr, val } => {
                     let a = ea(&t.regs, base, addr);
                     let v = r!(val);
-                    match self.rmw(&mut t.local, space, ty, a, |old| ops::atomic(op, ty, old, v)) {
+                    match self.rmw(&mut t.local, &t.local_valid, space, ty, a, |old| ops::atomic(op, ty, old, v)) {
                         Ok(old) => r!(dst) = old,
                         Err(e) => break Err(e),
                     }
@@ -356,7 +369,7 @@ impl Machine<'_> {
                 Inst::Cas { space, ty, dst, ref addr, expected, new } => {
                     let a = ea(&t.regs, base, addr);
                     let (e, n) = (r!(expected), r!(new));
-                    match self.rmw(&mut t.local, space, ty, a, |old| if old == e { n } else { old }) {
+                    match self.rmw(&mut t.local, &t.local_valid, space, ty, a, |old| if old == e { n } else { old }) {
                         Ok(old) => r!(dst) = old,
                         Err(e) => break Err(e),
                     }
@@ -371,7 +384,7 @@ impl Machine<'_> {
                 Inst::Exit => break Ok(Stop::Done),
                 Inst::State { dst, offset } => {
                     let a = self.env.state.wrapping_add(u64::from(offset));
-                    match self.load(&mut t.local, AddrSpace::Global, Scalar::U64, a) {
+                    match self.load(&mut t.local, &t.local_valid, AddrSpace::Global, Scalar::U64, a) {
                         Ok(v) => r!(dst) = v,
                         Err(e) => break Err(e),
                     }
@@ -400,6 +413,7 @@ impl Machine<'_> {
                         t.regs[new_base + i] = t.regs[base + a as usize];
                     }
                     t.local.resize(new_local + callee.local_size as usize, 0);
+                    t.local_valid.extend_from_slice(&callee.local_valid);
                     t.frames.push(Frame { ret_pc: pc as u32, func: t.func, base, local_base: t.local_base, dst });
                     t.func = func;
                     base = new_base;
@@ -413,6 +427,7 @@ impl Machine<'_> {
                     };
                     t.regs.truncate(base);
                     t.local.truncate(t.local_base);
+                    t.local_valid.truncate(t.local_base);
                     base = f.base;
                     t.local_base = f.local_base;
                     t.func = f.func;
