@@ -106,6 +106,9 @@ pub(crate) struct Program {
     pub(crate) args: Vec<Reg>,
     /// The module's constants, laid out from [`CONST_BASE`].
     pub(crate) consts: Vec<u8>,
+    /// Which bytes of `consts` belong to a constant (the others are red
+    /// zones).
+    pub(crate) consts_valid: Vec<bool>,
     /// Bytes of shared memory per block.
     pub(crate) shared_size: u64,
     /// Which of those bytes belong to a variable (the others are red
@@ -176,6 +179,7 @@ pub(crate) fn compile(module: &Module, kernel: FuncId) -> Res<Program> {
             shared_valid: Vec::new(),
             patch_names: Vec::new(),
             const_layout: Vec::new(),
+            consts_valid: Vec::new(),
         },
         index_of: vec![None; module.funcs.len()],
         queue: Vec::new(),
@@ -210,16 +214,23 @@ impl Compiler<'_> {
         for c in self.module.consts.values() {
             let align = u64::from(c.ty.align().max(1));
             let size = c.ty.size().map_err(|e| self.invalid(format!("const @{}: {e}", c.name)))?;
-            let off = (self.prog.consts.len() as u64).next_multiple_of(align);
+            // A red zone before each constant (and after the last, below):
+            // an overrun from one constant into the next faults.
+            let off = (self.prog.consts.len() as u64 + REDZONE).next_multiple_of(align);
             let end = off + u64::from(size);
             if end > 1 << 28 {
                 return Err(self.invalid("module constants exceed 256 MiB"));
             }
             self.prog.consts.resize(end as usize, 0);
+            self.prog.consts_valid.resize(off as usize, false);
+            self.prog.consts_valid.resize(end as usize, true);
             self.write_init(&c.ty, &c.init, off as usize).map_err(|r| self.invalid(format!("const @{}: {r}", c.name)))?;
             self.const_offsets.push(off);
             self.prog.const_layout.push((c.name.clone(), off, u64::from(size)));
         }
+        let end = self.prog.consts.len() + REDZONE as usize;
+        self.prog.consts.resize(end, 0);
+        self.prog.consts_valid.resize(end, false);
         Ok(())
     }
 

@@ -257,11 +257,17 @@ impl Machine<'_> {
         let v = if space == AddrSpace::Const {
             // Module constants, else read-only global memory (a `ptr<const, T>`
             // argument pointing at a device allocation).
-            let off = addr.wrapping_sub(CONST_BASE);
             let consts = self.env.consts;
-            match consts.get(off as usize..(off as usize).wrapping_add(size as usize)) {
-                Some(b) if addr >= CONST_BASE && off < consts.len() as u64 => decode(b),
-                _ => decode(self.global.bytes_mut(addr, size).ok_or_else(oob)?),
+            let in_consts = addr >= CONST_BASE && addr - CONST_BASE < consts.len() as u64;
+            if in_consts {
+                let off = (addr - CONST_BASE) as usize;
+                let range = off..off.saturating_add(size as usize);
+                match (consts.get(range.clone()), self.prog.consts_valid.get(range)) {
+                    (Some(b), Some(valid)) if valid.iter().all(|&v| v) => decode(b),
+                    _ => return Err(oob()),
+                }
+            } else {
+                decode(self.global.bytes_mut(addr, size).ok_or_else(oob)?)
             }
         } else {
             decode(self.bytes(local, local_valid, space, addr, size).ok_or_else(oob)?)
