@@ -121,7 +121,7 @@ enum Command {
         /// The kernel (may be omitted when the file has one kernel).
         #[arg(long, short)]
         kernel: Option<String>,
-        /// `ptx` (sm_90), `ptx-smNN` or `cpu`.
+        /// `ptx` (sm_90), `ptx-smNN`, `wgsl` (table, bake) or `cpu`.
         #[arg(long, short, default_value = "ptx", value_parser = parse_target)]
         target: CodeTarget,
         /// patch or table (bake needs a device's words: use `relok lower`).
@@ -212,7 +212,7 @@ enum CacheCommand {
 }
 
 fn parse_target(s: &str) -> Result<CodeTarget, String> {
-    CodeTarget::from_name(s).ok_or_else(|| format!("unknown target `{s}` (expected cpu, ptx or ptx-smNN)"))
+    CodeTarget::from_name(s).ok_or_else(|| format!("unknown target `{s}` (expected cpu, ptx, ptx-smNN or wgsl)"))
 }
 
 fn parse_strategy(s: &str) -> Result<Strategy, String> {

@@ -161,7 +161,11 @@ fn compile_writes_ptx_and_the_manifest_and_refuses_bake() {
     let bake = relok(&["compile", &boxed, "--strategy", "bake"]);
     assert_eq!(bake.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bake.stderr).contains("use patch or table"));
+    let wgsl = relok(&["compile", &boxed, "--target", "wgsl", "--strategy", "table"]);
+    assert!(String::from_utf8_lossy(&wgsl.stdout).contains("@compute @workgroup_size(relok_block_x"));
+    let wgsl_patch = relok(&["compile", &boxed, "--target", "wgsl", "--strategy", "patch"]);
+    assert!(String::from_utf8_lossy(&wgsl_patch.stderr).contains("patching is impossible on wgpu"));
     let bad_target = relok(&["compile", &boxed, "--target", "spirv"]);
     assert!(!bad_target.status.success());
-    assert!(String::from_utf8_lossy(&bad_target.stderr).contains("expected cpu, ptx or ptx-smNN"));
+    assert!(String::from_utf8_lossy(&bad_target.stderr).contains("expected cpu, ptx, ptx-smNN or wgsl"));
 }

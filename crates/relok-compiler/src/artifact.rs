@@ -42,6 +42,8 @@ pub enum CodeTarget {
         /// The compute capability, e.g. 90 for the H200.
         sm: u32,
     },
+    /// WGSL for wgpu (table and bake only).
+    Wgsl,
 }
 
 impl CodeTarget {
@@ -50,6 +52,7 @@ impl CodeTarget {
         match self {
             CodeTarget::Cpu => "cpu".to_owned(),
             CodeTarget::Ptx { sm } => format!("ptx-sm{sm}"),
+            CodeTarget::Wgsl => "wgsl".to_owned(),
         }
     }
 
@@ -58,6 +61,7 @@ impl CodeTarget {
         match name {
             "cpu" => Some(CodeTarget::Cpu),
             "ptx" => Some(CodeTarget::Ptx { sm: 90 }),
+            "wgsl" => Some(CodeTarget::Wgsl),
             _ => {
                 let sm: u32 = name.strip_prefix("ptx-sm")?.parse().ok()?;
                 (50..=200).contains(&sm).then_some(CodeTarget::Ptx { sm })
@@ -180,6 +184,7 @@ pub fn compile(
     let code = match target {
         CodeTarget::Cpu => relok_ir::print(&lowered.module).into_bytes(),
         CodeTarget::Ptx { sm } => crate::ptx::write_string(&lowered.module, &crate::ptx::Options { sm })?.into_bytes(),
+        CodeTarget::Wgsl => crate::wgsl::write_string(&lowered.module, &crate::wgsl::Options::default())?.into_bytes(),
     };
     Ok(Artifact {
         key: stencil.key(target, strategy, options),
@@ -262,6 +267,7 @@ impl Artifact {
                 }
                 Ok(())
             }
+            CodeTarget::Wgsl => Err(bad("WGSL artifacts cannot be loaded yet (no wgpu device)".into())),
             CodeTarget::Ptx { .. } => {
                 let code = std::str::from_utf8(&self.code).map_err(|e| bad(e.to_string()))?;
                 let params =

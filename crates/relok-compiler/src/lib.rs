@@ -21,6 +21,7 @@ pub mod lower;
 pub mod reloc;
 pub mod state;
 pub mod stencil;
+pub mod wgsl;
 use relok_ir::{Module, ModuleInfo, VerifyErrors};
 
 /// A module that passed verification, with the verifier's analysis.
@@ -61,6 +62,9 @@ pub enum CompileError {
     /// PTX generation failed.
     #[error("PTX: {0}")]
     Ptx(#[from] ptx::Error),
+    /// WGSL generation failed.
+    #[error("WGSL: {0}")]
+    Wgsl(#[from] wgsl::Error),
 }
 
 /// Verifies `module`: the first stage of every compilation.

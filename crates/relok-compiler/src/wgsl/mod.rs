@@ -1,0 +1,65 @@
+//! The WGSL backend (issue 6, first part): a lowered module (`lowered table`
+//! or `lowered bake`) to WGSL for wgpu, laid out as docs/wgpu.md describes.
+//!
+//! Shape as every backend: [`Options`], [`Error`], [`write_string`], and a
+//! [`writer::Writer`].
+//!
+//! # What this part covers
+//!
+//! `bool`, `i32`, `u32`, `f32` and `word` (as `vec2<u32>`) values;
+//! pointers with a statically known base — a buffer parameter, the
+//! per-device heap (`wordptr`), the relocation table, a `shared` or `local`
+//! variable, a module constant — and a run-time byte offset; loads and
+//! stores of those scalars (sub-word stores as atomic and/or); atomics on
+//! `u32`/`i32`; structured control flow; builtins; barriers; device
+//! functions without pointer parameters.
+//!
+//! Refused with [`Error::Unsupported`], naming the function and the value:
+//! `i64`, `u64` and `f64` (64-bit emulation is the next part), float `rem`
+//! (WGSL's `%` is not `fmod`), `state.exception` and `state.rng_seed`
+//! (64-bit fields), a pointer without a static base, and the `patch`
+//! strategy (a loader cannot write a WGSL module's globals).
+//!
+//! Byte-stable: names come from value, variable and constant numbers.
+
+pub mod writer;
+
+use relok_ir::{Module, Stage, Strategy, Value};
+
+/// What to generate for (nothing to choose yet).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Options {}
+
+/// Why a module cannot be written as WGSL.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The module has not been lowered.
+    #[error("the WGSL backend takes a lowered module (stage {0:?})")]
+    NotLowered(Stage),
+    /// `patch` cannot work on wgpu.
+    #[error("patching is impossible on wgpu: the loader cannot write a module's globals; use table or bake")]
+    Patch,
+    /// An operation this backend cannot express (yet).
+    #[error("@{function}: {value}: {what} is not supported by the WGSL backend")]
+    Unsupported {
+        /// The function.
+        function: String,
+        /// The value it defines (or the first operand of a statement).
+        value: Value,
+        /// What.
+        what: String,
+    },
+}
+
+/// The WGSL text of `module` (verified, lowered with `table` or `bake`).
+pub fn write_string(module: &Module, options: &Options) -> Result<String, Error> {
+    match module.stage {
+        Stage::Lowered(Strategy::Patch) => Err(Error::Patch),
+        Stage::Lowered(_) => {
+            let mut w = writer::Writer::new(module, options);
+            w.write()?;
+            Ok(w.finish())
+        }
+        Stage::Source => Err(Error::NotLowered(module.stage)),
+    }
+}
