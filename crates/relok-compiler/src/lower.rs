@@ -523,6 +523,40 @@ fn leaves_of(c: &ConstDecl) -> Result<Vec<Leaf<'_>>, LowerError> {
     Ok(out)
 }
 
+/// A lowered constant's bytes in the IR layout, little-endian, padding
+/// zero, word leaves as their (baked or 0) bits: what a device places in
+/// memory (the cpu device, the PTX and WGSL backends). A `ref` leaf (not
+/// lowered) is an error.
+pub fn const_image(c: &ConstDecl) -> Result<Vec<u8>, String> {
+    fn go(ty: &Type, init: &ConstInit, offset: usize, bytes: &mut [u8]) -> Result<(), String> {
+        match (ty, init) {
+            (Type::Scalar(s), ConstInit::Scalar(bits)) => {
+                let n = s.size() as usize;
+                let dst = bytes.get_mut(offset..offset + n).ok_or("out of range")?;
+                dst.copy_from_slice(&bits.to_le_bytes()[..n]);
+                Ok(())
+            }
+            (Type::Array(e, n), ConstInit::Array(items)) if items.len() == *n as usize => {
+                let size = e.size().map_err(|e| e.to_string())? as usize;
+                items.iter().enumerate().try_for_each(|(i, item)| go(e, item, offset + i * size, bytes))
+            }
+            (Type::Struct(fields), ConstInit::Struct(items)) if items.len() == fields.len() => {
+                for (i, (fty, item)) in fields.iter().zip(items).enumerate() {
+                    let off = ty.field_offset(i).ok_or("no such field")?.map_err(|e| e.to_string())? as usize;
+                    go(fty, item, offset + off, bytes)?;
+                }
+                Ok(())
+            }
+            (_, ConstInit::Ref(_)) => Err("a `ref` leaf reaches the device: lower the module first".into()),
+            _ => Err(format!("initializer is not shaped like {ty}")),
+        }
+    }
+    let size = c.ty.size().map_err(|e| e.to_string())?;
+    let mut bytes = vec![0u8; size as usize];
+    go(&c.ty, &c.init, 0, &mut bytes)?;
+    Ok(bytes)
+}
+
 /// A host value's bytes: its initializer in the IR layout, little-endian,
 /// padding zero.
 fn const_bytes(c: &ConstDecl) -> Result<Vec<u8>, LowerError> {

@@ -5,52 +5,14 @@
 //! assembly step is skipped with a message.
 
 use relok_compiler::artifact::{compile, CodeTarget, CompileOptions};
-use relok_compiler::reloc::Target;
 use relok_compiler::stencil::Stencil;
 use relok_compiler::CompileError;
-use relok_ir::{Module, Strategy};
-use std::path::{Path, PathBuf};
+use relok_ir::Strategy;
+use std::path::PathBuf;
 use std::process::Command;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Every source module with a name: the examples and the file tests that
-/// hold valid IR (their header line dropped).
-fn inputs() -> Vec<(String, Module)> {
-    let mut out = Vec::new();
-    let mut files = Vec::new();
-    for d in ["examples", "examples/reloc", "examples/bench", "tests/filetests"] {
-        for e in std::fs::read_dir(repo().join(d)).expect("folder").flatten() {
-            if e.path().extension().is_some_and(|x| x == "rk") {
-                files.push(e.path());
-            }
-        }
-    }
-    files.sort();
-    for f in files {
-        let text = std::fs::read_to_string(&f).expect("read");
-        let body = if f.parent().is_some_and(|p| p.ends_with("filetests")) {
-            match text.strip_prefix("test run\n").or_else(|| text.strip_prefix("test roundtrip\n")) {
-                Some(rest) => rest.to_owned(),
-                None => continue,
-            }
-        } else {
-            text
-        };
-        let m = relok_ir::parse(&body).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        relok_ir::verify(&m).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        out.push((f.file_name().expect("name").to_string_lossy().into_owned(), m));
-    }
-    out
-}
-
-/// A stand-in for a session: a distinct, stable word per target.
-fn fake_word(t: &Target) -> Result<u64, String> {
-    let s = format!("{t:?}");
-    Ok(s.bytes().fold(0x1000_0000_0000u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))) & !7)
-}
+mod common;
+use common::{fake_word, inputs, repo};
 
 /// Every (file, kernel, strategy) and its PTX (or the compile error).
 fn all_ptx() -> Vec<(String, Result<String, CompileError>)> {

@@ -4,47 +4,12 @@
 //! refuses by name; `patch` is refused.
 
 use relok_compiler::artifact::{compile, CodeTarget, CompileOptions};
-use relok_compiler::reloc::Target;
 use relok_compiler::stencil::Stencil;
 use relok_compiler::CompileError;
-use relok_ir::{Module, Strategy};
-use std::path::{Path, PathBuf};
+use relok_ir::Strategy;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn inputs() -> Vec<(String, Module)> {
-    let mut files = Vec::new();
-    for d in ["examples", "examples/reloc", "examples/bench", "tests/filetests"] {
-        for e in std::fs::read_dir(repo().join(d)).expect("folder").flatten() {
-            if e.path().extension().is_some_and(|x| x == "rk") {
-                files.push(e.path());
-            }
-        }
-    }
-    files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).expect("read");
-        let body = if f.parent().is_some_and(|p| p.ends_with("filetests")) {
-            match text.strip_prefix("test run\n").or_else(|| text.strip_prefix("test roundtrip\n")) {
-                Some(rest) => rest.to_owned(),
-                None => continue,
-            }
-        } else {
-            text
-        };
-        let m = relok_ir::parse(&body).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        out.push((f.file_name().expect("name").to_string_lossy().into_owned(), m));
-    }
-    out
-}
-
-fn fake_word(t: &Target) -> Result<u64, String> {
-    let s = format!("{t:?}");
-    Ok(s.bytes().fold(0x10_0000u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))) & 0xffff_fff8)
-}
+mod common;
+use common::{fake_word, inputs, repo};
 
 fn validate(wgsl: &str) -> Result<(), String> {
     let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| e.emit_to_string(wgsl))?;

@@ -2,9 +2,10 @@
 //! [`super`] for the ABI and the mapping).
 
 use super::{Error, Options, PTX_VERSION};
+use crate::lower::const_image;
 use crate::state::STATE_LAYOUT;
 use relok_ir::{
-    AddrSpace, AtomicOp, Axis, BinaryOp, Block, Builtin, CmpOp, ConstDecl, ConstInit, EntityRef, FuncKind, Function,
+    AddrSpace, AtomicOp, Axis, BinaryOp, Block, Builtin, CmpOp, ConstDecl, EntityRef, FuncKind, Function,
     Module, Op, Scalar, StateField, Stmt, StmtKind, Type, UnaryOp, Value, Var, VarKind,
 };
 use std::collections::BTreeSet;
@@ -158,9 +159,8 @@ impl<'m> Writer<'m> {
 
     fn write_const(&mut self, c: &ConstDecl) -> Result<(), Error> {
         let bad = |what: String| Error::Type { function: c.name.clone(), what };
-        let size = c.ty.size().map_err(|e| bad(e.to_string()))?;
-        let mut bytes = vec![0u8; size as usize];
-        image(&c.ty, &c.init, 0, &mut bytes).map_err(|what| bad(format!("constant @{}: {what}", c.name)))?;
+        let bytes = const_image(c).map_err(|what| bad(format!("constant @{}: {what}", c.name)))?;
+        let size = bytes.len();
         let visible = if c.name.starts_with("relok$") { ".visible " } else { "" };
         let list: Vec<String> = bytes.iter().map(u8::to_string).collect();
         let _ = writeln!(
@@ -293,31 +293,6 @@ pub fn entry_signature(name: &str, params: &[Type]) -> Result<String, String> {
     }
     s.push_str("\n)");
     Ok(s)
-}
-
-/// Writes `init` of type `ty` at `offset` into `bytes` (little-endian).
-fn image(ty: &Type, init: &ConstInit, offset: usize, bytes: &mut [u8]) -> Result<(), String> {
-    match (ty, init) {
-        (Type::Scalar(s), ConstInit::Scalar(bits)) => {
-            let n = s.size() as usize;
-            let dst = bytes.get_mut(offset..offset + n).ok_or("out of range")?;
-            dst.copy_from_slice(&bits.to_le_bytes()[..n]);
-            Ok(())
-        }
-        (Type::Array(e, n), ConstInit::Array(items)) if items.len() == *n as usize => {
-            let size = e.size().map_err(|e| e.to_string())? as usize;
-            items.iter().enumerate().try_for_each(|(i, item)| image(e, item, offset + i * size, bytes))
-        }
-        (Type::Struct(fields), ConstInit::Struct(items)) if items.len() == fields.len() => {
-            for (i, (fty, item)) in fields.iter().zip(items).enumerate() {
-                let off = ty.field_offset(i).ok_or("no such field")?.map_err(|e| e.to_string())? as usize;
-                image(fty, item, offset + off, bytes)?;
-            }
-            Ok(())
-        }
-        (_, ConstInit::Ref(_)) => Err("a `ref` leaf after lowering".into()),
-        _ => Err(format!("initializer is not shaped like {ty}")),
-    }
 }
 
 /// One function being written.

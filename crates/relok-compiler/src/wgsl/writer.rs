@@ -1,8 +1,9 @@
 //! The WGSL writer (see the module docs of [`super`] and docs/wgpu.md).
 
 use super::{Error, Options};
+use crate::lower::const_image;
 use relok_ir::{
-    AtomicOp, Axis, BinaryOp, Block, Builtin, CmpOp, ConstDecl, ConstId, ConstInit, EntityRef, FuncKind,
+    AtomicOp, Axis, BinaryOp, Block, Builtin, CmpOp, ConstDecl, ConstId, EntityRef, FuncKind,
     Function, Module, Op, Scalar, StateField, Stmt, StmtKind, Type, UnaryOp, Value, Var, VarKind,
 };
 use std::collections::HashMap;
@@ -91,9 +92,8 @@ impl<'m> Writer<'m> {
 
     fn write_const(&mut self, id: ConstId, c: &ConstDecl) -> Result<(), Error> {
         let bad = |what: String| Error::Unsupported { function: c.name.clone(), value: Value::new(0), what };
-        let size = c.ty.size().map_err(|e| bad(e.to_string()))? as usize;
-        let mut bytes = vec![0u8; size.next_multiple_of(4).max(4)];
-        image(&c.ty, &c.init, 0, &mut bytes).map_err(bad)?;
+        let mut bytes = const_image(c).map_err(bad)?;
+        bytes.resize(bytes.len().next_multiple_of(4).max(4), 0);
         let words: Vec<String> = bytes.chunks_exact(4).map(|w| format!("{}u", u32::from_le_bytes([w[0], w[1], w[2], w[3]]))).collect();
         let _ = writeln!(
             self.out,
@@ -181,29 +181,6 @@ impl<'m> Writer<'m> {
         self.out.push_str(&cx.body);
         self.out.push_str("}\n\n");
         Ok(())
-    }
-}
-
-/// Writes `init` of type `ty` at `offset` into `bytes` (little-endian).
-fn image(ty: &Type, init: &ConstInit, offset: usize, bytes: &mut [u8]) -> Result<(), String> {
-    match (ty, init) {
-        (Type::Scalar(s), ConstInit::Scalar(bits)) => {
-            let n = s.size() as usize;
-            bytes.get_mut(offset..offset + n).ok_or("out of range")?.copy_from_slice(&bits.to_le_bytes()[..n]);
-            Ok(())
-        }
-        (Type::Array(e, n), ConstInit::Array(items)) if items.len() == *n as usize => {
-            let size = e.size().map_err(|e| e.to_string())? as usize;
-            items.iter().enumerate().try_for_each(|(i, item)| image(e, item, offset + i * size, bytes))
-        }
-        (Type::Struct(fields), ConstInit::Struct(items)) if items.len() == fields.len() => {
-            for (i, (fty, item)) in fields.iter().zip(items).enumerate() {
-                let off = ty.field_offset(i).ok_or("no such field")?.map_err(|e| e.to_string())? as usize;
-                image(fty, item, offset + off, bytes)?;
-            }
-            Ok(())
-        }
-        _ => Err(format!("initializer is not shaped like {ty}")),
     }
 }
 

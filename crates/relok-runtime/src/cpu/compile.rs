@@ -13,7 +13,7 @@
 use super::error::LaunchError;
 use super::memory::{CONST_BASE, SHARED_BASE};
 use relok_ir::{
-    AddrSpace, AtomicOp, BinaryOp, Block, Builtin, CmpOp, ConstInit, EntityRef, FuncId, FuncKind, Function, Module, Op,
+    AddrSpace, AtomicOp, BinaryOp, Block, Builtin, CmpOp, EntityRef, FuncId, FuncKind, Function, Module, Op,
     Scalar, Stage, StmtKind, Strategy, Type, UnaryOp, Value, Var, VarKind,
 };
 use std::collections::{HashMap, HashSet};
@@ -221,10 +221,11 @@ impl Compiler<'_> {
             if end > 1 << 28 {
                 return Err(self.invalid("module constants exceed 256 MiB"));
             }
-            self.prog.consts.resize(end as usize, 0);
+            let image = relok_compiler::lower::const_image(c).map_err(|r| self.invalid(format!("const @{}: {r}", c.name)))?;
+            self.prog.consts.resize(off as usize, 0);
+            self.prog.consts.extend_from_slice(&image);
             self.prog.consts_valid.resize(off as usize, false);
             self.prog.consts_valid.resize(end as usize, true);
-            self.write_init(&c.ty, &c.init, off as usize).map_err(|r| self.invalid(format!("const @{}: {r}", c.name)))?;
             self.const_offsets.push(off);
             self.prog.const_layout.push((c.name.clone(), off, u64::from(size)));
         }
@@ -232,34 +233,6 @@ impl Compiler<'_> {
         self.prog.consts.resize(end, 0);
         self.prog.consts_valid.resize(end, false);
         Ok(())
-    }
-
-    fn write_init(&mut self, ty: &Type, init: &ConstInit, off: usize) -> Result<(), String> {
-        match (ty, init) {
-            (Type::Scalar(_) | Type::Ptr(..), ConstInit::Scalar(bits)) => {
-                let size = ty.size().map_err(|e| e.to_string())? as usize;
-                let bytes = bits.to_le_bytes();
-                let dst = self.prog.consts.get_mut(off..off + size).ok_or("initializer out of range")?;
-                dst.copy_from_slice(&bytes[..size]);
-                Ok(())
-            }
-            (Type::Array(e, n), ConstInit::Array(items)) if items.len() == *n as usize => {
-                let stride = e.size().map_err(|e| e.to_string())? as usize;
-                for (i, item) in items.iter().enumerate() {
-                    self.write_init(e, item, off + i * stride)?;
-                }
-                Ok(())
-            }
-            (Type::Struct(fields), ConstInit::Struct(items)) if items.len() == fields.len() => {
-                for (i, (f, item)) in fields.iter().zip(items).enumerate() {
-                    let fo = ty.field_offset(i).ok_or("bad field")?.map_err(|e| e.to_string())? as usize;
-                    self.write_init(f, item, off + fo)?;
-                }
-                Ok(())
-            }
-            (_, ConstInit::Ref(_)) => Err("a `ref` initializer reaches the device: lower the module first".to_owned()),
-            _ => Err(format!("initializer does not match type {ty}")),
-        }
     }
 
     /// The index of patch cell `name`, added on first use.
