@@ -399,26 +399,10 @@ impl CudaDevice {
         // One launch at a time per loaded kernel: they share its record.
         let record = lock(&kernel.exception);
         let mut state = KernelState { reloc_table: kernel.table.map_or(0, |t| t.0), exception: record.device, rng_seed };
-        let mut params: Vec<*mut c_void> = Vec::with_capacity(1 + values.len());
-        params.push((&raw mut state).cast());
-        for v in values.iter_mut() {
-            // A parameter narrower than 8 bytes reads the low bytes of the
-            // little-endian u64.
-            params.push(std::ptr::from_mut(v).cast());
-        }
-        let [gx, gy, gz] = config.grid;
-        let [bx, by, bz] = config.block;
-        // SAFETY: the function belongs to `kernel.module`, alive while
-        // `kernel` is; `params` holds one pointer per parameter of the
-        // entry (the state, then one per argument, checked against the
-        // ABI), each to host memory that outlives the synchronous wait
-        // below; pointers passed are device allocations of this context
-        // and the mapped exception record.
-        unsafe {
-            result::launch_kernel(kernel.function, (gx, gy, gz), (bx, by, bz), 0, std::ptr::null_mut(), &mut params)
-        }
-        .map_err(driver("cuLaunchKernel"))?;
-        result::ctx::synchronize().map_err(driver("cuCtxSynchronize (the kernel)"))?;
+        let mut params = kernel_params(&mut state, values);
+        // SAFETY: `values` were checked against the ABI (`launch`), `state`
+        // and `values` outlive the call, the context is bound above.
+        unsafe { kernel.launch_and_wait(config, &mut params) }?;
         Ok(record.take())
     }
 }
@@ -471,22 +455,50 @@ impl CudaDevice {
         self.bind().map_err(err)?;
         let record = lock(&kernel.exception);
         let mut state = KernelState { reloc_table: kernel.table.map_or(0, |t| t.0), exception: record.device, rng_seed: 0 };
-        let mut params: Vec<*mut c_void> = vec![(&raw mut state).cast()];
-        params.extend(values.iter_mut().map(|v| std::ptr::from_mut(v).cast::<c_void>()));
-        let [gx, gy, gz] = config.grid;
-        let [bx, by, bz] = config.block;
+        let mut params = kernel_params(&mut state, &mut values);
         let mut out = Vec::with_capacity(iters);
         for _ in 0..iters {
             let t = std::time::Instant::now();
-            // SAFETY: as in `run`: the function is alive, the parameters
-            // match the entry and outlive the synchronisation.
-            unsafe { result::launch_kernel(kernel.function, (gx, gy, gz), (bx, by, bz), 0, std::ptr::null_mut(), &mut params) }
-                .map_err(driver("cuLaunchKernel"))
-                .map_err(err)?;
-            result::ctx::synchronize().map_err(driver("cuCtxSynchronize")).map_err(err)?;
+            // SAFETY: `values` were checked against the ABI above, `state`
+            // and `values` outlive the call, the context is bound above.
+            unsafe { kernel.launch_and_wait(config, &mut params) }.map_err(err)?;
             out.push(t.elapsed().as_secs_f64() * 1e6);
         }
         Ok(out)
+    }
+}
+
+/// The launch's parameter pointers: the kernel state, then each argument
+/// (a parameter narrower than 8 bytes reads the low bytes of its
+/// little-endian `u64`). They point into `state` and `values`, which must
+/// outlive the launch.
+fn kernel_params(state: &mut KernelState, values: &mut [u64]) -> Vec<*mut c_void> {
+    let mut params: Vec<*mut c_void> = Vec::with_capacity(1 + values.len());
+    params.push(std::ptr::from_mut(state).cast());
+    params.extend(values.iter_mut().map(|v| std::ptr::from_mut(v).cast::<c_void>()));
+    params
+}
+
+impl CudaKernel {
+    /// Launches the function with `params` and waits for it.
+    ///
+    /// # Safety
+    ///
+    /// `params` comes from [`kernel_params`] for this kernel's state and
+    /// for arguments checked against its ABI (`check_args`), and the state
+    /// and argument values it points into are alive until this returns;
+    /// the context of this kernel's device is bound to the thread.
+    unsafe fn launch_and_wait(&self, config: &LaunchConfig, params: &mut [*mut c_void]) -> Result<(), DeviceError> {
+        let [gx, gy, gz] = config.grid;
+        let [bx, by, bz] = config.block;
+        // SAFETY: the function belongs to `self.module`, alive while `self`
+        // is; by the caller's contract `params` holds one live pointer per
+        // parameter of the entry (the state, then one per argument; the PTX
+        // was validated against the ABI at load); the wait below ends the
+        // kernel's use of them.
+        unsafe { result::launch_kernel(self.function, (gx, gy, gz), (bx, by, bz), 0, std::ptr::null_mut(), params) }
+            .map_err(driver("cuLaunchKernel"))?;
+        result::ctx::synchronize().map_err(driver("cuCtxSynchronize (the kernel)"))
     }
 }
 
