@@ -250,7 +250,7 @@ fn loaded(device: &Device, session: &Session, cache: &KernelCache, src: &str, ke
     let target = Target { device, session, cache, strategy };
     match prepare(&target, &m, kernel).map_err(|e| e.to_string())? {
         Prepared::Cuda(k) => Ok(k),
-        Prepared::Cpu(..) => Err("not a cuda kernel".into()),
+        _ => Err("not a cuda kernel".into()),
     }
 }
 

@@ -5,7 +5,8 @@
 //! launch, read every buffer back, free. Shared by `relok run`, `relok demo`
 //! and the file tests. On the cpu device the kernel cache hands back a cpu
 //! kernel; on a cuda device an artifact for its compute capability, which
-//! the device loads once (module, words) and launches.
+//! the device loads once (module, words) and launches; on a wgpu device the
+//! same with WGSL.
 
 use crate::args::{from_bytes, to_bytes, ArgValue};
 use relok_ir::{Module, Scalar, Strategy};
@@ -141,6 +142,9 @@ pub enum Prepared {
     /// Loaded on a cuda device.
     #[cfg(feature = "cuda")]
     Cuda(std::sync::Arc<relok_runtime::cuda::CudaKernel>),
+    /// Loaded on a wgpu device.
+    #[cfg(feature = "wgpu")]
+    Wgpu(std::sync::Arc<relok_runtime::wgpu::WgpuKernel>),
 }
 
 /// Compiles (or takes from the cache) and loads `kernel` on the target's
@@ -158,6 +162,11 @@ pub fn prepare(target: &Target<'_>, module: &Module, kernel: &str) -> Result<Pre
             let artifact = cache.artifact(session, d, module, kernel, d.target(), target.strategy)?;
             Ok(Prepared::Cuda(d.load_cached(session, &artifact)?))
         }
+        #[cfg(feature = "wgpu")]
+        Device::Wgpu(d) => {
+            let artifact = cache.artifact(session, d.as_ref(), module, kernel, d.target(), target.strategy)?;
+            Ok(Prepared::Wgpu(d.load_cached(session, &artifact)?))
+        }
     }
 }
 
@@ -168,19 +177,38 @@ pub fn launch(target: &Target<'_>, run: &Prepared, config: &LaunchConfig, args: 
         (Device::Cpu(d), Prepared::Cpu(compiled, loaded)) => Ok(program::launch(session, d, compiled, loaded, config, args)?),
         #[cfg(feature = "cuda")]
         (Device::Cuda(d), Prepared::Cuda(k)) => {
-            let threads = config.grid.iter().chain(&config.block).map(|&n| u64::from(n)).product();
-            match d.launch(k, config, args, 0).map_err(ProgramError::Launch)? {
-                None => Ok(LaunchStats { steps: 0, threads }),
-                Some(t) => Err(ProgramError::Exception {
-                    kernel: k.entry().to_owned(),
-                    message: program::message_text(session, d, t.message_word),
-                    block: t.block,
-                    thread: t.thread,
-                }
-                .into()),
-            }
+            let thrown = d.launch(k, config, args, 0).map_err(ProgramError::Launch)?;
+            gpu_outcome(session, target.device, k.entry(), config, thrown)
         }
-        #[cfg(feature = "cuda")]
+        #[cfg(feature = "wgpu")]
+        (Device::Wgpu(d), Prepared::Wgpu(k)) => {
+            let thrown = d.launch(k, config, args, 0).map_err(ProgramError::Launch)?;
+            gpu_outcome(session, target.device, k.entry(), config, thrown)
+        }
+        #[cfg(any(feature = "cuda", feature = "wgpu"))]
         _ => Err(DeviceError::Driver { call: "launch", message: "kernel prepared for another device".into() }.into()),
+    }
+}
+
+/// A GPU launch's outcome: its thread count, or the exception with its
+/// message's text.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+fn gpu_outcome(
+    session: &Session,
+    device: &Device,
+    entry: &str,
+    config: &LaunchConfig,
+    thrown: Option<relok_runtime::Thrown>,
+) -> Result<LaunchStats, RunError> {
+    let threads = config.grid.iter().chain(&config.block).map(|&n| u64::from(n)).product();
+    match thrown {
+        None => Ok(LaunchStats { steps: 0, threads }),
+        Some(t) => Err(ProgramError::Exception {
+            kernel: entry.to_owned(),
+            message: program::message_text(session, device, t.message_word),
+            block: t.block,
+            thread: t.thread,
+        }
+        .into()),
     }
 }

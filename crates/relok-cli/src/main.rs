@@ -566,8 +566,10 @@ fn cache_command(command: CacheCommand) -> Result<ExitCode, String> {
                 println!("write errors    {}", l.write_errors);
                 for a in &r.binary {
                     let l = &a.lifetime;
+                    // wgpu folders hold one pipeline-cache blob; cuda ones cubins.
+                    let (what, made) = if a.name.starts_with("wgpu-") { ("pipeline-cache blobs", "saved") } else { ("cubins", "linked") };
                     println!(
-                        "binary archive  {}: {} cubins ({} bytes); hits {}, misses {}, linked {}, evictions {}, corrupt {}",
+                        "binary archive  {}: {} {what} ({} bytes); hits {}, misses {}, {made} {}, evictions {}, corrupt {}",
                         a.name, a.entries, a.bytes, l.hits, l.misses, l.compiles, l.evictions, l.corrupt
                     );
                 }

@@ -7,46 +7,29 @@
 //! Without a CUDA driver and GPU every test prints that it was skipped and
 //! passes; `scripts/gpu-run.sh` runs this binary on a GPU machine.
 
-use relok_cli::args::{parse_args, ArgValue};
+use relok_cli::args::ArgValue;
 use relok_cli::demo::run_example;
 use relok_cli::examples::EXAMPLES;
-use relok_cli::launch::{prepare, run_prepared, Target};
-use relok_compiler::reloc::Target as HostTarget;
+use relok_cli::launch::Target;
 use relok_ir::{Scalar, Strategy};
 use relok_runtime::cpu::LaunchConfig;
 use relok_runtime::cuda::{device_count, CudaDevice};
 use relok_runtime::{CpuDevice, Device, DeviceMemory, KernelCache, Session};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-const WORDS: &str = include_str!("../../../examples/reloc/words.rk");
-const COUNTER: &str = include_str!("../../../examples/reloc/counter.rk");
+mod common;
+use common::{counter, isolated, run, session_words, skip, temp_dir, COUNTER, WORDS};
+
 const CHILD: &str = "RELOK_CUDA_TEST_CHILD";
 
 /// The GPU, or `None` after printing why the test is skipped.
 fn gpu(test: &str) -> Option<Device> {
     if device_count() == 0 {
-        let msg = format!("SKIPPED {test}: no CUDA driver or GPU on this machine (run scripts/gpu-run.sh on one)\n");
-        let _ = std::io::Write::write_all(&mut std::io::stderr(), msg.as_bytes());
+        skip(test, "no CUDA driver or GPU on this machine (run scripts/gpu-run.sh on one)");
         return None;
     }
     Some(Device::Cuda(CudaDevice::open(0).expect("GPU 0 opens")))
-}
-
-/// Runs `kernel` of `src` with `args` (the `--arg` syntax) on the target.
-fn run(target: &Target<'_>, src: &str, kernel: &str, args: &[&str], config: &LaunchConfig) -> Vec<ArgValue> {
-    let strategy = target.strategy;
-    let m = relok_ir::parse(src).expect("parses");
-    let f = &m.funcs[m.func_by_name(kernel).expect("kernel")];
-    let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
-    let values = parse_args(f, &args).expect("arguments");
-    let prepared = prepare(target, &m, kernel).unwrap_or_else(|e| panic!("@{kernel} ({strategy}): {e}"));
-    let mut buffers = Vec::new();
-    let out = run_prepared(target, &prepared, config, &values, &mut buffers).unwrap_or_else(|e| panic!("@{kernel} ({strategy}): {e}"));
-    for b in buffers {
-        target.device.free_bytes(b).expect("free");
-    }
-    out.args
 }
 
 #[test]
@@ -66,21 +49,6 @@ fn every_example_equals_the_cpu_device_under_every_strategy() {
             assert_eq!(g.exception.is_some(), c.exception.is_some(), "{} ({strategy})", ex.name);
         }
     }
-}
-
-/// The words `words.rk` must write on `device`, as the session resolves
-/// them: a runtime global + 8, a symbol, a value, a string.
-fn session_words(session: &Session, device: &Device) -> Vec<u64> {
-    let t: Vec<u8> = [7u32, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
-    [
-        HostTarget::Global { name: "relok_counter".into(), offset: 8 },
-        session.symbol("alpha"),
-        session.value("[u32; 2]", &t),
-        session.value("str", b"hello"),
-    ]
-    .iter()
-    .map(|t| session.resolve(device, t).expect("resolves"))
-    .collect()
 }
 
 #[test]
@@ -106,11 +74,7 @@ fn runtime_globals_are_per_device_and_exceptions_leave_the_device_usable() {
     let (session, cache) = (Session::new(), KernelCache::uncached());
     let config = LaunchConfig::linear(2, 64);
     for strategy in Strategy::ALL {
-        let before = |d: &Device| {
-            session.global_cell(d, "relok_counter").map_or(0, |c| {
-                u64::from_le_bytes(d.read_bytes(c, 8).expect("read").try_into().expect("8 bytes"))
-            })
-        };
+        let before = |d: &Device| counter(&session, d);
         let start = before(&gpu);
         let target = Target { device: &gpu, session: &session, cache: &cache, strategy };
         let out = run(&target, COUNTER, "count", &["zeros:128"], &config);
@@ -129,13 +93,6 @@ fn runtime_globals_are_per_device_and_exceptions_leave_the_device_usable() {
         let saxpy = run_example(&target, &EXAMPLES[0]).expect("saxpy after an exception");
         assert!(saxpy.matches, "{strategy}");
     }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("relok-cuda-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).expect("temp dir");
-    p
 }
 
 /// Every example under patch and table through a cache (artifact store
@@ -167,7 +124,7 @@ fn a_second_process_loads_every_ptx_artifact_from_the_store() {
     if gpu("cross-process").is_none() {
         return;
     }
-    let dir = temp_dir("store");
+    let dir = temp_dir("cuda", "store");
     let n = EXAMPLES.len() as u64 * 2;
     let a = run_all_cached(&dir);
     assert_eq!((&a["cache"]["compiles"], &a["cache"]["store"]["hits"]), (&n.into(), &0.into()), "{a}");
@@ -220,7 +177,7 @@ fn the_binary_archive_survives_garbage_foreign_cubins_old_drivers_and_a_tiny_cap
     if gpu("archive").is_none() {
         return;
     }
-    let root = temp_dir("archive");
+    let root = temp_dir("cuda", "archive");
     let d = run_on(archived(&root, 1 << 30), "saxpy");
     assert_eq!((d.load_stats().linked, d.load_stats().archive_hits), (1, 0));
     let entries = d.archive().expect("archive").entries();
@@ -277,36 +234,6 @@ fn the_binary_archive_survives_garbage_foreign_cubins_old_drivers_and_a_tiny_cap
     let _ = std::fs::remove_dir_all(&root);
 }
 
-/// Runs words.rk and counter.rk on `a` and `b` through one session: each
-/// device gets its own copies and cells (different words where the object
-/// lives in device memory), results are right on both, and a runtime
-/// global counts per device.
-fn isolated(a: &Device, b: &Device, what: &str) {
-    assert_ne!(a.device_id(), b.device_id(), "{what}");
-    let (session, cache) = (Session::new(), KernelCache::uncached());
-    for strategy in Strategy::ALL {
-        let words = |d: &Device| {
-            let target = Target { device: d, session: &session, cache: &cache, strategy };
-            let out = run(&target, WORDS, "words", &["zeros:4"], &LaunchConfig::default());
-            let ArgValue::Buffer(_, w) = out[0].clone() else { panic!("a buffer") };
-            assert_eq!(w, session_words(&session, d), "{what} ({strategy}): words on {}", d.name());
-            w
-        };
-        let (wa, wb) = (words(a), words(b));
-        assert_eq!(wa[1], wb[1], "{what}: a symbol's word is the process's, the same on every device");
-        for i in [0, 2, 3] {
-            assert_ne!(wa[i], wb[i], "{what} ({strategy}): word {i} must be each device's own copy");
-        }
-        let cell = |d: &Device| {
-            session.global_cell(d, "relok_counter").map_or(0, |c| u64::from_le_bytes(d.read_bytes(c, 8).expect("read").try_into().expect("8 bytes")))
-        };
-        let (before_a, before_b) = (cell(a), cell(b));
-        let target = Target { device: a, session: &session, cache: &cache, strategy };
-        run(&target, COUNTER, "count", &["zeros:64"], &LaunchConfig::linear(1, 64));
-        assert_eq!((cell(a), cell(b)), (before_a + 64, before_b), "{what} ({strategy}): counters are per device");
-    }
-}
-
 #[test]
 fn two_contexts_on_one_gpu_are_isolated() {
     if gpu("two contexts").is_none() {
@@ -314,7 +241,7 @@ fn two_contexts_on_one_gpu_are_isolated() {
     }
     let a = Device::Cuda(CudaDevice::open(0).expect("primary context"));
     let b = Device::Cuda(CudaDevice::open_private(0).expect("a context of its own"));
-    isolated(&a, &b, "two contexts");
+    isolated(&a, &b, "two contexts", true);
 }
 
 #[test]
@@ -323,11 +250,10 @@ fn two_gpus_are_isolated() {
         return;
     }
     if device_count() < 2 {
-        let msg = format!("SKIPPED two GPUs: this machine has {} GPU(s)\n", device_count());
-        let _ = std::io::Write::write_all(&mut std::io::stderr(), msg.as_bytes());
+        skip("two GPUs", &format!("this machine has {} GPU(s)", device_count()));
         return;
     }
     let a = Device::Cuda(CudaDevice::open(0).expect("GPU 0"));
     let b = Device::Cuda(CudaDevice::open(1).expect("GPU 1"));
-    isolated(&a, &b, "two GPUs");
+    isolated(&a, &b, "two GPUs", true);
 }

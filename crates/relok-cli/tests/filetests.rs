@@ -31,7 +31,7 @@ fn filetests() {
         }
     }
     if skipped > 0 {
-        let note = format!("note: {skipped} `fault:` run lines skipped on {} (faults are checked on the cpu device)\n", device.name());
+        let note = format!("note: {skipped} run lines skipped on {} (`fault:` lines are the cpu device's to check; `strategy=patch` lines cannot run on wgpu)\n", device.name());
         let _ = std::io::Write::write_all(&mut std::io::stderr(), note.as_bytes());
     }
     assert!(failures.is_empty(), "{} of {} file tests failed:\n{}", failures.len(), files.len(), failures.join("\n"));

@@ -256,7 +256,8 @@ impl Artifact {
     /// the code parses, verifies, has the ABI's kernel and every record's
     /// site ([`Artifact::lowered`] + manifest validation); for PTX the
     /// entry's exact signature and the patch globals
-    /// ([`crate::ptx::check_code`]).
+    /// ([`crate::ptx::check_code`]); for WGSL the entry and the bindings
+    /// ([`crate::wgsl::check_code`]).
     pub fn validate(&self) -> Result<(), ArtifactError> {
         let bad = |reason: String| ArtifactError::Code { entry: self.entry.clone(), reason };
         match self.target {
@@ -267,12 +268,15 @@ impl Artifact {
                 }
                 Ok(())
             }
-            CodeTarget::Wgsl => Err(bad("WGSL artifacts cannot be loaded yet (no wgpu device)".into())),
-            CodeTarget::Ptx { .. } => {
+            CodeTarget::Wgsl | CodeTarget::Ptx { .. } => {
                 let code = std::str::from_utf8(&self.code).map_err(|e| bad(e.to_string()))?;
                 let params =
                     self.abi.params.iter().map(|p| relok_ir::parse_type(p)).collect::<Result<Vec<_>, _>>().map_err(bad)?;
-                crate::ptx::check_code(code, &self.entry, &params, &self.manifest, self.strategy == Strategy::Patch).map_err(bad)
+                match self.target {
+                    CodeTarget::Wgsl => crate::wgsl::check_code(code, &self.entry, &params),
+                    _ => crate::ptx::check_code(code, &self.entry, &params, &self.manifest, self.strategy == Strategy::Patch),
+                }
+                .map_err(bad)
             }
         }
     }

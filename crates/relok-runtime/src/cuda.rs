@@ -43,7 +43,7 @@
 //! `RELOK_CACHE=off`) disables it.
 
 use crate::cpu::{check_args, check_config, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchError};
-use crate::device::DeviceMemory;
+use crate::device::{DeviceMemory, LoadedSlot, Thrown};
 use crate::session::{DeviceId, Session};
 use cudarc::driver::{result, sys, CudaContext};
 use relok_cache::{Key, Lookup, Store, StoreConfig};
@@ -107,8 +107,6 @@ pub struct CudaDevice {
     code_stats: CodeStats,
 }
 
-/// (artifact key, session id): what a loaded kernel is cached under.
-type LoadedSlot = ([u8; 32], u64);
 
 /// How loads on a cuda device got their machine code.
 #[derive(Debug, Default)]
@@ -622,15 +620,8 @@ impl MappedRecord {
 
     /// What was thrown since the last call, clearing the record.
     fn take(&self) -> Option<Thrown> {
-        if self.word(ExceptionLayout::FLAG_WORD) == 0 {
-            return None;
-        }
-        let three = |base: u32| [0, 1, 2].map(|k| self.word(base + k) as u32);
-        let thrown = Thrown {
-            message_word: self.word(ExceptionLayout::MESSAGE_WORD),
-            block: three(ExceptionLayout::BLOCK_WORD),
-            thread: three(ExceptionLayout::THREAD_WORD),
-        };
+        let words: Vec<u64> = (0..ExceptionLayout::WORDS).map(|i| self.word(i)).collect();
+        let thrown = Thrown::from_record(&words)?;
         self.clear();
         Some(thrown)
     }
@@ -643,17 +634,6 @@ impl Drop for MappedRecord {
             ch.used[self.slot] = false;
         }
     }
-}
-
-/// What a kernel threw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Thrown {
-    /// The message's word.
-    pub message_word: u64,
-    /// The throwing block.
-    pub block: [u32; 3],
-    /// The throwing thread.
-    pub thread: [u32; 3],
 }
 
 impl DeviceMemory for CudaDevice {

@@ -1,11 +1,40 @@
 //! What the session and the loader need of every device: an identity and
-//! global memory. The cpu device and the cuda device implement
+//! global memory. The cpu, cuda and wgpu devices implement
 //! [`DeviceMemory`]; [`crate::Session`] resolves words through it, so a
 //! value's copy and a global's cell live in the memory of the device whose
 //! word is asked for.
 
 use crate::cpu::{CpuDevice, DeviceError, DevicePtr};
 use crate::session::DeviceId;
+use relok_compiler::state::ExceptionLayout;
+
+/// What a kernel threw, as a GPU device reads it from the launch's
+/// exception record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thrown {
+    /// The message's word.
+    pub message_word: u64,
+    /// The throwing block.
+    pub block: [u32; 3],
+    /// The throwing thread.
+    pub thread: [u32; 3],
+}
+
+impl Thrown {
+    /// Decodes an exception record's words (`EXCEPTION_LAYOUT`): `None`
+    /// while its flag is clear (or the record is short).
+    pub fn from_record(words: &[u64]) -> Option<Thrown> {
+        if words.len() < ExceptionLayout::WORDS as usize || words[ExceptionLayout::FLAG_WORD as usize] == 0 {
+            return None;
+        }
+        let three = |base: u32| [0, 1, 2].map(|k| words[(base + k) as usize] as u32);
+        Some(Thrown {
+            message_word: words[ExceptionLayout::MESSAGE_WORD as usize],
+            block: three(ExceptionLayout::BLOCK_WORD),
+            thread: three(ExceptionLayout::THREAD_WORD),
+        })
+    }
+}
 
 /// A device's identity and its global memory, as the host sees it.
 pub trait DeviceMemory {
@@ -13,6 +42,13 @@ pub trait DeviceMemory {
     fn device_id(&self) -> DeviceId;
     /// `bytes` of global memory, zero-filled.
     fn alloc_zeroed(&self, bytes: u64) -> Result<DevicePtr, DeviceError>;
+    /// `bytes` for a host object (a value's copy, a runtime global's cell),
+    /// zero-filled: where the session puts what its words point to. A
+    /// device whose kernels reach host objects through one heap (wgpu)
+    /// allocates them there; others as any global memory.
+    fn alloc_object(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
+        self.alloc_zeroed(bytes)
+    }
     /// Copies `bytes` to `ptr`.
     fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError>;
     /// Copies `len` bytes from `ptr`.
@@ -47,12 +83,17 @@ pub enum Device {
     /// A GPU through the CUDA driver.
     #[cfg(feature = "cuda")]
     Cuda(crate::cuda::CudaDevice),
+    /// An adapter through wgpu (Vulkan, Metal, DX12).
+    #[cfg(feature = "wgpu")]
+    Wgpu(Box<crate::wgpu::WgpuDevice>),
 }
 
 impl Device {
-    /// Opens the device `spec` names: `cpu[:N]`, `cuda[:N]`, or `best` (the
-    /// first GPU when a CUDA driver and a GPU are present, else `cpu:0`). A
-    /// cuda device gets the binary archive the environment names.
+    /// Opens the device `spec` names: `cpu[:N]`, `cuda[:N]`, `wgpu[:N]`
+    /// (the N-th adapter wgpu lists, narrowed by `RELOK_WGPU_ADAPTER`), or
+    /// `best`: the first CUDA GPU, else the first wgpu adapter that is a
+    /// GPU (not a software rasteriser), else `cpu:0`. GPU devices get the
+    /// binary archive the environment names.
     pub fn open(spec: &str) -> Result<Device, String> {
         let (kind, ordinal) = match spec.split_once(':') {
             Some((k, n)) => (k, n.parse::<u32>().map_err(|_| format!("bad device ordinal `{n}` in `{spec}`"))?),
@@ -64,21 +105,52 @@ impl Device {
             "cuda" => crate::cuda::CudaDevice::open_with_archive(ordinal as usize)
                 .map(Device::Cuda)
                 .map_err(|e| format!("device `{spec}`: {e}")),
-            #[cfg(feature = "cuda")]
-            "best" => Ok(crate::cuda::CudaDevice::open_with_archive(0).map_or_else(|_| Device::Cpu(CpuDevice::new(0)), Device::Cuda)),
             #[cfg(not(feature = "cuda"))]
-            "best" => Ok(Device::Cpu(CpuDevice::new(0))),
-            "wgpu" => Err(format!("device `{spec}`: the wgpu backend is not built yet; use `cpu` or `cuda`")),
-            _ => Err(format!("unknown device `{spec}` (expected cpu[:N], cuda[:N] or best)")),
+            "cuda" => Err(format!("device `{spec}`: this relok was built without the `cuda` feature")),
+            #[cfg(feature = "wgpu")]
+            "wgpu" => crate::wgpu::WgpuDevice::open_with_archive(ordinal as usize)
+                .map(|d| Device::Wgpu(Box::new(d)))
+                .map_err(|e| format!("device `{spec}`: {e}")),
+            #[cfg(not(feature = "wgpu"))]
+            "wgpu" => Err(format!("device `{spec}`: this relok was built without the `wgpu` feature")),
+            "best" => Ok(Device::best()),
+            _ => Err(format!("unknown device `{spec}` (expected cpu[:N], cuda[:N], wgpu[:N] or best)")),
         }
     }
 
-    /// `cpu:0`, or `cuda:0 (NVIDIA H200, sm_90)`.
+    fn best() -> Device {
+        #[cfg(feature = "cuda")]
+        if let Ok(d) = crate::cuda::CudaDevice::open_with_archive(0) {
+            return Device::Cuda(d);
+        }
+        #[cfg(feature = "wgpu")]
+        if let Some(a) = crate::wgpu::list_adapters().into_iter().find(|a| a.hardware)
+            && let Ok(d) = crate::wgpu::WgpuDevice::open_with_archive(a.ordinal)
+        {
+            return Device::Wgpu(Box::new(d));
+        }
+        Device::Cpu(CpuDevice::new(0))
+    }
+
+    /// `cpu:0`, `cuda:0 (NVIDIA H200, sm_90)`, `wgpu:0 (llvmpipe, vulkan)`.
     pub fn name(&self) -> String {
         match self {
             Device::Cpu(d) => format!("cpu:{}", d.ordinal()),
             #[cfg(feature = "cuda")]
             Device::Cuda(d) => format!("cuda:{} ({}, sm_{})", d.ordinal(), d.name(), d.sm()),
+            #[cfg(feature = "wgpu")]
+            Device::Wgpu(d) => format!("wgpu:{} ({}, {})", d.ordinal(), d.info().name, d.info().backend.to_str()),
+        }
+    }
+
+    /// The strategies kernels can be loaded with here: all of them, but
+    /// `patch` on wgpu (a loader cannot write a WGSL module's globals).
+    pub fn strategies(&self) -> &'static [relok_ir::Strategy] {
+        use relok_ir::Strategy;
+        match self {
+            #[cfg(feature = "wgpu")]
+            Device::Wgpu(_) => &[Strategy::Bake, Strategy::Table],
+            _ => &Strategy::ALL,
         }
     }
 
@@ -86,46 +158,45 @@ impl Device {
     pub fn as_cpu(&self) -> Option<&CpuDevice> {
         match self {
             Device::Cpu(d) => Some(d),
+            #[cfg(any(feature = "cuda", feature = "wgpu"))]
+            _ => None,
+        }
+    }
+
+    /// The device's memory, whatever its kind.
+    fn memory(&self) -> &dyn DeviceMemory {
+        match self {
+            Device::Cpu(d) => d,
             #[cfg(feature = "cuda")]
-            Device::Cuda(_) => None,
+            Device::Cuda(d) => d,
+            #[cfg(feature = "wgpu")]
+            Device::Wgpu(d) => d.as_ref(),
         }
     }
 }
 
+/// (artifact key, session id): what a GPU device caches a loaded kernel
+/// under — words belong to one session.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+pub(crate) type LoadedSlot = ([u8; 32], u64);
+
 impl DeviceMemory for Device {
     fn device_id(&self) -> DeviceId {
-        match self {
-            Device::Cpu(d) => d.device_id(),
-            #[cfg(feature = "cuda")]
-            Device::Cuda(d) => d.device_id(),
-        }
+        self.memory().device_id()
     }
     fn alloc_zeroed(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
-        match self {
-            Device::Cpu(d) => d.alloc_zeroed(bytes),
-            #[cfg(feature = "cuda")]
-            Device::Cuda(d) => d.alloc_zeroed(bytes),
-        }
+        self.memory().alloc_zeroed(bytes)
+    }
+    fn alloc_object(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
+        self.memory().alloc_object(bytes)
     }
     fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError> {
-        match self {
-            Device::Cpu(d) => d.write_bytes(ptr, bytes),
-            #[cfg(feature = "cuda")]
-            Device::Cuda(d) => d.write_bytes(ptr, bytes),
-        }
+        self.memory().write_bytes(ptr, bytes)
     }
     fn read_bytes(&self, ptr: DevicePtr, len: u64) -> Result<Vec<u8>, DeviceError> {
-        match self {
-            Device::Cpu(d) => d.read_bytes(ptr, len),
-            #[cfg(feature = "cuda")]
-            Device::Cuda(d) => d.read_bytes(ptr, len),
-        }
+        self.memory().read_bytes(ptr, len)
     }
     fn free_bytes(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
-        match self {
-            Device::Cpu(d) => d.free_bytes(ptr),
-            #[cfg(feature = "cuda")]
-            Device::Cuda(d) => d.free_bytes(ptr),
-        }
+        self.memory().free_bytes(ptr)
     }
 }

@@ -6,6 +6,8 @@
 //!   words per device;
 //! - [`program`]: compile → load → launch of a kernel with its host objects
 //!   delivered by one strategy (bake, patch, table);
+//! - [`device`]: what every device offers the session, and [`Device`], any
+//!   of them by name (`cpu`, `cuda`, `wgpu`, `best`);
 //! - [`cache`]: the kernel cache of a process — memory, bundles and the
 //!   artifact store on disk in front of compiling.
 
@@ -16,6 +18,8 @@ pub mod cuda;
 pub mod device;
 pub mod program;
 pub mod session;
+#[cfg(feature = "wgpu")]
+pub mod wgpu;
 
 pub use cpu::{
     Access, CpuDevice, DevicePtr, DeviceError, FaultKind, KernelArg, LaunchConfig, LaunchError, LaunchState, LaunchStats,
@@ -23,5 +27,5 @@ pub use cpu::{
 };
 pub use cache::{CacheStats, KernelCache};
 pub use program::{Compiled, Loaded, ProgramError};
-pub use device::{Device, DeviceMemory};
+pub use device::{Device, DeviceMemory, Thrown};
 pub use session::{DeviceId, Session, SessionError};

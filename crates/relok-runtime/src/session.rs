@@ -367,7 +367,7 @@ impl State {
             object: Target::Value(*key).to_string(),
             source,
         };
-        let ptr = device.alloc_zeroed(value.bytes.len() as u64).map_err(err)?;
+        let ptr = device.alloc_object(value.bytes.len() as u64).map_err(err)?;
         if let Err(e) = device.write_bytes(ptr, &value.bytes) {
             // Best effort: the copy is unusable either way.
             let _ = device.free_bytes(ptr);
@@ -390,7 +390,7 @@ impl State {
         if let Some(&ptr) = dev.globals.get(name) {
             return Ok(ptr);
         }
-        let ptr = device.alloc_zeroed(size).map_err(|source| SessionError::Device {
+        let ptr = device.alloc_object(size).map_err(|source| SessionError::Device {
             device: id,
             object: Target::Global {
                 name: name.to_owned(),

@@ -63,3 +63,26 @@ pub fn write_string(module: &Module, options: &Options) -> Result<String, Error>
         Stage::Source => Err(Error::NotLowered(module.stage)),
     }
 }
+
+/// Checks that WGSL `code` (from an artifact) declares compute entry
+/// `entry` and exactly the bindings the kernel parameters `params` need
+/// (0–3, then one per buffer parameter), so a launch binds what the code
+/// reads. The text itself is validated by wgpu when the device loads it.
+pub fn check_code(code: &str, entry: &str, params: &[relok_ir::Type]) -> Result<(), String> {
+    let buffers = params.iter().filter(|t| matches!(t, relok_ir::Type::Ptr(..))).count();
+    let mut bindings: Vec<usize> = code
+        .lines()
+        .filter_map(|l| l.strip_prefix("@group(0) @binding("))
+        .map(|rest| rest.split(')').next().and_then(|n| n.parse().ok()).ok_or_else(|| format!("a malformed binding: {rest}")))
+        .collect::<Result<_, _>>()?;
+    bindings.sort_unstable();
+    if bindings != (0..4 + buffers).collect::<Vec<_>>() {
+        return Err(format!("bindings {bindings:?}, expected 0..{} for {buffers} buffer parameters", 4 + buffers));
+    }
+    let mut lines = code.lines();
+    let declared = lines.by_ref().any(|l| l.starts_with("@compute")) && lines.next().is_some_and(|l| l.starts_with(&format!("fn {entry}(")));
+    if !declared {
+        return Err(format!("no compute entry point `{entry}`"));
+    }
+    Ok(())
+}

@@ -1,0 +1,94 @@
+//! What the GPU device tests (cuda.rs, wgpu.rs) share: running a kernel
+//! with `--arg`-syntax arguments, the words a session must deliver, the
+//! isolation check of two devices, a visible skip, temporary folders.
+
+#![allow(dead_code, reason = "each test binary uses part of it")]
+
+use relok_cli::args::{parse_args, ArgValue};
+use relok_cli::launch::{prepare, run_prepared, Target};
+use relok_compiler::reloc::Target as HostTarget;
+use relok_runtime::cpu::LaunchConfig;
+use relok_runtime::{Device, DeviceMemory, KernelCache, Session};
+use std::path::PathBuf;
+
+pub const WORDS: &str = include_str!("../../../../examples/reloc/words.rk");
+pub const COUNTER: &str = include_str!("../../../../examples/reloc/counter.rk");
+
+/// Says on stderr that `test` was skipped and why (the test then passes).
+pub fn skip(test: &str, why: &str) {
+    let msg = format!("SKIPPED {test}: {why}\n");
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), msg.as_bytes());
+}
+
+/// Runs `kernel` of `src` with `args` (the `--arg` syntax) on the target.
+pub fn run(target: &Target<'_>, src: &str, kernel: &str, args: &[&str], config: &LaunchConfig) -> Vec<ArgValue> {
+    let strategy = target.strategy;
+    let m = relok_ir::parse(src).expect("parses");
+    let f = &m.funcs[m.func_by_name(kernel).expect("kernel")];
+    let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+    let values = parse_args(f, &args).expect("arguments");
+    let prepared = prepare(target, &m, kernel).unwrap_or_else(|e| panic!("@{kernel} ({strategy}): {e}"));
+    let mut buffers = Vec::new();
+    let out = run_prepared(target, &prepared, config, &values, &mut buffers).unwrap_or_else(|e| panic!("@{kernel} ({strategy}): {e}"));
+    for b in buffers {
+        target.device.free_bytes(b).expect("free");
+    }
+    out.args
+}
+
+/// The words `words.rk` must write on `device`, as the session resolves
+/// them: a runtime global + 8, a symbol, a value, a string.
+pub fn session_words(session: &Session, device: &Device) -> Vec<u64> {
+    let t: Vec<u8> = [7u32, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
+    [
+        HostTarget::Global { name: "relok_counter".into(), offset: 8 },
+        session.symbol("alpha"),
+        session.value("[u32; 2]", &t),
+        session.value("str", b"hello"),
+    ]
+    .iter()
+    .map(|t| session.resolve(device, t).expect("resolves"))
+    .collect()
+}
+
+/// The runtime global `relok_counter` on `d` (0 before its first use).
+pub fn counter(session: &Session, d: &Device) -> u64 {
+    session.global_cell(d, "relok_counter").map_or(0, |c| u64::from_le_bytes(d.read_bytes(c, 8).expect("read").try_into().expect("8 bytes")))
+}
+
+/// Runs words.rk and counter.rk on `a` and `b` through one session under
+/// every strategy both support: each device gets its own copies and cells
+/// (different words where the object lives in device memory), results
+/// are right on both, and a runtime global counts per device. With
+/// `distinct_words` the devices share one address space (cuda), so their
+/// copies' and cells' words must differ too.
+pub fn isolated(a: &Device, b: &Device, what: &str, distinct_words: bool) {
+    assert_ne!(a.device_id(), b.device_id(), "{what}");
+    let (session, cache) = (Session::new(), KernelCache::uncached());
+    for &strategy in a.strategies().iter().filter(|s| b.strategies().contains(s)) {
+        let words = |d: &Device| {
+            let target = Target { device: d, session: &session, cache: &cache, strategy };
+            let out = run(&target, WORDS, "words", &["zeros:4"], &LaunchConfig::default());
+            let ArgValue::Buffer(_, w) = out[0].clone() else { panic!("a buffer") };
+            assert_eq!(w, session_words(&session, d), "{what} ({strategy}): words on {}", d.name());
+            w
+        };
+        let (wa, wb) = (words(a), words(b));
+        assert_eq!(wa[1], wb[1], "{what}: a symbol's word is the process's, the same on every device");
+        for i in [0, 2, 3].into_iter().filter(|_| distinct_words) {
+            assert_ne!(wa[i], wb[i], "{what} ({strategy}): word {i} must be each device's own copy");
+        }
+        let (before_a, before_b) = (counter(&session, a), counter(&session, b));
+        let target = Target { device: a, session: &session, cache: &cache, strategy };
+        run(&target, COUNTER, "count", &["zeros:64"], &LaunchConfig::linear(1, 64));
+        assert_eq!((counter(&session, a), counter(&session, b)), (before_a + 64, before_b), "{what} ({strategy}): counters are per device");
+    }
+}
+
+/// A fresh temporary folder for `test`.
+pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("relok-{prefix}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).expect("temp dir");
+    p
+}

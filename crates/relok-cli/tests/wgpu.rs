@@ -1,0 +1,278 @@
+//! The wgpu device against the cpu device (the oracle), under table and
+//! bake: every example, every file test's run lines, the words of every
+//! kind of host object, a runtime global per device, exceptions (and the
+//! device still usable after one), two devices in one process, `patch`
+//! refused, a second process that loads every WGSL artifact from the store
+//! and its pipelines from the pipeline-cache archive, and archive faults.
+//!
+//! Runs on the first adapter wgpu lists (`RELOK_WGPU_ADAPTER` narrows the
+//! list): lavapipe in CI (`.ci/run` installs it), NVIDIA's Vulkan driver on
+//! a GPU machine. Without an adapter every test prints that it was skipped
+//! and passes.
+
+use relok_cli::args::ArgValue;
+use relok_cli::demo::run_example;
+use relok_cli::examples::EXAMPLES;
+use relok_cli::launch::{prepare, Target};
+use relok_ir::{Scalar, Strategy};
+use relok_runtime::cpu::LaunchConfig;
+use relok_runtime::wgpu::{list_adapters, PipelineCacheState, WgpuDevice};
+use relok_runtime::{CpuDevice, Device, DeviceMemory, KernelCache, Session};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod common;
+use common::{counter, isolated, run, session_words, skip, temp_dir, COUNTER, WORDS};
+
+const CHILD: &str = "RELOK_WGPU_TEST_CHILD";
+
+/// The first adapter as a device (no archive), or `None` after printing
+/// why the test is skipped.
+fn gpu(test: &str) -> Option<Device> {
+    if list_adapters().is_empty() {
+        skip(test, "wgpu finds no adapter (install mesa-vulkan-drivers for lavapipe)");
+        return None;
+    }
+    Some(Device::Wgpu(Box::new(WgpuDevice::open(0).expect("adapter 0 opens"))))
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[test]
+fn every_example_equals_the_cpu_device_under_table_and_bake() {
+    let Some(gpu) = gpu("examples") else { return };
+    assert_eq!(gpu.strategies(), [Strategy::Bake, Strategy::Table]);
+    let cpu = Device::Cpu(CpuDevice::new(0));
+    let (session, cache) = (Session::new(), KernelCache::uncached());
+    for &strategy in gpu.strategies() {
+        for ex in EXAMPLES {
+            let on = |device: &Device| {
+                let target = Target { device, session: &session, cache: &cache, strategy };
+                run_example(&target, ex).unwrap_or_else(|e| panic!("{} ({strategy}) on {}: {e}", ex.name, device.name()))
+            };
+            let (g, c) = (on(&gpu), on(&cpu));
+            assert!(g.matches, "{} ({strategy}): the wgpu result differs from the Rust reference", ex.name);
+            assert_eq!(g.args, c.args, "{} ({strategy}): wgpu and cpu differ", ex.name);
+            assert_eq!(g.exception, c.exception, "{} ({strategy})", ex.name);
+        }
+    }
+}
+
+#[test]
+fn every_file_test_run_line_passes_on_wgpu() {
+    let Some(gpu) = gpu("file tests") else { return };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("tests/filetests"))
+        .expect("tests/filetests")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("run_")))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20, "{} run files", files.len());
+    let (mut failures, mut skipped) = (Vec::new(), 0);
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("read");
+        let name = path.file_name().expect("name").to_string_lossy().into_owned();
+        match relok_cli::filetest::run_file(&name, &text, &gpu) {
+            Ok(n) => skipped += n,
+            Err(errs) => failures.extend(errs),
+        }
+    }
+    skip(&format!("{skipped} file-test run lines"), "`fault:` lines are the cpu device's; `strategy=patch` lines cannot run on wgpu");
+    // What WGSL cannot express is refused at compile time, by name: only
+    // f64 (no SHADER_F64 use) and 64-bit atomics other than add and the
+    // exception flag's compare-and-swap (docs/wgpu.md).
+    let (refused, failures): (Vec<String>, Vec<String>) =
+        failures.into_iter().partition(|f| f.contains("is not supported by the WGSL backend"));
+    for r in &refused {
+        assert!(r.contains("f64") || r.contains("64-bit atomic") || r.contains("64-bit compare-and-swap"), "an undocumented refusal: {r}");
+        skip(r, "refused by the WGSL backend");
+    }
+    assert!(failures.is_empty(), "{} failures on {}:\n{}", failures.len(), gpu.name(), failures.join("\n"));
+}
+
+#[test]
+fn words_of_every_kind_of_host_object_equal_the_sessions() {
+    let Some(gpu) = gpu("words") else { return };
+    let (session, cache) = (Session::new(), KernelCache::uncached());
+    let t: Vec<u8> = [7u32, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
+    for &strategy in gpu.strategies() {
+        let target = Target { device: &gpu, session: &session, cache: &cache, strategy };
+        let out = run(&target, WORDS, "words", &["zeros:4"], &LaunchConfig::default());
+        let want = session_words(&session, &gpu);
+        assert_eq!(out[0], ArgValue::Buffer(Scalar::Word, want.clone()), "{strategy}");
+        // Host objects live in the device's heap: their words are heap
+        // offsets, and the copy there holds the value's bytes.
+        assert!(want[2] < 1 << 32 && want[3] < 1 << 32, "{want:x?}");
+        assert_eq!(gpu.read_bytes(relok_runtime::DevicePtr(want[2]), 8).expect("read"), t, "{strategy}");
+        assert_eq!(gpu.read_bytes(relok_runtime::DevicePtr(want[3]), 5).expect("read"), b"hello", "{strategy}");
+    }
+}
+
+#[test]
+fn runtime_globals_are_per_device_and_exceptions_leave_the_device_usable() {
+    let Some(gpu) = gpu("globals") else { return };
+    let other = Device::Wgpu(Box::new(WgpuDevice::open(0).expect("adapter 0 opens twice")));
+    assert_ne!(gpu.device_id(), other.device_id());
+    let (session, cache) = (Session::new(), KernelCache::uncached());
+    let config = LaunchConfig::linear(2, 64);
+    for &strategy in gpu.strategies() {
+        let start = counter(&session, &gpu);
+        let target = Target { device: &gpu, session: &session, cache: &cache, strategy };
+        let out = run(&target, COUNTER, "count", &["zeros:128"], &config);
+        let ArgValue::Buffer(_, mut olds) = out[0].clone() else { panic!("a buffer") };
+        olds.sort_unstable();
+        assert_eq!(olds, (start..start + 128).collect::<Vec<_>>(), "{strategy}: every thread took one ticket");
+        assert_eq!(counter(&session, &gpu), start + 128, "{strategy}");
+        assert_eq!(counter(&session, &other), 0, "{strategy}: the other device's counter is untouched");
+    }
+    // An exception comes back with its text, and the device runs on.
+    let throw = EXAMPLES.iter().find(|e| e.name == "throw").expect("throw example");
+    for &strategy in gpu.strategies() {
+        let target = Target { device: &gpu, session: &session, cache: &cache, strategy };
+        let o = run_example(&target, throw).expect("runs");
+        assert!(o.matches && o.exception.as_deref().is_some_and(|e| e.contains("negative input")), "{strategy}: {:?}", o.exception);
+        let saxpy = run_example(&target, &EXAMPLES[0]).expect("saxpy after an exception");
+        assert!(saxpy.matches, "{strategy}");
+    }
+}
+
+#[test]
+fn two_wgpu_devices_in_one_process_are_isolated() {
+    let Some(a) = gpu("two devices") else { return };
+    let b = Device::Wgpu(Box::new(WgpuDevice::open(0).expect("adapter 0 opens twice")));
+    isolated(&a, &b, "two wgpu devices", false);
+}
+
+#[test]
+fn patch_is_refused_on_wgpu_with_the_reason() {
+    let Some(gpu) = gpu("patch") else { return };
+    let (session, cache) = (Session::new(), KernelCache::uncached());
+    let m = relok_ir::parse(WORDS).expect("parses");
+    let target = Target { device: &gpu, session: &session, cache: &cache, strategy: Strategy::Patch };
+    let e = prepare(&target, &m, "words").expect_err("patch refused");
+    assert!(e.to_string().contains("patching is impossible on wgpu"), "{e}");
+}
+
+/// Adapter 0 with its pipeline-cache archive under `root`.
+fn archived(root: &Path) -> WgpuDevice {
+    WgpuDevice::open_in(0, Some(root.to_owned())).expect("adapter 0")
+}
+
+/// Every example under table through a cache (artifact store and
+/// pipeline-cache archive) on `dir`: the cache's and the device's counters
+/// (the device is dropped, saving its pipeline cache, before they return).
+fn run_all_cached(dir: &Path) -> serde_json::Value {
+    let gpu = Device::Wgpu(Box::new(archived(dir)));
+    let (session, cache) = (Session::new(), KernelCache::open(dir).expect("store"));
+    let target = Target { device: &gpu, session: &session, cache: &cache, strategy: Strategy::Table };
+    for ex in EXAMPLES {
+        assert!(run_example(&target, ex).expect("runs").matches, "{}", ex.name);
+    }
+    let Device::Wgpu(d) = &gpu else { unreachable!("built as wgpu") };
+    let saved = d.save_pipeline_cache();
+    serde_json::json!({ "cache": cache.stats(), "loads": d.load_stats(), "saved": saved })
+}
+
+/// The child's part (a no-op unless this binary runs as the child).
+#[test]
+fn child() {
+    let Ok(dir) = std::env::var(CHILD) else { return };
+    let st = run_all_cached(Path::new(&dir));
+    let line = format!("CHILD-STATS {st}\n");
+    std::io::Write::write_all(&mut std::io::stdout(), line.as_bytes()).expect("stdout");
+}
+
+#[test]
+fn a_second_process_loads_every_wgsl_artifact_from_the_store_and_its_pipelines_from_the_archive() {
+    let Some(gpu) = gpu("cross-process") else { return };
+    let Device::Wgpu(d) = &gpu else { unreachable!("built as wgpu") };
+    let supported = d.has_pipeline_cache();
+    drop(gpu);
+    let dir = temp_dir("wgpu", "store");
+    let n = EXAMPLES.len() as u64;
+    let a = run_all_cached(&dir);
+    assert_eq!((&a["cache"]["compiles"], &a["cache"]["store"]["hits"]), (&n.into(), &0.into()), "{a}");
+    if supported {
+        assert_eq!(a["loads"]["pipeline_cache"], "miss", "{a}");
+        assert!(a["saved"].as_u64().is_some_and(|b| b > 0), "process A saves its pipeline cache: {a}");
+    }
+    let out = Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", "child", "--nocapture", "--test-threads=1"])
+        .env(CHILD, &dir)
+        .output()
+        .expect("child runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let line = stdout.lines().find_map(|l| l.split_once("CHILD-STATS ").map(|(_, r)| r)).expect("stats");
+    let b: serde_json::Value = serde_json::from_str(line).expect("json");
+    // Process B: no relok compile; the pipeline cache from the archive.
+    assert_eq!(b["cache"]["compiles"], 0, "{b}");
+    assert_eq!(b["cache"]["store"]["hits"], n, "{b}");
+    if supported {
+        assert_eq!(b["loads"]["pipeline_cache"], "hit", "{b}");
+        assert!(b["loads"]["pipeline_cache_loaded_bytes"].as_u64().is_some_and(|x| x > 0), "{b}");
+    } else {
+        skip("pipeline-cache hit", "this adapter's backend has no pipeline cache");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs saxpy (table) on a device with the archive under `root`; returns
+/// the archive state it opened with. The device is dropped: its pipeline
+/// cache is saved.
+fn saxpy_with_archive(root: &Path) -> PipelineCacheState {
+    let device = Device::Wgpu(Box::new(archived(root)));
+    let (session, cache) = (Session::new(), KernelCache::uncached());
+    let target = Target { device: &device, session: &session, cache: &cache, strategy: Strategy::Table };
+    assert!(run_example(&target, &EXAMPLES[0]).expect("runs").matches, "saxpy");
+    let Device::Wgpu(d) = &device else { unreachable!("built as wgpu") };
+    d.load_stats().pipeline_cache
+}
+
+#[test]
+fn a_bad_pipeline_cache_blob_is_a_miss_then_correct() {
+    let Some(gpu) = gpu("archive faults") else { return };
+    let Device::Wgpu(d) = &gpu else { unreachable!("built as wgpu") };
+    if !d.has_pipeline_cache() {
+        skip("archive faults", "this adapter's backend has no pipeline cache");
+        return;
+    }
+    drop(gpu);
+    let root = temp_dir("wgpu", "archive");
+    assert_eq!(saxpy_with_archive(&root), PipelineCacheState::Miss);
+    assert_eq!(saxpy_with_archive(&root), PipelineCacheState::Hit);
+    let probe = archived(&root);
+    let store = probe.archive().expect("archive");
+    let entry = store.entries().into_iter().next().expect("the blob's entry");
+    let (identity, key) = (store.config().identity.clone(), entry.key);
+    let good = std::fs::read(&entry.path).expect("read");
+    let h = relok_cache::entry::header(&good).expect("header");
+    let payload = good[h.payload_at..good.len() - 32].to_vec();
+    let header_len = payload.windows(2).position(|w| w == b"\n\n").expect("our header") + 2;
+    drop(probe);
+    let framed = |p: &[u8]| relok_cache::entry::encode(relok_cache::entry::Kind::Binary, &identity, key, p);
+    let mut other_adapter = String::from_utf8(payload[..header_len].to_vec()).expect("text header");
+    other_adapter = other_adapter.replace("\nvendor ", "\nvendor 0x1");
+    let other_adapter = [other_adapter.as_bytes(), &payload[header_len..]].concat();
+    let mut other_driver = payload.clone();
+    other_driver.splice(header_len - 2..header_len - 2, b"-other".iter().copied());
+    let random: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let faults: [(&str, Vec<u8>, PipelineCacheState); 5] = [
+        ("truncated", good[..good.len() / 2].to_vec(), PipelineCacheState::Rejected),
+        ("another adapter", framed(&other_adapter), PipelineCacheState::Rejected),
+        ("another driver", framed(&other_driver), PipelineCacheState::Rejected),
+        ("random bytes", random.clone(), PipelineCacheState::Rejected),
+        // Our header intact, wgpu's blob random: wgpu refuses its own
+        // header and starts empty (`fallback`); the run is still right.
+        ("a random blob under our header", framed(&[&payload[..header_len], &random[..]].concat()), PipelineCacheState::Hit),
+    ];
+    for (what, bytes, state) in faults {
+        std::fs::write(&entry.path, &bytes).expect("write");
+        assert_eq!(saxpy_with_archive(&root), state, "{what}");
+        // The fault was replaced by a good blob when the device dropped.
+        assert_eq!(saxpy_with_archive(&root), PipelineCacheState::Hit, "after {what}");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
