@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (after scripts/gpu-build.sh here): every example
-# on the cuda device under table, patch and bake, compared with the cpu
-# device (the oracle); the file tests' run lines on the GPU; logs in $OUT.
+# on the cuda device under table, patch and bake and on the wgpu device
+# (NVIDIA's Vulkan driver) under table and bake, compared with the cpu
+# device (the oracle); the file tests' run lines and the device tests on
+# both; logs in $OUT. For Vulkan, carry `.gl` (the loader's packages, see
+# the device tool's README); it is unpacked first when present.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/relok-out}
 mkdir -p "$OUT"
 B=.dev/bin
 export RELOK_CACHE_DIR=/tmp/relok-cache
+if ls .gl/*.deb >/dev/null 2>&1; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+    export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+fi
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 RELOK_CACHE=off $B/relok demo --device cpu --json > "$OUT/demo-cpu.json"
@@ -23,4 +31,18 @@ RELOK_TEST_DEVICE=cuda RELOK_REPO=$PWD $B/test-filetests > "$OUT/filetests-cuda.
 grep -E "test result|failed|note:" "$OUT/filetests-cuda.log" | head -40
 $B/test-cuda > "$OUT/cuda-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked" "$OUT/cuda-tests.log" | head -40
+# The wgpu device on the NVIDIA Vulkan driver (RELOK_WGPU_ADAPTER=nvidia
+# keeps lavapipe or others out).
+export RELOK_WGPU_ADAPTER=${RELOK_WGPU_ADAPTER:-nvidia}
+for s in table bake; do
+    $B/relok demo --device wgpu --strategy $s --json > "$OUT/demo-wgpu-$s.json" 2> "$OUT/demo-wgpu-$s.err" || status=1
+    python3 scripts/compare-demo.py "$OUT/demo-cpu.json" "$OUT/demo-wgpu-$s.json" || status=1
+done
+$B/relok demo --device wgpu --json > "$OUT/demo-wgpu-warm.json" 2>&1 || status=1
+tail -1 "$OUT/demo-wgpu-warm.json"
+$B/relok cache stats > "$OUT/cache-stats.txt" 2>&1
+RELOK_TEST_DEVICE=wgpu RELOK_REPO=$PWD $B/test-filetests > "$OUT/filetests-wgpu.log" 2>&1 || status=1
+grep -E "test result|failed|note:" "$OUT/filetests-wgpu.log" | head -40
+$B/test-wgpu > "$OUT/wgpu-tests.log" 2>&1 || status=1
+grep -E "^test |test result|panicked|SKIPPED" "$OUT/wgpu-tests.log" | head -60
 exit $status
