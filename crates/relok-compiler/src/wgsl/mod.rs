@@ -1,4 +1,4 @@
-//! The WGSL backend (issue 6, first part): a lowered module (`lowered table`
+//! The WGSL backend (issue 6): a lowered module (`lowered table`
 //! or `lowered bake`) to WGSL for wgpu, laid out as docs/wgpu.md describes.
 //!
 //! Shape as every backend: [`Options`], [`Error`], [`write_string`], and a
@@ -6,22 +6,49 @@
 //!
 //! # What this part covers
 //!
-//! `bool`, `i32`, `u32`, `f32` and `word` (as `vec2<u32>`) values;
-//! pointers with a statically known base — a buffer parameter, the
-//! per-device heap (`wordptr`), the relocation table, a `shared` or `local`
-//! variable, a module constant — and a run-time byte offset; loads and
-//! stores of those scalars (sub-word stores as atomic and/or); atomics on
-//! `u32`/`i32`; structured control flow; builtins; barriers; device
-//! functions without pointer parameters.
+//! `bool`, `i32`, `u32`, `f32` values; `word`, `i64` and `u64` as
+//! `vec2<u32>` (low, high), with the IR's exact semantics (wrapping
+//! arithmetic, `mul` from 16-bit partial products, `div`/`rem` by long
+//! division with the rules for zero and `MIN / -1`, shifts modulo 64,
+//! signed or unsigned compares, conversions between every pair of
+//! `bool`/`i32`/`u32`/`f32`/`i64`/`u64` as Rust's `as`); f32 `rem` as an
+//! exact `fmod`; pointers with a statically known base — a buffer
+//! parameter, the per-device heap (`wordptr`), the relocation table, the
+//! exception record (`state.exception`), a `shared` or `local` variable, a
+//! module constant — and a run-time byte offset; loads and stores of those
+//! scalars (sub-word stores as atomic and/or, 64-bit ones as two words);
+//! `state.rng_seed` (slots 0–1 of `relok_args`); atomics on `u32`/`i32`;
+//! structured control flow; builtins; barriers; device functions without
+//! pointer parameters.
+//!
+//! The longer operations are WGSL helper functions (`relok_mul64`,
+//! `relok_udivmod64`, …), emitted once per module when used, in a fixed
+//! order. Float tests for NaN, float → int and int → float conversions and
+//! `fmod` work on the bits: a Vulkan driver may assume no NaNs, and WGSL
+//! leaves the rounding of an inexact int → float conversion open.
+//!
+//! 64-bit atomics (WGSL has only 32-bit ones):
+//! - `atomic.add`: an `atomicAdd` of the low words, the carry from the old
+//!   low word, an `atomicAdd` of high + carry to the high word. The memory
+//!   ends exact; the returned old value is (old low, old high), whose high
+//!   half may miss a carry (or high part) another thread adds in between.
+//! - `atomic.cas`: only when `expected` and `new` are `const` values of the
+//!   function with equal high halves: the high word is loaded first (if it
+//!   differs the swap fails and returns (low, high) as loaded), then a
+//!   32-bit compare-exchange on the low word. Exact while nothing changes
+//!   the high word meanwhile — true of the exception flag (0 → 1, only
+//!   written by such swaps) that `relok_throw` claims.
 //!
 //! Refused with [`Error::Unsupported`], naming the function and the value:
-//! `i64`, `u64` and `f64` (64-bit emulation is the next part), float `rem`
-//! (WGSL's `%` is not `fmod`), `state.exception` and `state.rng_seed`
-//! (64-bit fields), a pointer without a static base, and the `patch`
-//! strategy (a loader cannot write a WGSL module's globals).
+//! `f64` (the adapter's `SHADER_F64` feature is not used), a 64-bit
+//! `atomic.cas` whose operands are not such constants, 64-bit
+//! `atomic.xchg`/`min`/`max` (a compare-exchange on one half cannot make
+//! them atomic), a pointer without a static base, and the `patch` strategy
+//! (a loader cannot write a WGSL module's globals).
 //!
 //! Byte-stable: names come from value, variable and constant numbers.
 
+mod helpers;
 pub mod writer;
 
 use relok_ir::{Module, Stage, Strategy, Value};

@@ -1,5 +1,6 @@
 //! The WGSL writer (see the module docs of [`super`] and docs/wgpu.md).
 
+use super::helpers::{Helper, Used};
 use super::{Error, Options};
 use crate::lower::const_image;
 use relok_ir::{
@@ -24,6 +25,8 @@ enum Base {
     Local(Var),
     /// A module constant.
     Const(ConstId),
+    /// The launch's exception record (`state.exception`).
+    Exception,
 }
 
 fn wgsl_ty(s: Scalar) -> Option<&'static str> {
@@ -32,9 +35,19 @@ fn wgsl_ty(s: Scalar) -> Option<&'static str> {
         Scalar::I32 => Some("i32"),
         Scalar::U32 => Some("u32"),
         Scalar::F32 => Some("f32"),
-        Scalar::Word => Some("vec2<u32>"),
-        Scalar::I64 | Scalar::U64 | Scalar::F64 => None,
+        Scalar::Word | Scalar::I64 | Scalar::U64 => Some("vec2<u32>"),
+        Scalar::F64 => None,
     }
+}
+
+/// Why a type without a WGSL form has none.
+fn note(s: Scalar) -> &'static str {
+    if s == Scalar::F64 { " (the adapter's SHADER_F64 feature is not used by this backend)" } else { "" }
+}
+
+/// Whether `s` is held as `vec2<u32>` (low, high).
+fn wide(s: Scalar) -> bool {
+    matches!(s, Scalar::Word | Scalar::I64 | Scalar::U64)
 }
 
 /// Writes a module.
@@ -42,12 +55,14 @@ fn wgsl_ty(s: Scalar) -> Option<&'static str> {
 pub struct Writer<'m> {
     module: &'m Module,
     out: String,
+    /// The helper functions the written functions call.
+    used: Used,
 }
 
 impl<'m> Writer<'m> {
     /// A writer for `module`.
     pub fn new(module: &'m Module, _options: &Options) -> Writer<'m> {
-        Writer { module, out: String::new() }
+        Writer { module, out: String::new(), used: Used::default() }
     }
 
     /// The text written.
@@ -77,6 +92,8 @@ impl<'m> Writer<'m> {
         for (id, c) in m.consts.iter() {
             self.write_const(id, c)?;
         }
+        // The helpers go here, once the functions have said which they use.
+        let helpers_at = self.out.len();
         for f in m.funcs.values() {
             if f.kind == FuncKind::Device {
                 self.write_function(f)?;
@@ -87,6 +104,7 @@ impl<'m> Writer<'m> {
                 self.write_function(f)?;
             }
         }
+        self.out.insert_str(helpers_at, &self.used.text());
         Ok(())
     }
 
@@ -138,8 +156,8 @@ impl<'m> Writer<'m> {
                             Scalar::I32 => format!("bitcast<i32>(relok_args[{slot}])"),
                             Scalar::U32 => format!("relok_args[{slot}]"),
                             Scalar::F32 => format!("bitcast<f32>(relok_args[{slot}])"),
-                            Scalar::Word => format!("vec2<u32>(relok_args[{slot}], relok_args[{}])", slot + 1),
-                            other => return Err(cx.unsupported(p, format!("a parameter of type {other}"))),
+                            s if wide(*s) => format!("vec2<u32>(relok_args[{slot}], relok_args[{}])", slot + 1),
+                            other => return Err(cx.unsupported(p, format!("a parameter of type {other}{}", note(*other)))),
                         };
                         cx.line(format!("let v{}: {} = {e};", p.index(), wgsl_ty(*s).unwrap_or("u32")));
                         slot += 2;
@@ -153,12 +171,12 @@ impl<'m> Writer<'m> {
                 let Type::Scalar(s) = &f.values[p].ty else {
                     return Err(cx.unsupported(p, "a pointer parameter of a device function (inline it)"));
                 };
-                let t = wgsl_ty(*s).ok_or_else(|| cx.unsupported(p, format!("a parameter of type {s}")))?;
+                let t = wgsl_ty(*s).ok_or_else(|| cx.unsupported(p, format!("a parameter of type {s}{}", note(*s))))?;
                 params.push(format!("v{}: {t}", p.index()));
             }
             let ret = match &f.ret {
                 Some(Type::Scalar(s)) => {
-                    format!(" -> {}", wgsl_ty(*s).ok_or_else(|| cx.unsupported(Value::new(0), format!("a result of type {s}")))?)
+                    format!(" -> {}", wgsl_ty(*s).ok_or_else(|| cx.unsupported(Value::new(0), format!("a result of type {s}{}", note(*s))))?)
                 }
                 Some(t) => return Err(cx.unsupported(Value::new(0), format!("a result of type {t}"))),
                 None => String::new(),
@@ -177,6 +195,7 @@ impl<'m> Writer<'m> {
             }
         }
         cx.block(&f.body)?;
+        self.used.extend(cx.used);
         self.out.push_str(&head);
         self.out.push_str(&cx.body);
         self.out.push_str("}\n\n");
@@ -192,17 +211,31 @@ struct FuncCx<'m> {
     temps: u32,
     bases: HashMap<Value, Base>,
     addressed: Vec<bool>,
+    /// The bits of every value defined by `const` (64-bit compare-and-swap
+    /// operands must be constants).
+    consts: HashMap<Value, u64>,
+    /// The helper functions called.
+    used: Used,
 }
 
 impl<'m> FuncCx<'m> {
     fn new(module: &'m Module, f: &'m Function) -> FuncCx<'m> {
         let mut addressed = vec![false; f.vars.len()];
-        relok_ir::walk_stmts(&f.body, &mut |s| {
-            if let StmtKind::Let { op: Op::VarAddr(v), .. } = &s.kind {
-                addressed[v.index()] = true;
+        let mut consts = HashMap::new();
+        relok_ir::walk_stmts(&f.body, &mut |s| match &s.kind {
+            StmtKind::Let { op: Op::VarAddr(v), .. } => addressed[v.index()] = true,
+            StmtKind::Let { result, op: Op::Const(bits) } => {
+                consts.insert(*result, *bits);
             }
+            _ => {}
         });
-        FuncCx { module, f, body: String::new(), depth: 1, temps: 0, bases: HashMap::new(), addressed }
+        FuncCx { module, f, body: String::new(), depth: 1, temps: 0, bases: HashMap::new(), addressed, consts, used: Used::default() }
+    }
+
+    /// A call of helper `h` (recorded as used).
+    fn call(&mut self, h: Helper, args: &[&str]) -> String {
+        self.used.insert(h);
+        format!("{}({})", h.name(), args.join(", "))
     }
 
     fn line(&mut self, s: String) {
@@ -239,7 +272,7 @@ impl<'m> FuncCx<'m> {
     fn scalar(&self, v: Value) -> Result<Scalar, Error> {
         match &self.f.values[v].ty {
             Type::Scalar(s) if wgsl_ty(*s).is_some() => Ok(*s),
-            Type::Scalar(s) => Err(self.unsupported(v, format!("a value of type {s} (64-bit emulation comes next)"))),
+            Type::Scalar(s) => Err(self.unsupported(v, format!("a value of type {s}{}", note(*s)))),
             t => Err(self.unsupported(v, format!("a value of type {t} here"))),
         }
     }
@@ -261,6 +294,7 @@ impl<'m> FuncCx<'m> {
             Base::Shared(v) => (format!("s{}_{}", self.f.name, v.index()), true),
             Base::Local(v) => (format!("l{}", v.index()), false),
             Base::Const(c) => (format!("c{}", c.index()), false),
+            Base::Exception => ("relok_exception".into(), true),
         }
     }
 
@@ -303,7 +337,7 @@ impl<'m> FuncCx<'m> {
         match s {
             Scalar::U32 => self.store_word(b, off, v),
             Scalar::I32 | Scalar::F32 => self.store_word(b, off, &format!("bitcast<u32>({v})")),
-            Scalar::Word => {
+            s if wide(s) => {
                 self.store_word(b, off, &format!("{v}.x"));
                 self.store_word(b, &format!("({off}) + 4u"), &format!("{v}.y"));
             }
@@ -331,6 +365,8 @@ impl<'m> FuncCx<'m> {
                 let idx = match &self.f.values[i].ty {
                     Type::Scalar(Scalar::U32) => format!("v{}", i.index()),
                     Type::Scalar(Scalar::I32) => format!("u32(v{})", i.index()),
+                    // Offsets are 32-bit: the low half gives the same sum.
+                    Type::Scalar(Scalar::I64 | Scalar::U64) => format!("v{}.x", i.index()),
                     t => return Err(self.unsupported(i, format!("an index of type {t}"))),
                 };
                 Ok(format!("v{} + {idx} * {size}u", p.index()))
@@ -458,6 +494,7 @@ impl<'m> FuncCx<'m> {
                 Op::ConstAddr(c) => (Base::Const(*c), "0u".into()),
                 Op::WordPtr(w) => (Base::Heap, format!("v{}.x", w.index())),
                 Op::State(StateField::RelocTable) => (Base::Table, "0u".into()),
+                Op::State(StateField::Exception) => (Base::Exception, "0u".into()),
                 Op::Select(c, a, b) => {
                     let (ba, bb) = (self.base(*a)?, self.base(*b)?);
                     if ba != bb {
@@ -482,8 +519,12 @@ impl<'m> FuncCx<'m> {
             Op::Select(c, a, b) => format!("select(v{}, v{}, v{})", b.index(), a.index(), c.index()),
             Op::Convert(a) => self.convert(v, sc, *a)?,
             Op::Bitcast(a) => {
-                self.scalar(*a)?;
-                format!("bitcast<{ty}>(v{})", a.index())
+                if wide(self.scalar(*a)?) {
+                    // word, u64, i64: the same vec2<u32>.
+                    format!("v{}", a.index())
+                } else {
+                    format!("bitcast<{ty}>(v{})", a.index())
+                }
             }
             Op::Load { ptr, index } => {
                 let b = self.base(*ptr)?;
@@ -515,30 +556,13 @@ impl<'m> FuncCx<'m> {
                 format!("f_{}({})", self.module.funcs[*g].name, a.join(", "))
             }
             Op::Atomic { op, ptr, index, value } => self.atomic(v, sc, *op, *ptr, *index, *value)?,
-            Op::AtomicCas { ptr, index, expected, new } => {
-                let b = self.base(*ptr)?;
-                let size = self.pointee(*ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
-                let off = self.offset(*ptr, *index, size)?;
-                let (a, atomic) = self.array(b);
-                if !atomic || !matches!(sc, Scalar::U32 | Scalar::I32) {
-                    return Err(self.unsupported(v, format!("a compare-and-swap on {sc} here")));
-                }
-                let (bits, e, n) = (self.temp(), self.temp(), self.temp());
-                self.line(format!("var {bits}: u32;"));
-                self.line(format!("let {e}: u32 = bitcast<u32>(v{});", expected.index()));
-                self.line(format!("let {n}: u32 = bitcast<u32>(v{});", new.index()));
-                // A weak exchange may fail spuriously: retry while the old
-                // value still equals the expected one.
-                self.line("loop {".into());
-                self.line(format!("    let r = atomicCompareExchangeWeak(&{a}[({off}) >> 2u], {e}, {n});"));
-                self.line(format!("    if (r.exchanged || r.old_value != {e}) {{ {bits} = r.old_value; break; }}"));
-                self.line("}".into());
-                format!("bitcast<{ty}>({bits})")
-            }
+            Op::AtomicCas { ptr, index, expected, new } => self.cas(v, sc, *ptr, *index, *expected, *new)?,
             Op::VarAddr(_) | Op::ConstAddr(_) | Op::Offset { .. } | Op::Elem { .. } | Op::Field { .. } | Op::WordPtr(_) => {
                 return Err(self.unsupported(v, "a pointer operation with a non-pointer result"));
             }
-            Op::State(f) => return Err(self.unsupported(v, format!("state.{} (a 64-bit field)", f.name()))),
+            // Slots 0-1 of relok_args hold the seed (docs/wgpu.md).
+            Op::State(StateField::RngSeed) => "vec2<u32>(relok_args[0], relok_args[1])".into(),
+            Op::State(f) => return Err(self.unsupported(v, format!("state.{} as a value", f.name()))),
             Op::Ref(_) => return Err(self.unsupported(v, "`ref` (lower the module first)")),
             Op::Patch(_) => return Err(Error::Patch),
         };
@@ -546,13 +570,82 @@ impl<'m> FuncCx<'m> {
         Ok(())
     }
 
+    /// `atomic.cas`. 32-bit: a compare-exchange loop. 64-bit (WGSL has only
+    /// 32-bit atomics): only when `expected` and `new` are constants with
+    /// equal high halves `h`; then the high word is loaded first, and if it
+    /// is not `h` the swap fails, returning (low, high) as loaded; else it is
+    /// a 32-bit compare-exchange of the low word, returning (old low, `h`).
+    /// Exact while no other operation changes the high word in between
+    /// (true of the exception flag, which only such swaps write).
+    fn cas(&mut self, v: Value, sc: Scalar, ptr: Value, index: Option<Value>, expected: Value, new: Value) -> Result<String, Error> {
+        let b = self.base(ptr)?;
+        let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
+        let off = self.offset(ptr, index, size)?;
+        let (a, atomic) = self.array(b);
+        let ty = wgsl_ty(sc).unwrap_or("u32");
+        if !atomic || !matches!(sc, Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::I64) {
+            return Err(self.unsupported(v, format!("a compare-and-swap on {sc} here")));
+        }
+        let (bits, e, n) = (self.temp(), self.temp(), self.temp());
+        let (lo, split) = if wide(sc) {
+            let (Some(&eb), Some(&nb)) = (self.consts.get(&expected), self.consts.get(&new)) else {
+                return Err(self.unsupported(v, "a 64-bit compare-and-swap whose operands are not constants with equal high halves"));
+            };
+            if eb >> 32 != nb >> 32 {
+                return Err(self.unsupported(v, "a 64-bit compare-and-swap whose operands are not constants with equal high halves"));
+            }
+            let (h, hn) = (format!("{}u", eb >> 32), self.temp());
+            self.line(format!("var {bits}: vec2<u32>;"));
+            self.line(format!("let {e}: u32 = {}u;", eb as u32));
+            self.line(format!("let {n}: u32 = {}u;", nb as u32));
+            self.line(format!("let {hn}: u32 = atomicLoad(&{a}[(({off}) + 4u) >> 2u]);"));
+            self.line(format!("if ({hn} != {h}) {{"));
+            self.line(format!("    {bits} = vec2<u32>(atomicLoad(&{a}[({off}) >> 2u]), {hn});"));
+            self.line("} else {".into());
+            self.depth += 1;
+            (format!("vec2<u32>(r.old_value, {h})"), true)
+        } else {
+            self.line(format!("var {bits}: u32;"));
+            self.line(format!("let {e}: u32 = bitcast<u32>(v{});", expected.index()));
+            self.line(format!("let {n}: u32 = bitcast<u32>(v{});", new.index()));
+            ("r.old_value".to_owned(), false)
+        };
+        // A weak exchange may fail spuriously: retry while the old value
+        // still equals the expected one.
+        self.line("loop {".into());
+        self.line(format!("    let r = atomicCompareExchangeWeak(&{a}[({off}) >> 2u], {e}, {n});"));
+        self.line(format!("    if (r.exchanged || r.old_value != {e}) {{ {bits} = {lo}; break; }}"));
+        self.line("}".into());
+        if split {
+            self.depth -= 1;
+            self.line("}".into());
+            return Ok(bits);
+        }
+        Ok(format!("bitcast<{ty}>({bits})"))
+    }
+
+    /// `atomic.*`. 64-bit `add`: an atomicAdd of the low words, the carry
+    /// from the old low word, then an atomicAdd of high + carry to the high
+    /// word; the memory ends exact, the returned old value is (old low, old
+    /// high), whose high half may miss a carry or high part another thread
+    /// adds in between. Other 64-bit atomics are refused (a 32-bit
+    /// compare-exchange on one half cannot make them atomic).
     fn atomic(&mut self, v: Value, sc: Scalar, op: AtomicOp, ptr: Value, index: Option<Value>, value: Value) -> Result<String, Error> {
         let b = self.base(ptr)?;
         let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
         let off = self.offset(ptr, index, size)?;
         let (a, atomic) = self.array(b);
+        if atomic && op == AtomicOp::Add && matches!(sc, Scalar::U64 | Scalar::I64) {
+            let (lo, hi, x) = (self.temp(), self.temp(), format!("v{}", value.index()));
+            self.line(format!("let {lo}: u32 = atomicAdd(&{a}[({off}) >> 2u], {x}.x);"));
+            self.line(format!(
+                "let {hi}: u32 = atomicAdd(&{a}[(({off}) + 4u) >> 2u], {x}.y + select(0u, 1u, {lo} + {x}.x < {lo}));"
+            ));
+            return Ok(format!("vec2<u32>({lo}, {hi})"));
+        }
         if !atomic || !matches!(sc, Scalar::U32 | Scalar::I32) {
-            return Err(self.unsupported(v, format!("{op} on {sc} here")));
+            let why = if wide(sc) { " (WGSL has only 32-bit atomics)" } else { " here" };
+            return Err(self.unsupported(v, format!("{op} on {sc}{why}")));
         }
         let x = format!("bitcast<u32>(v{})", value.index());
         let slot = format!("&{a}[({off}) >> 2u]");
@@ -578,24 +671,32 @@ impl<'m> FuncCx<'m> {
         })
     }
 
-    fn unary(&self, v: Value, sc: Scalar, u: UnaryOp, a: Value) -> Result<String, Error> {
+    fn unary(&mut self, v: Value, sc: Scalar, u: UnaryOp, a: Value) -> Result<String, Error> {
         let x = format!("v{}", a.index());
         Ok(match (u, sc) {
             (UnaryOp::Neg, Scalar::I32) => format!("bitcast<i32>(0u - bitcast<u32>({x}))"),
             (UnaryOp::Neg, Scalar::U32) => format!("0u - {x}"),
+            (UnaryOp::Neg, Scalar::I64 | Scalar::U64) => self.call(Helper::Sub64, &["vec2<u32>(0u, 0u)", &x]),
             (UnaryOp::Neg, Scalar::F32) => format!("bitcast<f32>(bitcast<u32>({x}) ^ 0x80000000u)"),
             (UnaryOp::Not, Scalar::Bool) => format!("!{x}"),
-            (UnaryOp::Not, Scalar::I32 | Scalar::U32) => format!("~{x}"),
+            (UnaryOp::Not, Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64) => format!("~{x}"),
             (UnaryOp::Abs, Scalar::I32) => format!("select({x}, bitcast<i32>(0u - bitcast<u32>({x})), {x} < 0i)"),
-            (UnaryOp::Abs, Scalar::U32) => x,
+            (UnaryOp::Abs, Scalar::I64) => {
+                let neg = self.call(Helper::Sub64, &["vec2<u32>(0u, 0u)", &x]);
+                format!("select({x}, {neg}, ({x}.y >> 31u) != 0u)")
+            }
+            (UnaryOp::Abs, Scalar::U32 | Scalar::U64) => x,
             (UnaryOp::Abs, Scalar::F32) => format!("bitcast<f32>(bitcast<u32>({x}) & 0x7fffffffu)"),
             (UnaryOp::Sqrt, Scalar::F32) => format!("sqrt({x})"),
             _ => return Err(self.unsupported(v, format!("{u} on {sc}"))),
         })
     }
 
-    fn binary(&self, v: Value, sc: Scalar, b: BinaryOp, a: Value, c: Value) -> Result<String, Error> {
+    fn binary(&mut self, v: Value, sc: Scalar, b: BinaryOp, a: Value, c: Value) -> Result<String, Error> {
         let (x, y) = (format!("v{}", a.index()), format!("v{}", c.index()));
+        if matches!(sc, Scalar::I64 | Scalar::U64) {
+            return Ok(self.binary64(sc, b, &x, &y));
+        }
         let int = matches!(sc, Scalar::I32 | Scalar::U32);
         // Signed wrapping arithmetic through u32 (WGSL's i32 may trap in
         // constant evaluation; the bits are the same).
@@ -622,11 +723,14 @@ impl<'m> FuncCx<'m> {
                 format!("select({x} % select({y}, {one}, {y} == {zero}), {x}, {y} == {zero})")
             }
             BinaryOp::Div => format!("{x} / {y}"),
-            BinaryOp::Rem => return Err(self.unsupported(v, format!("rem on {sc} (WGSL's % is not fmod)"))),
+            // WGSL's % on floats is x - y * trunc(x / y), not fmod.
+            BinaryOp::Rem if sc == Scalar::F32 => self.call(Helper::Fmod32, &[&x, &y]),
+            BinaryOp::Rem => return Err(self.unsupported(v, format!("rem on {sc}"))),
             BinaryOp::Min | BinaryOp::Max if sc == Scalar::F32 => {
                 // minNum/maxNum: a NaN operand yields the other one.
                 let f = if b == BinaryOp::Min { "min" } else { "max" };
-                format!("select(select({f}({x}, {y}), {x}, {y} != {y}), {y}, {x} != {x})")
+                let (nx, ny) = (self.call(Helper::IsNan, &[&x]), self.call(Helper::IsNan, &[&y]));
+                format!("select(select({f}({x}, {y}), {x}, {ny}), {y}, {nx})")
             }
             BinaryOp::Min => format!("min({x}, {y})"),
             BinaryOp::Max => format!("max({x}, {y})"),
@@ -641,7 +745,30 @@ impl<'m> FuncCx<'m> {
         })
     }
 
-    fn compare(&self, v: Value, cmp: CmpOp, a: Value, b: Value) -> Result<String, Error> {
+    /// A binary operation on `i64`/`u64` (`vec2<u32>` (low, high)).
+    fn binary64(&mut self, sc: Scalar, b: BinaryOp, x: &str, y: &str) -> String {
+        let signed = sc == Scalar::I64;
+        let lt = if signed { Helper::LtI64 } else { Helper::LtU64 };
+        let divmod = if signed { Helper::SDivMod64 } else { Helper::UDivMod64 };
+        match b {
+            BinaryOp::Add => self.call(Helper::Add64, &[x, y]),
+            BinaryOp::Sub => self.call(Helper::Sub64, &[x, y]),
+            BinaryOp::Mul => self.call(Helper::Mul64, &[x, y]),
+            BinaryOp::Div => format!("{}.xy", self.call(divmod, &[x, y])),
+            BinaryOp::Rem => format!("{}.zw", self.call(divmod, &[x, y])),
+            BinaryOp::Min => format!("select({y}, {x}, {})", self.call(lt, &[x, y])),
+            BinaryOp::Max => format!("select({y}, {x}, {})", self.call(lt, &[y, x])),
+            BinaryOp::And => format!("{x} & {y}"),
+            BinaryOp::Or => format!("{x} | {y}"),
+            BinaryOp::Xor => format!("{x} ^ {y}"),
+            // The amount modulo 64: its low word suffices.
+            BinaryOp::Shl => self.call(Helper::Shl64, &[x, &format!("{y}.x")]),
+            BinaryOp::Shr if signed => self.call(Helper::Sar64, &[x, &format!("{y}.x")]),
+            BinaryOp::Shr => self.call(Helper::Shr64, &[x, &format!("{y}.x")]),
+        }
+    }
+
+    fn compare(&mut self, v: Value, cmp: CmpOp, a: Value, b: Value) -> Result<String, Error> {
         let sc = self.scalar(a)?;
         let (x, y) = (format!("v{}", a.index()), format!("v{}", b.index()));
         let op = match cmp {
@@ -653,32 +780,68 @@ impl<'m> FuncCx<'m> {
             CmpOp::Ge => ">=",
         };
         Ok(match sc {
-            Scalar::Word => match cmp {
-                CmpOp::Eq => format!("all({x} == {y})"),
-                CmpOp::Ne => format!("any({x} != {y})"),
-                _ => return Err(self.unsupported(v, format!("{cmp} on words"))),
-            },
+            _ if wide(sc) && cmp == CmpOp::Eq => format!("all({x} == {y})"),
+            _ if wide(sc) && cmp == CmpOp::Ne => format!("any({x} != {y})"),
+            Scalar::I64 | Scalar::U64 => {
+                // High halves first (signed for i64), then the low ones.
+                let lt = if sc == Scalar::I64 { Helper::LtI64 } else { Helper::LtU64 };
+                match cmp {
+                    CmpOp::Lt => self.call(lt, &[&x, &y]),
+                    CmpOp::Gt => self.call(lt, &[&y, &x]),
+                    CmpOp::Le => format!("!{}", self.call(lt, &[&y, &x])),
+                    _ => format!("!{}", self.call(lt, &[&x, &y])),
+                }
+            }
+            Scalar::Word => return Err(self.unsupported(v, format!("{cmp} on words"))),
+            Scalar::F32 => {
+                // NaN by its bits: eq and the orderings are false with a NaN
+                // operand, ne true, whatever the driver assumes.
+                let (nx, ny) = (self.call(Helper::IsNan, &[&x]), self.call(Helper::IsNan, &[&y]));
+                if cmp == CmpOp::Ne {
+                    format!("({x} != {y} || {nx} || {ny})")
+                } else {
+                    format!("(!{nx} && !{ny} && {x} {op} {y})")
+                }
+            }
             _ => format!("{x} {op} {y}"),
         })
     }
 
-    fn convert(&self, v: Value, to: Scalar, a: Value) -> Result<String, Error> {
+    fn convert(&mut self, v: Value, to: Scalar, a: Value) -> Result<String, Error> {
         let from = self.scalar(a)?;
         let x = format!("v{}", a.index());
+        // i32 sign-extended, u32 zero-extended, to (low, high).
+        let sext = format!("vec2<u32>(bitcast<u32>({x}), select(0u, 0xffffffffu, {x} < 0i))");
+        let zext = format!("vec2<u32>({x}, 0u)");
         Ok(match (from, to) {
             (f, t) if f == t => x,
             (Scalar::Bool, Scalar::I32) => format!("select(0i, 1i, {x})"),
             (Scalar::Bool, Scalar::U32) => format!("select(0u, 1u, {x})"),
             (Scalar::Bool, Scalar::F32) => format!("select(0.0f, 1.0f, {x})"),
+            (Scalar::Bool, Scalar::I64 | Scalar::U64) => format!("vec2<u32>(select(0u, 1u, {x}), 0u)"),
             (Scalar::I32, Scalar::Bool) => format!("{x} != 0i"),
             (Scalar::U32, Scalar::Bool) => format!("{x} != 0u"),
-            (Scalar::F32, Scalar::Bool) => format!("{x} != 0.0f"),
+            (Scalar::I64 | Scalar::U64, Scalar::Bool) => format!("any({x} != vec2<u32>(0u, 0u))"),
+            // Nonzero by the bits (NaN is nonzero).
+            (Scalar::F32, Scalar::Bool) => format!("(bitcast<u32>({x}) & 0x7fffffffu) != 0u"),
             (Scalar::I32, Scalar::U32) => format!("bitcast<u32>({x})"),
             (Scalar::U32, Scalar::I32) => format!("bitcast<i32>({x})"),
-            (Scalar::I32 | Scalar::U32, Scalar::F32) => format!("f32({x})"),
-            // Toward zero, saturating, NaN to 0 (WGSL's conversion clamps).
-            (Scalar::F32, Scalar::I32) => format!("select(i32({x}), 0i, {x} != {x})"),
-            (Scalar::F32, Scalar::U32) => format!("select(u32({x}), 0u, {x} != {x})"),
+            (Scalar::I32, Scalar::I64 | Scalar::U64) => sext,
+            (Scalar::U32, Scalar::I64 | Scalar::U64) => zext,
+            (Scalar::I64 | Scalar::U64, Scalar::I32) => format!("bitcast<i32>({x}.x)"),
+            (Scalar::I64 | Scalar::U64, Scalar::U32) => format!("{x}.x"),
+            (Scalar::I64, Scalar::U64) | (Scalar::U64, Scalar::I64) => x,
+            // To nearest even on the bits (WGSL leaves the rounding of an
+            // inexact integer to the implementation).
+            (Scalar::I32, Scalar::F32) => self.call(Helper::I64ToF32, &[&sext]),
+            (Scalar::U32, Scalar::F32) => self.call(Helper::U64ToF32, &[&zext]),
+            (Scalar::I64, Scalar::F32) => self.call(Helper::I64ToF32, &[&x]),
+            (Scalar::U64, Scalar::F32) => self.call(Helper::U64ToF32, &[&x]),
+            // Toward zero, saturating, NaN to 0, on the bits.
+            (Scalar::F32, Scalar::I32) => self.call(Helper::F32ToI32, &[&x]),
+            (Scalar::F32, Scalar::U32) => self.call(Helper::F32ToU32, &[&x]),
+            (Scalar::F32, Scalar::I64) => self.call(Helper::F32ToI64, &[&x]),
+            (Scalar::F32, Scalar::U64) => self.call(Helper::F32ToU64, &[&x]),
             _ => return Err(self.unsupported(v, format!("a conversion from {from} to {to}"))),
         })
     }
