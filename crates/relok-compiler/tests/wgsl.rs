@@ -266,3 +266,20 @@ fn inexact_64_bit_atomics_and_f64_are_refused_by_name() {
         assert!(e.to_string().contains(what), "{body}: {e}");
     }
 }
+
+/// The runtime library's 64-bit functions (linked into the kernel) are
+/// written: `relok_rng_next` (u64 xor/add/shr/mul and `state.rng_seed`)
+/// and `relok_count` (a 64-bit `atomic.add` on a heap cell).
+#[test]
+fn runtime_library_rng_and_counter_are_written() {
+    let src = "import fn @relok_rng_next(v0: u64) -> u64\nimport fn @relok_count(v0: u64) -> u64\n\nkernel @rng(v0: ptr<global, u64>) {\n    v1: u32 = thread_id.x\n    v2: u64 = convert v1\n    v3: u64 = call @relok_rng_next(v2)\n    store v0[v1], v3\n    v4: u64 = call @relok_count(v3)\n    return\n}\n";
+    let m = relok_ir::parse(src).expect("parses");
+    let stencil = Stencil::new(&m, "rng").expect("stencil");
+    for s in [Strategy::Table, Strategy::Bake] {
+        let words: Option<relok_compiler::lower::WordResolver<'_>> = if s == Strategy::Bake { Some(&fake_word) } else { None };
+        let a = compile(&stencil, CodeTarget::Wgsl, s, CompileOptions::default(), words).unwrap_or_else(|e| panic!("{s}: {e}"));
+        let text = String::from_utf8(a.code).expect("UTF-8");
+        validate(&text).unwrap_or_else(|e| panic!("{s}: {e}\n{text}"));
+        assert!(text.contains("vec2<u32>(relok_args[0], relok_args[1])") && text.contains("relok_mul64("), "{s}:\n{text}");
+    }
+}
