@@ -11,12 +11,25 @@ use relok_ir::Strategy;
 mod common;
 use common::{fake_word, inputs, repo};
 
+/// Parses and validates `wgsl` as naga does, then, for every compute
+/// entry, does what wgpu does on Vulkan when it makes a pipeline: sets the
+/// block-size overrides (which constant-evaluates every expression whose
+/// operands became constants — where WGSL's overflow rules bite), then
+/// validates again and writes SPIR-V.
 fn validate(wgsl: &str) -> Result<(), String> {
     let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| e.emit_to_string(wgsl))?;
-    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
-        .validate(&module)
-        .map(|_| ())
-        .map_err(|e| format!("{e:?}"))
+    let flags = naga::valid::ValidationFlags::all();
+    let info = naga::valid::Validator::new(flags, naga::valid::Capabilities::empty()).validate(&module).map_err(|e| format!("{e:?}"))?;
+    let constants: naga::back::PipelineConstants =
+        [("relok_block_x", 64.0), ("relok_block_y", 2.0), ("relok_block_z", 1.0)].into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+    for ep in &module.entry_points {
+        let (m, i) = naga::back::pipeline_constants::process_overrides(&module, &info, Some((ep.stage, &ep.name)), &constants)
+            .map_err(|e| format!("pipeline constants of @{}: {e:?}", ep.name))?;
+        let options = naga::back::spv::Options::default();
+        let pipeline = naga::back::spv::PipelineOptions { shader_stage: ep.stage, entry_point: ep.name.clone() };
+        naga::back::spv::write_vec(&m, &i, &options, Some(&pipeline)).map_err(|e| format!("SPIR-V of @{}: {e:?}", ep.name))?;
+    }
+    Ok(())
 }
 
 #[test]

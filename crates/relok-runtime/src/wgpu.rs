@@ -469,7 +469,19 @@ impl WgpuDevice {
         let out = f();
         let errors = [internal, memory, validation].map(|s| pollster::block_on(s.pop()));
         match errors.into_iter().flatten().next() {
-            Some(e) => Err(driver(call, e)),
+            Some(e) => {
+                // wgpu's text stops at the first cause: add the rest.
+                let mut message = e.to_string();
+                let mut cause = std::error::Error::source(&e);
+                while let Some(c) = cause {
+                    let text = c.to_string();
+                    if !message.contains(&text) {
+                        message.push_str(&format!("\n  {text}"));
+                    }
+                    cause = c.source();
+                }
+                Err(driver(call, message))
+            }
             None => Ok(out),
         }
     }

@@ -566,7 +566,16 @@ impl<'m> FuncCx<'m> {
             Op::Ref(_) => return Err(self.unsupported(v, "`ref` (lower the module first)")),
             Op::Patch(_) => return Err(Error::Patch),
         };
-        self.line(format!("let {name}: {ty} = {e};"));
+        // Integer, bool and word constants are WGSL `const`s: naga 30's
+        // override processing (every pipeline wgpu makes) mis-scopes a
+        // `let` bound to a constant expression ("NotInScope"). Float
+        // constants stay `let`: a NaN or infinite `const` is an error.
+        let keyword = match op {
+            Op::Const(_) if sc != Scalar::F32 => "const",
+            Op::BakedWord(_) => "const",
+            _ => "let",
+        };
+        self.line(format!("{keyword} {name}: {ty} = {e};"));
         Ok(())
     }
 
@@ -851,7 +860,10 @@ impl<'m> FuncCx<'m> {
 fn literal(s: Scalar, bits: u64) -> String {
     match s {
         Scalar::Bool => (bits != 0).to_string(),
-        Scalar::I32 => format!("bitcast<i32>({}u)", bits as u32),
+        // A plain literal (naga cannot evaluate `bitcast` in a `const`);
+        // i32::MIN has no literal of its own.
+        Scalar::I32 if bits as u32 == 0x8000_0000 => "(-2147483647i - 1i)".into(),
+        Scalar::I32 => format!("{}i", bits as u32 as i32),
         Scalar::U32 => format!("{}u", bits as u32),
         Scalar::F32 => format!("bitcast<f32>({}u)", bits as u32),
         _ => format!("vec2<u32>({}u, {}u)", bits as u32, (bits >> 32) as u32),
