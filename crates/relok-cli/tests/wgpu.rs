@@ -36,8 +36,9 @@ fn gpu(test: &str) -> Option<Device> {
     Some(Device::Wgpu(Box::new(WgpuDevice::open(0).expect("adapter 0 opens"))))
 }
 
+/// The repository root (`RELOK_REPO` for a test binary run elsewhere).
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    std::env::var_os("RELOK_REPO").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), PathBuf::from)
 }
 
 #[test]

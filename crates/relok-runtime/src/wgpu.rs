@@ -27,7 +27,8 @@
 //! buffer (binding 2). A pipeline is made per block shape (the WGSL's
 //! `override relok_block_x/y/z`) on first launch, through the device's
 //! pipeline cache. A launch writes the arguments buffer (binding 1: the
-//! seed, then two 32-bit slots per scalar parameter), binds the kernel's
+//! seed, then two 32-bit slots per scalar parameter, then a zero word),
+//! binds the kernel's
 //! exception record (binding 0), dispatches the grid, copies the record
 //! back and waits; a set flag is an exception, and the record is cleared.
 //!
@@ -544,7 +545,8 @@ impl WgpuDevice {
         let usage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
         let record = self.buffer("relok exception", RECORD_BYTES, usage)?;
         let readback = self.buffer("relok exception readback", RECORD_BYTES, ::wgpu::BufferUsages::MAP_READ | ::wgpu::BufferUsages::COPY_DST)?;
-        let args = self.buffer("relok args", 8 * (1 + scalars as u64), ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST)?;
+        // The seed, two words per scalar, and a zero (see `run`).
+        let args = self.buffer("relok args", 8 * (1 + scalars as u64) + 4, ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST)?;
         Ok(WgpuKernel {
             entry: artifact.entry.clone(),
             device: self.id,
@@ -675,6 +677,9 @@ impl WgpuDevice {
                 }
             }
         }
+        // Last, a zero the WGSL reads as `relok_zero` to keep float
+        // products from being fused into adds (docs/wgpu.md).
+        slots.push(0);
         let bytes: Vec<u8> = slots.iter().flat_map(|s| s.to_le_bytes()).collect();
         self.queue.write_buffer(&io.args, 0, &bytes);
         let heap = lock(&self.heap).buffer.clone();

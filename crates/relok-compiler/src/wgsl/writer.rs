@@ -196,6 +196,12 @@ impl<'m> Writer<'m> {
         }
         cx.block(&f.body)?;
         self.used.extend(cx.used);
+        if cx.opaque_zero {
+            // The device writes 0 after the arguments: a zero the driver
+            // cannot know (one it could prove, such as a bound on
+            // `arrayLength`, NVIDIA's compiler sees through).
+            head.push_str("    let relok_zero: u32 = relok_args[arrayLength(&relok_args) - 1u];\n");
+        }
         self.out.push_str(&head);
         self.out.push_str(&cx.body);
         self.out.push_str("}\n\n");
@@ -216,6 +222,8 @@ struct FuncCx<'m> {
     consts: HashMap<Value, u64>,
     /// The helper functions called.
     used: Used,
+    /// Whether the body uses `relok_zero` (see [`FuncCx::binary`]).
+    opaque_zero: bool,
 }
 
 impl<'m> FuncCx<'m> {
@@ -229,7 +237,7 @@ impl<'m> FuncCx<'m> {
             }
             _ => {}
         });
-        FuncCx { module, f, body: String::new(), depth: 1, temps: 0, bases: HashMap::new(), addressed, consts, used: Used::default() }
+        FuncCx { module, f, body: String::new(), depth: 1, temps: 0, bases: HashMap::new(), addressed, consts, used: Used::default(), opaque_zero: false }
     }
 
     /// A call of helper `h` (recorded as used).
@@ -719,6 +727,14 @@ impl<'m> FuncCx<'m> {
         Ok(match b {
             BinaryOp::Add => wrap("+"),
             BinaryOp::Sub => wrap("-"),
+            BinaryOp::Mul if sc == Scalar::F32 => {
+                // The IR rounds every operation: a driver must not fuse this
+                // product into a following add (NVIDIA's does, and WGSL
+                // lets it). An xor with a zero it cannot see through keeps
+                // the product rounded on its own.
+                self.opaque_zero = true;
+                format!("bitcast<f32>(bitcast<u32>({x} * {y}) ^ relok_zero)")
+            }
             BinaryOp::Mul => wrap("*"),
             BinaryOp::Div if int => {
                 let zero = if sc == Scalar::I32 { "0i" } else { "0u" };
