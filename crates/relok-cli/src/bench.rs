@@ -49,7 +49,8 @@ pub struct Measurement {
     pub runs: usize,
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
+/// The median (NaN of none); every benchmark reports medians.
+pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     let n = xs.len();
     if n == 0 {

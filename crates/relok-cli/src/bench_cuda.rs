@@ -17,6 +17,7 @@
 //!   bake.
 
 use crate::args::parse_args;
+use crate::bench::median;
 use crate::examples::EXAMPLES;
 use crate::launch::{prepare, Prepared, Target};
 use relok_ir::Strategy;
@@ -164,11 +165,6 @@ pub struct CudaBench {
     pub bandwidth: Vec<BandwidthRow>,
     /// Elements of the bandwidth kernel.
     pub elements: u64,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() { 0.0 } else { v[v.len() / 2] }
 }
 
 fn temp(name: &str) -> PathBuf {

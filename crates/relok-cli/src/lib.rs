@@ -7,6 +7,8 @@ pub mod args;
 pub mod bench;
 #[cfg(feature = "cuda")]
 pub mod bench_cuda;
+#[cfg(feature = "wgpu")]
+pub mod bench_wgpu;
 pub mod cachecmd;
 pub mod demo;
 pub mod diag;

@@ -182,6 +182,25 @@ enum BenchCommand {
         #[arg(long)]
         archive: bool,
     },
+    /// With a wgpu adapter: first launch in a new process (cold, warm
+    /// artifact store, warm store + pipeline-cache archive) and the host
+    /// time of a launch.
+    #[cfg(feature = "wgpu")]
+    Wgpu,
+    /// The child process of `bench wgpu`: one example's first launch.
+    #[cfg(feature = "wgpu")]
+    #[command(hide = true)]
+    WgpuChild {
+        /// The example.
+        #[arg(long)]
+        example: String,
+        /// The cache root (artifact store and pipeline-cache archive).
+        #[arg(long)]
+        store: PathBuf,
+        /// Use the pipeline-cache archive.
+        #[arg(long)]
+        archive: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -432,9 +451,41 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        #[cfg(feature = "wgpu")]
+        Command::Bench { what: Some(BenchCommand::WgpuChild { example, store, archive }), .. } => {
+            let r = relok_cli::bench_wgpu::child(started, &example, &store, archive)?;
+            println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+            Ok(ExitCode::SUCCESS)
+        }
+        #[cfg(feature = "wgpu")]
+        Command::Bench { quick, json, what: Some(BenchCommand::Wgpu) } => {
+            let exe = std::env::current_exe().map_err(|e| format!("cannot find the relok binary: {e}"))?;
+            let r = relok_cli::bench_wgpu::run(&exe, quick)?;
+            if json {
+                println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            println!("relok bench wgpu on {}, driver {}; medians of {} child processes per row", r.device, r.driver, r.runs);
+            println!("\nfirst launch in a new process, µs from process start to the launch's end, device open excluded:");
+            println!("{:<8} {:<14} {:>10} {:>10}  served by", "example", "mode", "first", "open");
+            for row in &r.starts {
+                let l = &row.last;
+                println!(
+                    "{:<8} {:<14} {:>10.0} {:>10.0}  compiles {} store {} pipeline cache {:?}",
+                    row.example, row.mode, row.median_us, row.open_us, l.compiles, l.store_hits, l.pipeline_cache
+                );
+            }
+            println!("\nper-launch host time (launch + wait, one block of saxpy), µs:");
+            for row in &r.launches {
+                println!("{:<8} {:>8.1}", row.strategy, row.median_us);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Bench { quick, json, what: Some(what) } => {
             let (dev, dev_name) = (relok_runtime::cpu::CpuDevice::new(0), "cpu:0".to_owned());
             match what {
+                #[cfg(feature = "wgpu")]
+                BenchCommand::Wgpu | BenchCommand::WgpuChild { .. } => return Err("bench wgpu: handled above".into()),
                 #[cfg(feature = "cuda")]
                 BenchCommand::Cuda | BenchCommand::CudaChild { .. } => return Err("bench cuda: handled above".into()),
                 BenchCommand::CacheChild { store } => {

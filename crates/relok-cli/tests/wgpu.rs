@@ -278,3 +278,22 @@ fn a_bad_pipeline_cache_blob_is_a_miss_then_correct() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn bench_wgpu_reports_what_served_each_first_launch() {
+    let Some(gpu) = gpu("bench wgpu") else { return };
+    let Device::Wgpu(d) = &gpu else { unreachable!("built as wgpu") };
+    let (miss, hit) = if d.has_pipeline_cache() { ("miss", "hit") } else { ("off", "off") };
+    drop(gpu);
+    let out = Command::new(env!("CARGO_BIN_EXE_relok")).args(["bench", "wgpu", "--quick", "--json"]).output().expect("relok runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON record");
+    let starts = r["starts"].as_array().expect("starts");
+    let mode = |m: &str| starts.iter().find(|s| s["mode"] == m).unwrap_or_else(|| panic!("mode {m}: {r}"));
+    assert_eq!((&mode("cold")["last"]["compiles"], &mode("cold")["last"]["pipeline_cache"]), (&1.into(), &miss.into()), "{r}");
+    assert_eq!((&mode("store")["last"]["compiles"], &mode("store")["last"]["store_hits"]), (&0.into(), &1.into()), "{r}");
+    let archived = &mode("store+archive")["last"];
+    assert_eq!((&archived["compiles"], &archived["pipeline_cache"]), (&0.into(), &hit.into()), "{r}");
+    assert!(starts.iter().all(|s| s["median_us"].as_f64().is_some_and(|t| t > 0.0)), "{r}");
+    assert_eq!(r["launches"].as_array().map(Vec::len), Some(2), "{r}");
+}

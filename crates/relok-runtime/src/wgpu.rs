@@ -198,7 +198,7 @@ struct Counters {
 }
 
 /// What became of the pipeline-cache archive when the device opened.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PipelineCacheState {
     /// No archive (switched off, no cache root) or no pipeline cache on this
