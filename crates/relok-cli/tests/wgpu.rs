@@ -285,7 +285,9 @@ fn bench_wgpu_reports_what_served_each_first_launch() {
     let Device::Wgpu(d) = &gpu else { unreachable!("built as wgpu") };
     let (miss, hit) = if d.has_pipeline_cache() { ("miss", "hit") } else { ("off", "off") };
     drop(gpu);
-    let out = Command::new(env!("CARGO_BIN_EXE_relok")).args(["bench", "wgpu", "--quick", "--json"]).output().expect("relok runs");
+    // RELOK_BIN: the relok binary, for a test binary run elsewhere.
+    let relok = std::env::var_os("RELOK_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_relok")), PathBuf::from);
+    let out = Command::new(relok).args(["bench", "wgpu", "--quick", "--json"]).output().expect("relok runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON record");
     let starts = r["starts"].as_array().expect("starts");

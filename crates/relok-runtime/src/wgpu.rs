@@ -266,6 +266,11 @@ impl WgpuDevice {
             label: Some("relok"),
             required_features: features,
             required_limits: limits.clone(),
+            // Small first memory blocks: with wgpu's default (64 MiB of
+            // pinned host memory for the first mappable buffer) a first
+            // load on NVIDIA took 19 ms more; large buffers get blocks of
+            // their own either way.
+            memory_hints: ::wgpu::MemoryHints::MemoryUsage,
             ..Default::default()
         }))
         .map_err(|e| driver("requestDevice", e))?;
@@ -512,9 +517,11 @@ impl WgpuDevice {
         if artifact.strategy == Strategy::Patch {
             return Err(driver("load", "patching is impossible on wgpu; use table or bake").into());
         }
+        let started = std::time::Instant::now();
         artifact.validate()?;
         crate::program::register_values(session, &artifact.values, &artifact.manifest)?;
         let words = session.resolve_manifest(self, &artifact.manifest)?;
+        let resolved = started.elapsed();
         let code = std::str::from_utf8(&artifact.code).map_err(|e| driver("load", format!("WGSL is not UTF-8: {e}")))?;
         let module = self.scoped("createShaderModule", || {
             self.device.create_shader_module(::wgpu::ShaderModuleDescriptor {
@@ -523,6 +530,7 @@ impl WgpuDevice {
             })
         })?;
         self.stats.modules.fetch_add(1, Ordering::Relaxed);
+        let moduled = started.elapsed();
         let params = artifact
             .abi
             .params
@@ -547,6 +555,13 @@ impl WgpuDevice {
         let readback = self.buffer("relok exception readback", RECORD_BYTES, ::wgpu::BufferUsages::MAP_READ | ::wgpu::BufferUsages::COPY_DST)?;
         // The seed, two words per scalar, and a zero (see `run`).
         let args = self.buffer("relok args", 8 * (1 + scalars as u64) + 4, ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST)?;
+        tracing::debug!(
+            "wgpu load of @{}: words {:?}, shader module {:?}, layouts and buffers {:?}",
+            artifact.entry,
+            resolved,
+            moduled - resolved,
+            started.elapsed() - moduled
+        );
         Ok(WgpuKernel {
             entry: artifact.entry.clone(),
             device: self.id,
