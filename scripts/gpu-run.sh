@@ -42,6 +42,6 @@ $B/relok demo --device wgpu --json > "$OUT/demo-wgpu-warm.json" 2>&1 || status=1
 tail -1 "$OUT/demo-wgpu-warm.json"
 $B/relok cache stats > "$OUT/cache-stats.txt" 2>&1
 # Every example, every file test's run lines (refusals by name), caches.
-RELOK_REPO=$PWD $B/test-wgpu > "$OUT/wgpu-tests.log" 2>&1 || status=1
+RELOK_REPO=$PWD RELOK_BIN=$PWD/$B/relok $B/test-wgpu > "$OUT/wgpu-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|SKIPPED" "$OUT/wgpu-tests.log" | head -60
 exit $status
