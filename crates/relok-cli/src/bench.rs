@@ -49,6 +49,52 @@ pub struct Measurement {
     pub runs: usize,
 }
 
+/// The steps of a first-launch child, each with its µs, the first from the
+/// process start (`started`) to now.
+pub(crate) struct Laps {
+    phases: Vec<(String, f64)>,
+    t: Instant,
+}
+
+impl Laps {
+    pub(crate) fn new(started: Instant) -> Laps {
+        Laps { phases: vec![("process start to the bench".to_owned(), started.elapsed().as_secs_f64() * 1e6)], t: Instant::now() }
+    }
+
+    /// Ends step `name` (begun at the previous lap).
+    pub(crate) fn lap(&mut self, name: &str) {
+        self.phases.push((name.to_owned(), self.t.elapsed().as_secs_f64() * 1e6));
+        self.t = Instant::now();
+    }
+
+    pub(crate) fn into_phases(self) -> Vec<(String, f64)> {
+        self.phases
+    }
+}
+
+/// Runs `relok bench SUB --example E --store S [--archive]` with `env` and
+/// reads its one JSON record.
+pub(crate) fn run_child<T: serde::de::DeserializeOwned>(
+    relok: &Path,
+    sub: &str,
+    example: &str,
+    store: &Path,
+    archive: bool,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Result<T, String> {
+    let mut c = std::process::Command::new(relok);
+    c.args(["bench", sub, "--example", example, "--store"]).arg(store);
+    if archive {
+        c.arg("--archive");
+    }
+    c.envs(env.iter().copied());
+    let out = c.output().map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!("child failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("child output: {e}"))
+}
+
 /// The median (NaN of none); every benchmark reports medians.
 pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);

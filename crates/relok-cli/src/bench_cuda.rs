@@ -17,7 +17,7 @@
 //!   bake.
 
 use crate::args::parse_args;
-use crate::bench::median;
+use crate::bench::{median, run_child, Laps};
 use crate::examples::EXAMPLES;
 use crate::launch::{prepare, Prepared, Target};
 use relok_ir::Strategy;
@@ -26,7 +26,6 @@ use relok_runtime::cuda::CudaDevice;
 use relok_runtime::{Device, DeviceMemory, KernelCache, Session};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 /// The memory-bound kernel of the relocation-cost measurement.
@@ -57,18 +56,11 @@ pub struct ChildReport {
 /// The child's part: one example's first launch.
 pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Result<ChildReport, String> {
     let ex = EXAMPLES.iter().find(|e| e.name == example).ok_or(format!("no example {example}"))?;
-    let mut phases = vec![("process start to the bench".to_owned(), started.elapsed().as_secs_f64() * 1e6)];
-    let mut lap = {
-        let mut t = Instant::now();
-        move |name: &str, phases: &mut Vec<(String, f64)>| {
-            phases.push((name.to_owned(), t.elapsed().as_secs_f64() * 1e6));
-            t = Instant::now();
-        }
-    };
+    let mut laps = Laps::new(started);
     let t = Instant::now();
     let mut dev = CudaDevice::open(0).map_err(|e| e.to_string())?;
     let context_us = t.elapsed().as_secs_f64() * 1e6;
-    lap("context (excluded)", &mut phases);
+    laps.lap("context (excluded)");
     if archive {
         let config = dev.archive_config(store);
         dev.set_archive(Some(relok_cache::Store::open(config).map_err(|e| e.to_string())?));
@@ -76,22 +68,22 @@ pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Re
     let device = Device::Cuda(dev);
     let cache = KernelCache::open(store).map_err(|e| e.to_string())?;
     let session = Session::new();
-    lap("open archive + store", &mut phases);
+    laps.lap("open archive + store");
     let module = relok_ir::parse(ex.source).map_err(|e| e.to_string())?;
     let f = &module.funcs[module.func_by_name(ex.kernel).ok_or("no kernel")?];
     let inputs = parse_args(f, ex.args)?;
-    lap("parse the kernel text and inputs", &mut phases);
+    laps.lap("parse the kernel text and inputs");
     let target = Target { device: &device, session: &session, cache: &cache, strategy: Strategy::Table };
     let Device::Cuda(dev) = &device else { return Err("not a cuda device".into()) };
     let artifact = cache.artifact(&session, dev, &module, ex.kernel, dev.target(), Strategy::Table).map_err(|e| e.to_string())?;
-    lap("artifact (stencil, key, store read, decode)", &mut phases);
+    laps.lap("artifact (stencil, key, store read, decode)");
     let k = dev.load_cached(&session, &artifact).map_err(|e| e.to_string())?;
-    lap("load (words, module, table, record)", &mut phases);
+    laps.lap("load (words, module, table, record)");
     let prepared = Prepared::Cuda(k);
     let config = LaunchConfig { grid: ex.grid, block: ex.block, ..LaunchConfig::default() };
     let mut buffers = Vec::new();
     let out = crate::launch::run_prepared(&target, &prepared, &config, &inputs, &mut buffers);
-    lap("inputs, launch, wait, outputs", &mut phases);
+    laps.lap("inputs, launch, wait, outputs");
     let first_launch_us = started.elapsed().as_secs_f64() * 1e6 - context_us;
     if let Err(e) = out
         && ex.exception.is_none()
@@ -107,7 +99,7 @@ pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Re
         archive_hits: loads.archive_hits,
         linked: loads.linked,
         ptx_jit: loads.ptx_jit,
-        phases,
+        phases: laps.into_phases(),
     })
 }
 
@@ -181,22 +173,11 @@ pub fn run(relok: &Path, quick: bool) -> Result<CudaBench, String> {
     let runs = if quick { 2 } else { 7 };
     let examples: &[&str] = if quick { &["saxpy"] } else { &["saxpy", "reduce", "lookup", "throw"] };
     let child = |example: &str, store: &Path, archive: bool, env: &[(&str, &Path)], jit_off: bool| -> Result<ChildReport, String> {
-        let mut c = Command::new(relok);
-        c.args(["bench", "cuda-child", "--example", example, "--store"]).arg(store);
-        if archive {
-            c.arg("--archive");
-        }
-        for (k, v) in env {
-            c.env(k, v);
-        }
+        let mut env: Vec<(&str, &std::ffi::OsStr)> = env.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
         if jit_off {
-            c.env("CUDA_CACHE_DISABLE", "1");
+            env.push(("CUDA_CACHE_DISABLE", "1".as_ref()));
         }
-        let out = c.output().map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            return Err(format!("child failed: {}", String::from_utf8_lossy(&out.stderr)));
-        }
-        serde_json::from_slice(&out.stdout).map_err(|e| format!("child output: {e}"))
+        run_child(relok, "cuda-child", example, store, archive, &env)
     };
     let mut starts = Vec::new();
     for &ex in examples {

@@ -15,7 +15,7 @@
 //!   dispatch, exception record read back).
 
 use crate::args::parse_args;
-use crate::bench::median;
+use crate::bench::{median, run_child, Laps};
 use crate::examples::EXAMPLES;
 use crate::launch::{prepare, run_prepared, Prepared, Target};
 use relok_ir::Strategy;
@@ -24,7 +24,6 @@ use relok_runtime::wgpu::{PipelineCacheState, WgpuDevice};
 use relok_runtime::{Device, DeviceMemory, KernelCache, Session};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 /// What one child process measured.
@@ -49,36 +48,29 @@ pub struct ChildReport {
 /// root `store` and, with `archive`, its pipeline-cache archive.
 pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Result<ChildReport, String> {
     let ex = EXAMPLES.iter().find(|e| e.name == example).ok_or(format!("no example {example}"))?;
-    let mut phases = vec![("process start to the bench".to_owned(), started.elapsed().as_secs_f64() * 1e6)];
-    let mut lap = {
-        let mut t = Instant::now();
-        move |name: &str, phases: &mut Vec<(String, f64)>| {
-            phases.push((name.to_owned(), t.elapsed().as_secs_f64() * 1e6));
-            t = Instant::now();
-        }
-    };
+    let mut laps = Laps::new(started);
     let t = Instant::now();
     let dev = WgpuDevice::open_in(0, archive.then(|| store.to_owned())).map_err(|e| e.to_string())?;
     let open_us = t.elapsed().as_secs_f64() * 1e6;
-    lap("open the device (excluded)", &mut phases);
+    laps.lap("open the device (excluded)");
     let device = Device::Wgpu(Box::new(dev));
     let cache = KernelCache::open(store).map_err(|e| e.to_string())?;
     let session = Session::new();
-    lap("open the store", &mut phases);
+    laps.lap("open the store");
     let module = relok_ir::parse(ex.source).map_err(|e| e.to_string())?;
     let f = &module.funcs[module.func_by_name(ex.kernel).ok_or("no kernel")?];
     let inputs = parse_args(f, ex.args)?;
-    lap("parse the kernel text and inputs", &mut phases);
+    laps.lap("parse the kernel text and inputs");
     let Device::Wgpu(dev) = &device else { return Err("not a wgpu device".into()) };
     let artifact = cache.artifact(&session, dev.as_ref(), &module, ex.kernel, dev.target(), Strategy::Table).map_err(|e| e.to_string())?;
-    lap("artifact (stencil, key, store read, decode)", &mut phases);
+    laps.lap("artifact (stencil, key, store read, decode)");
     let k = dev.load_cached(&session, &artifact).map_err(|e| e.to_string())?;
-    lap("load (words, shader module, table)", &mut phases);
+    laps.lap("load (words, shader module, table)");
     let target = Target { device: &device, session: &session, cache: &cache, strategy: Strategy::Table };
     let config = LaunchConfig { grid: ex.grid, block: ex.block, ..LaunchConfig::default() };
     let mut buffers = Vec::new();
     let out = run_prepared(&target, &Prepared::Wgpu(k), &config, &inputs, &mut buffers);
-    lap("inputs, pipeline, launch, wait, outputs", &mut phases);
+    laps.lap("inputs, pipeline, launch, wait, outputs");
     let first_launch_us = started.elapsed().as_secs_f64() * 1e6 - open_us;
     if let Err(e) = out
         && ex.exception.is_none()
@@ -92,7 +84,7 @@ pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Re
         compiles: st.compiles,
         store_hits: st.store.hits,
         pipeline_cache: dev.load_stats().pipeline_cache,
-        phases,
+        phases: laps.into_phases(),
     })
 }
 
@@ -149,19 +141,10 @@ pub fn run(relok: &Path, quick: bool) -> Result<WgpuBench, String> {
     drop(dev);
     let runs = if quick { 2 } else { 7 };
     let examples: &[&str] = if quick { &["saxpy"] } else { &["saxpy", "reduce", "matmul", "lookup", "throw"] };
+    // The drivers' own disk caches would hide what the archive does.
+    let env: [(&str, &std::ffi::OsStr); 2] = [("MESA_SHADER_CACHE_DISABLE", "true".as_ref()), ("__GL_SHADER_DISK_CACHE", "0".as_ref())];
     let child = |example: &str, store: &Path, archive: bool| -> Result<ChildReport, String> {
-        let mut c = Command::new(relok);
-        c.args(["bench", "wgpu-child", "--example", example, "--store"]).arg(store);
-        if archive {
-            c.arg("--archive");
-        }
-        // The drivers' own disk caches would hide what the archive does.
-        c.env("MESA_SHADER_CACHE_DISABLE", "true").env("__GL_SHADER_DISK_CACHE", "0");
-        let out = c.output().map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            return Err(format!("child failed: {}", String::from_utf8_lossy(&out.stderr)));
-        }
-        serde_json::from_slice(&out.stdout).map_err(|e| format!("child output: {e}"))
+        run_child(relok, "wgpu-child", example, store, archive, &env)
     };
     let mut starts = Vec::new();
     for &ex in examples {

@@ -260,6 +260,13 @@ fn kernel_cache() -> KernelCache {
     cache
 }
 
+/// Prints `r` as one JSON record.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+fn print_json(r: &impl serde::Serialize) -> Result<ExitCode, String> {
+    println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let started = std::time::Instant::now();
     let level = match std::env::var("RELOK_LOG").as_deref() {
@@ -412,17 +419,14 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
         }
         #[cfg(feature = "cuda")]
         Command::Bench { what: Some(BenchCommand::CudaChild { example, store, archive }), .. } => {
-            let r = relok_cli::bench_cuda::child(started, &example, &store, archive)?;
-            println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
-            Ok(ExitCode::SUCCESS)
+            print_json(&relok_cli::bench_cuda::child(started, &example, &store, archive)?)
         }
         #[cfg(feature = "cuda")]
         Command::Bench { quick, json, what: Some(BenchCommand::Cuda) } => {
             let exe = std::env::current_exe().map_err(|e| format!("cannot find the relok binary: {e}"))?;
             let r = relok_cli::bench_cuda::run(&exe, quick)?;
             if json {
-                println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
-                return Ok(ExitCode::SUCCESS);
+                return print_json(&r);
             }
             println!("relok bench cuda on {}, driver CUDA {}; medians of {} child processes per row", r.device, r.driver, r.runs);
             println!("\nfirst launch in a new process, µs from process start to the launch's end, context creation excluded:");
@@ -453,17 +457,14 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
         }
         #[cfg(feature = "wgpu")]
         Command::Bench { what: Some(BenchCommand::WgpuChild { example, store, archive }), .. } => {
-            let r = relok_cli::bench_wgpu::child(started, &example, &store, archive)?;
-            println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
-            Ok(ExitCode::SUCCESS)
+            print_json(&relok_cli::bench_wgpu::child(started, &example, &store, archive)?)
         }
         #[cfg(feature = "wgpu")]
         Command::Bench { quick, json, what: Some(BenchCommand::Wgpu) } => {
             let exe = std::env::current_exe().map_err(|e| format!("cannot find the relok binary: {e}"))?;
             let r = relok_cli::bench_wgpu::run(&exe, quick)?;
             if json {
-                println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
-                return Ok(ExitCode::SUCCESS);
+                return print_json(&r);
             }
             println!("relok bench wgpu on {}, driver {}; medians of {} child processes per row", r.device, r.driver, r.runs);
             println!("\nfirst launch in a new process, µs from process start to the launch's end, device open excluded:");

@@ -16,12 +16,10 @@ use relok_runtime::cpu::LaunchConfig;
 use relok_runtime::cuda::{device_count, CudaDevice};
 use relok_runtime::{CpuDevice, Device, DeviceMemory, KernelCache, Session};
 use std::path::Path;
-use std::process::Command;
 
 mod common;
-use common::{counter, isolated, run, session_words, skip, temp_dir, COUNTER, WORDS};
+use common::{as_child, counter, isolated, run, second_process, session_words, skip, temp_dir, COUNTER, WORDS};
 
-const CHILD: &str = "RELOK_CUDA_TEST_CHILD";
 
 /// The GPU, or `None` after printing why the test is skipped.
 fn gpu(test: &str) -> Option<Device> {
@@ -113,10 +111,7 @@ fn run_all_cached(dir: &Path) -> serde_json::Value {
 /// The child's part (a no-op unless this binary runs as the child).
 #[test]
 fn child() {
-    let Ok(dir) = std::env::var(CHILD) else { return };
-    let st = run_all_cached(Path::new(&dir));
-    let line = format!("CHILD-STATS {st}\n");
-    std::io::Write::write_all(&mut std::io::stdout(), line.as_bytes()).expect("stdout");
+    as_child(run_all_cached);
 }
 
 #[test]
@@ -133,15 +128,7 @@ fn a_second_process_loads_every_ptx_artifact_from_the_store() {
     let (linked, hits) = (a["loads"]["linked"].as_u64().expect("n"), a["loads"]["archive_hits"].as_u64().expect("n"));
     assert_eq!((linked + hits, &a["loads"]["ptx_jit"]), (n, &0.into()), "{a}");
     assert!(linked >= EXAMPLES.len() as u64, "{a}");
-    let out = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", "child", "--nocapture", "--test-threads=1"])
-        .env(CHILD, &dir)
-        .output()
-        .expect("child runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let line = stdout.lines().find_map(|l| l.split_once("CHILD-STATS ").map(|(_, r)| r)).expect("stats");
-    let b: serde_json::Value = serde_json::from_str(line).expect("json");
+    let b = second_process(&dir);
     // Process B: no relok compile, no PTX JIT: every cubin from the archive.
     assert_eq!(b["cache"]["compiles"], 0, "{b}");
     assert_eq!(b["cache"]["store"]["hits"], n, "{b}");

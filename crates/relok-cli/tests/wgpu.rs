@@ -22,9 +22,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{counter, isolated, run, session_words, skip, temp_dir, COUNTER, WORDS};
+use common::{as_child, counter, isolated, run, second_process, session_words, skip, temp_dir, COUNTER, WORDS};
 
-const CHILD: &str = "RELOK_WGPU_TEST_CHILD";
 
 /// The first adapter as a device (no archive), or `None` after printing
 /// why the test is skipped.
@@ -180,10 +179,7 @@ fn run_all_cached(dir: &Path) -> serde_json::Value {
 /// The child's part (a no-op unless this binary runs as the child).
 #[test]
 fn child() {
-    let Ok(dir) = std::env::var(CHILD) else { return };
-    let st = run_all_cached(Path::new(&dir));
-    let line = format!("CHILD-STATS {st}\n");
-    std::io::Write::write_all(&mut std::io::stdout(), line.as_bytes()).expect("stdout");
+    as_child(run_all_cached);
 }
 
 #[test]
@@ -200,15 +196,7 @@ fn a_second_process_loads_every_wgsl_artifact_from_the_store_and_its_pipelines_f
         assert_eq!(a["loads"]["pipeline_cache"], "miss", "{a}");
         assert!(a["saved"].as_u64().is_some_and(|b| b > 0), "process A saves its pipeline cache: {a}");
     }
-    let out = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", "child", "--nocapture", "--test-threads=1"])
-        .env(CHILD, &dir)
-        .output()
-        .expect("child runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let line = stdout.lines().find_map(|l| l.split_once("CHILD-STATS ").map(|(_, r)| r)).expect("stats");
-    let b: serde_json::Value = serde_json::from_str(line).expect("json");
+    let b = second_process(&dir);
     // Process B: no relok compile; the pipeline cache from the archive.
     assert_eq!(b["cache"]["compiles"], 0, "{b}");
     assert_eq!(b["cache"]["store"]["hits"], n, "{b}");

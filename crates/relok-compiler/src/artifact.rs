@@ -270,8 +270,7 @@ impl Artifact {
             }
             CodeTarget::Wgsl | CodeTarget::Ptx { .. } => {
                 let code = std::str::from_utf8(&self.code).map_err(|e| bad(e.to_string()))?;
-                let params =
-                    self.abi.params.iter().map(|p| relok_ir::parse_type(p)).collect::<Result<Vec<_>, _>>().map_err(bad)?;
+                let params = self.param_types()?;
                 match self.target {
                     CodeTarget::Wgsl => crate::wgsl::check_code(code, &self.entry, &params),
                     _ => crate::ptx::check_code(code, &self.entry, &params, &self.manifest, self.strategy == Strategy::Patch),
@@ -279,6 +278,16 @@ impl Artifact {
                 .map_err(bad)
             }
         }
+    }
+
+    /// The kernel's parameter types, parsed from the ABI.
+    pub fn param_types(&self) -> Result<Vec<relok_ir::Type>, ArtifactError> {
+        self.abi
+            .params
+            .iter()
+            .map(|p| relok_ir::parse_type(p))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| ArtifactError::Code { entry: self.entry.clone(), reason: format!("ABI: {e}") })
     }
 
     /// The lowered module of a [`CodeTarget::Cpu`] artifact: its code

@@ -43,7 +43,7 @@
 //! `RELOK_CACHE=off`) disables it.
 
 use crate::cpu::{check_args, check_config, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchError};
-use crate::device::{DeviceMemory, LoadedSlot, Thrown};
+use crate::device::{load_once, DeviceMemory, Loaded, Thrown};
 use crate::session::{DeviceId, Session};
 use cudarc::driver::{result, sys, CudaContext};
 use relok_cache::{Key, Lookup, Store, StoreConfig};
@@ -52,7 +52,7 @@ use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_compiler::reloc::Site;
 use relok_compiler::state::{ExceptionLayout, KernelState};
 use relok_ir::Strategy;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -98,7 +98,7 @@ pub struct CudaDevice {
     allocs: Mutex<BTreeMap<u64, u64>>,
     /// Kernels loaded on this device with their words, by (artifact key,
     /// session): words belong to one session.
-    loaded: Mutex<HashMap<LoadedSlot, Arc<CudaKernel>>>,
+    loaded: Loaded<CudaKernel>,
     /// Tier 2: cubins of this GPU and driver.
     archive: Option<Store>,
     /// Exception records for the kernels loaded here.
@@ -318,12 +318,7 @@ impl CudaDevice {
     /// device: later calls return the loaded kernel (its module, table and
     /// words).
     pub fn load_cached(&self, session: &Session, artifact: &Artifact) -> Result<Arc<CudaKernel>, crate::ProgramError> {
-        let slot = (artifact.key, session.id());
-        if let Some(k) = lock(&self.loaded).get(&slot) {
-            return Ok(Arc::clone(k));
-        }
-        let k = Arc::new(self.load(session, artifact)?);
-        Ok(Arc::clone(lock(&self.loaded).entry(slot).or_insert(k)))
+        load_once(&self.loaded, session, artifact, || self.load(session, artifact))
     }
 
     /// Loads a PTX artifact on this device with its words delivered (see
@@ -368,13 +363,7 @@ impl CudaDevice {
             _ => {}
         }
         let exception = self.records.take()?;
-        let params = artifact
-            .abi
-            .params
-            .iter()
-            .map(|p| relok_ir::parse_type(p))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| DeviceError::Driver { call: "load", message: format!("artifact ABI: {e}") })?;
+        let params = artifact.param_types()?;
         Ok(CudaKernel { entry: artifact.entry.clone(), device: self.id, params, module, function, table, exception: Mutex::new(exception), words })
     }
 

@@ -175,10 +175,28 @@ impl Device {
     }
 }
 
-/// (artifact key, session id): what a GPU device caches a loaded kernel
-/// under — words belong to one session.
+/// Kernels a GPU device loaded, by (artifact key, session id): words
+/// belong to one session.
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
-pub(crate) type LoadedSlot = ([u8; 32], u64);
+pub(crate) type Loaded<K> = std::sync::Mutex<std::collections::HashMap<([u8; 32], u64), std::sync::Arc<K>>>;
+
+/// The kernel of `artifact` for `session` in `loaded`, loaded by `load` on
+/// first use (a concurrent first use may load twice; one result is kept).
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+pub(crate) fn load_once<K>(
+    loaded: &Loaded<K>,
+    session: &crate::Session,
+    artifact: &relok_compiler::artifact::Artifact,
+    load: impl FnOnce() -> Result<K, crate::ProgramError>,
+) -> Result<std::sync::Arc<K>, crate::ProgramError> {
+    let lock = || loaded.lock().unwrap_or_else(|e| e.into_inner());
+    let slot = (artifact.key, session.id());
+    if let Some(k) = lock().get(&slot) {
+        return Ok(std::sync::Arc::clone(k));
+    }
+    let k = std::sync::Arc::new(load()?);
+    Ok(std::sync::Arc::clone(lock().entry(slot).or_insert(k)))
+}
 
 impl DeviceMemory for Device {
     fn device_id(&self) -> DeviceId {

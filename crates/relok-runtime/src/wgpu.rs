@@ -49,7 +49,7 @@
 //! `RELOK_BINARY_CACHE_MAX_BYTES`.
 
 use crate::cpu::{check_args, check_config, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchError};
-use crate::device::{DeviceMemory, LoadedSlot, Thrown};
+use crate::device::{load_once, DeviceMemory, Loaded, Thrown};
 use crate::session::{DeviceId, Session};
 use relok_cache::{Key, Lookup, Store, StoreConfig};
 use relok_compiler::artifact::{Artifact, CodeTarget};
@@ -162,7 +162,7 @@ pub struct WgpuDevice {
     /// Bound to binding 2 when a kernel has no table.
     empty_table: ::wgpu::Buffer,
     /// Kernels loaded with their words, by (artifact key, session).
-    loaded: Mutex<HashMap<LoadedSlot, Arc<WgpuKernel>>>,
+    loaded: Loaded<WgpuKernel>,
     /// The pipeline cache, where the adapter has one.
     pipeline_cache: Option<::wgpu::PipelineCache>,
     /// Tier 2: where the pipeline cache's blob is kept.
@@ -500,12 +500,7 @@ impl WgpuDevice {
     /// [`WgpuDevice::load`] once per artifact key and session on this
     /// device: later calls return the loaded kernel.
     pub fn load_cached(&self, session: &Session, artifact: &Artifact) -> Result<Arc<WgpuKernel>, crate::ProgramError> {
-        let slot = (artifact.key, session.id());
-        if let Some(k) = lock(&self.loaded).get(&slot) {
-            return Ok(Arc::clone(k));
-        }
-        let k = Arc::new(self.load(session, artifact)?);
-        Ok(Arc::clone(lock(&self.loaded).entry(slot).or_insert(k)))
+        load_once(&self.loaded, session, artifact, || self.load(session, artifact))
     }
 
     /// Loads a WGSL artifact on this device with its words delivered (see
@@ -531,13 +526,7 @@ impl WgpuDevice {
         })?;
         self.stats.modules.fetch_add(1, Ordering::Relaxed);
         let moduled = started.elapsed();
-        let params = artifact
-            .abi
-            .params
-            .iter()
-            .map(|p| relok_ir::parse_type(p))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| driver("load", format!("artifact ABI: {e}")))?;
+        let params = artifact.param_types()?;
         let buffers = params.iter().filter(|t| matches!(t, Type::Ptr(..))).count();
         let scalars = params.len() - buffers;
         let layouts = self.layouts(buffers)?;

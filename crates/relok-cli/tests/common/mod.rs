@@ -9,7 +9,7 @@ use relok_cli::launch::{prepare, run_prepared, Target};
 use relok_compiler::reloc::Target as HostTarget;
 use relok_runtime::cpu::LaunchConfig;
 use relok_runtime::{Device, DeviceMemory, KernelCache, Session};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub const WORDS: &str = include_str!("../../../../examples/reloc/words.rk");
 pub const COUNTER: &str = include_str!("../../../../examples/reloc/counter.rk");
@@ -83,6 +83,31 @@ pub fn isolated(a: &Device, b: &Device, what: &str, distinct_words: bool) {
         run(&target, COUNTER, "count", &["zeros:64"], &LaunchConfig::linear(1, 64));
         assert_eq!((counter(&session, a), counter(&session, b)), (before_a + 64, before_b), "{what} ({strategy}): counters are per device");
     }
+}
+
+/// The env variable that makes this test binary's `child` test process B.
+pub const CHILD: &str = "RELOK_TEST_CHILD";
+
+/// Process B's part: when this binary runs as the child, `run(dir)` and
+/// print its counters for the parent.
+pub fn as_child(run: impl FnOnce(&Path) -> serde_json::Value) {
+    let Ok(dir) = std::env::var(CHILD) else { return };
+    let line = format!("CHILD-STATS {}\n", run(Path::new(&dir)));
+    std::io::Write::write_all(&mut std::io::stdout(), line.as_bytes()).expect("stdout");
+}
+
+/// Runs this test binary's `child` test as a new process on `dir`; its
+/// counters.
+pub fn second_process(dir: &Path) -> serde_json::Value {
+    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", "child", "--nocapture", "--test-threads=1"])
+        .env(CHILD, dir)
+        .output()
+        .expect("child runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let line = stdout.lines().find_map(|l| l.split_once("CHILD-STATS ").map(|(_, r)| r)).expect("stats");
+    serde_json::from_str(line).expect("json")
 }
 
 /// A fresh temporary folder for `test`.
