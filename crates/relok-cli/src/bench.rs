@@ -72,6 +72,13 @@ impl Laps {
     }
 }
 
+/// A path under the temporary folder for `bench`'s `name`, emptied.
+pub(crate) fn temp_path(bench: &str, name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("relok-bench-{bench}-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&p);
+    p
+}
+
 /// Runs `relok bench SUB --example E --store S [--archive]` with `env` and
 /// reads its one JSON record.
 pub(crate) fn run_child<T: serde::de::DeserializeOwned>(

@@ -17,7 +17,7 @@
 //!   bake.
 
 use crate::args::parse_args;
-use crate::bench::{median, run_child, Laps};
+use crate::bench::{median, run_child, temp_path, Laps};
 use crate::examples::EXAMPLES;
 use crate::launch::{prepare, Prepared, Target};
 use relok_ir::Strategy;
@@ -160,9 +160,7 @@ pub struct CudaBench {
 }
 
 fn temp(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("relok-bench-cuda-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    p
+    temp_path("cuda", name)
 }
 
 /// Runs the whole benchmark; `relok` is the binary to start children from.

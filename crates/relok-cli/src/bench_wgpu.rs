@@ -15,7 +15,7 @@
 //!   dispatch, exception record read back).
 
 use crate::args::parse_args;
-use crate::bench::{median, run_child, Laps};
+use crate::bench::{median, run_child, temp_path, Laps};
 use crate::examples::EXAMPLES;
 use crate::launch::{prepare, run_prepared, Prepared, Target};
 use relok_ir::Strategy;
@@ -129,9 +129,7 @@ pub struct WgpuBench {
 }
 
 fn temp(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("relok-bench-wgpu-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    p
+    temp_path("wgpu", name)
 }
 
 /// Runs the whole benchmark; `relok` is the binary to start children from.

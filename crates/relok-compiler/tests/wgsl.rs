@@ -296,3 +296,43 @@ fn runtime_library_rng_and_counter_are_written() {
         assert!(text.contains("vec2<u32>(relok_args[0], relok_args[1])") && text.contains("relok_mul64("), "{s}:\n{text}");
     }
 }
+
+/// Operations whose operands are all constants are written as the IR's
+/// result, unoptimised too: as WGSL `const` expressions they would be
+/// evaluated when the shader is created, where i32 `MIN / -1`, `MIN % -1`
+/// or a u32 overflow are errors, not the IR's values.
+#[test]
+fn constant_operations_are_written_as_their_ir_values() {
+    let cases = [
+        ("i32", "0x80000000", "0xffffffff", "div", "(-2147483647i - 1i)"),
+        ("i32", "0x80000000", "0xffffffff", "rem", "0i"),
+        ("u32", "4294967295", "1", "add", "0u"),
+        ("u32", "2147483648", "1", "shl", "0u"),
+        ("i32", "7", "0", "div", "0i"),
+        ("u64", "18446744073709551615", "2", "mul", "vec2<u32>(4294967294u, 4294967295u)"),
+    ];
+    for (ty, a, b, op, want) in cases {
+        let src = format!(
+            "kernel @k(v0: ptr<global, {ty}>) {{\n    v1: {ty} = const {a}\n    v2: {ty} = const {b}\n    v3: {ty} = {op} v1, v2\n    store v0, v3\n    return\n}}\n"
+        );
+        let m = relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+        let stencil = Stencil::new(&m, "k").expect("stencil");
+        let a = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false }, None).unwrap_or_else(|e| panic!("{op}: {e}"));
+        let text = String::from_utf8(a.code).expect("UTF-8");
+        validate(&text).unwrap_or_else(|e| panic!("{ty} {op}: {e}\n{text}"));
+        assert!(text.contains(&format!("const v3: {} = {want};", if ty == "u64" { "vec2<u32>" } else { ty })), "{ty} {op}:\n{text}");
+    }
+}
+
+/// Thread and block ids are the kernel entry's parameters: a device
+/// function that is not inlined cannot read them, and says so.
+#[test]
+fn ids_in_a_device_function_that_is_not_inlined_are_refused() {
+    let src = "fn @tid() -> u32 {\n    v0: u32 = thread_id.x\n    return v0\n}\n\nkernel @k(v0: ptr<global, u32>) {\n    v1: u32 = call @tid()\n    store v0, v1\n    return\n}\n";
+    let m = relok_ir::parse(src).expect("parses");
+    let stencil = Stencil::new(&m, "k").expect("stencil");
+    let e = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false }, None).expect_err("refused");
+    assert!(e.to_string().contains("a thread or block id in a device function (inline it)"), "{e}");
+    // Inlined (the default), it is written.
+    compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions::default(), None).expect("inlined");
+}

@@ -31,7 +31,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// What the tiers of a [`KernelCache`] did in this process.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -78,9 +78,7 @@ enum Count {
     BundleCorrupt,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::lock;
 
 /// The store configuration of this compiler under `root`, with the size
 /// cap from `RELOK_CACHE_MAX_BYTES` (a number with an optional `K`, `M`
@@ -91,6 +89,20 @@ pub fn store_config(root: &Path) -> Result<StoreConfig, String> {
         config.max_bytes = parse_size(&v).ok_or_else(|| format!("RELOK_CACHE_MAX_BYTES={v:?} is not a size"))?;
     }
     Ok(config)
+}
+
+/// A binary archive's configuration (`StoreConfig::binary`) with the cap
+/// `RELOK_BINARY_CACHE_MAX_BYTES` names, if it is a size.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+pub(crate) fn binary_store_config(root: &Path, device: &str, build: &str) -> StoreConfig {
+    let mut c = StoreConfig::binary(root, device, build);
+    if let Ok(v) = std::env::var("RELOK_BINARY_CACHE_MAX_BYTES") {
+        match parse_size(&v) {
+            Some(n) => c.max_bytes = n,
+            None => tracing::warn!("RELOK_BINARY_CACHE_MAX_BYTES={v:?} is not a size; using the default cap"),
+        }
+    }
+    c
 }
 
 /// `123`, `64K`, `500M`, `1G` (powers of 1024).

@@ -55,7 +55,7 @@ use relok_ir::Strategy;
 use std::collections::BTreeMap;
 use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// Why the cuda device cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -129,9 +129,7 @@ pub struct CudaLoadStats {
     pub archive: relok_cache::TierStats,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::lock;
 
 impl CudaDevice {
     /// Opens GPU `ordinal` in its primary context (shared with other users
@@ -201,14 +199,7 @@ impl CudaDevice {
             .ok()
             .and_then(|t| t.split_whitespace().skip_while(|w| *w != "Module").nth(1).map(str::to_owned))
             .unwrap_or_else(|| "unknown".into());
-        let mut c = StoreConfig::binary(root, &format!("{}-sm{}", self.name, self.sm), &format!("driver{}-{build}", self.driver_version));
-        if let Ok(v) = std::env::var("RELOK_BINARY_CACHE_MAX_BYTES") {
-            match crate::cache::parse_size(&v) {
-                Some(n) => c.max_bytes = n,
-                None => tracing::warn!("RELOK_BINARY_CACHE_MAX_BYTES={v:?} is not a size; using the default cap"),
-            }
-        }
-        c
+        crate::cache::binary_store_config(root, &format!("{}-sm{}", self.name, self.sm), &format!("driver{}-{build}", self.driver_version))
     }
 
     /// Uses `store` as this device's binary archive (or none).

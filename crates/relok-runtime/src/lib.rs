@@ -21,6 +21,12 @@ pub mod session;
 #[cfg(feature = "wgpu")]
 pub mod wgpu;
 
+/// Locks `m`, also after a thread panicked holding it (every value behind
+/// these locks stays consistent between statements).
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub use cpu::{
     Access, CpuDevice, DevicePtr, DeviceError, FaultKind, KernelArg, LaunchConfig, LaunchError, LaunchState, LaunchStats,
     LoadedKernel, PatchCells,

@@ -16,8 +16,10 @@
 //!   it as `relok_heap[word.x >> 2]` (binding 3). Objects are bump-allocated
 //!   16-byte aligned from offset 16 (no object has word 0) and never reused;
 //!   the heap grows by copying into a larger buffer, which changes no word.
-//! - Every [`DeviceMemory::alloc_zeroed`] is a buffer of its own (id ≥ 1),
-//!   bound whole to the kernel parameter it is passed as (binding 4 + i).
+//! - Every [`DeviceMemory::alloc_zeroed`] is a buffer of its own, its id
+//!   unique in the process (a pointer of one device names nothing on
+//!   another), bound whole to the kernel parameter it is passed as
+//!   (binding 4 + i).
 //!
 //! # Loading and launching
 //!
@@ -39,12 +41,13 @@
 //! [`relok_cache::Store`] of kind `Binary` under `<cache>/binary/wgpu-
 //! <backend>-<adapter>-<vendor>-<device>-<driver>/`. The entry's payload
 //! is a header of ours — backend, vendor, device, adapter and driver names,
-//! wgpu's major version — then wgpu's blob; the store checks the framing
-//! and SHA-256, the header is compared with this adapter, and only then
-//! does the blob reach wgpu (which checks its own header and the driver's
-//! cache UUID). Anything that does not match is a miss: the cache starts
-//! empty and the blob is replaced when the device is dropped (or
-//! [`WgpuDevice::save_pipeline_cache`]) after new pipelines were made.
+//! the Vulkan driver's pipeline-cache UUID, wgpu's major version — then
+//! wgpu's blob; the store checks the framing and SHA-256, the header is
+//! compared with this adapter, and only then does the blob reach wgpu
+//! (which checks its own header; the Vulkan driver checks its own too).
+//! Anything that does not match is a miss: the cache starts empty and the
+//! blob is replaced when the device is dropped (or
+//! [`WgpuDevice::save_pipeline_cache`]) after pipelines were made.
 //! `RELOK_BINARY_CACHE=off` (or `RELOK_CACHE=off`) disables it; the cap is
 //! `RELOK_BINARY_CACHE_MAX_BYTES`.
 
@@ -58,7 +61,7 @@ use relok_ir::{Strategy, Type};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// Why the wgpu device cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -80,14 +83,15 @@ const HEAP_START: u64 = 16;
 const HEAP_ALIGN: u64 = 16;
 /// The heap's first size.
 const HEAP_INITIAL: u64 = 64 << 10;
+/// The next buffer id: unique in the process, so a pointer of one wgpu
+/// device names nothing on another.
+static NEXT_BUFFER: AtomicU32 = AtomicU32::new(1);
 /// Bytes of an exception record.
 const RECORD_BYTES: u64 = ExceptionLayout::WORDS as u64 * 8;
 /// wgpu's major version, part of the pipeline-cache header.
 const WGPU_MAJOR: u32 = 30;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::lock;
 
 fn driver(call: &'static str, message: impl ToString) -> DeviceError {
     DeviceError::Driver { call, message: message.to_string() }
@@ -104,6 +108,22 @@ pub struct AdapterSummary {
     pub backend: String,
     /// Whether it is a GPU (not a software rasteriser such as lavapipe).
     pub hardware: bool,
+}
+
+/// The Vulkan driver's pipeline-cache UUID of `adapter`; `None` on other
+/// backends.
+#[cfg(not(target_vendor = "apple"))]
+fn cache_uuid(adapter: &::wgpu::Adapter) -> Option<[u8; 16]> {
+    // SAFETY: the hal adapter is only read (its properties from
+    // vkGetPhysicalDeviceProperties) while `adapter` is alive.
+    let hal = unsafe { adapter.as_hal::<::wgpu::hal::api::Vulkan>() }?;
+    Some(hal.physical_device_capabilities().properties().pipeline_cache_uuid)
+}
+
+/// Metal has no Vulkan driver (nor a wgpu pipeline cache).
+#[cfg(target_vendor = "apple")]
+fn cache_uuid(_: &::wgpu::Adapter) -> Option<[u8; 16]> {
+    None
 }
 
 fn instance() -> ::wgpu::Instance {
@@ -149,14 +169,15 @@ pub fn list_adapters() -> Vec<AdapterSummary> {
 pub struct WgpuDevice {
     ordinal: usize,
     info: ::wgpu::AdapterInfo,
+    /// The Vulkan driver's pipeline-cache UUID (part of our blob header).
+    cache_uuid: Option<[u8; 16]>,
     device: ::wgpu::Device,
     queue: ::wgpu::Queue,
     limits: ::wgpu::Limits,
     id: DeviceId,
     heap: Mutex<Heap>,
-    /// Buffers of `alloc_zeroed`, by id.
-    buffers: Mutex<BTreeMap<u32, ::wgpu::Buffer>>,
-    next_buffer: AtomicU32,
+    /// Buffers of `alloc_zeroed`, by id, with the bytes asked for.
+    buffers: Mutex<BTreeMap<u32, (::wgpu::Buffer, u64)>>,
     /// Bind-group and pipeline layouts, by number of buffer parameters.
     layouts: Mutex<HashMap<usize, Arc<Layouts>>>,
     /// Bound to binding 2 when a kernel has no table.
@@ -210,7 +231,8 @@ pub enum PipelineCacheState {
     /// A blob was found but refused (framing, checksum, header, size): a
     /// miss; it is replaced on the next save.
     Rejected,
-    /// A blob of this adapter and driver was handed to wgpu.
+    /// A blob of this adapter and driver was handed to wgpu (which may
+    /// still start empty if its own header does not match).
     Hit,
 }
 
@@ -260,6 +282,7 @@ impl WgpuDevice {
         }
         let adapter = all.swap_remove(ordinal);
         let info = adapter.get_info();
+        let cache_uuid = cache_uuid(&adapter);
         let features = adapter.features() & ::wgpu::Features::PIPELINE_CACHE;
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&::wgpu::DeviceDescriptor {
@@ -286,13 +309,13 @@ impl WgpuDevice {
         let mut d = WgpuDevice {
             ordinal,
             info,
+            cache_uuid,
             device,
             queue,
             limits,
             id,
             heap: Mutex::new(Heap { buffer: heap, top: HEAP_START, live: BTreeMap::new() }),
             buffers: Mutex::default(),
-            next_buffer: AtomicU32::new(1),
             layouts: Mutex::default(),
             empty_table,
             loaded: Mutex::default(),
@@ -329,14 +352,7 @@ impl WgpuDevice {
     pub fn archive_config(&self, root: &std::path::Path) -> StoreConfig {
         let i = &self.info;
         let adapter = format!("wgpu-{}-{}-{:04x}-{:04x}", i.backend.to_str(), i.name, i.vendor, i.device);
-        let mut c = StoreConfig::binary(root, &adapter, &format!("{}-{}-wgpu{WGPU_MAJOR}", i.driver, i.driver_info));
-        if let Ok(v) = std::env::var("RELOK_BINARY_CACHE_MAX_BYTES") {
-            match crate::cache::parse_size(&v) {
-                Some(n) => c.max_bytes = n,
-                None => tracing::warn!("RELOK_BINARY_CACHE_MAX_BYTES={v:?} is not a size; using the default cap"),
-            }
-        }
-        c
+        crate::cache::binary_store_config(root, &adapter, &format!("{}-{}-wgpu{WGPU_MAJOR}", i.driver, i.driver_info))
     }
 
     /// Whether the device has a pipeline cache (`PIPELINE_CACHE`: Vulkan).
@@ -367,8 +383,9 @@ impl WgpuDevice {
     /// on.
     fn cache_header(&self) -> Vec<u8> {
         let i = &self.info;
+        let uuid: String = self.cache_uuid.map_or_else(|| "none".into(), |u| u.iter().map(|b| format!("{b:02x}")).collect());
         format!(
-            "relok-wgpu-pipeline-cache v1\nbackend {}\nvendor {:#x}\ndevice {:#x}\nadapter {}\ndriver {}\ndriver-info {}\nwgpu {WGPU_MAJOR}\n\n",
+            "relok-wgpu-pipeline-cache v1\nbackend {}\nvendor {:#x}\ndevice {:#x}\nadapter {}\ndriver {}\ndriver-info {}\ncache-uuid {uuid}\nwgpu {WGPU_MAJOR}\n\n",
             i.backend.to_str(),
             i.vendor,
             i.device,
@@ -413,21 +430,37 @@ impl WgpuDevice {
                 Lookup::Miss => {}
             }
         }
-        let cache = self.scoped("createPipelineCache", || {
-            // SAFETY: `blob` is what `PipelineCache::get_data` returned on
-            // an adapter of this backend, vendor, device, name and driver
-            // (our header, compared above) under this major version of
-            // wgpu, and arrived intact (the store's SHA-256); wgpu checks
-            // its own header and the driver's cache UUID, and with
-            // `fallback` an unusable blob gives an empty cache.
-            unsafe {
-                self.device.create_pipeline_cache(&::wgpu::PipelineCacheDescriptor {
-                    label: Some("relok pipelines"),
-                    data: blob.as_deref(),
-                    fallback: true,
-                })
+        let create = |data: Option<&[u8]>| {
+            self.scoped("createPipelineCache", || {
+                // SAFETY: `data` is what `PipelineCache::get_data` returned
+                // on an adapter of this backend, vendor, device, name,
+                // driver and Vulkan pipeline-cache UUID (our header,
+                // compared above) under this major version of wgpu, and it
+                // arrived intact (the store's SHA-256). wgpu checks its own
+                // header too; with `fallback` a blob it cannot use gives an
+                // empty cache.
+                unsafe {
+                    self.device.create_pipeline_cache(&::wgpu::PipelineCacheDescriptor {
+                        label: Some("relok pipelines"),
+                        data,
+                        fallback: true,
+                    })
+                }
+            })
+        };
+        let cache = match create(blob.as_deref()) {
+            Err(e) if blob.is_some() => {
+                // wgpu refuses some blobs even with `fallback` (another
+                // device by its own header): drop it and start empty.
+                if let Some(archive) = &self.archive {
+                    archive.reject(WgpuDevice::cache_key(), &format!("wgpu refused it: {e}"));
+                }
+                state = PipelineCacheState::Rejected;
+                blob = None;
+                create(None)
             }
-        });
+            other => other,
+        };
         match cache {
             Ok(c) => {
                 if state == PipelineCacheState::Hit {
@@ -673,7 +706,7 @@ impl WgpuDevice {
                 if matches!(ty, Type::Ptr(..)) {
                     let (id, offset) = split(DevicePtr(v));
                     match buffers.get(&id) {
-                        Some(b) if id != 0 && offset == 0 => bound.push(b.clone()),
+                        Some((b, _)) if offset == 0 => bound.push(b.clone()),
                         _ => return Err(driver("launch", format!("{v:#x} is not the start of a buffer of this device (wgpu binds buffers whole)"))),
                     }
                 } else {
@@ -686,13 +719,15 @@ impl WgpuDevice {
         slots.push(0);
         let bytes: Vec<u8> = slots.iter().flat_map(|s| s.to_le_bytes()).collect();
         self.queue.write_buffer(&io.args, 0, &bytes);
-        let heap = lock(&self.heap).buffer.clone();
+        // Held until the launch is submitted: the heap cannot grow (and leave
+        // this kernel writing to the old buffer) in between.
+        let heap = lock(&self.heap);
         self.scoped("launch", || {
             let mut entries = vec![
                 ::wgpu::BindGroupEntry { binding: 0, resource: io.record.as_entire_binding() },
                 ::wgpu::BindGroupEntry { binding: 1, resource: io.args.as_entire_binding() },
                 ::wgpu::BindGroupEntry { binding: 2, resource: kernel.table.as_ref().unwrap_or(&self.empty_table).as_entire_binding() },
-                ::wgpu::BindGroupEntry { binding: 3, resource: heap.as_entire_binding() },
+                ::wgpu::BindGroupEntry { binding: 3, resource: heap.buffer.as_entire_binding() },
             ];
             for (i, b) in bound.iter().enumerate() {
                 entries.push(::wgpu::BindGroupEntry { binding: 4 + i as u32, resource: b.as_entire_binding() });
@@ -708,6 +743,7 @@ impl WgpuDevice {
             encoder.copy_buffer_to_buffer(&io.record, 0, &io.readback, 0, RECORD_BYTES);
             self.queue.submit([encoder.finish()]);
         })?;
+        drop(heap);
         self.stats.launches.fetch_add(1, Ordering::Relaxed);
         let record = self.map_read(&io.readback)?;
         let words: Vec<u64> = record.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default())).collect();
@@ -724,7 +760,11 @@ impl WgpuDevice {
         buffer.map_async(::wgpu::MapMode::Read, .., move |r| {
             let _ = tx.send(r);
         });
-        self.wait()?;
+        if let Err(e) = self.wait() {
+            // Cancels the pending mapping: the buffer stays usable.
+            buffer.unmap();
+            return Err(e);
+        }
         match rx.recv() {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(driver("mapAsync", e)),
@@ -735,24 +775,29 @@ impl WgpuDevice {
         Ok(out)
     }
 
-    /// The buffer `ptr` points into, its offset there and the allocation's
-    /// bytes from that offset, checked to hold `len` bytes.
-    fn locate(&self, ptr: DevicePtr, len: u64) -> Result<(::wgpu::Buffer, u64), DeviceError> {
+    /// Runs `f` on the buffer `ptr` points into and the offset there, once
+    /// `len` bytes from `ptr` are known to lie inside one allocation. The
+    /// heap stays locked meanwhile: it cannot grow under `f`.
+    fn with_memory<T>(&self, ptr: DevicePtr, len: u64, f: impl FnOnce(&::wgpu::Buffer, u64) -> Result<T, DeviceError>) -> Result<T, DeviceError> {
         let (id, offset) = split(ptr);
         let oob = DeviceError::OutOfBounds { addr: ptr.0, len };
         let end = offset.checked_add(len).ok_or(oob.clone())?;
         if id == 0 {
             let heap = lock(&self.heap);
             match heap.live.range(..=offset).next_back() {
-                Some((&base, &size)) if end <= base + size => Ok((heap.buffer.clone(), offset)),
+                Some((&base, &size)) if end <= base + size => f(&heap.buffer, offset),
                 _ => Err(oob),
             }
         } else {
-            match lock(&self.buffers).get(&id) {
-                Some(b) if end <= b.size() => Ok((b.clone(), offset)),
-                _ => Err(oob),
-            }
+            let buffer = lock(&self.buffers).get(&id).filter(|(_, size)| end <= *size).map(|(b, _)| b.clone());
+            f(&buffer.ok_or(oob)?, offset)
         }
+    }
+
+    /// The largest storage buffer this device binds (a multiple of 4, below
+    /// 4 GiB: offsets are 32-bit).
+    fn max_binding(&self) -> u64 {
+        self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size).min(u64::from(u32::MAX)) & !3
     }
 
     /// Copies `len` bytes at `offset` of `buffer` out (through a staging
@@ -776,11 +821,11 @@ impl WgpuDevice {
     /// Grows the heap to hold `needed` bytes (copying its contents; no word
     /// changes).
     fn grow_heap(&self, heap: &mut Heap, needed: u64) -> Result<(), DeviceError> {
-        let max = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size).min(u64::from(u32::MAX));
+        let max = self.max_binding();
         if needed > max {
             return Err(DeviceError::OutOfMemory { requested: needed - heap.top, in_use: heap.top, limit: max });
         }
-        let size = needed.next_power_of_two().clamp(HEAP_INITIAL, max);
+        let size = needed.next_power_of_two().max(HEAP_INITIAL).min(max);
         let usage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
         let bigger = self.buffer("relok heap", size, usage)?;
         self.scoped("copyBufferToBuffer", || {
@@ -804,18 +849,17 @@ impl DeviceMemory for WgpuDevice {
     }
 
     fn alloc_zeroed(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
-        let max = self.limits.max_storage_buffer_binding_size.min(u64::from(u32::MAX));
+        let max = self.max_binding();
         if bytes > max {
             return Err(DeviceError::OutOfMemory { requested: bytes, in_use: 0, limit: max });
         }
+        let id = NEXT_BUFFER
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1))
+            .map_err(|_| DeviceError::AddressSpaceExhausted)?;
         let usage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
         // wgpu zero-initialises every buffer.
         let b = self.buffer("relok buffer", bytes, usage)?;
-        let id = self.next_buffer.fetch_add(1, Ordering::Relaxed);
-        if id == u32::MAX {
-            return Err(DeviceError::AddressSpaceExhausted);
-        }
-        lock(&self.buffers).insert(id, b);
+        lock(&self.buffers).insert(id, (b, bytes));
         Ok(DevicePtr(u64::from(id) << 32))
     }
 
@@ -832,36 +876,36 @@ impl DeviceMemory for WgpuDevice {
     }
 
     fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError> {
-        let (buffer, offset) = self.locate(ptr, bytes.len() as u64)?;
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        let (start, end) = (offset & !3, (offset + bytes.len() as u64).next_multiple_of(4));
-        let span = if start == offset && end == offset + bytes.len() as u64 {
-            bytes.to_vec()
-        } else {
-            // Writes are whole 32-bit words: keep the neighbouring bytes.
-            let mut span = self.read_span(&buffer, start, end - start)?;
-            let from = (offset - start) as usize;
-            span[from..from + bytes.len()].copy_from_slice(bytes);
-            span
-        };
-        self.scoped("writeBuffer", || self.queue.write_buffer(&buffer, start, &span))?;
-        Ok(())
+        self.with_memory(ptr, bytes.len() as u64, |buffer, offset| {
+            if bytes.is_empty() {
+                return Ok(());
+            }
+            let (start, end) = (offset & !3, (offset + bytes.len() as u64).next_multiple_of(4));
+            let span = if start == offset && end == offset + bytes.len() as u64 {
+                bytes.to_vec()
+            } else {
+                // Writes are whole 32-bit words: keep the neighbouring bytes.
+                let mut span = self.read_span(buffer, start, end - start)?;
+                let from = (offset - start) as usize;
+                span[from..from + bytes.len()].copy_from_slice(bytes);
+                span
+            };
+            self.scoped("writeBuffer", || self.queue.write_buffer(buffer, start, &span))
+        })
     }
 
     fn read_bytes(&self, ptr: DevicePtr, len: u64) -> Result<Vec<u8>, DeviceError> {
-        let (buffer, offset) = self.locate(ptr, len)?;
-        self.read_span(&buffer, offset, len)
+        self.with_memory(ptr, len, |buffer, offset| self.read_span(buffer, offset, len))
     }
 
     fn free_bytes(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
         let (id, offset) = split(ptr);
         let freed = if id == 0 {
-            // Heap space is not reused: objects live as long as sessions.
+            // Heap space is not reused (sessions free nothing: their
+            // objects live as long as the device).
             lock(&self.heap).live.remove(&offset).is_some()
         } else {
-            offset == 0 && lock(&self.buffers).remove(&id).is_some_and(|b| {
+            offset == 0 && lock(&self.buffers).remove(&id).is_some_and(|(b, _)| {
                 b.destroy();
                 true
             })

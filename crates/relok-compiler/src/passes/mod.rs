@@ -13,7 +13,7 @@
 
 mod cse;
 mod dce;
-mod fold;
+pub(crate) mod fold;
 mod inline;
 #[cfg(test)]
 mod tests;

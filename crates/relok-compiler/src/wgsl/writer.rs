@@ -518,7 +518,22 @@ impl<'m> FuncCx<'m> {
         }
         let sc = self.scalar(v)?;
         let ty = wgsl_ty(sc).unwrap_or("u32");
+        // An operation of constants is written as its value (the IR's own
+        // evaluation): as a WGSL `const` expression it would be evaluated
+        // when the shader is created, where i32 `MIN / -1` or an overflow
+        // is an error rather than the IR's result.
+        let folded = match op {
+            Op::Const(bits) => Some(*bits),
+            Op::Unary(..) | Op::Binary(..) | Op::Compare(..) | Op::Select(..) | Op::Convert(..) | Op::Bitcast(..) => {
+                crate::passes::fold::eval(self.f, op, v, &self.consts)
+            }
+            _ => None,
+        };
+        if let Some(bits) = folded {
+            self.consts.insert(v, bits);
+        }
         let e = match op {
+            _ if folded.is_some() => literal(sc, folded.unwrap_or_default()),
             Op::Const(bits) => literal(sc, *bits),
             Op::BakedWord(w) => format!("vec2<u32>({}u, {}u)", *w as u32, (*w >> 32) as u32),
             Op::Unary(u, a) => self.unary(v, sc, *u, *a)?,
@@ -546,6 +561,10 @@ impl<'m> FuncCx<'m> {
                 Some(_) => format!("l{}", var.index()),
                 None => self.load_expr(Base::Local(*var), "0u", sc),
             },
+            Op::Builtin(_) if self.f.kind != FuncKind::Kernel => {
+                // The ids are the kernel entry's parameters.
+                return Err(self.unsupported(v, "a thread or block id in a device function (inline it)"));
+            }
             Op::Builtin(b) => {
                 let axis = match b.axis() {
                     Axis::X => "x",
@@ -579,7 +598,7 @@ impl<'m> FuncCx<'m> {
         // `let` bound to a constant expression ("NotInScope"). Float
         // constants stay `let`: a NaN or infinite `const` is an error.
         let keyword = match op {
-            Op::Const(_) if sc != Scalar::F32 => "const",
+            _ if folded.is_some() && sc != Scalar::F32 => "const",
             Op::BakedWord(_) => "const",
             _ => "let",
         };
