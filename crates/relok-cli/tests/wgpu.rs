@@ -301,3 +301,40 @@ fn bench_wgpu_reports_what_served_each_first_launch() {
     assert!(starts.iter().all(|s| s["median_us"].as_f64().is_some_and(|t| t > 0.0)), "{r}");
     assert_eq!(r["launches"].as_array().map(Vec::len), Some(2), "{r}");
 }
+
+/// The heap grows (by copying into a larger buffer) while another thread
+/// launches kernels that count in a runtime global there: no word changes,
+/// no object loses its bytes, and no launch's writes are lost.
+#[test]
+fn the_heap_grows_under_concurrent_launches_without_losing_a_write() {
+    let Some(gpu) = gpu("heap growth") else { return };
+    let (session, cache) = (Session::new(), KernelCache::uncached());
+    let target = Target { device: &gpu, session: &session, cache: &cache, strategy: Strategy::Table };
+    let before = run(&target, WORDS, "words", &["zeros:4"], &LaunchConfig::default());
+    let (rounds, per_round) = (40u64, 64u64);
+    let start = counter(&session, &gpu);
+    let objects: Vec<(relok_runtime::DevicePtr, u8)> = std::thread::scope(|s| {
+        let launches = s.spawn(|| {
+            for _ in 0..rounds {
+                run(&target, COUNTER, "count", &["zeros:64"], &LaunchConfig::linear(1, per_round as u32));
+            }
+        });
+        // 40 objects of 16 KiB: the 64 KiB heap grows several times.
+        let objects = (0..40u8)
+            .map(|i| {
+                let p = gpu.alloc_object(16 << 10).expect("heap object");
+                gpu.write_bytes(p, &vec![i; 16 << 10]).expect("write");
+                (p, i)
+            })
+            .collect();
+        launches.join().expect("launch thread");
+        objects
+    });
+    assert_eq!(counter(&session, &gpu), start + rounds * per_round, "every launch's increments are in the heap");
+    for (p, i) in objects {
+        assert_eq!(gpu.read_bytes(p, 16 << 10).expect("read"), vec![i; 16 << 10], "object {i}");
+    }
+    let after = run(&target, WORDS, "words", &["zeros:4"], &LaunchConfig::default());
+    assert_eq!(before, after, "words are heap offsets: growth changes none");
+    assert_eq!(after[0], ArgValue::Buffer(Scalar::Word, session_words(&session, &gpu)));
+}
