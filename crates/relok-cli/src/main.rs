@@ -51,13 +51,15 @@ enum Command {
         /// `[a, b]`, `zeros:N`, `iota:N` or `rand:N[:SEED]` for a buffer.
         #[arg(long = "arg", short = 'a', allow_hyphen_values = true)]
         args: Vec<String>,
-        /// Device: `cpu` or `cpu:N`.
+        /// Device: `cpu[:N]`, `cuda[:N]`, `wgpu[:N]` (`RELOK_WGPU_ADAPTER`
+        /// narrows the adapters by name or backend) or `best`.
         #[arg(long, short, default_value = "cpu")]
         device: String,
         /// Stop the kernel after this many interpreter steps (cpu device).
         #[arg(long)]
         step_budget: Option<u64>,
-        /// How host objects' words reach the code: bake, patch or table.
+        /// How host objects' words reach the code: bake, patch or table
+        /// (not patch on wgpu).
         #[arg(long, short, default_value = "table", value_parser = parse_strategy)]
         strategy: Strategy,
         /// Print one JSON record instead of text.
@@ -81,7 +83,8 @@ enum Command {
     },
     /// Run the example kernels, check them against Rust and time each step.
     Demo {
-        /// Device: `best` (the default), `cpu` or `cpu:N`.
+        /// Device: `best` (the default: a CUDA GPU, else a wgpu GPU, else the
+        /// cpu), `cpu[:N]`, `cuda[:N]` or `wgpu[:N]`.
         #[arg(long, short, default_value = "best")]
         device: String,
         /// One JSON record per example.
