@@ -163,7 +163,7 @@ pub struct Precompiled {
 }
 
 /// `relok precompile`: every kernel of `files` for every target and
-/// strategy, as a bundle; `progress` is called after each item with
+/// strategy (but `patch` for WGSL), as a bundle; `progress` is called after each item with
 /// (done, total, label).
 pub fn precompile(
     files: &[PathBuf],
@@ -174,27 +174,33 @@ pub fn precompile(
     if let Some(s) = strategies.iter().find(|s| **s == Strategy::Bake) {
         return Err(format!("strategy {s}: baked kernels hold one process's words and cannot be precompiled (use patch or table)"));
     }
+    // Patching is impossible on wgpu: WGSL takes the other strategies.
+    let pairs: Vec<(CodeTarget, Strategy)> = targets
+        .iter()
+        .flat_map(|&t| strategies.iter().filter(move |&&s| !(t == CodeTarget::Wgsl && s == Strategy::Patch)).map(move |&s| (t, s)))
+        .collect();
+    if let Some(t) = targets.iter().find(|t| !pairs.iter().any(|(p, _)| p == *t)) {
+        return Err(format!("target {}: none of the strategies given can be used (patching is impossible on wgpu; use table)", t.name()));
+    }
     let mut sources = Vec::new();
     for f in files {
         sources.push(source::load(f).map_err(|e| e.0)?);
     }
-    let total: usize = sources.iter().map(|s| s.module.kernels().count()).sum::<usize>() * targets.len() * strategies.len();
+    let total: usize = sources.iter().map(|s| s.module.kernels().count()).sum::<usize>() * pairs.len();
     let mut entries = Vec::new();
     let mut done = Vec::new();
     for src in &sources {
         for (_, k) in src.module.kernels() {
             let stencil = Stencil::new(&src.module, &k.name).map_err(|e| format!("{}: @{}: {e}", src.file, k.name))?;
-            for &target in targets {
-                for &strategy in strategies {
-                    let options = CompileOptions::default();
-                    let a = artifact::compile(&stencil, target, strategy, options, None)
-                        .map_err(|e| format!("{}: @{}: {e}", src.file, k.name))?;
-                    let payload = a.to_payload().map_err(|e| e.to_string())?;
-                    let key = Key(a.key);
-                    entries.push(entry::encode(Kind::Artifact, COMPILER_ID, key, &payload));
-                    done.push(Precompiled { file: src.file.clone(), kernel: k.name.clone(), strategy, target, key });
-                    progress(done.len(), total, &format!("{} @{} {strategy}", src.file, k.name));
-                }
+            for &(target, strategy) in &pairs {
+                let options = CompileOptions::default();
+                let a = artifact::compile(&stencil, target, strategy, options, None)
+                    .map_err(|e| format!("{}: @{}: {e}", src.file, k.name))?;
+                let payload = a.to_payload().map_err(|e| e.to_string())?;
+                let key = Key(a.key);
+                entries.push(entry::encode(Kind::Artifact, COMPILER_ID, key, &payload));
+                done.push(Precompiled { file: src.file.clone(), kernel: k.name.clone(), strategy, target, key });
+                progress(done.len(), total, &format!("{} @{} {strategy}", src.file, k.name));
             }
         }
     }
