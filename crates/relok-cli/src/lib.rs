@@ -11,6 +11,7 @@ pub mod bench_cuda;
 pub mod bench_wgpu;
 pub mod cachecmd;
 pub mod demo;
+pub mod devices;
 pub mod diag;
 pub mod examples;
 pub mod launch;

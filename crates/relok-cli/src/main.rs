@@ -26,6 +26,13 @@ enum Command {
         /// A `.rk` file.
         file: PathBuf,
     },
+    /// List the devices `--device` can name on this machine, and which one
+    /// `best` picks.
+    Devices {
+        /// One JSON record per device.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a kernel file in canonical form.
     Fmt {
         /// A `.rk` file.
@@ -294,6 +301,17 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
     match cli.command {
+        Command::Devices { json } => {
+            let devices = relok_cli::devices::list();
+            for d in &devices {
+                if json {
+                    println!("{}", serde_json::to_string(d).map_err(|e| e.to_string())?);
+                } else {
+                    println!("{:<8} {}{}", d.spec, d.what, if d.best { "  (best)" } else { "" });
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Check { file } => {
             let src = source::load(&file).map_err(|e| e.0)?;
             let kernels = src.module.kernels().count();

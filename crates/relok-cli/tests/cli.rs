@@ -169,3 +169,21 @@ fn compile_writes_ptx_and_the_manifest_and_refuses_bake() {
     assert!(!bad_target.status.success());
     assert!(String::from_utf8_lossy(&bad_target.stderr).contains("expected cpu, ptx, ptx-smNN or wgsl"));
 }
+
+#[test]
+fn devices_lists_the_cpu_and_every_adapter_and_marks_one_best() {
+    let out = relok(&["devices", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("one JSON record a line")).collect();
+    assert_eq!(rows.first().map(|r| r["spec"].clone()), Some("cpu:0".into()), "{rows:?}");
+    assert_eq!(rows.iter().filter(|r| r["best"] == true).count(), 1, "{rows:?}");
+    let adapters = relok_runtime::wgpu::list_adapters();
+    for a in &adapters {
+        assert!(rows.iter().any(|r| r["spec"] == format!("wgpu:{}", a.ordinal)), "{rows:?}");
+    }
+    // Without a CUDA GPU or a wgpu GPU, `best` is the cpu, as `relok demo` says.
+    if relok_runtime::cuda::device_count() == 0 && !adapters.iter().any(|a| a.hardware) {
+        assert_eq!(rows[0]["best"], true, "{rows:?}");
+    }
+}
