@@ -1,7 +1,7 @@
 //! `relok devices`: what `--device` can name on this machine — the cpu
 //! device, each CUDA GPU, each wgpu adapter (narrowed by
-//! `RELOK_WGPU_ADAPTER`) — and which one `best` picks (`Device::open`'s
-//! rule: a CUDA GPU, else a wgpu adapter that is a GPU, else the cpu).
+//! `RELOK_WGPU_ADAPTER`) — and which one `best` picks
+//! (`Device::best_spec`).
 
 use serde::Serialize;
 
@@ -20,23 +20,20 @@ pub struct Listed {
 pub fn list() -> Vec<Listed> {
     let listed = |spec: String, what: String| Listed { spec, what, best: false };
     let mut out = vec![listed("cpu:0".into(), "the reference interpreter (cpu:N: more, each its own memory)".into())];
-    // `best`: the first CUDA GPU, else the first wgpu GPU, else the cpu.
-    let mut best = None;
     #[cfg(feature = "cuda")]
     for n in 0..relok_runtime::cuda::device_count() {
         let what = relok_runtime::cuda::CudaDevice::open(n)
             .map_or_else(|e| format!("a CUDA GPU that does not open: {e}"), |d| format!("{}, sm_{}", d.name(), d.sm()));
-        best = best.or(Some(out.len()));
         out.push(listed(format!("cuda:{n}"), what));
     }
     #[cfg(feature = "wgpu")]
     for a in relok_runtime::wgpu::list_adapters() {
-        if a.hardware {
-            best = best.or(Some(out.len()));
-        }
         let kind = if a.hardware { "GPU" } else { "software" };
         out.push(listed(format!("wgpu:{}", a.ordinal), format!("{}, {}, {kind}", a.name, a.backend)));
     }
-    out[best.unwrap_or(0)].best = true;
+    let best = relok_runtime::Device::best_spec();
+    for d in &mut out {
+        d.best = d.spec == best;
+    }
     out
 }

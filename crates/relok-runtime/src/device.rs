@@ -118,18 +118,31 @@ impl Device {
         }
     }
 
-    fn best() -> Device {
+    /// What `best` names on this machine: `cuda:0` when the driver sees a
+    /// GPU, else the first wgpu adapter that is a GPU, else `cpu:0`.
+    pub fn best_spec() -> String {
         #[cfg(feature = "cuda")]
-        if let Ok(d) = crate::cuda::CudaDevice::open_with_archive(0) {
-            return Device::Cuda(d);
+        if crate::cuda::device_count() > 0 {
+            return "cuda:0".into();
         }
         #[cfg(feature = "wgpu")]
-        if let Some(a) = crate::wgpu::list_adapters().into_iter().find(|a| a.hardware)
-            && let Ok(d) = crate::wgpu::WgpuDevice::open_with_archive(a.ordinal)
-        {
-            return Device::Wgpu(Box::new(d));
+        if let Some(a) = crate::wgpu::list_adapters().into_iter().find(|a| a.hardware) {
+            return format!("wgpu:{}", a.ordinal);
         }
-        Device::Cpu(CpuDevice::new(0))
+        "cpu:0".into()
+    }
+
+    /// The device [`Device::best_spec`] names; the cpu device if it does not
+    /// open.
+    fn best() -> Device {
+        let spec = Device::best_spec();
+        match spec.as_str() {
+            "cpu:0" => Device::Cpu(CpuDevice::new(0)),
+            _ => Device::open(&spec).unwrap_or_else(|e| {
+                tracing::warn!("best: {e}; using the cpu device");
+                Device::Cpu(CpuDevice::new(0))
+            }),
+        }
     }
 
     /// `cpu:0`, `cuda:0 (NVIDIA H200, sm_90)`, `wgpu:0 (llvmpipe, vulkan)`.
