@@ -305,7 +305,7 @@ impl WgpuDevice {
         static OPENED: AtomicU64 = AtomicU64::new(0);
         // Distinct for every open device of the process and from cpu ids
         // (addresses below 2^63) and cuda ids (bit 62 clear).
-        let id = DeviceId((3 << 62) | (OPENED.fetch_add(1, Ordering::Relaxed) << 8) | ordinal as u64);
+        let id = DeviceId((3 << 62) | (OPENED.fetch_add(1, Ordering::Relaxed) << 8) | (ordinal as u64 & 0xff));
         let mut d = WgpuDevice {
             ordinal,
             info,
