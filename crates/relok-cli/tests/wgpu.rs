@@ -83,10 +83,9 @@ fn every_file_test_run_line_passes_on_wgpu() {
         }
     }
     skip(&format!("{skipped} file-test run lines"), "`fault:` lines are the cpu device's; `strategy=patch` lines cannot run on wgpu");
-    // What WGSL cannot express is refused at compile time, by name: f64
-    // (no SHADER_F64 use) anywhere, and exactly these kernels' 64-bit
-    // atomics other than add and pointers without a static base
-    // (docs/wgpu.md).
+    // What WGSL cannot express is refused at compile time, by name:
+    // exactly these kernels' 64-bit atomics other than add and pointers
+    // without a static base (docs/wgpu.md; f64 is emulated on its bits).
     const REFUSED: [(&str, &str); 7] = [
         ("@atom_minmax_i64", "atomic.min on i64 (WGSL has only 32-bit atomics)"),
         ("@atom_minmax_u64", "atomic.min on u64 (WGSL has only 32-bit atomics)"),
@@ -99,8 +98,7 @@ fn every_file_test_run_line_passes_on_wgpu() {
     let (refused, failures): (Vec<String>, Vec<String>) =
         failures.into_iter().partition(|f| f.contains("is not supported by the WGSL backend"));
     for r in &refused {
-        let documented = r.contains("f64 (the adapter's SHADER_F64 feature is not used by this backend)")
-            || REFUSED.iter().any(|(k, why)| r.contains(&format!("WGSL: {k}: ")) && r.contains(why));
+        let documented = REFUSED.iter().any(|(k, why)| r.contains(&format!("WGSL: {k}: ")) && r.contains(why));
         assert!(documented, "an undocumented refusal: {r}");
         skip(r, "refused by the WGSL backend");
     }

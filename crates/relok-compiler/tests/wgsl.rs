@@ -62,10 +62,10 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         }
     }
     assert!(invalid.is_empty(), "{} invalid WGSL modules; the first:\n{}", invalid.len(), invalid[0]);
-    // Every kernel without f64, a 64-bit atomic.xchg/min/max or a pointer
-    // without a static base is written: every example (throw and counter
-    // through the runtime library's 64-bit compare-and-swap and add) and
-    // the file tests.
+    // Every kernel without a 64-bit atomic.xchg/min/max or a pointer
+    // without a static base is written (f64 included, emulated on its
+    // bits): every example (throw and counter through the runtime
+    // library's 64-bit compare-and-swap and add) and the file tests.
     let written: &[(&str, &[&str])] = &[
         ("boxed.rk", &["unbox"]),
         ("counter.rk", &["count"]),
@@ -82,16 +82,16 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("run_atomics_global.rk", &["atom_add", "atom_minmax_i32", "atom_minmax_u32", "cas_claim"]),
         ("run_atomics_shared.rk", &["shared_count", "shared_ops"]),
         ("run_barrier_shared.rk", &["reverse", "rotate_twice"]),
-        ("run_bitcast.rk", &["b32", "bits_i32", "word_from", "word_trip"]),
-        ("run_bool_select.rk", &["bools", "sel"]),
+        ("run_bitcast.rk", &["b32", "b64", "bits_i32", "word_from", "word_trip"]),
+        ("run_bool_select.rk", &["bools", "sel", "sel_f64"]),
         ("run_builtins_3d.rk", &["dims", "ids", "linear"]),
         ("run_calls.rk", &["use_clamp", "use_nested", "use_void"]),
-        ("run_compare.rk", &["cmp_f32", "cmp_i32", "cmp_i64", "cmp_u32", "cmp_u64"]),
-        ("run_const_data.rk", &["read_lut", "read_pair", "read_table"]),
-        ("run_convert.rk", &["bool2x", "u2x"]),
+        ("run_compare.rk", &["cmp_f32", "cmp_f64", "cmp_i32", "cmp_i64", "cmp_u32", "cmp_u64"]),
+        ("run_const_data.rk", &["read_lut", "read_pair", "read_scalar", "read_table"]),
+        ("run_convert.rk", &["bool2x", "f2x", "f64x", "i2x", "i32x", "u2x", "u64f"]),
         ("run_div_rem_zero.rk", &["bin_i32"]),
         ("run_faults.rk", &["diverge", "forever", "oob_atomic", "oob_load", "oob_local", "oob_shared", "oob_store"]),
-        ("run_float_arith.rk", &["fbin_f32", "fmm_f32", "isnan_f32"]),
+        ("run_float_arith.rk", &["fbin_f32", "fbin_f64", "fmm_f32", "fmm_f64", "isnan_f32", "isnan_f64"]),
         ("run_int_arith_i32.rk", &["bin_i32"]),
         ("run_int_arith_i64.rk", &["bin_i64"]),
         ("run_int_arith_u32.rk", &["bin_u32"]),
@@ -99,10 +99,10 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("run_int_bitwise.rk", &["bw_i32", "bw_i64", "bw_u32", "bw_u64"]),
         ("run_launch_errors.rk", &["k"]),
         ("run_loops.rk", &["find", "nested", "sum_odd"]),
-        ("run_memory.rk", &["copy_rev", "grid_1d", "offsets"]),
+        ("run_memory.rk", &["copy_rev", "grid_1d", "neg_index", "offsets"]),
         ("run_redzones.rk", &["const_next", "local_in_callee", "local_next", "shared_next"]),
         ("run_shifts.rk", &["bin_i32"]),
-        ("run_unary.rk", &["un_f32", "un_i32", "un_i64", "un_u32", "un_u64"]),
+        ("run_unary.rk", &["un_f32", "un_f64", "un_i32", "un_i64", "un_u32", "un_u64"]),
         ("saxpy.rk", &["saxpy"]),
         ("scale.rk", &["scale"]),
         ("scan.rk", &["scan"]),
@@ -120,7 +120,7 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
     }
     // What is refused is refused for one of those reasons.
     for r in &refused {
-        let known = ["SHADER_F64", "(WGSL has only 32-bit atomics)", "a 64-bit compare-and-swap", "pointer", "ptr<"];
+        let known = ["(WGSL has only 32-bit atomics)", "a 64-bit compare-and-swap", "pointer", "ptr<"];
         assert!(known.iter().any(|k| r.contains(k)), "refused for another reason: {r}");
     }
     assert_eq!(valid.len(), 2 * written.iter().map(|(_, k)| k.len()).sum::<usize>(), "{} valid, {} refused", valid.len(), refused.len());
@@ -167,10 +167,11 @@ impl Body {
 #[test]
 fn every_64_bit_operation_and_helper_validates() {
     // Parameters: scalars, then one buffer per type.
-    let tys = ["bool", "i32", "u32", "f32", "i64", "u64"];
-    let mut b = Body::new(12);
+    let tys = ["bool", "i32", "u32", "f32", "i64", "u64", "f64"];
+    let n = tys.len();
+    let mut b = Body::new(2 * n);
     let (val, buf) = (|t: &str| format!("v{}", tys.iter().position(|x| *x == t).expect("type")), |t: &str| {
-        format!("v{}", 6 + tys.iter().position(|x| *x == t).expect("type"))
+        format!("v{}", n + tys.iter().position(|x| *x == t).expect("type"))
     });
     let mut slot = 0;
     let mut out = |b: &mut Body, t: &str, v: &str| {
@@ -215,6 +216,31 @@ fn every_64_bit_operation_and_helper_validates() {
         let r = b.let_("f32", &format!("{op} {}, {}", val("f32"), val("f32")));
         out(&mut b, "f32", &r);
     }
+    // f64 on its bits: every operation, a constant, a load, bitcasts.
+    let (x, y) = (val("f64"), b.let_("f64", "const 0.1"));
+    for op in ["add", "sub", "mul", "div", "rem", "min", "max"] {
+        let r = b.let_("f64", &format!("{op} {x}, {y}"));
+        out(&mut b, "f64", &r);
+    }
+    for op in ["neg", "abs", "sqrt"] {
+        let r = b.let_("f64", &format!("{op} {x}"));
+        out(&mut b, "f64", &r);
+    }
+    for op in ["eq", "ne", "lt", "le", "gt", "ge"] {
+        let r = b.let_("bool", &format!("{op} {x}, {y}"));
+        out(&mut b, "bool", &r);
+    }
+    let r = b.let_("f64", &format!("select {}, {x}, {y}", val("bool")));
+    out(&mut b, "f64", &r);
+    let p = b.let_("ptr<global, f64>", &format!("offset {}, {}", buf("f64"), val("u32")));
+    let r = b.let_("f64", &format!("load {p}"));
+    out(&mut b, "f64", &r);
+    for t in ["i64", "u64"] {
+        let r = b.let_(t, &format!("bitcast {x}"));
+        out(&mut b, t, &r);
+        let r = b.let_("f64", &format!("bitcast {}", val(t)));
+        out(&mut b, "f64", &r);
+    }
     for op in ["eq", "ne", "lt", "ge"] {
         let r = b.let_("bool", &format!("{op} {}, {}", val("f32"), val("f32")));
         out(&mut b, "bool", &r);
@@ -232,7 +258,7 @@ fn every_64_bit_operation_and_helper_validates() {
     let (z, one) = (b.let_("u64", "const 0"), b.let_("u64", "const 1"));
     let r = b.let_("u64", &format!("atomic.cas {exc}, {z}, {one}"));
     out(&mut b, "u64", &r);
-    let params: Vec<String> = tys.iter().enumerate().map(|(i, t)| format!("v{i}: {t}")).chain(tys.iter().enumerate().map(|(i, t)| format!("v{}: ptr<global, {t}>", i + 6))).collect();
+    let params: Vec<String> = tys.iter().enumerate().map(|(i, t)| format!("v{i}: {t}")).chain(tys.iter().enumerate().map(|(i, t)| format!("v{}: ptr<global, {t}>", i + n))).collect();
     let src = format!(
         "fn @mix(v0: i64, v1: u64) -> i64 {{\n    v2: i64 = bitcast v1\n    v3: i64 = mul v0, v2\n    return v3\n}}\n\nkernel @all64({}) {{\n    shared %acc: u64\n{}    return\n}}\n",
         params.join(", "),
@@ -244,7 +270,11 @@ fn every_64_bit_operation_and_helper_validates() {
     let helpers = [
         "relok_isnan", "relok_add64", "relok_sub64", "relok_mul32", "relok_mul64", "relok_lt_u64", "relok_lt_i64", "relok_shl64",
         "relok_shr64", "relok_sar64", "relok_udivmod64", "relok_sdivmod64", "relok_u64_to_f32", "relok_i64_to_f32",
-        "relok_f32_to_i32", "relok_f32_to_u32", "relok_f32_to_u64", "relok_f32_to_i64", "relok_fmod32",
+        "relok_f32_to_i32", "relok_f32_to_u32", "relok_f32_to_u64", "relok_f32_to_i64", "relok_fmod32", "relok_isnan64", "relok_eq_f64",
+        "relok_lt_f64", "relok_min_f64", "relok_max_f64", "relok_u64_to_f64", "relok_i64_to_f64", "relok_f32_to_f64", "relok_rsr64",
+        "relok_f64_to_f32", "relok_pack64", "relok_unpack64", "relok_nan2_64", "relok_fadd64", "relok_fsub64", "relok_mul128",
+        "relok_fmul64", "relok_fdiv64", "relok_fsqrt64", "relok_frem64", "relok_f64_mag", "relok_f64_to_i32", "relok_f64_to_u32",
+        "relok_f64_to_i64", "relok_f64_to_u64",
     ];
     for s in [Strategy::Table, Strategy::Bake] {
         for optimize in [true, false] {
@@ -262,14 +292,13 @@ fn every_64_bit_operation_and_helper_validates() {
 
 /// What cannot be exact is refused, by name.
 #[test]
-fn inexact_64_bit_atomics_and_f64_are_refused_by_name() {
+fn inexact_64_bit_atomics_are_refused_by_name() {
     let cases = [
         ("v2: u64 = atomic.cas v0, v1, v1", "a 64-bit compare-and-swap whose operands are not constants with equal high halves"),
         ("v2: u64 = const 1\n    v3: u64 = const 4294967297\n    v4: u64 = atomic.cas v0, v2, v3", "a 64-bit compare-and-swap whose operands are not constants with equal high halves"),
         ("v2: u64 = atomic.xchg v0, v1", "atomic.xchg on u64 (WGSL has only 32-bit atomics)"),
         ("v2: u64 = atomic.min v0, v1", "atomic.min on u64 (WGSL has only 32-bit atomics)"),
         ("v2: u64 = atomic.max v0, v1", "atomic.max on u64 (WGSL has only 32-bit atomics)"),
-        ("v2: f64 = convert v1", "f64 (the adapter's SHADER_F64 feature is not used by this backend)"),
     ];
     for (body, what) in cases {
         let src = format!("kernel @k(v0: ptr<global, u64>, v1: u64) {{\n    {body}\n    return\n}}\n");

@@ -11,8 +11,13 @@
 //! arithmetic, `mul` from 16-bit partial products, `div`/`rem` by long
 //! division with the rules for zero and `MIN / -1`, shifts modulo 64,
 //! signed or unsigned compares, conversions between every pair of
-//! `bool`/`i32`/`u32`/`f32`/`i64`/`u64` as Rust's `as`); f32 `rem` as an
-//! exact `fmod`; pointers with a statically known base — a buffer
+//! `bool`/`i32`/`u32`/`f32`/`i64`/`u64`/`f64` as Rust's `as`); f32 `rem`
+//! as an exact `fmod`; `f64` as its bits in a `vec2<u32>`, every operation
+//! emulated exactly as IEEE binary64 computes it on x86-64 (the cpu
+//! device): `add`/`sub`/`mul`/`div`/`sqrt` correctly rounded to nearest
+//! even with subnormals, `rem` an exact `fmod`, `min`/`max` as Rust's,
+//! IEEE compares, NaN results as SSE gives them (the first NaN operand
+//! quieted, the default NaN for an invalid operation); pointers with a statically known base — a buffer
 //! parameter, the per-device heap (`wordptr`), the relocation table, the
 //! exception record (`state.exception`), a `shared` or `local` variable, a
 //! module constant — and a run-time byte offset; loads and stores of those
@@ -40,8 +45,7 @@
 //!   written by such swaps) that `relok_throw` claims.
 //!
 //! Refused with [`Error::Unsupported`], naming the function and the value:
-//! `f64` (the adapter's `SHADER_F64` feature is not used), a 64-bit
-//! `atomic.cas` whose operands are not such constants, 64-bit
+//! a 64-bit `atomic.cas` whose operands are not such constants, 64-bit
 //! `atomic.xchg`/`min`/`max` (a compare-exchange on one half cannot make
 //! them atomic), a pointer without a static base, and the `patch` strategy
 //! (a loader cannot write a WGSL module's globals).

@@ -29,25 +29,21 @@ enum Base {
     Exception,
 }
 
-fn wgsl_ty(s: Scalar) -> Option<&'static str> {
+fn wgsl_ty(s: Scalar) -> &'static str {
     match s {
-        Scalar::Bool => Some("bool"),
-        Scalar::I32 => Some("i32"),
-        Scalar::U32 => Some("u32"),
-        Scalar::F32 => Some("f32"),
-        Scalar::Word | Scalar::I64 | Scalar::U64 => Some("vec2<u32>"),
-        Scalar::F64 => None,
+        Scalar::Bool => "bool",
+        Scalar::I32 => "i32",
+        Scalar::U32 => "u32",
+        Scalar::F32 => "f32",
+        // f64 as its bits, computed on by helpers (naga cannot bitcast
+        // vec2<u32> to f64, Metal has no f64).
+        Scalar::Word | Scalar::I64 | Scalar::U64 | Scalar::F64 => "vec2<u32>",
     }
-}
-
-/// Why a type without a WGSL form has none.
-fn note(s: Scalar) -> &'static str {
-    if s == Scalar::F64 { " (the adapter's SHADER_F64 feature is not used by this backend)" } else { "" }
 }
 
 /// Whether `s` is held as `vec2<u32>` (low, high).
 fn wide(s: Scalar) -> bool {
-    matches!(s, Scalar::Word | Scalar::I64 | Scalar::U64)
+    matches!(s, Scalar::Word | Scalar::I64 | Scalar::U64 | Scalar::F64)
 }
 
 /// Writes a module.
@@ -156,10 +152,11 @@ impl<'m> Writer<'m> {
                             Scalar::I32 => format!("bitcast<i32>(relok_args[{slot}])"),
                             Scalar::U32 => format!("relok_args[{slot}]"),
                             Scalar::F32 => format!("bitcast<f32>(relok_args[{slot}])"),
-                            s if wide(*s) => format!("vec2<u32>(relok_args[{slot}], relok_args[{}])", slot + 1),
-                            other => return Err(cx.unsupported(p, format!("a parameter of type {other}{}", note(*other)))),
+                            Scalar::Word | Scalar::I64 | Scalar::U64 | Scalar::F64 => {
+                                format!("vec2<u32>(relok_args[{slot}], relok_args[{}])", slot + 1)
+                            }
                         };
-                        cx.line(format!("let v{}: {} = {e};", p.index(), wgsl_ty(*s).unwrap_or("u32")));
+                        cx.line(format!("let v{}: {} = {e};", p.index(), wgsl_ty(*s)));
                         slot += 2;
                     }
                     t => return Err(cx.unsupported(p, format!("a parameter of type {t}"))),
@@ -171,12 +168,12 @@ impl<'m> Writer<'m> {
                 let Type::Scalar(s) = &f.values[p].ty else {
                     return Err(cx.unsupported(p, "a pointer parameter of a device function (inline it)"));
                 };
-                let t = wgsl_ty(*s).ok_or_else(|| cx.unsupported(p, format!("a parameter of type {s}{}", note(*s))))?;
+                let t = wgsl_ty(*s);
                 params.push(format!("v{}: {t}", p.index()));
             }
             let ret = match &f.ret {
                 Some(Type::Scalar(s)) => {
-                    format!(" -> {}", wgsl_ty(*s).ok_or_else(|| cx.unsupported(Value::new(0), format!("a result of type {s}{}", note(*s))))?)
+                    format!(" -> {}", wgsl_ty(*s))
                 }
                 Some(t) => return Err(cx.unsupported(Value::new(0), format!("a result of type {t}"))),
                 None => String::new(),
@@ -267,7 +264,7 @@ impl<'m> FuncCx<'m> {
     fn reg_var(&self, v: Var) -> Option<&'static str> {
         let d = &self.f.vars[v];
         match (&d.kind, &d.ty) {
-            (VarKind::Local, Type::Scalar(s)) if !self.addressed[v.index()] => wgsl_ty(*s),
+            (VarKind::Local, Type::Scalar(s)) if !self.addressed[v.index()] => Some(wgsl_ty(*s)),
             _ => None,
         }
     }
@@ -279,8 +276,7 @@ impl<'m> FuncCx<'m> {
 
     fn scalar(&self, v: Value) -> Result<Scalar, Error> {
         match &self.f.values[v].ty {
-            Type::Scalar(s) if wgsl_ty(*s).is_some() => Ok(*s),
-            Type::Scalar(s) => Err(self.unsupported(v, format!("a value of type {s}{}", note(*s)))),
+            Type::Scalar(s) => Ok(*s),
             t => Err(self.unsupported(v, format!("a value of type {t} here"))),
         }
     }
@@ -517,7 +513,7 @@ impl<'m> FuncCx<'m> {
             return Ok(());
         }
         let sc = self.scalar(v)?;
-        let ty = wgsl_ty(sc).unwrap_or("u32");
+        let ty = wgsl_ty(sc);
         // An operation of constants is written as its value (the IR's own
         // evaluation): as a WGSL `const` expression it would be evaluated
         // when the shader is created, where i32 `MIN / -1` or an overflow
@@ -618,7 +614,7 @@ impl<'m> FuncCx<'m> {
         let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
         let off = self.offset(ptr, index, size)?;
         let (a, atomic) = self.array(b);
-        let ty = wgsl_ty(sc).unwrap_or("u32");
+        let ty = wgsl_ty(sc);
         if !atomic || !matches!(sc, Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::I64) {
             return Err(self.unsupported(v, format!("a compare-and-swap on {sc} here")));
         }
@@ -685,7 +681,7 @@ impl<'m> FuncCx<'m> {
         }
         let x = format!("bitcast<u32>(v{})", value.index());
         let slot = format!("&{a}[({off}) >> 2u]");
-        let direct = |f: &str| format!("bitcast<{}>({f}({slot}, {x}))", wgsl_ty(sc).unwrap_or("u32"));
+        let direct = |f: &str| format!("bitcast<{}>({f}({slot}, {x}))", wgsl_ty(sc));
         Ok(match (op, sc) {
             (AtomicOp::Add, _) => direct("atomicAdd"),
             (AtomicOp::Xchg, _) => direct("atomicExchange"),
@@ -724,6 +720,10 @@ impl<'m> FuncCx<'m> {
             (UnaryOp::Abs, Scalar::U32 | Scalar::U64) => x,
             (UnaryOp::Abs, Scalar::F32) => format!("bitcast<f32>(bitcast<u32>({x}) & 0x7fffffffu)"),
             (UnaryOp::Sqrt, Scalar::F32) => format!("sqrt({x})"),
+            // f64: sign bit operations on the bits, sqrt correctly rounded.
+            (UnaryOp::Neg, Scalar::F64) => format!("({x} ^ vec2<u32>(0u, 0x80000000u))"),
+            (UnaryOp::Abs, Scalar::F64) => format!("({x} & vec2<u32>(0xffffffffu, 0x7fffffffu))"),
+            (UnaryOp::Sqrt, Scalar::F64) => self.call(Helper::FSqrt64, &[&x]),
             _ => return Err(self.unsupported(v, format!("{u} on {sc}"))),
         })
     }
@@ -732,6 +732,20 @@ impl<'m> FuncCx<'m> {
         let (x, y) = (format!("v{}", a.index()), format!("v{}", c.index()));
         if matches!(sc, Scalar::I64 | Scalar::U64) {
             return Ok(self.binary64(sc, b, &x, &y));
+        }
+        if sc == Scalar::F64 {
+            // IEEE binary64 on the bits, as x86-64 computes it.
+            let h = match b {
+                BinaryOp::Add => Helper::FAdd64,
+                BinaryOp::Sub => Helper::FSub64,
+                BinaryOp::Mul => Helper::FMul64,
+                BinaryOp::Div => Helper::FDiv64,
+                BinaryOp::Rem => Helper::FRem64,
+                BinaryOp::Min => Helper::MinF64,
+                BinaryOp::Max => Helper::MaxF64,
+                _ => return Err(self.unsupported(v, format!("{b} on {sc}"))),
+            };
+            return Ok(self.call(h, &[&x, &y]));
         }
         let int = matches!(sc, Scalar::I32 | Scalar::U32);
         // Signed wrapping arithmetic through u32 (WGSL's i32 may trap in
@@ -824,6 +838,15 @@ impl<'m> FuncCx<'m> {
             CmpOp::Ge => ">=",
         };
         Ok(match sc {
+            // IEEE on the bits: NaN unordered (only ne holds), -0 == +0.
+            Scalar::F64 => match cmp {
+                CmpOp::Eq => self.call(Helper::EqF64, &[&x, &y]),
+                CmpOp::Ne => format!("!{}", self.call(Helper::EqF64, &[&x, &y])),
+                CmpOp::Lt => self.call(Helper::LtF64, &[&x, &y]),
+                CmpOp::Gt => self.call(Helper::LtF64, &[&y, &x]),
+                CmpOp::Le => format!("({} || {})", self.call(Helper::LtF64, &[&x, &y]), self.call(Helper::EqF64, &[&x, &y])),
+                CmpOp::Ge => format!("({} || {})", self.call(Helper::LtF64, &[&y, &x]), self.call(Helper::EqF64, &[&x, &y])),
+            },
             _ if wide(sc) && cmp == CmpOp::Eq => format!("all({x} == {y})"),
             _ if wide(sc) && cmp == CmpOp::Ne => format!("any({x} != {y})"),
             Scalar::I64 | Scalar::U64 => {
@@ -886,6 +909,20 @@ impl<'m> FuncCx<'m> {
             (Scalar::F32, Scalar::U32) => self.call(Helper::F32ToU32, &[&x]),
             (Scalar::F32, Scalar::I64) => self.call(Helper::F32ToI64, &[&x]),
             (Scalar::F32, Scalar::U64) => self.call(Helper::F32ToU64, &[&x]),
+            // f64 on its bits: exact or to nearest even; to integers toward
+            // zero, saturating, NaN to 0; nonzero (NaN too) is true.
+            (Scalar::Bool, Scalar::F64) => format!("vec2<u32>(0u, select(0u, 0x3ff00000u, {x}))"),
+            (Scalar::F64, Scalar::Bool) => format!("any(({x} & vec2<u32>(0xffffffffu, 0x7fffffffu)) != vec2<u32>(0u, 0u))"),
+            (Scalar::I32, Scalar::F64) => self.call(Helper::I64ToF64, &[&sext]),
+            (Scalar::U32, Scalar::F64) => self.call(Helper::U64ToF64, &[&zext]),
+            (Scalar::I64, Scalar::F64) => self.call(Helper::I64ToF64, &[&x]),
+            (Scalar::U64, Scalar::F64) => self.call(Helper::U64ToF64, &[&x]),
+            (Scalar::F32, Scalar::F64) => self.call(Helper::F32ToF64, &[&x]),
+            (Scalar::F64, Scalar::F32) => self.call(Helper::F64ToF32, &[&x]),
+            (Scalar::F64, Scalar::I32) => self.call(Helper::F64ToI32, &[&x]),
+            (Scalar::F64, Scalar::U32) => self.call(Helper::F64ToU32, &[&x]),
+            (Scalar::F64, Scalar::I64) => self.call(Helper::F64ToI64, &[&x]),
+            (Scalar::F64, Scalar::U64) => self.call(Helper::F64ToU64, &[&x]),
             _ => return Err(self.unsupported(v, format!("a conversion from {from} to {to}"))),
         })
     }
