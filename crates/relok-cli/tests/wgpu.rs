@@ -1,5 +1,6 @@
 //! The wgpu device against the cpu device (the oracle), under table and
-//! bake: every example, every file test's run lines, the words of every
+//! bake: every example, every file test's run lines, every f64 operation
+//! bit for bit on 16 384 edge-weighted operand pairs, the words of every
 //! kind of host object, a runtime global per device, exceptions (and the
 //! device still usable after one), two devices in one process, `patch`
 //! refused, a second process that loads every WGSL artifact from the store
@@ -358,4 +359,111 @@ fn a_precompiled_wgsl_bundle_runs_every_example_without_compiling() {
     assert_eq!(cache.stats().compiles, 0, "{:?}", cache.stats());
     let only_patch = relok_cli::cachecmd::precompile(&files, &target, &[Strategy::Patch], &mut |_, _, _| {});
     assert!(only_patch.is_err_and(|e| e.contains("patching is impossible on wgpu")));
+
+/// f64 (emulated on its bits by the WGSL backend) equals the cpu device
+/// bit for bit on edge-weighted operand pairs: every operation, compare
+/// and conversion.
+#[test]
+fn f64_operations_equal_the_cpu_device_bit_for_bit() {
+    let Some(gpu) = gpu("f64") else { return };
+    let cpu = Device::Cpu(CpuDevice::new(0));
+    let (session, cache) = (Session::new(), KernelCache::uncached());
+    // Operands: random bits, specials, subnormals, near powers of two,
+    // close pairs (cancellation), from a fixed generator.
+    let specials = [
+        0u64, 1 << 63, 1, 0x000f_ffff_ffff_ffff, 0x0010_0000_0000_0000, 0x7fef_ffff_ffff_ffff, 0x7ff0_0000_0000_0000,
+        0x7ff0_0000_0000_0001, 0x7ff8_0000_0000_0000, 0x7ff8_dead_beef_0001, 0x3ff0_0000_0000_0000, 0x3fb9_9999_9999_999a,
+        0x4330_0000_0000_0001, 0x43e0_0000_0000_0000, 0x41e0_0000_0000_0000, 0x3690_0000_0000_0000,
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let n = 16384usize;
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        let r = next();
+        let sign = (r >> 20) << 63;
+        let x = match i % 6 {
+            0 => r,
+            1 => specials[(r % 16) as usize] ^ sign,
+            2 => r & 0x800f_ffff_ffff_ffff,
+            3 => (((r >> 8) % 2047) << 52) ^ (r & 7) ^ sign,
+            _ => ((1000 + (r >> 40) % 100) << 52) | (next() & 0x000f_ffff_ffff_ffff) | sign,
+        };
+        let r = next();
+        let y = match i % 5 {
+            0 => r,
+            1 => specials[(r % 16) as usize] ^ ((r >> 30) << 63),
+            2 => x.wrapping_add((r % 7) << 52).wrapping_add(r >> (r % 64)) ^ ((r >> 9) << 63),
+            3 => x ^ (r & 0xfff) ^ (1 << 63),
+            _ => r & 0x800f_ffff_ffff_ffff,
+        };
+        a.push(x);
+        b.push(y);
+    }
+    let ops64 = ["add", "sub", "mul", "div", "rem", "min", "max"];
+    let mut body = String::from(
+        "    v4: u32 = block_id.x\n    v5: u32 = block_dim.x\n    v6: u32 = thread_id.x\n    v7: u32 = mul v4, v5\n    v8: u32 = add v7, v6\n    v9: u64 = load v0[v8]\n    v10: u64 = load v1[v8]\n    v11: f64 = bitcast v9\n    v12: f64 = bitcast v10\n    v13: u32 = const 32\n    v14: u32 = mul v8, v13\n",
+    );
+    let mut k = 15;
+    let mut slot = 0;
+    let mut out = |body: &mut String, k: &mut usize, ty: &str, op: String| {
+        let (r, i, at) = (*k, *k + 1, *k + 2);
+        *k += 3;
+        let bits = if ty == "f64" { format!("    v{}: u64 = bitcast v{r}\n", *k) } else { format!("    v{}: u64 = convert v{r}\n", *k) };
+        body.push_str(&format!("    v{r}: {ty} = {op}\n{bits}    v{i}: u32 = const {slot}\n    v{at}: u32 = add v14, v{i}\n    store v2[v{at}], v{}\n", *k));
+        *k += 1;
+        slot += 1;
+    };
+    for op in ops64 {
+        out(&mut body, &mut k, "f64", format!("{op} v11, v12"));
+    }
+    for op in ["neg", "abs", "sqrt"] {
+        out(&mut body, &mut k, "f64", format!("{op} v11"));
+    }
+    for op in ["eq", "ne", "lt", "le", "gt", "ge"] {
+        out(&mut body, &mut k, "bool", format!("{op} v11, v12"));
+    }
+    for t in ["i32", "u32", "i64", "u64", "bool"] {
+        out(&mut body, &mut k, t, "convert v11".into());
+    }
+    // f64 -> f32 (its bits), integers and f32 -> f64.
+    let (f, c32, lo, hi) = (k, k + 1, k + 2, k + 3);
+    k += 4;
+    body.push_str(&format!("    v{f}: f32 = convert v11\n    v{c32}: u64 = const 32\n    v{lo}: i32 = convert v9\n    v{hi}: u64 = shr v9, v{c32}\n"));
+    out(&mut body, &mut k, "u32", format!("bitcast v{f}"));
+    let (h32, hf) = (k, k + 1);
+    k += 2;
+    body.push_str(&format!("    v{h32}: u32 = convert v{hi}\n    v{hf}: f32 = bitcast v{h32}\n"));
+    for (t, v) in [("f64", format!("convert v{lo}")), ("f64", format!("convert v{h32}")), ("f64", "convert v9".into()), ("f64", format!("convert v{hf}"))] {
+        out(&mut body, &mut k, t, v);
+    }
+    let (i64v, b0) = (k, k + 1);
+    k += 2;
+    body.push_str(&format!("    v{i64v}: i64 = bitcast v10\n    v{b0}: bool = lt v11, v12\n"));
+    out(&mut body, &mut k, "f64", format!("convert v{i64v}"));
+    out(&mut body, &mut k, "f64", format!("convert v{b0}"));
+    assert!(slot <= 32, "{slot} results");
+    let src = format!("kernel @f64ops(v0: ptr<global, u64>, v1: ptr<global, u64>, v2: ptr<global, u64>, v3: u32) {{\n{body}    return\n}}\n");
+    let list = |v: &[u64]| format!("[{}]", v.iter().map(u64::to_string).collect::<Vec<_>>().join(", "));
+    let (la, lb, zeros) = (list(&a), list(&b), format!("zeros:{}", 32 * n));
+    let config = LaunchConfig { grid: [(n / 64) as u32, 1, 1], block: [64, 1, 1], ..LaunchConfig::default() };
+    for &strategy in gpu.strategies() {
+        let on = |device: &Device| {
+            let target = Target { device, session: &session, cache: &cache, strategy };
+            run(&target, &src, "f64ops", &[&la, &lb, &zeros, "0"], &config)
+        };
+        let (g, c) = (on(&gpu), on(&cpu));
+        let (ArgValue::Buffer(_, g), ArgValue::Buffer(_, c)) = (&g[2], &c[2]) else { panic!("buffers") };
+        let bad: Vec<String> = (0..g.len())
+            .filter(|&i| g[i] != c[i])
+            .take(20)
+            .map(|i| format!("x {:#x} y {:#x} result {}: wgpu {:#x}, cpu {:#x}", a[i / 32], b[i / 32], i % 32, g[i], c[i]))
+            .collect();
+        assert!(bad.is_empty(), "{strategy}: {} of {} differ:\n{}\n{src}", (0..g.len()).filter(|&i| g[i] != c[i]).count(), g.len(), bad.join("\n"));
+    }
 }
