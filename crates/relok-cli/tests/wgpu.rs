@@ -359,6 +359,7 @@ fn a_precompiled_wgsl_bundle_runs_every_example_without_compiling() {
     assert_eq!(cache.stats().compiles, 0, "{:?}", cache.stats());
     let only_patch = relok_cli::cachecmd::precompile(&files, &target, &[Strategy::Patch], &mut |_, _, _| {});
     assert!(only_patch.is_err_and(|e| e.contains("patching is impossible on wgpu")));
+}
 
 /// f64 (emulated on its bits by the WGSL backend) equals the cpu device
 /// bit for bit on edge-weighted operand pairs: every operation, compare
