@@ -72,6 +72,36 @@ impl Laps {
     }
 }
 
+/// The example a first-launch child runs: its module and parsed inputs.
+pub(crate) struct ChildExample {
+    pub(crate) ex: &'static Example,
+    pub(crate) module: relok_ir::Module,
+    inputs: Vec<crate::args::ArgValue>,
+}
+
+impl ChildExample {
+    /// Example `name`, parsed.
+    pub(crate) fn parse(name: &str) -> Result<ChildExample, String> {
+        let ex = EXAMPLES.iter().find(|e| e.name == name).ok_or(format!("no example {name}"))?;
+        let module = relok_ir::parse(ex.source).map_err(|e| e.to_string())?;
+        let f = &module.funcs[module.func_by_name(ex.kernel).ok_or("no kernel")?];
+        let inputs = parse_args(f, ex.args)?;
+        Ok(ChildExample { ex, module, inputs })
+    }
+
+    /// Uploads the inputs, launches `prepared` once with the example's
+    /// geometry and reads the outputs back; an exception is an error unless
+    /// the example throws one.
+    pub(crate) fn launch(&self, target: &Target<'_>, prepared: &crate::launch::Prepared) -> Result<(), String> {
+        let config = LaunchConfig { grid: self.ex.grid, block: self.ex.block, ..LaunchConfig::default() };
+        let mut buffers = Vec::new();
+        match crate::launch::run_prepared(target, prepared, &config, &self.inputs, &mut buffers) {
+            Err(e) if self.ex.exception.is_none() => Err(e.to_string()),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// A path under the temporary folder for `bench`'s `name`, emptied.
 pub(crate) fn temp_path(bench: &str, name: &str) -> PathBuf {
     let p = std::env::temp_dir().join(format!("relok-bench-{bench}-{}-{name}", std::process::id()));

@@ -16,9 +16,7 @@
 //!   over 1 GiB in + 1 GiB out, GPU time by events, table and patch against
 //!   bake.
 
-use crate::args::parse_args;
-use crate::bench::{median, run_child, temp_path, Laps};
-use crate::examples::EXAMPLES;
+use crate::bench::{median, run_child, temp_path, ChildExample, Laps};
 use crate::launch::{prepare, Prepared, Target};
 use relok_ir::Strategy;
 use relok_runtime::cpu::{KernelArg, LaunchConfig};
@@ -55,7 +53,6 @@ pub struct ChildReport {
 
 /// The child's part: one example's first launch.
 pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Result<ChildReport, String> {
-    let ex = EXAMPLES.iter().find(|e| e.name == example).ok_or(format!("no example {example}"))?;
     let mut laps = Laps::new(started);
     let t = Instant::now();
     let mut dev = CudaDevice::open(0).map_err(|e| e.to_string())?;
@@ -69,27 +66,17 @@ pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Re
     let cache = KernelCache::open(store).map_err(|e| e.to_string())?;
     let session = Session::new();
     laps.lap("open archive + store");
-    let module = relok_ir::parse(ex.source).map_err(|e| e.to_string())?;
-    let f = &module.funcs[module.func_by_name(ex.kernel).ok_or("no kernel")?];
-    let inputs = parse_args(f, ex.args)?;
+    let ex = ChildExample::parse(example)?;
     laps.lap("parse the kernel text and inputs");
     let target = Target { device: &device, session: &session, cache: &cache, strategy: Strategy::Table };
     let Device::Cuda(dev) = &device else { return Err("not a cuda device".into()) };
-    let artifact = cache.artifact(&session, dev, &module, ex.kernel, dev.target(), Strategy::Table).map_err(|e| e.to_string())?;
+    let artifact = cache.artifact(&session, dev, &ex.module, ex.ex.kernel, dev.target(), Strategy::Table).map_err(|e| e.to_string())?;
     laps.lap("artifact (stencil, key, store read, decode)");
     let k = dev.load_cached(&session, &artifact).map_err(|e| e.to_string())?;
     laps.lap("load (words, module, table, record)");
-    let prepared = Prepared::Cuda(k);
-    let config = LaunchConfig { grid: ex.grid, block: ex.block, ..LaunchConfig::default() };
-    let mut buffers = Vec::new();
-    let out = crate::launch::run_prepared(&target, &prepared, &config, &inputs, &mut buffers);
+    ex.launch(&target, &Prepared::Cuda(k))?;
     laps.lap("inputs, launch, wait, outputs");
     let first_launch_us = started.elapsed().as_secs_f64() * 1e6 - context_us;
-    if let Err(e) = out
-        && ex.exception.is_none()
-    {
-        return Err(e.to_string());
-    }
     let (st, loads) = (cache.stats(), dev.load_stats());
     Ok(ChildReport {
         context_us,

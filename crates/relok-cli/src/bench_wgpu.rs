@@ -14,10 +14,9 @@
 //!   through relok under table and bake (arguments written, bind group,
 //!   dispatch, exception record read back).
 
-use crate::args::parse_args;
-use crate::bench::{median, run_child, temp_path, Laps};
+use crate::bench::{median, run_child, temp_path, ChildExample, Laps};
 use crate::examples::EXAMPLES;
-use crate::launch::{prepare, run_prepared, Prepared, Target};
+use crate::launch::{prepare, Prepared, Target};
 use relok_ir::Strategy;
 use relok_runtime::cpu::{KernelArg, LaunchConfig};
 use relok_runtime::wgpu::{PipelineCacheState, WgpuDevice};
@@ -47,7 +46,6 @@ pub struct ChildReport {
 /// The child's part: one example's first launch (table), with the cache
 /// root `store` and, with `archive`, its pipeline-cache archive.
 pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Result<ChildReport, String> {
-    let ex = EXAMPLES.iter().find(|e| e.name == example).ok_or(format!("no example {example}"))?;
     let mut laps = Laps::new(started);
     let t = Instant::now();
     let dev = WgpuDevice::open_in(0, archive.then(|| store.to_owned())).map_err(|e| e.to_string())?;
@@ -57,26 +55,17 @@ pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Re
     let cache = KernelCache::open(store).map_err(|e| e.to_string())?;
     let session = Session::new();
     laps.lap("open the store");
-    let module = relok_ir::parse(ex.source).map_err(|e| e.to_string())?;
-    let f = &module.funcs[module.func_by_name(ex.kernel).ok_or("no kernel")?];
-    let inputs = parse_args(f, ex.args)?;
+    let ex = ChildExample::parse(example)?;
     laps.lap("parse the kernel text and inputs");
     let Device::Wgpu(dev) = &device else { return Err("not a wgpu device".into()) };
-    let artifact = cache.artifact(&session, dev.as_ref(), &module, ex.kernel, dev.target(), Strategy::Table).map_err(|e| e.to_string())?;
+    let artifact = cache.artifact(&session, dev.as_ref(), &ex.module, ex.ex.kernel, dev.target(), Strategy::Table).map_err(|e| e.to_string())?;
     laps.lap("artifact (stencil, key, store read, decode)");
     let k = dev.load_cached(&session, &artifact).map_err(|e| e.to_string())?;
     laps.lap("load (words, shader module, table)");
     let target = Target { device: &device, session: &session, cache: &cache, strategy: Strategy::Table };
-    let config = LaunchConfig { grid: ex.grid, block: ex.block, ..LaunchConfig::default() };
-    let mut buffers = Vec::new();
-    let out = run_prepared(&target, &Prepared::Wgpu(k), &config, &inputs, &mut buffers);
+    ex.launch(&target, &Prepared::Wgpu(k))?;
     laps.lap("inputs, pipeline, launch, wait, outputs");
     let first_launch_us = started.elapsed().as_secs_f64() * 1e6 - open_us;
-    if let Err(e) = out
-        && ex.exception.is_none()
-    {
-        return Err(e.to_string());
-    }
     let st = cache.stats();
     Ok(ChildReport {
         open_us,
