@@ -517,9 +517,9 @@ impl<'m> FuncCx<'m> {
         // An operation of constants is written as its value (the IR's own
         // evaluation): as a WGSL `const` expression it would be evaluated
         // when the shader is created, where i32 `MIN / -1` or an overflow
-        // is an error rather than the IR's result.
+        // is an error rather than the IR's result. (`const` values are in
+        // `self.consts` from the start.)
         let folded = match op {
-            Op::Const(bits) => Some(*bits),
             Op::Unary(..) | Op::Binary(..) | Op::Compare(..) | Op::Select(..) | Op::Convert(..) | Op::Bitcast(..) => {
                 crate::passes::fold::eval(self.f, op, v, &self.consts)
             }
@@ -528,76 +528,76 @@ impl<'m> FuncCx<'m> {
         if let Some(bits) = folded {
             self.consts.insert(v, bits);
         }
-        let e = match op {
-            _ if folded.is_some() => literal(sc, folded.unwrap_or_default()),
-            Op::Const(bits) => literal(sc, *bits),
-            Op::BakedWord(w) => format!("vec2<u32>({}u, {}u)", *w as u32, (*w >> 32) as u32),
-            Op::Unary(u, a) => self.unary(v, sc, *u, *a)?,
-            Op::Binary(b, a, c) => self.binary(v, sc, *b, *a, *c)?,
-            Op::Compare(cmp, a, b) => self.compare(v, *cmp, *a, *b)?,
-            Op::Select(c, a, b) => format!("select(v{}, v{}, v{})", b.index(), a.index(), c.index()),
-            Op::Convert(a) => self.convert(v, sc, *a)?,
-            Op::Bitcast(a) => {
-                if wide(self.scalar(*a)?) {
-                    // word, u64, i64: the same vec2<u32>.
-                    format!("v{}", a.index())
-                } else {
-                    format!("bitcast<{ty}>(v{})", a.index())
+        let e = if let Some(bits) = folded {
+            literal(sc, bits)
+        } else {
+            match op {
+                Op::Const(bits) => literal(sc, *bits),
+                Op::BakedWord(w) => format!("vec2<u32>({}u, {}u)", *w as u32, (*w >> 32) as u32),
+                Op::Unary(u, a) => self.unary(v, sc, *u, *a)?,
+                Op::Binary(b, a, c) => self.binary(v, sc, *b, *a, *c)?,
+                Op::Compare(cmp, a, b) => self.compare(v, *cmp, *a, *b)?,
+                Op::Select(c, a, b) => format!("select(v{}, v{}, v{})", b.index(), a.index(), c.index()),
+                Op::Convert(a) => self.convert(v, sc, *a)?,
+                Op::Bitcast(a) => {
+                    if wide(self.scalar(*a)?) {
+                        // word, u64, i64: the same vec2<u32>.
+                        format!("v{}", a.index())
+                    } else {
+                        format!("bitcast<{ty}>(v{})", a.index())
+                    }
                 }
-            }
-            Op::Load { ptr, index } => {
-                let b = self.base(*ptr)?;
-                let size = self.pointee(*ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
-                let off = self.offset(*ptr, *index, size)?;
-                let t = self.temp();
-                self.line(format!("let {t}: u32 = {off};"));
-                self.load_expr(b, &t, sc)
-            }
-            Op::Get(var) => match self.reg_var(*var) {
-                Some(_) => format!("l{}", var.index()),
-                None => self.load_expr(Base::Local(*var), "0u", sc),
-            },
-            Op::Builtin(_) if self.f.kind != FuncKind::Kernel => {
-                // The ids are the kernel entry's parameters.
-                return Err(self.unsupported(v, "a thread or block id in a device function (inline it)"));
-            }
-            Op::Builtin(b) => {
-                let axis = match b.axis() {
-                    Axis::X => "x",
-                    Axis::Y => "y",
-                    Axis::Z => "z",
-                };
-                match b {
-                    Builtin::ThreadId(_) => format!("relok_tid.{axis}"),
-                    Builtin::BlockId(_) => format!("relok_bid.{axis}"),
-                    Builtin::BlockDim(_) => format!("relok_block_{axis}"),
-                    Builtin::GridDim(_) => format!("relok_nblocks.{axis}"),
+                Op::Load { ptr, index } => {
+                    let b = self.base(*ptr)?;
+                    let size = self.pointee(*ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
+                    let off = self.offset(*ptr, *index, size)?;
+                    let t = self.temp();
+                    self.line(format!("let {t}: u32 = {off};"));
+                    self.load_expr(b, &t, sc)
                 }
+                Op::Get(var) => match self.reg_var(*var) {
+                    Some(_) => format!("l{}", var.index()),
+                    None => self.load_expr(Base::Local(*var), "0u", sc),
+                },
+                Op::Builtin(_) if self.f.kind != FuncKind::Kernel => {
+                    // The ids are the kernel entry's parameters.
+                    return Err(self.unsupported(v, "a thread or block id in a device function (inline it)"));
+                }
+                Op::Builtin(b) => {
+                    let axis = match b.axis() {
+                        Axis::X => "x",
+                        Axis::Y => "y",
+                        Axis::Z => "z",
+                    };
+                    match b {
+                        Builtin::ThreadId(_) => format!("relok_tid.{axis}"),
+                        Builtin::BlockId(_) => format!("relok_bid.{axis}"),
+                        Builtin::BlockDim(_) => format!("relok_block_{axis}"),
+                        Builtin::GridDim(_) => format!("relok_nblocks.{axis}"),
+                    }
+                }
+                Op::Call(g, args) => {
+                    let a: Vec<String> = args.iter().map(|v| format!("v{}", v.index())).collect();
+                    format!("f_{}({})", self.module.funcs[*g].name, a.join(", "))
+                }
+                Op::Atomic { op, ptr, index, value } => self.atomic(v, sc, *op, *ptr, *index, *value)?,
+                Op::AtomicCas { ptr, index, expected, new } => self.cas(v, sc, *ptr, *index, *expected, *new)?,
+                Op::VarAddr(_) | Op::ConstAddr(_) | Op::Offset { .. } | Op::Elem { .. } | Op::Field { .. } | Op::WordPtr(_) => {
+                    return Err(self.unsupported(v, "a pointer operation with a non-pointer result"));
+                }
+                // Slots 0-1 of relok_args hold the seed (docs/wgpu.md).
+                Op::State(StateField::RngSeed) => "vec2<u32>(relok_args[0], relok_args[1])".into(),
+                Op::State(f) => return Err(self.unsupported(v, format!("state.{} as a value", f.name()))),
+                Op::Ref(_) => return Err(self.unsupported(v, "`ref` (lower the module first)")),
+                Op::Patch(_) => return Err(Error::Patch),
             }
-            Op::Call(g, args) => {
-                let a: Vec<String> = args.iter().map(|v| format!("v{}", v.index())).collect();
-                format!("f_{}({})", self.module.funcs[*g].name, a.join(", "))
-            }
-            Op::Atomic { op, ptr, index, value } => self.atomic(v, sc, *op, *ptr, *index, *value)?,
-            Op::AtomicCas { ptr, index, expected, new } => self.cas(v, sc, *ptr, *index, *expected, *new)?,
-            Op::VarAddr(_) | Op::ConstAddr(_) | Op::Offset { .. } | Op::Elem { .. } | Op::Field { .. } | Op::WordPtr(_) => {
-                return Err(self.unsupported(v, "a pointer operation with a non-pointer result"));
-            }
-            // Slots 0-1 of relok_args hold the seed (docs/wgpu.md).
-            Op::State(StateField::RngSeed) => "vec2<u32>(relok_args[0], relok_args[1])".into(),
-            Op::State(f) => return Err(self.unsupported(v, format!("state.{} as a value", f.name()))),
-            Op::Ref(_) => return Err(self.unsupported(v, "`ref` (lower the module first)")),
-            Op::Patch(_) => return Err(Error::Patch),
         };
         // Integer, bool and word constants are WGSL `const`s: naga 30's
         // override processing (every pipeline wgpu makes) mis-scopes a
         // `let` bound to a constant expression ("NotInScope"). Float
         // constants stay `let`: a NaN or infinite `const` is an error.
-        let keyword = match op {
-            _ if folded.is_some() && sc != Scalar::F32 => "const",
-            Op::BakedWord(_) => "const",
-            _ => "let",
-        };
+        let constant = folded.is_some() || matches!(op, Op::Const(_) | Op::BakedWord(_));
+        let keyword = if constant && sc != Scalar::F32 { "const" } else { "let" };
         self.line(format!("{keyword} {name}: {ty} = {e};"));
         Ok(())
     }
