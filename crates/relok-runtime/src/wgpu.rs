@@ -126,25 +126,19 @@ fn cache_uuid(_: &::wgpu::Adapter) -> Option<[u8; 16]> {
     None
 }
 
-/// The process's wgpu instance, made once: creating one loads the drivers,
-/// which listing adapters and opening devices (`best` does both) would
-/// otherwise each pay again.
-fn instance() -> &'static ::wgpu::Instance {
-    static INSTANCE: std::sync::OnceLock<::wgpu::Instance> = std::sync::OnceLock::new();
-    INSTANCE.get_or_init(|| {
-        let mut desc = ::wgpu::InstanceDescriptor::new_without_display_handle();
-        desc.backends = ::wgpu::Backends::PRIMARY;
-        desc.flags = ::wgpu::InstanceFlags::empty();
-        ::wgpu::Instance::new(desc)
-    })
+fn instance() -> ::wgpu::Instance {
+    let mut desc = ::wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = ::wgpu::Backends::PRIMARY;
+    desc.flags = ::wgpu::InstanceFlags::empty();
+    ::wgpu::Instance::new(desc)
 }
 
 /// The adapters `wgpu[:N]` counts, in order: those of the primary backends
 /// whose name or backend contains `RELOK_WGPU_ADAPTER` (case-insensitive)
 /// when it is set.
-fn adapters() -> Vec<::wgpu::Adapter> {
+fn adapters(instance: &::wgpu::Instance) -> Vec<::wgpu::Adapter> {
     let filter = std::env::var(ADAPTER_VAR).ok().filter(|f| !f.is_empty()).map(|f| f.to_lowercase());
-    pollster::block_on(instance().enumerate_adapters(::wgpu::Backends::PRIMARY))
+    pollster::block_on(instance.enumerate_adapters(::wgpu::Backends::PRIMARY))
         .into_iter()
         .filter(|a| {
             let info = a.get_info();
@@ -155,7 +149,7 @@ fn adapters() -> Vec<::wgpu::Adapter> {
 
 /// Every adapter `wgpu[:N]` can open.
 pub fn list_adapters() -> Vec<AdapterSummary> {
-    adapters()
+    adapters(&instance())
         .iter()
         .enumerate()
         .map(|(ordinal, a)| {
@@ -279,7 +273,8 @@ impl WgpuDevice {
     /// Opens adapter `ordinal` with the archive under cache root `root`
     /// (`None`: no archive).
     pub fn open_in(ordinal: usize, root: Option<std::path::PathBuf>) -> Result<WgpuDevice, WgpuError> {
-        let mut all = adapters();
+        let instance = instance();
+        let mut all = adapters(&instance);
         let count = all.len();
         if ordinal >= count {
             let filter = std::env::var(ADAPTER_VAR).map(|f| format!(" matching {ADAPTER_VAR}={f:?}")).unwrap_or_default();
