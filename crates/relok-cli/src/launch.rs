@@ -3,15 +3,13 @@
 //! artifact), deliver its host objects (load),
 //! allocate and upload the buffers, resolve symbol arguments to words,
 //! launch, read every buffer back, free. Shared by `relok run`, `relok demo`
-//! and the file tests. On the cpu device the kernel cache hands back a cpu
-//! kernel; on a cuda device an artifact for its compute capability, which
-//! the device loads once (module, words) and launches; on a wgpu device the
-//! same with WGSL.
+//! and the file tests. Every device takes the same path
+//! (`relok_runtime::Device::load`, `stream`, `launch`).
 
 use crate::args::{from_bytes, to_bytes, ArgValue};
 use relok_ir::{Module, Scalar, Strategy};
 use relok_runtime::cpu::{DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
-use relok_runtime::program::{self, ProgramError};
+use relok_runtime::program::ProgramError;
 use relok_runtime::{Device, DeviceMemory, KernelCache, Session, SessionError};
 use std::time::Instant;
 
@@ -134,81 +132,19 @@ pub fn run_prepared(
     Ok(RunOutput { args: out, stats, compile_us: 0.0 })
 }
 
-/// A kernel ready to launch on the target's device.
-#[derive(Debug)]
-pub enum Prepared {
-    /// Compiled for the cpu device, its words delivered.
-    Cpu(std::sync::Arc<program::Compiled>, program::Loaded),
-    /// Loaded on a cuda device.
-    #[cfg(feature = "cuda")]
-    Cuda(std::sync::Arc<relok_runtime::cuda::CudaKernel>),
-    /// Loaded on a wgpu device.
-    #[cfg(feature = "wgpu")]
-    Wgpu(std::sync::Arc<relok_runtime::wgpu::WgpuKernel>),
-}
+/// A kernel ready to launch on the target's device: loaded with its
+/// words delivered (see `relok_runtime::device`).
+pub type Prepared = relok_runtime::Kernel;
 
 /// Compiles (or takes from the cache) and loads `kernel` on the target's
 /// device.
 pub fn prepare(target: &Target<'_>, module: &Module, kernel: &str) -> Result<Prepared, RunError> {
-    let (session, cache) = (target.session, target.cache);
-    match target.device {
-        Device::Cpu(d) => {
-            let compiled = cache.compile(session, d, module, kernel, target.strategy)?;
-            let loaded = program::load(session, d, &compiled)?;
-            Ok(Prepared::Cpu(compiled, loaded))
-        }
-        #[cfg(feature = "cuda")]
-        Device::Cuda(d) => {
-            let artifact = cache.artifact(session, d, module, kernel, d.target(), target.strategy)?;
-            Ok(Prepared::Cuda(d.load_cached(session, &artifact)?))
-        }
-        #[cfg(feature = "wgpu")]
-        Device::Wgpu(d) => {
-            let artifact = cache.artifact(session, d.as_ref(), module, kernel, d.target(), target.strategy)?;
-            Ok(Prepared::Wgpu(d.load_cached(session, &artifact)?))
-        }
-    }
+    Ok(target.device.load(target.session, target.cache, module, kernel, target.strategy)?)
 }
 
-/// Launches a prepared kernel; an exception comes back with its text.
+/// Launches a prepared kernel on a new stream and waits for it; an
+/// exception comes back with its text.
 pub fn launch(target: &Target<'_>, run: &Prepared, config: &LaunchConfig, args: &[KernelArg]) -> Result<LaunchStats, RunError> {
-    let session = target.session;
-    match (target.device, run) {
-        (Device::Cpu(d), Prepared::Cpu(compiled, loaded)) => Ok(program::launch(session, d, compiled, loaded, config, args)?),
-        #[cfg(feature = "cuda")]
-        (Device::Cuda(d), Prepared::Cuda(k)) => {
-            let thrown = d.launch(k, config, args, 0).map_err(ProgramError::Launch)?;
-            gpu_outcome(session, target.device, k.entry(), config, thrown)
-        }
-        #[cfg(feature = "wgpu")]
-        (Device::Wgpu(d), Prepared::Wgpu(k)) => {
-            let thrown = d.launch(k, config, args, 0).map_err(ProgramError::Launch)?;
-            gpu_outcome(session, target.device, k.entry(), config, thrown)
-        }
-        #[cfg(any(feature = "cuda", feature = "wgpu"))]
-        _ => Err(DeviceError::Driver { call: "launch", message: "kernel prepared for another device".into() }.into()),
-    }
-}
-
-/// A GPU launch's outcome: its thread count, or the exception with its
-/// message's text.
-#[cfg(any(feature = "cuda", feature = "wgpu"))]
-fn gpu_outcome(
-    session: &Session,
-    device: &Device,
-    entry: &str,
-    config: &LaunchConfig,
-    thrown: Option<relok_runtime::Thrown>,
-) -> Result<LaunchStats, RunError> {
-    let threads = config.grid.iter().chain(&config.block).map(|&n| u64::from(n)).product();
-    match thrown {
-        None => Ok(LaunchStats { steps: 0, threads }),
-        Some(t) => Err(ProgramError::Exception {
-            kernel: entry.to_owned(),
-            message: program::message_text(session, device, t.message_word),
-            block: t.block,
-            thread: t.thread,
-        }
-        .into()),
-    }
+    let stream = target.device.stream()?;
+    Ok(target.device.launch(target.session, &stream, run, config, args)?)
 }

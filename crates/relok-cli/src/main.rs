@@ -395,7 +395,7 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
             if let Some(b) = step_budget {
                 config.step_budget = b;
             }
-            let dev = Device::open(&device)?;
+            let dev = Device::open(&device).map_err(|e| e.to_string())?;
             let dev_name = dev.name();
             let start = std::time::Instant::now();
             let session = Session::new();
@@ -591,7 +591,7 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { device, json, strategy } => {
-            let dev = Device::open(&device)?;
+            let dev = Device::open(&device).map_err(|e| e.to_string())?;
             let dev_name = dev.name();
             let cache = kernel_cache();
             Ok(if demo::run(&dev, &dev_name, strategy, json, &cache) { ExitCode::SUCCESS } else { ExitCode::FAILURE })

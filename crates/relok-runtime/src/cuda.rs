@@ -42,9 +42,10 @@
 //! default under the cache root; `RELOK_BINARY_CACHE=off` (or
 //! `RELOK_CACHE=off`) disables it.
 
-use crate::cpu::{check_args, check_config, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchError};
+use crate::error::{DeviceError, LaunchError};
+use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig};
 use crate::device::{load_once, DeviceMemory, Loaded, Thrown};
-use crate::session::{DeviceId, Session};
+use crate::session::{DeviceId, DeviceKind, Session};
 use cudarc::driver::{result, sys, CudaContext};
 use relok_cache::{Key, Lookup, Store, StoreConfig};
 use sha2::{Digest, Sha256};
@@ -160,10 +161,7 @@ impl CudaDevice {
         let mut version = 0;
         // SAFETY: a valid out-pointer to an int.
         unsafe { sys::cuDriverGetVersion(&mut version) }.result().map_err(driver("cuDriverGetVersion"))?;
-        static OPENED: AtomicU64 = AtomicU64::new(0);
-        // Distinct for every open device of the process (never a cpu id:
-        // cpu ids are addresses below 2^63).
-        let id = DeviceId((1 << 63) | (OPENED.fetch_add(1, Ordering::Relaxed) << 8) | ordinal as u64);
+        let id = DeviceId::allocate(DeviceKind::Cuda, ordinal as u64);
         Ok(CudaDevice {
             ctx,
             name,
@@ -895,5 +893,50 @@ mod tests {
         let mut not_elf = image(64, 32, 192);
         not_elf[0] = 0;
         assert!(elf_bounds(&not_elf).is_err());
+    }
+}
+
+/// A stream of this device (launches run when enqueued, for now).
+pub type CudaStream = crate::device::EagerStream;
+
+impl crate::device::Backend for CudaDevice {
+    type Kernel = CudaKernel;
+    type Stream = CudaStream;
+
+    fn target(&self) -> CodeTarget {
+        CudaDevice::target(self)
+    }
+
+    fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Arc<CudaKernel>, crate::ProgramError> {
+        self.load_cached(session, artifact)
+    }
+
+    fn entry(kernel: &CudaKernel) -> &str {
+        &kernel.entry
+    }
+
+    fn params(kernel: &CudaKernel) -> &[relok_ir::Type] {
+        &kernel.params
+    }
+
+    fn new_stream(&self) -> Result<CudaStream, DeviceError> {
+        Ok(crate::device::EagerStream::new(self.id))
+    }
+
+    fn enqueue(&self, stream: &CudaStream, kernel: &Arc<CudaKernel>, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<(), LaunchError> {
+        stream.check(&kernel.entry, self.id)?;
+        let outcome = self.launch(kernel, config, args, rng_seed).and_then(|thrown| match thrown {
+            None => Ok(crate::LaunchStats { steps: 0, threads: config.threads() }),
+            Some(t) => Err(LaunchError::Exception { kernel: kernel.entry.clone(), message_word: t.message_word, block: t.block, thread: t.thread }),
+        });
+        stream.record(outcome)
+    }
+
+    fn synchronize(&self, stream: &CudaStream) -> Result<crate::LaunchStats, LaunchError> {
+        stream.take()
+    }
+
+    fn live_allocations(&self) -> u64 {
+        lock(&self.allocs).len() as u64
     }
 }

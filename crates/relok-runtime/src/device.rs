@@ -1,12 +1,47 @@
-//! What the session and the loader need of every device: an identity and
-//! global memory. The cpu, cuda and wgpu devices implement
-//! [`DeviceMemory`]; [`crate::Session`] resolves words through it, so a
-//! value's copy and a global's cell live in the memory of the device whose
-//! word is asked for.
+//! One trait over the devices, in the manner of wgpu-hal's `Api`: each of
+//! cpu, cuda and wgpu implements [`Backend`] (memory, load, streams,
+//! launch) in its own module, and [`Device`] is the one place that
+//! dispatches over them (and the one place for the `cuda`/`wgpu` feature
+//! `cfg`s). Everything above — the kernel cache, the CLI, the `relok`
+//! facade — is written once for every device.
+//!
+//! ```text
+//! Device::open("best") ─► Device::load(session, cache, module, "saxpy", strategy)
+//!     KernelCache::artifact (memory, bundles, store, compile) for the device's target
+//!     ─► Backend::load_artifact: words (register values, resolve the manifest:
+//!        `deliver_words`, one function for every device) placed as the
+//!        device places them (table buffer, patch cells, baked) ─► Kernel
+//! Device::stream() ─► Device::enqueue(stream, kernel, config, args)   (returns at once)
+//!                 ─► Device::synchronize(session, stream)              (waits; exceptions here)
+//! ```
+//!
+//! # Streams
+//!
+//! A stream is an ordered queue of launches on one device. `enqueue` checks
+//! the geometry and the arguments against the kernel's signature (an error
+//! now, before anything reaches the device) and returns without waiting.
+//! What happens on the device — a kernel exception, a fault the cpu device
+//! detects — is reported by the next `synchronize` of that stream (CUDA.jl's
+//! rule), as the first failure since the previous synchronisation, with the
+//! kernel, block and thread; the stream stays usable afterwards. Launches
+//! after a failing one still run. Per device: the cpu device runs each
+//! launch when it is enqueued; cuda launches on a CUDA stream of its own
+//! (several streams run concurrently); wgpu records launches into a command
+//! encoder submitted in batches (at synchronisation, at a read, or every
+//! [`crate::wgpu::LAUNCHES_PER_SUBMIT`] launches).
+//!
+//! Kernel memory: a loaded kernel owns what its loading allocated (its
+//! table buffer, its module) and frees it on drop; the device's map of
+//! loaded kernels holds them weakly, so a kernel is loaded once while
+//! anyone holds it and freed when the last holder drops it.
 
-use crate::cpu::{CpuDevice, DeviceError, DevicePtr};
-use crate::session::DeviceId;
+use crate::cpu::{CpuDevice, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchError, LaunchStats};
+use crate::session::{DeviceId, Session};
+use crate::{KernelCache, ProgramError};
+use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_compiler::state::ExceptionLayout;
+use relok_ir::{Module, Strategy, Type};
+use std::sync::{Arc, Mutex, Weak};
 
 /// What a kernel threw, as a GPU device reads it from the launch's
 /// exception record.
@@ -75,7 +110,104 @@ impl DeviceMemory for CpuDevice {
     }
 }
 
-/// A device of any kind, as the command line and applications pick one.
+
+/// What every device offers above its memory: loading artifacts with their
+/// words delivered, and launching on streams (see the module docs).
+pub trait Backend: DeviceMemory + Send + Sync + std::fmt::Debug {
+    /// A kernel loaded on this device with its words delivered.
+    type Kernel: Send + Sync + std::fmt::Debug + 'static;
+    /// An ordered queue of launches on this device.
+    type Stream: Send + Sync + std::fmt::Debug;
+
+    /// The code target artifacts for this device are compiled for.
+    fn target(&self) -> CodeTarget;
+    /// The strategies kernels can be loaded with here.
+    fn strategies(&self) -> &'static [Strategy] {
+        strategies_for(self.target())
+    }
+    /// Loads `artifact` with the words of `session` delivered, once per
+    /// (artifact key, session) while the kernel is held.
+    fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Arc<Self::Kernel>, ProgramError>;
+    /// A loaded kernel's entry name.
+    fn entry(kernel: &Self::Kernel) -> &str;
+    /// A loaded kernel's parameter types.
+    fn params(kernel: &Self::Kernel) -> &[Type];
+    /// A new stream.
+    fn new_stream(&self) -> Result<Self::Stream, DeviceError>;
+    /// Checks the launch and enqueues it on `stream` without waiting.
+    fn enqueue(
+        &self,
+        stream: &Self::Stream,
+        kernel: &Arc<Self::Kernel>,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        rng_seed: u64,
+    ) -> Result<(), LaunchError>;
+    /// Waits for every launch enqueued on `stream`; the first failure since
+    /// the last synchronisation ([`LaunchError::Exception`] with the
+    /// message's word, or a fault) comes back, and the stream is usable
+    /// again. On success: what the launches did, summed (steps are counted
+    /// by the cpu device only).
+    fn synchronize(&self, stream: &Self::Stream) -> Result<LaunchStats, LaunchError>;
+    /// Live allocations of device memory: buffers, host objects, table
+    /// buffers (not the device's own fixed buffers).
+    fn live_allocations(&self) -> u64;
+}
+
+/// The strategies a code target can be loaded with: all but `patch` on
+/// WGSL (a loader cannot write a WGSL module's globals).
+pub fn strategies_for(target: CodeTarget) -> &'static [Strategy] {
+    match target {
+        CodeTarget::Wgsl => &[Strategy::Bake, Strategy::Table],
+        _ => &Strategy::ALL,
+    }
+}
+
+/// Registers an artifact's values with the session, declares its runtime
+/// globals, and resolves its manifest's words on `device` (in rank order):
+/// the delivery every device shares before it places the words.
+pub fn deliver_words<D: DeviceMemory + ?Sized>(session: &Session, device: &D, artifact: &Artifact) -> Result<Vec<u64>, ProgramError> {
+    crate::program::register_values(session, &artifact.values, &artifact.manifest)?;
+    Ok(session.resolve_manifest(device, &artifact.manifest)?)
+}
+
+/// Why a device could not be opened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    /// The spec names no kind of device.
+    #[error("unknown device `{spec}` (expected cpu[:N], cuda[:N], wgpu[:N] or best)")]
+    UnknownDevice {
+        /// What was asked for.
+        spec: String,
+    },
+    /// The ordinal after `:` is not a number.
+    #[error("bad device ordinal `{ordinal}` in `{spec}`")]
+    BadOrdinal {
+        /// What was asked for.
+        spec: String,
+        /// The part after `:`.
+        ordinal: String,
+    },
+    /// This build has no support for that kind of device.
+    #[error("device `{spec}`: this relok was built without the `{feature}` feature")]
+    NotBuilt {
+        /// What was asked for.
+        spec: String,
+        /// The missing cargo feature.
+        feature: &'static str,
+    },
+    /// No driver, no such device, or the driver refused to open it.
+    #[error("device `{spec}`: {reason}")]
+    NotAvailable {
+        /// What was asked for.
+        spec: String,
+        /// The driver's or the runtime's reason.
+        reason: String,
+    },
+}
+
+/// A device of any kind, as the command line and applications pick one:
+/// the one dispatch over [`Backend`]s.
 #[derive(Debug)]
 pub enum Device {
     /// The cpu reference device.
@@ -88,33 +220,112 @@ pub enum Device {
     Wgpu(Box<crate::wgpu::WgpuDevice>),
 }
 
+/// A kernel loaded on a [`Device`] (cheap to clone; freed when the last
+/// clone drops).
+#[derive(Debug, Clone)]
+pub enum Kernel {
+    /// On the cpu device.
+    Cpu(Arc<crate::cpu::CpuKernel>),
+    /// On a cuda device.
+    #[cfg(feature = "cuda")]
+    Cuda(Arc<crate::cuda::CudaKernel>),
+    /// On a wgpu device.
+    #[cfg(feature = "wgpu")]
+    Wgpu(Arc<crate::wgpu::WgpuKernel>),
+}
+
+/// A stream of a [`Device`] (see the module docs).
+#[derive(Debug)]
+pub enum Stream {
+    /// Of the cpu device.
+    Cpu(crate::cpu::CpuStream),
+    /// Of a cuda device.
+    #[cfg(feature = "cuda")]
+    Cuda(crate::cuda::CudaStream),
+    /// Of a wgpu device.
+    #[cfg(feature = "wgpu")]
+    Wgpu(crate::wgpu::WgpuStream),
+}
+
+/// Runs `$body` with `$d` bound to the backend of `$device` (and each
+/// further pattern bound to that backend's variant of its enum); a
+/// mismatch of kinds evaluates `$other`.
+macro_rules! dispatch {
+    ($device:expr, |$d:ident $(, $v:ident = $e:expr => $enm:ident)*| $body:expr, $other:expr) => {
+        match $device {
+            Device::Cpu($d) => {
+                $(let $enm::Cpu($v) = $e else { return $other };)*
+                $body
+            }
+            #[cfg(feature = "cuda")]
+            Device::Cuda($d) => {
+                $(let $enm::Cuda($v) = $e else { return $other };)*
+                $body
+            }
+            #[cfg(feature = "wgpu")]
+            Device::Wgpu($d) => {
+                let $d = $d.as_ref();
+                $(let $enm::Wgpu($v) = $e else { return $other };)*
+                $body
+            }
+        }
+    };
+}
+
+impl Kernel {
+    /// The kernel's entry name.
+    pub fn entry(&self) -> &str {
+        match self {
+            Kernel::Cpu(k) => <CpuDevice as Backend>::entry(k),
+            #[cfg(feature = "cuda")]
+            Kernel::Cuda(k) => <crate::cuda::CudaDevice as Backend>::entry(k),
+            #[cfg(feature = "wgpu")]
+            Kernel::Wgpu(k) => <crate::wgpu::WgpuDevice as Backend>::entry(k),
+        }
+    }
+
+    /// The kernel's parameter types (the kernel state excluded).
+    pub fn params(&self) -> &[Type] {
+        match self {
+            Kernel::Cpu(k) => <CpuDevice as Backend>::params(k),
+            #[cfg(feature = "cuda")]
+            Kernel::Cuda(k) => <crate::cuda::CudaDevice as Backend>::params(k),
+            #[cfg(feature = "wgpu")]
+            Kernel::Wgpu(k) => <crate::wgpu::WgpuDevice as Backend>::params(k),
+        }
+    }
+}
+
 impl Device {
     /// Opens the device `spec` names: `cpu[:N]`, `cuda[:N]`, `wgpu[:N]`
     /// (the N-th adapter wgpu lists, narrowed by `RELOK_WGPU_ADAPTER`), or
     /// `best`: the first CUDA GPU, else the first wgpu adapter that is a
     /// GPU (not a software rasteriser), else `cpu:0`. GPU devices get the
     /// binary archive the environment names.
-    pub fn open(spec: &str) -> Result<Device, String> {
+    pub fn open(spec: &str) -> Result<Device, OpenError> {
         let (kind, ordinal) = match spec.split_once(':') {
-            Some((k, n)) => (k, n.parse::<u32>().map_err(|_| format!("bad device ordinal `{n}` in `{spec}`"))?),
+            Some((k, n)) => (
+                k,
+                n.parse::<u32>().map_err(|_| OpenError::BadOrdinal { spec: spec.to_owned(), ordinal: n.to_owned() })?,
+            ),
             None => (spec, 0),
         };
+        #[cfg(any(feature = "cuda", feature = "wgpu"))]
+        let unavailable = |e: &dyn std::fmt::Display| OpenError::NotAvailable { spec: spec.to_owned(), reason: e.to_string() };
         match kind {
             "cpu" => Ok(Device::Cpu(CpuDevice::new(ordinal))),
             #[cfg(feature = "cuda")]
-            "cuda" => crate::cuda::CudaDevice::open_with_archive(ordinal as usize)
-                .map(Device::Cuda)
-                .map_err(|e| format!("device `{spec}`: {e}")),
+            "cuda" => crate::cuda::CudaDevice::open_with_archive(ordinal as usize).map(Device::Cuda).map_err(|e| unavailable(&e)),
             #[cfg(not(feature = "cuda"))]
-            "cuda" => Err(format!("device `{spec}`: this relok was built without the `cuda` feature")),
+            "cuda" => Err(OpenError::NotBuilt { spec: spec.to_owned(), feature: "cuda" }),
             #[cfg(feature = "wgpu")]
             "wgpu" => crate::wgpu::WgpuDevice::open_with_archive(ordinal as usize)
                 .map(|d| Device::Wgpu(Box::new(d)))
-                .map_err(|e| format!("device `{spec}`: {e}")),
+                .map_err(|e| unavailable(&e)),
             #[cfg(not(feature = "wgpu"))]
-            "wgpu" => Err(format!("device `{spec}`: this relok was built without the `wgpu` feature")),
-            "best" => Ok(Device::best()),
-            _ => Err(format!("unknown device `{spec}` (expected cpu[:N], cuda[:N], wgpu[:N] or best)")),
+            "wgpu" => Err(OpenError::NotBuilt { spec: spec.to_owned(), feature: "wgpu" }),
+            "best" if ordinal == 0 && !spec.contains(':') => Ok(Device::best()),
+            _ => Err(OpenError::UnknownDevice { spec: spec.to_owned() }),
         }
     }
 
@@ -156,15 +367,15 @@ impl Device {
         }
     }
 
+    /// The code target of this device's artifacts.
+    pub fn target(&self) -> CodeTarget {
+        dispatch!(self, |d| d.target(), ())
+    }
+
     /// The strategies kernels can be loaded with here: all of them, but
     /// `patch` on wgpu (a loader cannot write a WGSL module's globals).
-    pub fn strategies(&self) -> &'static [relok_ir::Strategy] {
-        use relok_ir::Strategy;
-        match self {
-            #[cfg(feature = "wgpu")]
-            Device::Wgpu(_) => &[Strategy::Bake, Strategy::Table],
-            _ => &Strategy::ALL,
-        }
+    pub fn strategies(&self) -> &'static [Strategy] {
+        strategies_for(self.target())
     }
 
     /// The cpu device, if this is one.
@@ -176,39 +387,170 @@ impl Device {
         }
     }
 
+    /// Live allocations of device memory (see [`Backend::live_allocations`]).
+    pub fn live_allocations(&self) -> u64 {
+        dispatch!(self, |d| d.live_allocations(), ())
+    }
+
+    /// `kernel` of `module` for this device with `strategy`, through the
+    /// kernel cache (memory, bundles, the artifact store, else a compile),
+    /// loaded with the session's words delivered.
+    pub fn load(&self, session: &Session, cache: &KernelCache, module: &Module, kernel: &str, strategy: Strategy) -> Result<Kernel, ProgramError> {
+        let target = self.target();
+        if !strategies_for(target).contains(&strategy) {
+            return Err(ProgramError::Unsupported { strategy, target: target.name() });
+        }
+        let artifact = cache.artifact(session, self, module, kernel, target, strategy)?;
+        self.load_artifact(session, &artifact)
+    }
+
+    /// Loads an artifact compiled for this device's target.
+    pub fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Kernel, ProgramError> {
+        match self {
+            Device::Cpu(d) => d.load_artifact(session, artifact).map(Kernel::Cpu),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(d) => d.load_artifact(session, artifact).map(Kernel::Cuda),
+            #[cfg(feature = "wgpu")]
+            Device::Wgpu(d) => d.load_artifact(session, artifact).map(Kernel::Wgpu),
+        }
+    }
+
+    /// A new stream of this device.
+    pub fn stream(&self) -> Result<Stream, DeviceError> {
+        match self {
+            Device::Cpu(d) => d.new_stream().map(Stream::Cpu),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(d) => d.new_stream().map(Stream::Cuda),
+            #[cfg(feature = "wgpu")]
+            Device::Wgpu(d) => d.new_stream().map(Stream::Wgpu),
+        }
+    }
+
+    /// Checks a launch and enqueues it on `stream` without waiting (see the
+    /// module docs). A kernel or stream of another kind of device is
+    /// refused.
+    pub fn enqueue(&self, stream: &Stream, kernel: &Kernel, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<(), LaunchError> {
+        let foreign = || {
+            Err(LaunchError::Device {
+                kernel: kernel.entry().to_owned(),
+                error: DeviceError::Driver { call: "launch", message: format!("kernel or stream of another device than {}", self.name()) },
+            })
+        };
+        dispatch!(self, |d, k = kernel => Kernel, s = stream => Stream| d.enqueue(s, k, config, args, rng_seed), foreign())
+    }
+
+    /// Waits for `stream`; a kernel exception comes back with its message's
+    /// text (see the module docs).
+    pub fn synchronize(&self, session: &Session, stream: &Stream) -> Result<LaunchStats, ProgramError> {
+        let foreign = || {
+            Err(ProgramError::Launch(LaunchError::Device {
+                kernel: String::new(),
+                error: DeviceError::Driver { call: "synchronize", message: format!("stream of another device than {}", self.name()) },
+            }))
+        };
+        let result = dispatch!(self, |d, s = stream => Stream| d.synchronize(s), foreign());
+        result.map_err(|e| crate::program::with_message(session, self, e))
+    }
+
+    /// Enqueues one launch and waits for it: [`Device::enqueue`], then
+    /// [`Device::synchronize`].
+    pub fn launch(&self, session: &Session, stream: &Stream, kernel: &Kernel, config: &LaunchConfig, args: &[KernelArg]) -> Result<LaunchStats, ProgramError> {
+        self.enqueue(stream, kernel, config, args, 0)?;
+        self.synchronize(session, stream)
+    }
+
     /// The device's memory, whatever its kind.
     fn memory(&self) -> &dyn DeviceMemory {
-        match self {
-            Device::Cpu(d) => d,
-            #[cfg(feature = "cuda")]
-            Device::Cuda(d) => d,
-            #[cfg(feature = "wgpu")]
-            Device::Wgpu(d) => d.as_ref(),
-        }
+        dispatch!(self, |d| d, ())
     }
 }
 
-/// Kernels a GPU device loaded, by (artifact key, session id): words
-/// belong to one session.
-#[cfg(any(feature = "cuda", feature = "wgpu"))]
-pub(crate) type Loaded<K> = std::sync::Mutex<std::collections::HashMap<([u8; 32], u64), std::sync::Arc<K>>>;
+/// A stream whose launches run (or are checked) when enqueued: the cpu
+/// device's. It keeps the first failure and what the launches did until
+/// the next synchronisation.
+#[derive(Debug)]
+pub struct EagerStream {
+    device: DeviceId,
+    pending: Mutex<Pending>,
+}
 
-/// The kernel of `artifact` for `session` in `loaded`, loaded by `load` on
-/// first use (a concurrent first use may load twice; one result is kept).
-#[cfg(any(feature = "cuda", feature = "wgpu"))]
+#[derive(Debug, Default)]
+struct Pending {
+    failure: Option<LaunchError>,
+    stats: LaunchStats,
+}
+
+impl EagerStream {
+    /// A stream of `device`.
+    pub(crate) fn new(device: DeviceId) -> EagerStream {
+        EagerStream { device, pending: Mutex::default() }
+    }
+
+    /// Refuses a launch of `kernel` on this stream from another device.
+    pub(crate) fn check(&self, kernel: &str, device: DeviceId) -> Result<(), LaunchError> {
+        if self.device == device { Ok(()) } else { Err(wrong_device(kernel, "the stream", self.device, device)) }
+    }
+
+    /// Keeps a launch's outcome: what it did, or its failure when it is
+    /// the device's to report at synchronisation (an exception, a fault:
+    /// what a GPU finds out only after the launch); any other error is the
+    /// caller's now.
+    pub(crate) fn record(&self, outcome: Result<LaunchStats, LaunchError>) -> Result<(), LaunchError> {
+        let mut pending = crate::lock(&self.pending);
+        match outcome {
+            Ok(stats) => {
+                pending.stats.steps += stats.steps;
+                pending.stats.threads += stats.threads;
+                Ok(())
+            }
+            Err(e @ (LaunchError::Exception { .. } | LaunchError::Fault { .. } | LaunchError::Device { .. })) => {
+                pending.failure.get_or_insert(e);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The first failure since the last call, or what the launches did.
+    pub(crate) fn take(&self) -> Result<LaunchStats, LaunchError> {
+        let Pending { failure, stats } = std::mem::take(&mut *crate::lock(&self.pending));
+        failure.map_or(Ok(stats), Err)
+    }
+}
+
+/// The error for a kernel or stream of one device used on another.
+pub(crate) fn wrong_device(kernel: &str, what: &str, owner: DeviceId, here: DeviceId) -> LaunchError {
+    let message = format!("{what} belongs to {owner}, not to this {here}");
+    LaunchError::Device { kernel: kernel.to_owned(), error: DeviceError::Driver { call: "launch", message } }
+}
+
+/// Kernels a device loaded, by (artifact key, session id), held weakly:
+/// words belong to one session, and a kernel nobody holds is freed.
+pub(crate) type Loaded<K> = Mutex<std::collections::HashMap<([u8; 32], u64), Weak<K>>>;
+
+/// The kernel of `artifact` for `session` in `loaded`, loaded by `load`
+/// when no live one is there (a concurrent first use may load twice; one
+/// result is kept). Entries of dropped kernels are pruned as the map grows.
 pub(crate) fn load_once<K>(
     loaded: &Loaded<K>,
-    session: &crate::Session,
-    artifact: &relok_compiler::artifact::Artifact,
-    load: impl FnOnce() -> Result<K, crate::ProgramError>,
-) -> Result<std::sync::Arc<K>, crate::ProgramError> {
-    let lock = || loaded.lock().unwrap_or_else(|e| e.into_inner());
+    session: &Session,
+    artifact: &Artifact,
+    load: impl FnOnce() -> Result<K, ProgramError>,
+) -> Result<Arc<K>, ProgramError> {
     let slot = (artifact.key, session.id());
-    if let Some(k) = lock().get(&slot) {
-        return Ok(std::sync::Arc::clone(k));
+    if let Some(k) = crate::lock(loaded).get(&slot).and_then(Weak::upgrade) {
+        return Ok(k);
     }
-    let k = std::sync::Arc::new(load()?);
-    Ok(std::sync::Arc::clone(lock().entry(slot).or_insert(k)))
+    let k = Arc::new(load()?);
+    let mut map = crate::lock(loaded);
+    if let Some(live) = map.get(&slot).and_then(Weak::upgrade) {
+        return Ok(live);
+    }
+    if map.len() >= 64 && map.len().is_power_of_two() {
+        map.retain(|_, w| w.strong_count() > 0);
+    }
+    map.insert(slot, Arc::downgrade(&k));
+    Ok(k)
 }
 
 impl DeviceMemory for Device {

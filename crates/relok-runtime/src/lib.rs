@@ -6,8 +6,11 @@
 //!   words per device;
 //! - [`program`]: compile → load → launch of a kernel with its host objects
 //!   delivered by one strategy (bake, patch, table);
-//! - [`device`]: what every device offers the session, and [`Device`], any
-//!   of them by name (`cpu`, `cuda`, `wgpu`, `best`);
+//! - [`launch`] and [`error`]: what every device shares about a launch
+//!   (arguments, geometry, their checks) and its errors;
+//! - [`device`]: the [`Backend`] trait every device implements (memory,
+//!   loading with words delivered, streams), and [`Device`], any of them by
+//!   name (`cpu`, `cuda`, `wgpu`, `best`): the one dispatch place;
 //! - [`cache`]: the kernel cache of a process — memory, bundles and the
 //!   artifact store on disk in front of compiling.
 
@@ -16,6 +19,8 @@ pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod device;
+pub mod error;
+pub mod launch;
 pub mod program;
 pub mod session;
 #[cfg(feature = "wgpu")]
@@ -27,11 +32,10 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-pub use cpu::{
-    Access, CpuDevice, DevicePtr, DeviceError, FaultKind, KernelArg, LaunchConfig, LaunchError, LaunchState, LaunchStats,
-    LoadedKernel, PatchCells,
-};
+pub use cpu::{CpuDevice, CpuKernel, LaunchState, LoadedKernel, PatchCells};
+pub use error::{Access, DeviceError, FaultKind, LaunchError};
+pub use launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 pub use cache::{CacheStats, KernelCache};
 pub use program::{Compiled, Loaded, ProgramError};
-pub use device::{Device, DeviceMemory, Thrown};
-pub use session::{DeviceId, Session, SessionError};
+pub use device::{Backend, Device, DeviceMemory, Kernel, OpenError, Stream, Thrown};
+pub use session::{DeviceId, DeviceKind, Session, SessionError};

@@ -79,6 +79,24 @@ pub enum ProgramError {
     /// The launch failed (bad arguments, a fault).
     #[error(transparent)]
     Launch(#[from] LaunchError),
+    /// The device cannot load kernels lowered with this strategy.
+    #[error("strategy {strategy} is not supported for {target} (patching is impossible on wgpu; use table or bake)")]
+    Unsupported {
+        /// The strategy asked for.
+        strategy: Strategy,
+        /// The device's code target.
+        target: String,
+    },
+}
+
+/// A launch error with an exception's message word turned into its text.
+pub fn with_message<D: crate::DeviceMemory + ?Sized>(session: &Session, device: &D, e: LaunchError) -> ProgramError {
+    match e {
+        LaunchError::Exception { kernel, message_word, block, thread } => {
+            ProgramError::Exception { kernel, message: message_text(session, device, message_word), block, thread }
+        }
+        e => ProgramError::Launch(e),
+    }
 }
 
 /// A kernel lowered with one strategy (its module's stage) and compiled for
@@ -254,12 +272,7 @@ pub fn launch(
             device: DeviceId::of(device),
         });
     }
-    device.launch_loaded(&compiled.kernel, config, args, &loaded.state).map_err(|e| match e {
-        LaunchError::Exception { kernel, message_word, block, thread } => {
-            ProgramError::Exception { kernel, message: message_text(session, device, message_word), block, thread }
-        }
-        e => ProgramError::Launch(e),
-    })
+    device.launch_loaded(&compiled.kernel, config, args, &loaded.state).map_err(|e| with_message(session, device, e))
 }
 
 /// What a message word stands for: a string value's text, a symbol's name,

@@ -46,11 +46,9 @@
 //!
 //! # Devices
 //!
-//! Per-device state is keyed by a [`DeviceId`]. For the cpu device it is the
-//! device's [`base_address`](CpuDevice::base_address), drawn at random per
-//! device from about 2^34 page-aligned bases, so two devices of one process
-//! share it only with negligible probability (no change to the cpu device
-//! was needed). Device copies and cells stay allocated for the session's
+//! Per-device state is keyed by a [`DeviceId`], which every device gets
+//! from one allocator when it opens ([`DeviceId::allocate`]): never reused
+//! in a process. Device copies and cells stay allocated for the session's
 //! lifetime; the session never frees them.
 //!
 //! # Concurrency and determinism
@@ -72,13 +70,53 @@ use crate::cpu::{CpuDevice, DeviceError, DevicePtr};
 use crate::device::DeviceMemory;
 
 /// Which device a word is valid on, as far as a [`Session`] is concerned.
+/// Every open device of the process has its own, from one allocator
+/// ([`DeviceId::allocate`]): never reused, distinct across kinds.
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub struct DeviceId(pub u64);
+pub struct DeviceId(u64);
+
+/// The kinds of device, as their ids tell them apart.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum DeviceKind {
+    /// The cpu reference device.
+    Cpu,
+    /// A GPU through the CUDA driver.
+    Cuda,
+    /// An adapter through wgpu.
+    Wgpu,
+}
 
 impl DeviceId {
-    /// The id of a cpu device: its (random, per-device) base address.
+    /// A new id for a device of `kind` with `ordinal`: kind in the top two
+    /// bits, a process-wide counter, the ordinal's low 8 bits.
+    pub fn allocate(kind: DeviceKind, ordinal: u64) -> DeviceId {
+        static OPENED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) & ((1 << 54) - 1);
+        let k = match kind {
+            DeviceKind::Cpu => 1,
+            DeviceKind::Cuda => 2,
+            DeviceKind::Wgpu => 3,
+        };
+        DeviceId((k << 62) | (n << 8) | (ordinal & 0xff))
+    }
+
+    /// The id of a cpu device.
     pub fn of(device: &CpuDevice) -> DeviceId {
-        DeviceId(device.base_address())
+        device.id()
+    }
+
+    /// The kind of device this id was allocated for.
+    pub fn kind(self) -> DeviceKind {
+        match self.0 >> 62 {
+            1 => DeviceKind::Cpu,
+            2 => DeviceKind::Cuda,
+            _ => DeviceKind::Wgpu,
+        }
+    }
+
+    /// The id's bits (for messages and keys).
+    pub fn bits(self) -> u64 {
+        self.0
     }
 }
 

@@ -51,9 +51,10 @@
 //! `RELOK_BINARY_CACHE=off` (or `RELOK_CACHE=off`) disables it; the cap is
 //! `RELOK_BINARY_CACHE_MAX_BYTES`.
 
-use crate::cpu::{check_args, check_config, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchError};
+use crate::error::{DeviceError, LaunchError};
+use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig};
 use crate::device::{load_once, DeviceMemory, Loaded, Thrown};
-use crate::session::{DeviceId, Session};
+use crate::session::{DeviceId, DeviceKind, Session};
 use relok_cache::{Key, Lookup, Store, StoreConfig};
 use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_compiler::state::ExceptionLayout;
@@ -302,10 +303,7 @@ impl WgpuDevice {
         let storage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
         let heap = device.create_buffer(&::wgpu::BufferDescriptor { label: Some("relok heap"), size: HEAP_INITIAL, usage: storage, mapped_at_creation: false });
         let empty_table = device.create_buffer(&::wgpu::BufferDescriptor { label: Some("relok no table"), size: 8, usage: ::wgpu::BufferUsages::STORAGE, mapped_at_creation: false });
-        static OPENED: AtomicU64 = AtomicU64::new(0);
-        // Distinct for every open device of the process and from cpu ids
-        // (addresses below 2^63) and cuda ids (bit 62 clear).
-        let id = DeviceId((3 << 62) | (OPENED.fetch_add(1, Ordering::Relaxed) << 8) | (ordinal as u64 & 0xff));
+        let id = DeviceId::allocate(DeviceKind::Wgpu, ordinal as u64);
         let mut d = WgpuDevice {
             ordinal,
             info,
@@ -956,5 +954,50 @@ impl WgpuKernel {
     /// Whether the kernel has a table buffer (`table` with records).
     pub fn has_table(&self) -> bool {
         self.table.is_some()
+    }
+}
+
+/// A stream of this device (launches run when enqueued, for now).
+pub type WgpuStream = crate::device::EagerStream;
+
+impl crate::device::Backend for WgpuDevice {
+    type Kernel = WgpuKernel;
+    type Stream = WgpuStream;
+
+    fn target(&self) -> CodeTarget {
+        WgpuDevice::target(self)
+    }
+
+    fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Arc<WgpuKernel>, crate::ProgramError> {
+        self.load_cached(session, artifact)
+    }
+
+    fn entry(kernel: &WgpuKernel) -> &str {
+        &kernel.entry
+    }
+
+    fn params(kernel: &WgpuKernel) -> &[Type] {
+        &kernel.params
+    }
+
+    fn new_stream(&self) -> Result<WgpuStream, DeviceError> {
+        Ok(crate::device::EagerStream::new(self.id))
+    }
+
+    fn enqueue(&self, stream: &WgpuStream, kernel: &Arc<WgpuKernel>, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<(), LaunchError> {
+        stream.check(&kernel.entry, self.id)?;
+        let outcome = self.launch(kernel, config, args, rng_seed).and_then(|thrown| match thrown {
+            None => Ok(crate::LaunchStats { steps: 0, threads: config.threads() }),
+            Some(t) => Err(LaunchError::Exception { kernel: kernel.entry.clone(), message_word: t.message_word, block: t.block, thread: t.thread }),
+        });
+        stream.record(outcome)
+    }
+
+    fn synchronize(&self, stream: &WgpuStream) -> Result<crate::LaunchStats, LaunchError> {
+        stream.take()
+    }
+
+    fn live_allocations(&self) -> u64 {
+        (lock(&self.buffers).len() + lock(&self.heap).live.len()) as u64
     }
 }

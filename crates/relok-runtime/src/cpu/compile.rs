@@ -10,7 +10,7 @@
 //! const region. Types are resolved here, so an instruction carries the
 //! scalar type, address space and element stride it needs.
 
-use super::error::LaunchError;
+use crate::error::LaunchError;
 use super::memory::{CONST_BASE, SHARED_BASE};
 use relok_ir::{
     AddrSpace, AtomicOp, BinaryOp, Block, Builtin, CmpOp, EntityRef, FuncId, FuncKind, Function, Module, Op,

@@ -11,7 +11,7 @@
 //! waits elsewhere faults with [`FaultKind::BarrierDivergence`].
 
 use super::compile::{Addr, Inst, Program, Reg, LOCAL_LIMIT, NO_REG};
-use super::error::{Access, FaultKind};
+use crate::error::{Access, FaultKind};
 use super::memory::{GlobalMem, CONST_BASE, LOCAL_BASE, SHARED_BASE};
 use relok_ir::eval as ops;
 use relok_ir::{AddrSpace, Scalar};

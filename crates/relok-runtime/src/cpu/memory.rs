@@ -7,7 +7,7 @@
 //! mapped to its allocation by a `BTreeMap` range query, with the last hit
 //! cached for the common case of a kernel streaming through one buffer.
 
-use super::error::DeviceError;
+use crate::error::DeviceError;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -85,6 +85,11 @@ impl GlobalMem {
     /// The lowest address this device hands out.
     pub(crate) fn base(&self) -> u64 {
         self.base
+    }
+
+    /// How many allocations are live.
+    pub(crate) fn live_allocations(&self) -> u64 {
+        self.by_addr.len() as u64
     }
 
     pub(crate) fn alloc(&mut self, bytes: u64) -> Result<u64, DeviceError> {

@@ -1,0 +1,129 @@
+//! The cpu device as a [`Backend`]: artifacts for [`CodeTarget::Cpu`]
+//! (the lowered IR in the text format) parsed, verified and compiled for
+//! the interpreter, their words delivered like every device's; streams that
+//! run each launch when it is enqueued and keep the first failure for the
+//! next synchronisation.
+
+use super::{CpuDevice, DeviceMem, LaunchState, LoadedKernel};
+use crate::device::{load_once, wrong_device, Backend, EagerStream};
+use crate::error::{DeviceError, LaunchError};
+use crate::launch::{check_args, check_config, KernelArg, LaunchConfig, LaunchStats};
+use crate::session::{DeviceId, Session};
+use crate::ProgramError;
+use relok_compiler::artifact::{Artifact, CodeTarget};
+use relok_ir::{Strategy, Type};
+use std::sync::{Arc, Mutex, Weak};
+
+/// An allocation of a cpu device owned by what it was made for (a table
+/// buffer by its kernel): freed on drop, if the device is still there.
+#[derive(Debug)]
+pub(crate) struct CpuAlloc {
+    pub(super) mem: Weak<Mutex<DeviceMem>>,
+    pub(super) addr: u64,
+}
+
+impl Drop for CpuAlloc {
+    fn drop(&mut self) {
+        if let Some(mem) = self.mem.upgrade() {
+            // The address was allocated for this owner alone: freeing it
+            // cannot fail but for a device in an impossible state.
+            let _ = crate::lock(&mem).global.free(self.addr);
+        }
+    }
+}
+
+/// A kernel loaded on one cpu device with its words delivered: the
+/// compiled program, its launch state (table buffer, patch cells), and
+/// the table buffer itself, freed when the kernel drops.
+#[derive(Debug)]
+pub struct CpuKernel {
+    device: DeviceId,
+    kernel: LoadedKernel,
+    state: LaunchState,
+    _table: Option<CpuAlloc>,
+    /// The words, in manifest (rank) order (none when baked).
+    pub words: Vec<u64>,
+}
+
+impl CpuKernel {
+    /// The launch state every launch of this kernel delivers.
+    pub fn state(&self) -> &LaunchState {
+        &self.state
+    }
+}
+
+/// A stream of a cpu device: launches run when enqueued; the first
+/// failure waits for [`Backend::synchronize`].
+pub type CpuStream = EagerStream;
+
+impl Backend for CpuDevice {
+    type Kernel = CpuKernel;
+    type Stream = CpuStream;
+
+    fn target(&self) -> CodeTarget {
+        CodeTarget::Cpu
+    }
+
+    fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Arc<CpuKernel>, ProgramError> {
+        load_once(&self.loaded, session, artifact, || {
+            if artifact.target != CodeTarget::Cpu {
+                let message = format!("artifact for {}, not for the cpu device", artifact.target.name());
+                return Err(DeviceError::Driver { call: "load", message }.into());
+            }
+            let lowered = artifact.lowered()?;
+            let (words, state) = if artifact.strategy == Strategy::Bake {
+                (Vec::new(), LaunchState::default())
+            } else {
+                crate::program::deliver(session, self, &lowered)?
+            };
+            let table = state.reloc_table.map(|p| self.owned(p));
+            let kernel = self.load(&lowered.module, &lowered.kernel)?;
+            Ok(CpuKernel { device: self.id(), kernel, state, _table: table, words })
+        })
+    }
+
+    fn entry(kernel: &CpuKernel) -> &str {
+        kernel.kernel.name()
+    }
+
+    fn params(kernel: &CpuKernel) -> &[Type] {
+        kernel.kernel.params()
+    }
+
+    fn new_stream(&self) -> Result<CpuStream, DeviceError> {
+        Ok(EagerStream::new(self.id()))
+    }
+
+    fn enqueue(
+        &self,
+        stream: &CpuStream,
+        kernel: &Arc<CpuKernel>,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        rng_seed: u64,
+    ) -> Result<(), LaunchError> {
+        let name = kernel.kernel.name();
+        if kernel.device != self.id() {
+            return Err(wrong_device(name, "the kernel", kernel.device, self.id()));
+        }
+        stream.check(name, self.id())?;
+        check_config(name, config)?;
+        check_args(name, kernel.kernel.params(), args)?;
+        let seeded;
+        let state = if rng_seed == kernel.state.rng_seed {
+            &kernel.state
+        } else {
+            seeded = LaunchState { rng_seed, ..kernel.state.clone() };
+            &seeded
+        };
+        stream.record(self.launch_loaded(&kernel.kernel, config, args, state))
+    }
+
+    fn synchronize(&self, stream: &CpuStream) -> Result<LaunchStats, LaunchError> {
+        stream.take()
+    }
+
+    fn live_allocations(&self) -> u64 {
+        CpuDevice::live_allocations(self)
+    }
+}

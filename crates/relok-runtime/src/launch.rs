@@ -1,0 +1,157 @@
+//! What every device shares about a launch: device addresses, kernel
+//! arguments, the geometry and its limits, and the checks of both against a
+//! kernel's signature that every device runs before anything reaches it.
+
+use crate::error::LaunchError;
+use relok_ir::{AddrSpace, Scalar, Type};
+
+/// A device address (global memory of one [`CpuDevice`]).
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
+pub struct DevicePtr(pub u64);
+
+impl DevicePtr {
+    /// The address `bytes` further on.
+    pub const fn offset(self, bytes: u64) -> DevicePtr {
+        DevicePtr(self.0.wrapping_add(bytes))
+    }
+}
+
+/// A kernel argument.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
+pub enum KernelArg {
+    /// A scalar parameter: its bits zero-extended as in
+    /// [`relok_ir::Op::Const`] (`word` parameters: `Scalar { ty: Word, bits }`).
+    Scalar {
+        /// The parameter's scalar type.
+        ty: Scalar,
+        /// The value's bits.
+        bits: u64,
+    },
+    /// A `ptr<global, T>` (or `ptr<const, T>`) parameter.
+    Ptr(DevicePtr),
+}
+
+impl KernelArg {
+    /// A `u32` argument.
+    pub const fn u32(x: u32) -> KernelArg {
+        KernelArg::Scalar { ty: Scalar::U32, bits: x as u64 }
+    }
+    /// An `i32` argument.
+    pub const fn i32(x: i32) -> KernelArg {
+        KernelArg::Scalar { ty: Scalar::I32, bits: x as u32 as u64 }
+    }
+    /// A `u64` argument.
+    pub const fn u64(x: u64) -> KernelArg {
+        KernelArg::Scalar { ty: Scalar::U64, bits: x }
+    }
+    /// An `i64` argument.
+    pub const fn i64(x: i64) -> KernelArg {
+        KernelArg::Scalar { ty: Scalar::I64, bits: x as u64 }
+    }
+    /// An `f32` argument.
+    pub fn f32(x: f32) -> KernelArg {
+        KernelArg::Scalar { ty: Scalar::F32, bits: u64::from(x.to_bits()) }
+    }
+    /// An `f64` argument.
+    pub fn f64(x: f64) -> KernelArg {
+        KernelArg::Scalar { ty: Scalar::F64, bits: x.to_bits() }
+    }
+    /// A `bool` argument.
+    pub const fn bool(x: bool) -> KernelArg {
+        KernelArg::Scalar { ty: Scalar::Bool, bits: x as u64 }
+    }
+    /// A `word` argument.
+    pub const fn word(x: u64) -> KernelArg {
+        KernelArg::Scalar { ty: Scalar::Word, bits: x }
+    }
+}
+
+/// Launch geometry and limits.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
+pub struct LaunchConfig {
+    /// Blocks per grid along x, y, z (x up to 2^31 - 1, y and z up to 65535).
+    pub grid: [u32; 3],
+    /// Threads per block along x, y, z (at most 1024 in all, z at most 64).
+    pub block: [u32; 3],
+    /// Instructions the whole launch may execute.
+    pub step_budget: u64,
+}
+
+impl LaunchConfig {
+    /// The default step budget: 2^32 instructions.
+    pub const DEFAULT_STEP_BUDGET: u64 = 1 << 32;
+
+    /// Threads in all (blocks times threads per block).
+    pub fn threads(&self) -> u64 {
+        self.grid.iter().chain(&self.block).map(|&n| u64::from(n)).product()
+    }
+
+    /// A one-dimensional launch of `grid` blocks of `block` threads.
+    pub const fn linear(grid: u32, block: u32) -> LaunchConfig {
+        LaunchConfig { grid: [grid, 1, 1], block: [block, 1, 1], step_budget: Self::DEFAULT_STEP_BUDGET }
+    }
+}
+
+impl Default for LaunchConfig {
+    fn default() -> LaunchConfig {
+        LaunchConfig::linear(1, 1)
+    }
+}
+
+/// What a successful launch did.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Hash, Default)]
+pub struct LaunchStats {
+    /// Instructions executed.
+    pub steps: u64,
+    /// Threads launched.
+    pub threads: u64,
+}
+
+/// Checks the geometry; returns the number of threads.
+pub fn check_config(kernel: &str, c: &LaunchConfig) -> Result<u64, LaunchError> {
+    let bad = |reason: String| Err(LaunchError::BadLaunchConfig { kernel: kernel.to_owned(), reason });
+    if c.grid.contains(&0) || c.block.contains(&0) {
+        return bad(format!("zero dimension in grid {:?} or block {:?}", c.grid, c.block));
+    }
+    let per_block: u64 = c.block.iter().map(|&d| u64::from(d)).product();
+    if per_block > 1024 {
+        return bad(format!("block {:?} has {per_block} threads, more than 1024", c.block));
+    }
+    if c.block[2] > 64 {
+        return bad(format!("block z dimension {} exceeds 64", c.block[2]));
+    }
+    if c.grid[0] > i32::MAX as u32 || c.grid[1] > 65535 || c.grid[2] > 65535 {
+        return bad(format!("grid {:?} exceeds (2^31-1, 65535, 65535)", c.grid));
+    }
+    let blocks: u64 = c.grid.iter().map(|&d| u64::from(d)).product();
+    Ok(blocks * per_block)
+}
+
+/// Checks arguments against the kernel's parameters; returns their bits.
+pub fn check_args(kernel: &str, params: &[Type], args: &[KernelArg]) -> Result<Vec<u64>, LaunchError> {
+    if params.len() != args.len() {
+        return Err(LaunchError::ArgCount { kernel: kernel.to_owned(), expected: params.len(), found: args.len() });
+    }
+    params
+        .iter()
+        .zip(args)
+        .enumerate()
+        .map(|(index, (ty, arg))| {
+            let mismatch = |why: String| LaunchError::ArgType { kernel: kernel.to_owned(), index, param: format!("v{index}"), expected: ty.clone(), why };
+            match (ty, *arg) {
+                (Type::Scalar(s), KernelArg::Scalar { ty: t, bits }) if *s == t => {
+                    if t == Scalar::Word || relok_ir::typing::literal_fits(t, bits) {
+                        Ok(bits)
+                    } else {
+                        Err(mismatch(format!("bits {bits:#x} do not fit {t}")))
+                    }
+                }
+                (Type::Scalar(_), KernelArg::Scalar { ty: t, .. }) => Err(mismatch(format!("a {t} argument was given"))),
+                (Type::Ptr(AddrSpace::Global | AddrSpace::Const, _), KernelArg::Ptr(p)) => Ok(p.0),
+                (Type::Ptr(space, _), KernelArg::Ptr(_)) => Err(mismatch(format!("{space} pointers cannot be kernel arguments"))),
+                (_, KernelArg::Ptr(_)) => Err(mismatch("a pointer argument was given".to_owned())),
+                (_, KernelArg::Scalar { ty: t, .. }) => Err(mismatch(format!("a {t} argument was given"))),
+            }
+        })
+        .collect()
+}
