@@ -1,0 +1,350 @@
+//! [`Context`]: one device, the host objects of this program on it (a
+//! session), and the kernel cache in front of the compiler.
+
+use crate::buffer::{Allocation, Buffer};
+use crate::error::{Error, Result};
+use crate::kernel::{Kernel, Symbol};
+use crate::program::Program;
+use crate::stream::Stream;
+use crate::Element;
+use relok_ir::Strategy;
+use relok_runtime::{CacheStats, Device, DeviceKind, DeviceMemory, KernelCache, Session};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What a context shares with its buffers, streams and kernels, which keep
+/// it alive: the device is closed when the last of them drops.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) device: Device,
+    pub(crate) session: Session,
+    pub(crate) cache: KernelCache,
+    pub(crate) strategy: Strategy,
+    pub(crate) name: String,
+}
+
+/// A device opened for this program, with its host objects and kernel
+/// cache. Cheap to clone (clones share the device); `Send + Sync`.
+///
+/// Each context is its own device: buffers, streams, kernels and symbols
+/// of one context are refused by another ([`Error::WrongContext`]), even
+/// when both opened the same GPU.
+///
+/// ```
+/// let ctx = relok::Context::cpu();
+/// let x = ctx.upload(&[1u32, 2, 3])?;
+/// assert_eq!(x.download()?, [1, 2, 3]);
+/// # Ok::<(), relok::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub(crate) shared: Arc<Shared>,
+}
+
+/// Where a context keeps compiled kernels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum CacheChoice {
+    /// `RELOK_CACHE_DIR`, else `$XDG_CACHE_HOME/relok`, else
+    /// `~/.cache/relok`; `RELOK_CACHE=off` turns it off.
+    Environment,
+    /// No artifact store: this process's memory only.
+    Off,
+    /// The store under this folder.
+    Dir(PathBuf),
+}
+
+/// Options for a [`Context`]: the device, the strategy, the cache.
+///
+/// ```
+/// let ctx = relok::Context::builder().device("cpu:1").strategy(relok::Strategy::Patch).no_cache().build()?;
+/// assert_eq!(ctx.device_name(), "cpu:1");
+/// assert_eq!(ctx.strategy(), relok::Strategy::Patch);
+/// # Ok::<(), relok::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ContextBuilder {
+    device: String,
+    strategy: Strategy,
+    cache: CacheChoice,
+}
+
+impl ContextBuilder {
+    /// The device: `cpu[:N]`, `cuda[:N]`, `wgpu[:N]` or `best` (the
+    /// default).
+    ///
+    /// ```
+    /// let ctx = relok::Context::builder().device("cpu").build()?;
+    /// assert_eq!(ctx.device_kind(), relok::DeviceKind::Cpu);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn device(mut self, spec: &str) -> ContextBuilder {
+        spec.clone_into(&mut self.device);
+        self
+    }
+
+    /// How host objects' words reach the code: `table` (the default;
+    /// every device), `patch` (cpu and cuda) or `bake` (one process only:
+    /// never stored).
+    ///
+    /// ```
+    /// let ctx = relok::Context::builder().device("cpu").strategy(relok::Strategy::Bake).build()?;
+    /// assert_eq!(ctx.strategy(), relok::Strategy::Bake);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn strategy(mut self, strategy: Strategy) -> ContextBuilder {
+        self.strategy = strategy;
+        self
+    }
+
+    /// No artifact store on disk: kernels are compiled once per process.
+    ///
+    /// ```
+    /// let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
+    /// assert_eq!(ctx.cache_stats().store.hits, 0);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn no_cache(mut self) -> ContextBuilder {
+        self.cache = CacheChoice::Off;
+        self
+    }
+
+    /// The artifact store under `root` (instead of the environment's).
+    ///
+    /// ```
+    /// let root = std::env::temp_dir().join(format!("relok-doc-cache-{}", std::process::id()));
+    /// let ctx = relok::Context::builder().device("cpu").cache_dir(&root).build()?;
+    /// # drop(ctx); let _ = std::fs::remove_dir_all(&root);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn cache_dir(mut self, root: impl Into<PathBuf>) -> ContextBuilder {
+        self.cache = CacheChoice::Dir(root.into());
+        self
+    }
+
+    /// Opens the device. A store that cannot be opened leaves the context
+    /// without one (compiling in memory), never failing.
+    ///
+    /// ```
+    /// let err = relok::Context::builder().device("tpu").build().unwrap_err();
+    /// assert!(matches!(err, relok::Error::Open(_)), "{err}");
+    /// ```
+    pub fn build(self) -> Result<Context> {
+        let device = Device::open(&self.device)?;
+        let target = device.target();
+        if !device.strategies().contains(&self.strategy) {
+            return Err(Error::Compile(relok_runtime::ProgramError::Unsupported { strategy: self.strategy, target: target.name() }));
+        }
+        let cache = match &self.cache {
+            CacheChoice::Environment => KernelCache::from_env(),
+            CacheChoice::Off => KernelCache::uncached(),
+            CacheChoice::Dir(root) => KernelCache::open(root).unwrap_or_else(|_| KernelCache::uncached()),
+        };
+        let name = device.name();
+        Ok(Context { shared: Arc::new(Shared { device, session: Session::new(), cache, strategy: self.strategy, name }) })
+    }
+}
+
+impl Context {
+    /// Options for a context ([`ContextBuilder`]).
+    ///
+    /// ```
+    /// let ctx = relok::Context::builder().device("cpu").build()?;
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn builder() -> ContextBuilder {
+        ContextBuilder { device: "best".to_owned(), strategy: Strategy::Table, cache: CacheChoice::Environment }
+    }
+
+    /// The best device here: the first CUDA GPU, else the first GPU wgpu
+    /// finds (not a software rasteriser), else the cpu device.
+    ///
+    /// ```
+    /// let ctx = relok::Context::best()?;
+    /// println!("running on {}", ctx.device_name());
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn best() -> Result<Context> {
+        Context::builder().build()
+    }
+
+    /// The device `spec` names: `cpu[:N]`, `cuda[:N]`, `wgpu[:N]`, `best`.
+    ///
+    /// ```
+    /// let ctx = relok::Context::open("cpu:2")?;
+    /// assert_eq!(ctx.device_name(), "cpu:2");
+    /// assert!(relok::Context::open("cuda:x").is_err());
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn open(spec: &str) -> Result<Context> {
+        Context::builder().device(spec).build()
+    }
+
+    /// The device `RELOK_DEVICE` names (`cpu`, `cuda[:N]`, `wgpu[:N]`,
+    /// `best`), `best` when it is unset.
+    ///
+    /// ```
+    /// let ctx = relok::Context::from_env()?;
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn from_env() -> Result<Context> {
+        match std::env::var("RELOK_DEVICE") {
+            Ok(spec) => Context::open(spec.trim()),
+            Err(std::env::VarError::NotPresent) => Context::best(),
+            Err(std::env::VarError::NotUnicode(_)) => Err(Error::BadEnvironment),
+        }
+    }
+
+    /// The cpu reference device (always there), with the environment's
+    /// cache.
+    ///
+    /// ```
+    /// assert_eq!(relok::Context::cpu().device_name(), "cpu:0");
+    /// ```
+    pub fn cpu() -> Context {
+        let device = Device::Cpu(relok_runtime::CpuDevice::new(0));
+        let name = device.name();
+        let shared = Shared { device, session: Session::new(), cache: KernelCache::from_env(), strategy: Strategy::Table, name };
+        Context { shared: Arc::new(shared) }
+    }
+
+    /// The device's name: `cpu:0`, `cuda:0 (NVIDIA H200, sm_90)`,
+    /// `wgpu:0 (llvmpipe (LLVM 15.0.6, 256 bits), vulkan)`.
+    ///
+    /// ```
+    /// assert_eq!(relok::Context::cpu().device_name(), "cpu:0");
+    /// ```
+    pub fn device_name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The kind of device.
+    ///
+    /// ```
+    /// assert_eq!(relok::Context::cpu().device_kind(), relok::DeviceKind::Cpu);
+    /// ```
+    pub fn device_kind(&self) -> DeviceKind {
+        self.shared.device.device_id().kind()
+    }
+
+    /// The strategy kernels are loaded with.
+    ///
+    /// ```
+    /// assert_eq!(relok::Context::cpu().strategy(), relok::Strategy::Table);
+    /// ```
+    pub fn strategy(&self) -> Strategy {
+        self.shared.strategy
+    }
+
+    /// A new buffer holding a copy of `data`.
+    ///
+    /// ```
+    /// let ctx = relok::Context::cpu();
+    /// let b = ctx.upload(&[1.5f32, 2.5])?;
+    /// assert_eq!(b.len(), 2);
+    /// assert_eq!(b.download()?, [1.5, 2.5]);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
+        let buffer = self.zeros(data.len())?;
+        if !data.is_empty() {
+            self.shared.device.write_bytes(buffer.mem.ptr, bytemuck::cast_slice(data))?;
+        }
+        Ok(buffer)
+    }
+
+    /// A new buffer of `len` zeros.
+    ///
+    /// ```
+    /// let ctx = relok::Context::cpu();
+    /// assert_eq!(ctx.zeros::<i64>(3)?.download()?, [0, 0, 0]);
+    /// assert!(matches!(ctx.zeros::<u64>(usize::MAX), Err(relok::Error::TooLarge { .. })));
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn zeros<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
+        let elem_bytes = size_of::<T>();
+        let too_large = Error::TooLarge { len, elem_bytes };
+        let bytes = len.checked_mul(elem_bytes).and_then(|b| u64::try_from(b).ok()).ok_or(too_large)?;
+        // A zero-length buffer still has an address of its own.
+        let ptr = self.shared.device.alloc_zeroed(bytes.max(elem_bytes as u64))?;
+        Ok(Buffer::new(Arc::new(Allocation::new(Arc::clone(&self.shared), ptr)), len))
+    }
+
+    /// A new stream: launches on it run in order, asynchronously.
+    ///
+    /// ```
+    /// let s = relok::Context::cpu().stream();
+    /// s.synchronize()?;
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn stream(&self) -> Stream {
+        Stream::new(Arc::clone(&self.shared))
+    }
+
+    /// Kernel `name` of `program`, compiled for this device (or taken from
+    /// the cache: memory, bundles, the artifact store) and loaded with this
+    /// context's host objects delivered.
+    ///
+    /// ```
+    /// let ctx = relok::Context::cpu();
+    /// let p = relok::Program::parse("kernel @k() {\n    return\n}\n")?;
+    /// let k = ctx.kernel(&p, "k")?;
+    /// assert_eq!(k.name(), "k");
+    /// assert!(matches!(ctx.kernel(&p, "nope"), Err(relok::Error::NoSuchKernel { .. })));
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
+        Kernel::load(&self.shared, program, name)
+    }
+
+    /// The symbol `name` (a `word` argument: its word in this program,
+    /// equal to the kernel's `ref :name`).
+    ///
+    /// ```
+    /// let ctx = relok::Context::cpu();
+    /// assert_eq!(ctx.symbol("foo").name(), "foo");
+    /// ```
+    pub fn symbol(&self, name: &str) -> Symbol {
+        Symbol::new(&self.shared, name)
+    }
+
+    /// Makes a bundle's precompiled kernels (from `relok precompile`)
+    /// available: a program that ships one starts with zero compiles.
+    /// Returns how many artifacts it holds.
+    ///
+    /// ```
+    /// let err = relok::Context::cpu().load_bundle(b"not a bundle").unwrap_err();
+    /// assert!(matches!(err, relok::Error::Bundle(_)));
+    /// ```
+    pub fn load_bundle(&self, bytes: &[u8]) -> Result<usize> {
+        Ok(self.shared.cache.load_bundle(bytes)?)
+    }
+
+    /// What the kernel cache did in this context: compiles, hits per tier.
+    ///
+    /// ```
+    /// let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
+    /// let p = relok::Program::parse("kernel @k() {\n    return\n}\n")?;
+    /// ctx.kernel(&p, "k")?;
+    /// assert_eq!(ctx.cache_stats().compiles, 1);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn cache_stats(&self) -> CacheStats {
+        self.shared.cache.stats()
+    }
+
+    /// Live device allocations of this context: buffers, host objects,
+    /// kernels' table buffers (for leak checks).
+    ///
+    /// ```
+    /// let ctx = relok::Context::cpu();
+    /// let before = ctx.device_allocations();
+    /// let b = ctx.zeros::<u32>(4)?;
+    /// assert_eq!(ctx.device_allocations(), before + 1);
+    /// drop(b);
+    /// assert_eq!(ctx.device_allocations(), before);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn device_allocations(&self) -> u64 {
+        self.shared.device.live_allocations()
+    }
+}

@@ -1,0 +1,75 @@
+//! relok runs GPU kernels from Rust on any device — a CUDA GPU, a GPU
+//! through wgpu (Vulkan, Metal, DX12), or the cpu reference device — and
+//! caches them compiled across processes, even when they refer to host
+//! objects (constant tables, messages, symbols, runtime globals) whose
+//! addresses change from process to process: each such reference stays a
+//! relocation record until the kernel is loaded, where this program's
+//! words are delivered.
+//!
+//! # Start here
+//!
+//! ```
+//! use relok::{Context, Grid, Program};
+//!
+//! let program = Program::parse(r#"
+//! kernel @saxpy(v0: u32, v1: f32, v2: ptr<global, f32>, v3: ptr<global, f32>) {
+//!     v4: u32 = block_id.x
+//!     v5: u32 = block_dim.x
+//!     v6: u32 = thread_id.x
+//!     v7: u32 = mul v4, v5
+//!     v8: u32 = add v7, v6
+//!     v9: bool = lt v8, v0
+//!     if v9 {
+//!         v10: f32 = load v2[v8]
+//!         v11: f32 = load v3[v8]
+//!         v12: f32 = mul v1, v10
+//!         v13: f32 = add v12, v11
+//!         store v3[v8], v13
+//!     }
+//!     return
+//! }
+//! "#)?;
+//! let ctx = Context::cpu();                       // or Context::from_env()?, Context::best()?
+//! let saxpy = ctx.kernel(&program, "saxpy")?;     // compiled once, then from the cache
+//! let x = ctx.upload(&[1.0f32, 2.0, 3.0, 4.0])?;
+//! let mut y = ctx.upload(&[10.0f32; 4])?;
+//! let stream = ctx.stream();
+//! saxpy.launch(&stream, Grid::cover(4, 256), (4u32, 2.0f32, &x, &mut y))?;   // enqueues
+//! stream.synchronize()?;                          // kernel exceptions surface here
+//! assert_eq!(y.download()?, [12.0, 14.0, 16.0, 18.0]);
+//! # Ok::<(), relok::Error>(())
+//! ```
+//!
+//! - [`Context`]: a device (`cpu`, `cuda[:N]`, `wgpu[:N]`, `best`), this
+//!   program's host objects on it, and the kernel cache;
+//! - [`Program`]: kernel IR, parsed from the text format and verified;
+//! - [`Kernel`]: one kernel loaded on a context, launched with typed
+//!   arguments checked against its signature;
+//! - [`Buffer`]: typed device memory, freed on drop (never under a pending
+//!   launch);
+//! - [`Stream`]: asynchronous launches; exceptions at synchronisation;
+//! - [`Error`]: one error type, with typed variants naming the place.
+//!
+//! The kernel text format, the relocation model, the caches and each
+//! backend are described in the repository's `docs/` folder.
+
+mod buffer;
+mod context;
+mod element;
+mod error;
+mod grid;
+mod kernel;
+mod program;
+mod stream;
+
+pub use buffer::{Buffer, BufferSlice};
+pub use context::{Context, ContextBuilder};
+pub use element::{Element, ScalarArg};
+pub use error::{Error, Result};
+pub use grid::{Dim3, Grid};
+pub use kernel::{Arg, Args, IntoArg, Kernel, Symbol};
+pub use program::Program;
+pub use stream::Stream;
+
+pub use relok_ir::{Scalar, Strategy};
+pub use relok_runtime::{CacheStats, DeviceKind, FaultKind};

@@ -1,0 +1,112 @@
+//! [`Stream`]: an ordered queue of launches on one device.
+//!
+//! [`crate::Kernel::launch`] checks its arguments and enqueues without
+//! waiting. A kernel exception (or, on the cpu device, a fault) is reported
+//! at the next synchronisation point of its stream — [`Stream::synchronize`],
+//! or a download or write of a buffer the failing launch used — with the
+//! message text, block and thread of the first thrower since the previous
+//! synchronisation; the stream stays usable afterwards, and launches after
+//! the failing one still ran (CUDA.jl's rule). Each pending launch keeps
+//! its kernel and buffers alive until the stream passes it; a stream that
+//! drops waits for its launches first (and their failures are lost).
+
+use crate::buffer::Allocation;
+use crate::context::Shared;
+use crate::error::{Error, Result};
+use relok_runtime::DeviceError;
+use std::sync::{Arc, Mutex};
+
+/// What a pending launch keeps alive.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    pub(crate) _kernel: relok_runtime::Kernel,
+    pub(crate) _buffers: Vec<Arc<Allocation>>,
+}
+
+#[derive(Debug)]
+pub(crate) struct StreamInner {
+    pub(crate) ctx: Arc<Shared>,
+    pub(crate) stream: std::result::Result<relok_runtime::Stream, DeviceError>,
+    pub(crate) pending: Mutex<Vec<Pending>>,
+}
+
+impl StreamInner {
+    pub(crate) fn synchronize(&self) -> Result<()> {
+        let stream = self.stream.as_ref().map_err(|e| Error::Memory(e.clone()))?;
+        let outcome = self.ctx.device.synchronize(&self.ctx.session, stream);
+        // Released outside the lock: a last reference frees device memory.
+        let passed = std::mem::take(&mut *self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        drop(passed);
+        outcome.map(|_| ()).map_err(Error::from)
+    }
+}
+
+impl Drop for StreamInner {
+    fn drop(&mut self) {
+        if let Ok(stream) = &self.stream {
+            // Nobody is left to hear of a failure; the wait is what matters.
+            let _ = self.ctx.device.synchronize(&self.ctx.session, stream);
+        }
+    }
+}
+
+/// An ordered queue of launches on one device (see the module docs).
+/// `Send + Sync`; streams of one context run concurrently where the device
+/// can.
+///
+/// ```
+/// let ctx = relok::Context::cpu();
+/// let p = relok::Program::parse("kernel @k(v0: ptr<global, u32>) {\n    v1: u32 = thread_id.x\n    store v0[v1], v1\n    return\n}\n")?;
+/// let k = ctx.kernel(&p, "k")?;
+/// let mut out = ctx.zeros::<u32>(4)?;
+/// let s = ctx.stream();
+/// k.launch(&s, relok::Grid::new(1, 4), (&mut out,))?;
+/// s.synchronize()?;
+/// assert_eq!(out.download()?, [0, 1, 2, 3]);
+/// # Ok::<(), relok::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Stream {
+    pub(crate) inner: Arc<StreamInner>,
+}
+
+impl Stream {
+    pub(crate) fn new(ctx: Arc<Shared>) -> Stream {
+        let stream = ctx.device.stream();
+        Stream { inner: Arc::new(StreamInner { ctx, stream, pending: Mutex::default() }) }
+    }
+
+    /// Waits for every launch enqueued so far; the first kernel exception
+    /// or fault since the last synchronisation is the error, and the
+    /// stream is usable again either way.
+    ///
+    /// ```
+    /// let ctx = relok::Context::cpu();
+    /// let p = relok::Program::parse(concat!(
+    ///     "import fn @relok_throw(v0: word)\n",
+    ///     "kernel @boom() {\n    v0: word = ref \"boom\"\n    call @relok_throw(v0)\n    return\n}\n",
+    /// ))?;
+    /// let s = ctx.stream();
+    /// ctx.kernel(&p, "boom")?.launch(&s, relok::Grid::new(1, 1), ())?;
+    /// match s.synchronize() {
+    ///     Err(relok::Error::Exception { message, .. }) => assert_eq!(message, "boom"),
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// s.synchronize()?; // reported once; the stream goes on
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn synchronize(&self) -> Result<()> {
+        self.inner.synchronize()
+    }
+
+    /// Launches waiting for the stream to pass them (since the last
+    /// synchronisation).
+    ///
+    /// ```
+    /// let s = relok::Context::cpu().stream();
+    /// assert_eq!(s.pending(), 0);
+    /// ```
+    pub fn pending(&self) -> usize {
+        self.inner.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
+    }
+}
