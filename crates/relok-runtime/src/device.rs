@@ -254,7 +254,13 @@ macro_rules! dispatch {
     ($device:expr, |$d:ident $(, $v:ident = $e:expr => $enm:ident)*| $body:expr, $other:expr) => {
         match $device {
             Device::Cpu($d) => {
-                $(let $enm::Cpu($v) = $e else { return $other };)*
+                $(
+                    #[cfg_attr(
+                        not(any(feature = "cuda", feature = "wgpu")),
+                        expect(irrefutable_let_patterns, reason = "the cpu device is the only kind in this build")
+                    )]
+                    let $enm::Cpu($v) = $e else { return $other };
+                )*
                 $body
             }
             #[cfg(feature = "cuda")]

@@ -28,8 +28,9 @@ impl Program {
     /// Parses and verifies kernel text (errors name the file `<text>`).
     ///
     /// ```
-    /// let err = relok::Program::parse("kernel @k() {\n    v0: u32 = add v1, v1\n    return\n}\n").unwrap_err();
-    /// assert!(err.to_string().starts_with("<text>:2:"), "{err}");
+    /// let err = relok::Program::parse("kernel @k(v0: u32) {\n    v1: f32 = add v0, v0\n    return\n}\n").unwrap_err();
+    /// assert!(matches!(err, relok::Error::Verify { .. }));
+    /// assert!(err.to_string().starts_with("<text>:2:5: error:"), "{err}");
     /// ```
     pub fn parse(text: &str) -> Result<Program> {
         Program::parse_named("<text>", text)
