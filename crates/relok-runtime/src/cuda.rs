@@ -95,8 +95,9 @@ pub struct CudaDevice {
     sm: u32,
     driver_version: i32,
     id: DeviceId,
-    /// Live allocations: address → bytes.
-    allocs: Mutex<BTreeMap<u64, u64>>,
+    /// Live allocations: address → bytes (shared with the table buffers
+    /// kernels own).
+    allocs: Arc<Mutex<BTreeMap<u64, u64>>>,
     /// Kernels loaded on this device with their words, by (artifact key,
     /// session): words belong to one session.
     loaded: Loaded<CudaKernel>,
@@ -168,7 +169,7 @@ impl CudaDevice {
             sm: (major * 10 + minor) as u32,
             driver_version: version,
             id,
-            allocs: Mutex::default(),
+            allocs: Arc::default(),
             loaded: Mutex::default(),
             archive: None,
             records,
@@ -346,8 +347,9 @@ impl CudaDevice {
             Strategy::Table if !words.is_empty() => {
                 let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
                 let t = self.alloc_zeroed(bytes.len() as u64)?;
+                let owned = TableAlloc { ctx: Arc::clone(&self.ctx), allocs: Arc::clone(&self.allocs), ptr: t.0 };
                 self.write_bytes(t, &bytes)?;
-                table = Some(t);
+                table = Some(owned);
             }
             _ => {}
         }
@@ -374,7 +376,7 @@ impl CudaDevice {
         self.bind()?;
         // One launch at a time per loaded kernel: they share its record.
         let record = lock(&kernel.exception);
-        let mut state = KernelState { reloc_table: kernel.table.map_or(0, |t| t.0), exception: record.device, rng_seed };
+        let mut state = KernelState { reloc_table: kernel.table_word(), exception: record.device, rng_seed };
         let mut params = kernel_params(&mut state, values);
         // SAFETY: `values` were checked against the ABI (`launch`), `state`
         // and `values` outlive the call, the context is bound above.
@@ -430,7 +432,7 @@ impl CudaDevice {
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
         self.bind().map_err(err)?;
         let record = lock(&kernel.exception);
-        let mut state = KernelState { reloc_table: kernel.table.map_or(0, |t| t.0), exception: record.device, rng_seed: 0 };
+        let mut state = KernelState { reloc_table: kernel.table_word(), exception: record.device, rng_seed: 0 };
         let mut params = kernel_params(&mut state, &mut values);
         let mut out = Vec::with_capacity(iters);
         for _ in 0..iters {
@@ -833,7 +835,7 @@ pub struct CudaKernel {
     params: Vec<relok_ir::Type>,
     module: Arc<PtxModule>,
     function: sys::CUfunction,
-    table: Option<DevicePtr>,
+    table: Option<TableAlloc>,
     exception: Mutex<MappedRecord>,
     /// The words, in manifest (rank) order.
     pub words: Vec<u64>,
@@ -853,7 +855,11 @@ impl CudaKernel {
 
     /// The table buffer (`table` strategy with records).
     pub fn table(&self) -> Option<DevicePtr> {
-        self.table
+        self.table.as_ref().map(|t| DevicePtr(t.ptr))
+    }
+
+    fn table_word(&self) -> u64 {
+        self.table.as_ref().map_or(0, |t| t.ptr)
     }
 
     /// The module's handle (kept for the module's lifetime).
@@ -896,8 +902,87 @@ mod tests {
     }
 }
 
-/// A stream of this device (launches run when enqueued, for now).
-pub type CudaStream = crate::device::EagerStream;
+/// A kernel's table buffer, freed when the kernel drops.
+#[derive(Debug)]
+struct TableAlloc {
+    ctx: Arc<CudaContext>,
+    allocs: Arc<Mutex<BTreeMap<u64, u64>>>,
+    ptr: u64,
+}
+
+impl Drop for TableAlloc {
+    fn drop(&mut self) {
+        if lock(&self.allocs).remove(&self.ptr).is_some() && self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: a live allocation of this context, removed from the
+            // map above so it is freed once; no launch uses it (a pending
+            // launch holds its kernel, hence this table, alive).
+            let _ = unsafe { result::free_sync(self.ptr) };
+        }
+    }
+}
+
+/// A CUDA stream of one device. Launches are enqueued with
+/// `cuLaunchKernel` on it and return at once; each kernel launched on the
+/// stream gets an exception record of its own there (from the device's
+/// pool of mapped pinned records), so the first failure names its kernel;
+/// `synchronize` waits for the stream (`cuStreamSynchronize`) and reads
+/// the records used since the last synchronisation, in order of first use.
+#[derive(Debug)]
+pub struct CudaStream {
+    device: DeviceId,
+    ctx: Arc<CudaContext>,
+    raw: sys::CUstream,
+    records: Arc<RecordPool>,
+    state: Mutex<StreamRecords>,
+}
+
+// SAFETY: the stream handle belongs to `ctx` (kept alive here) and is only
+// used with it bound; the records are behind the mutex.
+unsafe impl Send for CudaStream {}
+// SAFETY: as for Send.
+unsafe impl Sync for CudaStream {}
+
+#[derive(Debug, Default)]
+struct StreamRecords {
+    /// (kernel, its entry, its record on this stream).
+    records: Vec<(std::sync::Weak<CudaKernel>, String, MappedRecord)>,
+    /// Indices into `records` used since the last synchronisation, in
+    /// order of first use.
+    used: Vec<usize>,
+    threads: u64,
+}
+
+impl CudaStream {
+    /// The record of `kernel` on this stream (made on its first launch
+    /// here), marked used; its device address.
+    fn record_for(&self, state: &mut StreamRecords, kernel: &Arc<CudaKernel>) -> Result<u64, DeviceError> {
+        let found = state.records.iter().position(|(k, ..)| std::ptr::eq(k.as_ptr(), Arc::as_ptr(kernel)) && k.strong_count() > 0);
+        let i = match found {
+            Some(i) => i,
+            None => {
+                state.records.push((Arc::downgrade(kernel), kernel.entry.clone(), self.records.take()?));
+                state.records.len() - 1
+            }
+        };
+        if !state.used.contains(&i) {
+            state.used.push(i);
+        }
+        Ok(state.records[i].2.device)
+    }
+}
+
+impl Drop for CudaStream {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: created in `new_stream`, destroyed once, after its
+            // work is done.
+            unsafe {
+                let _ = result::stream::synchronize(self.raw);
+                let _ = result::stream::destroy(self.raw);
+            }
+        }
+    }
+}
 
 impl crate::device::Backend for CudaDevice {
     type Kernel = CudaKernel;
@@ -920,20 +1005,62 @@ impl crate::device::Backend for CudaDevice {
     }
 
     fn new_stream(&self) -> Result<CudaStream, DeviceError> {
-        Ok(crate::device::EagerStream::new(self.id))
+        self.bind()?;
+        let raw = result::stream::create(result::stream::StreamKind::Default).map_err(driver("cuStreamCreate"))?;
+        Ok(CudaStream { device: self.id, ctx: Arc::clone(&self.ctx), raw, records: Arc::clone(&self.records), state: Mutex::default() })
     }
 
     fn enqueue(&self, stream: &CudaStream, kernel: &Arc<CudaKernel>, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<(), LaunchError> {
-        stream.check(&kernel.entry, self.id)?;
-        let outcome = self.launch(kernel, config, args, rng_seed).and_then(|thrown| match thrown {
-            None => Ok(crate::LaunchStats { steps: 0, threads: config.threads() }),
-            Some(t) => Err(LaunchError::Exception { kernel: kernel.entry.clone(), message_word: t.message_word, block: t.block, thread: t.thread }),
-        });
-        stream.record(outcome)
+        let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
+        if kernel.device != self.id {
+            return Err(crate::device::wrong_device(&kernel.entry, "the kernel", kernel.device, self.id));
+        }
+        if stream.device != self.id {
+            return Err(crate::device::wrong_device(&kernel.entry, "the stream", stream.device, self.id));
+        }
+        let threads = check_config(&kernel.entry, config)?;
+        let mut values = check_args(&kernel.entry, &kernel.params, args)?;
+        self.bind().map_err(err)?;
+        let mut state = lock(&stream.state);
+        let exception = stream.record_for(&mut state, kernel).map_err(err)?;
+        let mut ks = KernelState { reloc_table: kernel.table_word(), exception, rng_seed };
+        let mut params = kernel_params(&mut ks, &mut values);
+        let [gx, gy, gz] = config.grid;
+        let [bx, by, bz] = config.block;
+        // SAFETY: the function belongs to the kernel's module, kept alive
+        // by the caller's `Arc` until the stream passes the launch (the
+        // facade holds it; `synchronize` waits); `params` points into `ks`
+        // and `values`, which the driver copies before returning; the
+        // arguments were checked against the ABI the PTX was validated
+        // against at load; the context is bound above; the stream is this
+        // context's.
+        unsafe { result::launch_kernel(kernel.function, (gx, gy, gz), (bx, by, bz), 0, stream.raw, &mut params) }
+            .map_err(driver("cuLaunchKernel"))
+            .map_err(err)?;
+        state.threads += threads;
+        Ok(())
     }
 
     fn synchronize(&self, stream: &CudaStream) -> Result<crate::LaunchStats, LaunchError> {
-        stream.take()
+        let err = |error| LaunchError::Device { kernel: String::new(), error };
+        self.bind().map_err(err)?;
+        // SAFETY: this context's stream, alive while `stream` is.
+        let waited = unsafe { result::stream::synchronize(stream.raw) }.map_err(driver("cuStreamSynchronize"));
+        let mut state = lock(&stream.state);
+        let used = std::mem::take(&mut state.used);
+        let threads = std::mem::take(&mut state.threads);
+        let mut first = None;
+        for i in used {
+            let (_, entry, record) = &state.records[i];
+            // Every record used is read (and cleared when it holds a throw).
+            if let Some(t) = record.take() {
+                first.get_or_insert(LaunchError::Exception { kernel: entry.clone(), message_word: t.message_word, block: t.block, thread: t.thread });
+            }
+        }
+        // Records of kernels that are gone go back to the pool.
+        state.records.retain(|(k, ..)| k.strong_count() > 0);
+        waited.map_err(err)?;
+        first.map_or(Ok(crate::LaunchStats { steps: 0, threads }), Err)
     }
 
     fn live_allocations(&self) -> u64 {
