@@ -16,9 +16,11 @@
 //! - [`CodeTarget::Ptx`]: PTX text ([`crate::ptx`]); the CUDA driver
 //!   compiles it.
 //!
-//! [`COMPILER_ID`] is `relok-<version>-<codegen hash>`, the hash set by
-//! `build.rs` over the sources that decide the output: any change to them
-//! is a new identity, hence new keys and a new store folder.
+//! What an artifact is compiled for — [`CodeTarget`], [`CompileOptions`] —
+//! and by whom — [`COMPILER_ID`] — are defined in [`crate::target`] and
+//! re-exported here.
+
+pub use crate::target::{CodeTarget, CompileOptions, COMPILER_ID};
 
 use crate::lower::{lower, HostValue, Lowered, WordResolver};
 use crate::passes::optimize;
@@ -28,67 +30,6 @@ use crate::stencil::Stencil;
 use crate::CompileError;
 use relok_ir::{FuncKind, Stage, Strategy};
 use serde::{Deserialize, Serialize};
-
-/// This compiler's identity: version and codegen hash.
-pub const COMPILER_ID: &str = concat!("relok-", env!("CARGO_PKG_VERSION"), "-", env!("RELOK_CODEGEN_HASH"));
-
-/// What code an artifact carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum CodeTarget {
-    /// Lowered IR text, run by the cpu device.
-    Cpu,
-    /// PTX text for one compute capability (`sm` = major × 10 + minor).
-    Ptx {
-        /// The compute capability, e.g. 90 for the H200.
-        sm: u32,
-    },
-    /// WGSL for wgpu (table and bake only).
-    Wgsl,
-}
-
-impl CodeTarget {
-    /// The target's name: `cpu`, `ptx-sm90`.
-    pub fn name(self) -> String {
-        match self {
-            CodeTarget::Cpu => "cpu".to_owned(),
-            CodeTarget::Ptx { sm } => format!("ptx-sm{sm}"),
-            CodeTarget::Wgsl => "wgsl".to_owned(),
-        }
-    }
-
-    /// The target named `name`: `cpu`, `ptx` (sm_90) or `ptx-smNN`.
-    pub fn from_name(name: &str) -> Option<CodeTarget> {
-        match name {
-            "cpu" => Some(CodeTarget::Cpu),
-            "ptx" => Some(CodeTarget::Ptx { sm: 90 }),
-            "wgsl" => Some(CodeTarget::Wgsl),
-            _ => {
-                let sm: u32 = name.strip_prefix("ptx-sm")?.parse().ok()?;
-                (50..=200).contains(&sm).then_some(CodeTarget::Ptx { sm })
-            }
-        }
-    }
-}
-
-/// Options that change the generated code (all part of the key).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CompileOptions {
-    /// Run the optimiser (inline, fold, CSE, DCE) before lowering.
-    pub optimize: bool,
-}
-
-impl Default for CompileOptions {
-    fn default() -> Self {
-        CompileOptions { optimize: true }
-    }
-}
-
-impl CompileOptions {
-    /// The options as key bytes.
-    pub fn to_bytes(self) -> Vec<u8> {
-        vec![u8::from(self.optimize)]
-    }
-}
 
 /// How a kernel is called.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -257,9 +198,13 @@ impl Artifact {
     /// site ([`Artifact::lowered`] + manifest validation); for PTX the
     /// entry's exact signature and the patch globals
     /// ([`crate::ptx::check_code`]); for WGSL the entry and the bindings
-    /// ([`crate::wgsl::check_code`]).
+    /// ([`crate::wgsl::check_code`]). First of all, the target supports
+    /// the strategy ([`CodeTarget::strategies`]).
     pub fn validate(&self) -> Result<(), ArtifactError> {
         let bad = |reason: String| ArtifactError::Code { entry: self.entry.clone(), reason };
+        if !self.target.supports(self.strategy) {
+            return Err(bad(format!("target {} does not support strategy {}", self.target.name(), self.strategy)));
+        }
         match self.target {
             CodeTarget::Cpu => {
                 let lowered = self.lowered()?;
@@ -392,6 +337,13 @@ kernel @k(v0: ptr<global, word>) {
         let mut broken = cpu;
         broken.code = b"kernel @k(".to_vec();
         assert!(broken.validate().is_err());
+        // A WGSL artifact claiming `patch` is refused before its code is read.
+        let m = relok_ir::parse(K).unwrap();
+        let st = Stencil::new(&m, "k").unwrap();
+        let mut wgsl = compile(&st, CodeTarget::Wgsl, Strategy::Table, CompileOptions::default(), None).unwrap();
+        assert_eq!(wgsl.validate(), Ok(()));
+        wgsl.strategy = Strategy::Patch;
+        assert!(wgsl.validate().unwrap_err().to_string().contains("target wgsl does not support strategy patch"));
     }
 
     #[test]

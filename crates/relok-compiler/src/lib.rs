@@ -6,12 +6,13 @@
 //!    ─► freeze manifest ─► codegen (PTX | WGSL | cpu) ─► Artifact
 //! ```
 //!
-//! [`prepare`] verifies a module and hands back the proof ([`Prepared`]);
-//! [`stencil::Stencil`] cuts one kernel and what it depends on out of a
-//! module and links the runtime library ([`link`]) — its text is what a
-//! cache key hashes; [`artifact::compile`] optimises ([`passes`]), lowers
-//! the relocations ([`lower`], records in [`reloc`], state layout in
-//! [`state`]) and generates code into an [`artifact::Artifact`].
+//! A module is verified first (`relok_ir::verify`); then
+//! [`stencil::Stencil`] cuts one kernel and what it depends on out of it
+//! and links the runtime library ([`link`]) — its text is what a cache key
+//! hashes, with the [`target`] and options; [`artifact::compile`] optimises
+//! ([`passes`]), lowers the relocations ([`lower`], records in [`reloc`],
+//! state layout in [`state`]) and generates code ([`ptx`], [`wgsl`]) into
+//! an [`artifact::Artifact`].
 
 pub mod artifact;
 pub mod passes;
@@ -21,17 +22,9 @@ pub mod lower;
 pub mod reloc;
 pub mod state;
 pub mod stencil;
+pub mod target;
 pub mod wgsl;
-use relok_ir::{Module, ModuleInfo, VerifyErrors};
-
-/// A module that passed verification, with the verifier's analysis.
-#[derive(Debug)]
-pub struct Prepared {
-    /// The module.
-    pub module: Module,
-    /// What the verifier computed (call order, barrier use, shared sizes).
-    pub info: ModuleInfo,
-}
+use relok_ir::VerifyErrors;
 
 /// Why compilation failed.
 #[derive(Debug, thiserror::Error)]
@@ -65,10 +58,4 @@ pub enum CompileError {
     /// WGSL generation failed.
     #[error("WGSL: {0}")]
     Wgsl(#[from] wgsl::Error),
-}
-
-/// Verifies `module`: the first stage of every compilation.
-pub fn prepare(module: Module) -> Result<Prepared, CompileError> {
-    let info = relok_ir::verify(&module)?;
-    Ok(Prepared { module, info })
 }

@@ -14,7 +14,7 @@
 //! [`KeyInputs::key`] hashes each field length-prefixed under a version
 //! tag, so no two different inputs share a byte string.
 
-use crate::artifact::{CodeTarget, CompileOptions, COMPILER_ID};
+use crate::target::{CodeTarget, CompileOptions, COMPILER_ID};
 use crate::link::{init_consts, link, remap_init, runtime_library, uses};
 use crate::lower::{remap_items, renumbering};
 use crate::state::STATE_LAYOUT_VERSION;

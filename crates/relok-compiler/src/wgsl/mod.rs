@@ -48,14 +48,16 @@
 //! a 64-bit `atomic.cas` whose operands are not such constants, 64-bit
 //! `atomic.xchg`/`min`/`max` (a compare-exchange on one half cannot make
 //! them atomic), a pointer without a static base, and the `patch` strategy
-//! (a loader cannot write a WGSL module's globals).
+//! (a loader cannot write a WGSL module's globals: not among
+//! [`CodeTarget::strategies`] of [`CodeTarget::Wgsl`]).
 //!
 //! Byte-stable: names come from value, variable and constant numbers.
 
 mod helpers;
 pub mod writer;
 
-use relok_ir::{Module, Stage, Strategy, Value};
+use crate::target::CodeTarget;
+use relok_ir::{Module, Stage, Value};
 
 /// What to generate for (nothing to choose yet).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -67,7 +69,8 @@ pub enum Error {
     /// The module has not been lowered.
     #[error("the WGSL backend takes a lowered module (stage {0:?})")]
     NotLowered(Stage),
-    /// `patch` cannot work on wgpu.
+    /// `patch` cannot work on wgpu (the one strategy
+    /// [`CodeTarget::strategies`] leaves out for WGSL).
     #[error("patching is impossible on wgpu: the loader cannot write a module's globals; use table or bake")]
     Patch,
     /// An operation this backend cannot express (yet).
@@ -85,7 +88,7 @@ pub enum Error {
 /// The WGSL text of `module` (verified, lowered with `table` or `bake`).
 pub fn write_string(module: &Module, options: &Options) -> Result<String, Error> {
     match module.stage {
-        Stage::Lowered(Strategy::Patch) => Err(Error::Patch),
+        Stage::Lowered(s) if !CodeTarget::Wgsl.supports(s) => Err(Error::Patch),
         Stage::Lowered(_) => {
             let mut w = writer::Writer::new(module, options);
             w.write()?;
