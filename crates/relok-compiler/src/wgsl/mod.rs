@@ -2,7 +2,8 @@
 //! or `lowered bake`) to WGSL for wgpu, laid out as docs/wgpu.md describes.
 //!
 //! Shape as every backend: [`Options`], [`Error`], [`write_string`], and a
-//! [`writer::Writer`].
+//! [`writer::Writer`]. The bindings and the arguments buffer the code and
+//! the device share are described once, in [`bindings`].
 //!
 //! # What this part covers
 //!
@@ -22,7 +23,7 @@
 //! exception record (`state.exception`), a `shared` or `local` variable, a
 //! module constant — and a run-time byte offset; loads and stores of those
 //! scalars (sub-word stores as atomic and/or, 64-bit ones as two words);
-//! `state.rng_seed` (slots 0–1 of `relok_args`); atomics on `u32`/`i32`;
+//! `state.rng_seed` (slots 0–1 of `relok_args`, [`bindings::SEED_SLOT`]); atomics on `u32`/`i32`;
 //! structured control flow; builtins; barriers; device functions without
 //! pointer parameters.
 //!
@@ -53,6 +54,7 @@
 //!
 //! Byte-stable: names come from value, variable and constant numbers.
 
+pub mod bindings;
 mod helpers;
 pub mod writer;
 
@@ -100,18 +102,26 @@ pub fn write_string(module: &Module, options: &Options) -> Result<String, Error>
 
 /// Checks that WGSL `code` (from an artifact) declares compute entry
 /// `entry` and exactly the bindings the kernel parameters `params` need
-/// (0–3, then one per buffer parameter), so a launch binds what the code
-/// reads. The text itself is validated by wgpu when the device loads it.
+/// ([`bindings::bindings`]: 0–3, then one per buffer parameter, each as the
+/// writer declares it), so a launch binds what the code reads. The text
+/// itself is validated by wgpu when the device loads it.
 pub fn check_code(code: &str, entry: &str, params: &[relok_ir::Type]) -> Result<(), String> {
     let buffers = params.iter().filter(|t| matches!(t, relok_ir::Type::Ptr(..))).count();
-    let mut bindings: Vec<usize> = code
+    let prefix = format!("@group({}) @binding(", bindings::GROUP);
+    let mut declared: Vec<(u32, &str)> = code
         .lines()
-        .filter_map(|l| l.strip_prefix("@group(0) @binding("))
-        .map(|rest| rest.split(')').next().and_then(|n| n.parse().ok()).ok_or_else(|| format!("a malformed binding: {rest}")))
+        .filter_map(|l| Some((l, l.strip_prefix(&prefix)?)))
+        .map(|(l, rest)| rest.split(')').next().and_then(|n| n.parse().ok()).map(|n| (n, l)).ok_or_else(|| format!("a malformed binding: {rest}")))
         .collect::<Result<_, _>>()?;
-    bindings.sort_unstable();
-    if bindings != (0..4 + buffers).collect::<Vec<_>>() {
-        return Err(format!("bindings {bindings:?}, expected 0..{} for {buffers} buffer parameters", 4 + buffers));
+    declared.sort_unstable();
+    let expected = bindings::bindings(buffers);
+    let count = bindings::binding_count(buffers);
+    if !declared.iter().map(|&(n, _)| n).eq(expected.iter().map(|b| b.binding)) {
+        let found: Vec<u32> = declared.iter().map(|&(n, _)| n).collect();
+        return Err(format!("bindings {found:?}, expected 0..{count} for {buffers} buffer parameters"));
+    }
+    if let Some((b, (_, line))) = expected.iter().zip(&declared).find(|(b, (_, line))| b.declaration() != *line) {
+        return Err(format!("binding {} is declared `{line}`, expected `{}`", b.binding, b.declaration()));
     }
     let mut lines = code.lines();
     let declared = lines.by_ref().any(|l| l.starts_with("@compute")) && lines.next().is_some_and(|l| l.starts_with(&format!("fn {entry}(")));
