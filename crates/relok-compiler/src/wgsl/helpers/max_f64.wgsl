@@ -1,0 +1,5 @@
+fn relok_max_f64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    if (relok_isnan64(a)) { return b; }
+    if (relok_isnan64(b)) { return a; }
+    return select(a, b, relok_lt_f64(a, b));
+}
