@@ -18,21 +18,72 @@
 //!   the heap grows by copying into a larger buffer, which changes no word.
 //! - Every [`DeviceMemory::alloc_zeroed`] is a buffer of its own, its id
 //!   unique in the process (a pointer of one device names nothing on
-//!   another), bound whole to the kernel parameter it is passed as
-//!   (binding 4 + i).
+//!   another), bound to the kernel parameter it is passed as (binding
+//!   4 + i) from the pointer's offset to the buffer's end. The offset must
+//!   be a multiple of the adapter's `min_storage_buffer_offset_alignment`
+//!   (a bound range starts there); the kernel sees the range as a buffer of
+//!   its own, starting at the pointer.
+//! - Freeing a buffer drops the device's handle to it: a launch recorded
+//!   (or running) that bound it keeps it alive until the launch is done.
 //!
-//! # Loading and launching
+//! # Loading
 //!
 //! [`WgpuDevice::load`] registers the artifact's values, resolves its words
 //! with the session on this device, creates the shader module (validated by
 //! wgpu; errors are caught, never panics) and, for `table`, the table
 //! buffer (binding 2). A pipeline is made per block shape (the WGSL's
 //! `override relok_block_x/y/z`) on first launch, through the device's
-//! pipeline cache. A launch writes the arguments buffer (binding 1: the
-//! seed, then two 32-bit slots per scalar parameter, then a zero word),
-//! binds the kernel's
-//! exception record (binding 0), dispatches the grid, copies the record
-//! back and waits; a set flag is an exception, and the record is cleared.
+//! pipeline cache.
+//!
+//! # Streams: launches recorded, submitted in batches
+//!
+//! A [`WgpuStream`] records each launch into one open command encoder (a
+//! compute pass per launch; wgpu puts the barriers between them) and
+//! submits the encoder — without waiting — when it holds
+//! [`LAUNCHES_PER_SUBMIT`] launches, at [`Backend::synchronize`], before
+//! any host read or write of device memory, before the heap grows, and
+//! when the stream is dropped. Enqueueing checks everything the host can
+//! check (geometry, arguments, bindings) and returns.
+//!
+//! - **Arguments** (binding 1: the seed, two 32-bit slots per scalar
+//!   parameter, then a zero word the WGSL reads as `relok_zero`): each
+//!   launch's slots go into the batch's arguments buffer at an offset that
+//!   is a multiple of `min_storage_buffer_offset_alignment`, bound with
+//!   that offset and size; the batch's bytes are written
+//!   (`Queue::write_buffer`) just before its submission, whose command
+//!   buffers see them. The buffer goes back to the device's pool at once:
+//!   the next batch's write of it is ordered after this batch's reads on
+//!   the queue.
+//! - **Exception records** (binding 0): one per (stream, kernel), taken
+//!   from the device's pool (zeroed) on the kernel's first launch on the
+//!   stream, so a failure names its kernel. A record keeps the first
+//!   exception of its kernel (the throwing thread claims the flag with a
+//!   compare-exchange). [`Backend::synchronize`] submits the open batch
+//!   with copies of every record used since the last synchronisation into
+//!   one readback buffer, waits once, and reports the first record, in
+//!   order of the kernels' first launch since the last synchronisation,
+//!   whose flag is set: the first exception when one kernel throws (the
+//!   usual case); with several kernels throwing, the one launched first,
+//!   not necessarily the one that threw first. Records that threw are
+//!   zeroed (ordered before the next submission). A failed submission
+//!   (wgpu validation at `finish`/`submit`) is reported first, naming the
+//!   batch's first kernel.
+//! - **Ordering against the host**: `Queue::write_buffer` lands at the next
+//!   submission, before its command buffers, so an upload would be seen by
+//!   a launch enqueued before it. [`DeviceMemory::read_bytes`] and
+//!   [`DeviceMemory::write_bytes`] therefore submit every open batch of the
+//!   device first (the device holds its streams weakly): a read sees the
+//!   writes of every launch enqueued before it, a launch enqueued before a
+//!   write does not see it.
+//! - **The heap**: a launch binds the heap buffer of its time; growing the
+//!   heap copies it into a bigger buffer. An enqueue holds the heap lock
+//!   while it records (lock order: heap, then a stream's batch, then the
+//!   pools), and [`WgpuDevice`]'s growth, under the heap lock, submits
+//!   every open batch before its copy: every launch bound to the old heap
+//!   runs before the copy, none is recorded against it after.
+//!
+//! [`WgpuDevice::launch`] is an enqueue on a stream of its own and a
+//! synchronisation: the one launch path.
 //!
 //! # The pipeline-cache archive (tier 2)
 //!
@@ -53,7 +104,7 @@
 
 use crate::error::{DeviceError, LaunchError};
 use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig};
-use crate::device::{load_once, DeviceMemory, Loaded, Thrown};
+use crate::device::{load_once, Backend, DeviceMemory, Loaded, Thrown};
 use crate::session::{DeviceId, DeviceKind, Session};
 use relok_cache::{Key, Lookup, Store, StoreConfig};
 use relok_compiler::artifact::{Artifact, CodeTarget};
@@ -91,11 +142,53 @@ static NEXT_BUFFER: AtomicU32 = AtomicU32::new(1);
 const RECORD_BYTES: u64 = ExceptionLayout::WORDS as u64 * 8;
 /// wgpu's major version, part of the pipeline-cache header.
 const WGPU_MAJOR: u32 = 30;
+/// Launches a stream records before it submits them (without waiting).
+pub const LAUNCHES_PER_SUBMIT: usize = 256;
+/// Bytes of a batch's arguments buffer: [`LAUNCHES_PER_SUBMIT`] launches
+/// at the largest offset alignment wgpu allows (256 bytes). A batch whose
+/// arguments fill it sooner is submitted sooner; a launch whose arguments
+/// alone exceed it gets a buffer of its size.
+const BATCH_ARGS_BYTES: u64 = LAUNCHES_PER_SUBMIT as u64 * 256;
+/// The most buffers of each kind the device's pool keeps.
+const POOL_RECORDS: usize = 256;
+const POOL_ARGS: usize = 16;
+const POOL_READBACKS: usize = 8;
+/// The next kernel serial (names a kernel's exception record on a stream).
+static NEXT_KERNEL: AtomicU64 = AtomicU64::new(1);
+/// Zeroes an exception record.
+const ZERO_RECORD: [u8; RECORD_BYTES as usize] = [0; RECORD_BYTES as usize];
 
 use crate::lock;
 
 fn driver(call: &'static str, message: impl ToString) -> DeviceError {
     DeviceError::Driver { call, message: message.to_string() }
+}
+
+/// Runs `f` inside validation, out-of-memory and internal error scopes of
+/// `device` (wgpu's scopes are per thread): an error wgpu reports there
+/// comes back as a [`DeviceError`].
+fn scoped<T>(device: &::wgpu::Device, call: &'static str, f: impl FnOnce() -> T) -> Result<T, DeviceError> {
+    let validation = device.push_error_scope(::wgpu::ErrorFilter::Validation);
+    let memory = device.push_error_scope(::wgpu::ErrorFilter::OutOfMemory);
+    let internal = device.push_error_scope(::wgpu::ErrorFilter::Internal);
+    let out = f();
+    let errors = [internal, memory, validation].map(|s| pollster::block_on(s.pop()));
+    match errors.into_iter().flatten().next() {
+        Some(e) => {
+            // wgpu's text stops at the first cause: add the rest.
+            let mut message = e.to_string();
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                let text = c.to_string();
+                if !message.contains(&text) {
+                    message.push_str(&format!("\n  {text}"));
+                }
+                cause = c.source();
+            }
+            Err(driver(call, message))
+        }
+        None => Ok(out),
+    }
 }
 
 /// One adapter as `wgpu[:N]` lists it.
@@ -183,6 +276,14 @@ pub struct WgpuDevice {
     layouts: Mutex<HashMap<usize, Arc<Layouts>>>,
     /// Bound to binding 2 when a kernel has no table.
     empty_table: ::wgpu::Buffer,
+    /// Table buffers of loaded kernels alive (each kernel's drop counts
+    /// its own down).
+    tables: Arc<AtomicU64>,
+    /// The streams of this device, held weakly: their open batches are
+    /// submitted before the heap grows and before a host read or write.
+    streams: Mutex<Vec<std::sync::Weak<StreamShared>>>,
+    /// Exception records, arguments and readback buffers between uses.
+    pool: Arc<Pool>,
     /// Kernels loaded with their words, by (artifact key, session).
     loaded: Loaded<WgpuKernel>,
     /// The pipeline cache, where the adapter has one.
@@ -316,6 +417,9 @@ impl WgpuDevice {
             buffers: Mutex::default(),
             layouts: Mutex::default(),
             empty_table,
+            tables: Arc::default(),
+            streams: Mutex::default(),
+            pool: Arc::default(),
             loaded: Mutex::default(),
             pipeline_cache: None,
             archive: None,
@@ -344,6 +448,12 @@ impl WgpuDevice {
     /// The code target of this device.
     pub fn target(&self) -> CodeTarget {
         CodeTarget::Wgsl
+    }
+
+    /// The alignment of a buffer argument's offset in its buffer (the
+    /// adapter's `min_storage_buffer_offset_alignment`, at most 256).
+    pub fn buffer_offset_alignment(&self) -> u64 {
+        u64::from(self.limits.min_storage_buffer_offset_alignment).max(4)
     }
 
     /// The archive configuration of this adapter and driver under `root`.
@@ -500,27 +610,7 @@ impl WgpuDevice {
     /// Runs `f` inside validation, out-of-memory and internal error scopes:
     /// an error wgpu reports there comes back as a [`DeviceError`].
     fn scoped<T>(&self, call: &'static str, f: impl FnOnce() -> T) -> Result<T, DeviceError> {
-        let validation = self.device.push_error_scope(::wgpu::ErrorFilter::Validation);
-        let memory = self.device.push_error_scope(::wgpu::ErrorFilter::OutOfMemory);
-        let internal = self.device.push_error_scope(::wgpu::ErrorFilter::Internal);
-        let out = f();
-        let errors = [internal, memory, validation].map(|s| pollster::block_on(s.pop()));
-        match errors.into_iter().flatten().next() {
-            Some(e) => {
-                // wgpu's text stops at the first cause: add the rest.
-                let mut message = e.to_string();
-                let mut cause = std::error::Error::source(&e);
-                while let Some(c) = cause {
-                    let text = c.to_string();
-                    if !message.contains(&text) {
-                        message.push_str(&format!("\n  {text}"));
-                    }
-                    cause = c.source();
-                }
-                Err(driver(call, message))
-            }
-            None => Ok(out),
-        }
+        scoped(&self.device, call, f)
     }
 
     /// Waits until the queue is idle.
@@ -559,22 +649,16 @@ impl WgpuDevice {
         let moduled = started.elapsed();
         let params = artifact.param_types()?;
         let buffers = params.iter().filter(|t| matches!(t, Type::Ptr(..))).count();
-        let scalars = params.len() - buffers;
         let layouts = self.layouts(buffers)?;
         let table = match artifact.strategy {
             Strategy::Table if !words.is_empty() => {
                 let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
                 let t = self.buffer("relok table", bytes.len() as u64, ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST)?;
                 self.queue.write_buffer(&t, 0, &bytes);
-                Some(t)
+                Some(TableBuffer::new(t, &self.tables))
             }
             _ => None,
         };
-        let usage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
-        let record = self.buffer("relok exception", RECORD_BYTES, usage)?;
-        let readback = self.buffer("relok exception readback", RECORD_BYTES, ::wgpu::BufferUsages::MAP_READ | ::wgpu::BufferUsages::COPY_DST)?;
-        // The seed, two words per scalar, and a zero (see `run`).
-        let args = self.buffer("relok args", 8 * (1 + scalars as u64) + 4, ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST)?;
         tracing::debug!(
             "wgpu load of @{}: words {:?}, shader module {:?}, layouts and buffers {:?}",
             artifact.entry,
@@ -590,7 +674,8 @@ impl WgpuDevice {
             layouts,
             table,
             pipelines: Mutex::default(),
-            launch: Mutex::new(LaunchBuffers { record, readback, args }),
+            serial: NEXT_KERNEL.fetch_add(1, Ordering::Relaxed),
+            alive: Arc::new(()),
             words,
         })
     }
@@ -676,80 +761,247 @@ impl WgpuDevice {
         Ok(())
     }
 
-    /// Launches a loaded kernel and waits for it. The geometry and the
-    /// arguments are checked as on the cpu device and against the adapter's
-    /// limits; buffer arguments must be whole allocations of this device.
-    /// An exception comes back as its message word, block and thread.
+    /// Launches a loaded kernel and waits for it: an enqueue on a stream of
+    /// its own, then a synchronisation (see the module docs). The geometry
+    /// and the arguments are checked as on the cpu device and against the
+    /// adapter's limits; a buffer argument points into a buffer of this
+    /// device at a multiple of `min_storage_buffer_offset_alignment`. An
+    /// exception comes back as its message word, block and thread.
     pub fn launch(&self, kernel: &WgpuKernel, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<Option<Thrown>, LaunchError> {
-        let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
-        if kernel.device != self.id {
-            let message = format!("@{} was loaded on {}, not on this {}", kernel.entry, kernel.device, self.id);
-            return Err(err(driver("launch", message)));
+        let stream = self.new_stream().map_err(|error| LaunchError::Device { kernel: kernel.entry.clone(), error })?;
+        self.record_launch(&stream, kernel, config, args, rng_seed)?;
+        match self.synchronize_stream(&stream) {
+            Ok(_) => Ok(None),
+            Err(LaunchError::Exception { message_word, block, thread, .. }) => Ok(Some(Thrown { message_word, block, thread })),
+            Err(e) => Err(e),
         }
-        check_config(&kernel.entry, config)?;
-        self.check_limits(&kernel.entry, config)?;
-        let values = check_args(&kernel.entry, &kernel.params, args)?;
-        self.run(kernel, config, &values, rng_seed).map_err(err)
     }
 
-    fn run(&self, kernel: &WgpuKernel, config: &LaunchConfig, values: &[u64], rng_seed: u64) -> Result<Option<Thrown>, DeviceError> {
-        let pipeline = self.pipeline(kernel, config.block)?;
-        // One launch at a time per loaded kernel: they share its record.
-        let io = lock(&kernel.launch);
+    /// A launch's arguments as it binds them.
+    fn arguments(&self, kernel: &WgpuKernel, values: &[u64], rng_seed: u64) -> Result<Arguments, DeviceError> {
+        let align = self.buffer_offset_alignment();
         let mut slots: Vec<u32> = vec![rng_seed as u32, (rng_seed >> 32) as u32];
         let mut bound = Vec::new();
-        {
-            let buffers = lock(&self.buffers);
-            for (ty, &v) in kernel.params.iter().zip(values) {
-                if matches!(ty, Type::Ptr(..)) {
-                    let (id, offset) = split(DevicePtr(v));
-                    match buffers.get(&id) {
-                        Some((b, _)) if offset == 0 => bound.push(b.clone()),
-                        _ => return Err(driver("launch", format!("{v:#x} is not the start of a buffer of this device (wgpu binds buffers whole)"))),
-                    }
-                } else {
-                    slots.extend([v as u32, (v >> 32) as u32]);
+        let buffers = lock(&self.buffers);
+        for (ty, &v) in kernel.params.iter().zip(values) {
+            if matches!(ty, Type::Ptr(..)) {
+                let (id, offset) = split(DevicePtr(v));
+                let Some((b, bytes)) = buffers.get(&id) else {
+                    return Err(driver("launch", format!("{v:#x} is not a pointer into a buffer of this device")));
+                };
+                if offset % align != 0 {
+                    let message = format!(
+                        "{v:#x} points {offset} bytes into its buffer: wgpu binds a buffer from an offset that is a multiple of this adapter's min_storage_buffer_offset_alignment ({align} bytes)"
+                    );
+                    return Err(driver("launch", message));
                 }
+                if offset > *bytes || offset >= b.size() {
+                    return Err(driver("launch", format!("{v:#x} points past the end of its buffer of {bytes} bytes")));
+                }
+                bound.push((b.clone(), offset));
+            } else {
+                slots.extend([v as u32, (v >> 32) as u32]);
             }
         }
         // Last, a zero the WGSL reads as `relok_zero` to keep float
         // products from being fused into adds (docs/wgpu.md).
         slots.push(0);
-        let bytes: Vec<u8> = slots.iter().flat_map(|s| s.to_le_bytes()).collect();
-        self.queue.write_buffer(&io.args, 0, &bytes);
-        // Held until the launch is submitted: the heap cannot grow (and leave
-        // this kernel writing to the old buffer) in between.
+        Ok(Arguments { bytes: slots.iter().flat_map(|s| s.to_le_bytes()).collect(), bound })
+    }
+
+    /// Checks a launch and records it into `stream`'s open batch (see the
+    /// module docs), submitting the batch when it is full.
+    fn record_launch(&self, stream: &WgpuStream, kernel: &WgpuKernel, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<(), LaunchError> {
+        let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
+        if kernel.device != self.id {
+            let message = format!("@{} was loaded on {}, not on this {}", kernel.entry, kernel.device, self.id);
+            return Err(err(driver("launch", message)));
+        }
+        if stream.device != self.id {
+            return Err(crate::device::wrong_device(&kernel.entry, "the stream", stream.device, self.id));
+        }
+        check_config(&kernel.entry, config)?;
+        self.check_limits(&kernel.entry, config)?;
+        let values = check_args(&kernel.entry, &kernel.params, args)?;
+        let pipeline = self.pipeline(kernel, config.block).map_err(err)?;
+        let Arguments { bytes, bound } = self.arguments(kernel, &values, rng_seed).map_err(err)?;
+        let len = bytes.len() as u64;
+        let align = self.buffer_offset_alignment();
+        // Held while the launch is recorded: the heap cannot grow (and its
+        // growth submits this batch before it copies).
         let heap = lock(&self.heap);
-        self.scoped("launch", || {
+        let shared = &stream.shared;
+        let mut guard = lock(&shared.batch);
+        let batch = &mut *guard;
+        let record = match batch.records.get(&kernel.serial) {
+            Some(r) => r.buffer.clone(),
+            None => {
+                let buffer = match Pool::take(&self.pool.records, |_| true) {
+                    Some(b) => b,
+                    None => {
+                        let usage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
+                        self.buffer("relok exception", RECORD_BYTES, usage).map_err(err)?
+                    }
+                };
+                let r = Record { entry: kernel.entry.clone(), kernel: Arc::downgrade(&kernel.alive), buffer: buffer.clone(), used: false };
+                batch.records.insert(kernel.serial, r);
+                buffer
+            }
+        };
+        let fits = batch.args.as_ref().is_some_and(|(b, staged)| (staged.len() as u64).next_multiple_of(align) + len <= b.size());
+        if !fits {
+            shared.submit(batch);
+            let args = match Pool::take(&self.pool.args, |_| len <= BATCH_ARGS_BYTES) {
+                Some(b) => b,
+                None => {
+                    let usage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST;
+                    self.buffer("relok args", len.max(BATCH_ARGS_BYTES), usage).map_err(err)?
+                }
+            };
+            batch.args = Some((args, Vec::new()));
+        }
+        let Some((args_buffer, staged)) = batch.args.as_mut() else {
+            return Err(err(driver("launch", "the batch has no arguments buffer")));
+        };
+        let offset = (staged.len() as u64).next_multiple_of(align);
+        let group = self.scoped("createBindGroup", || {
+            let buffer = |buffer, offset, size| ::wgpu::BindingResource::Buffer(::wgpu::BufferBinding { buffer, offset, size });
             let mut entries = vec![
-                ::wgpu::BindGroupEntry { binding: 0, resource: io.record.as_entire_binding() },
-                ::wgpu::BindGroupEntry { binding: 1, resource: io.args.as_entire_binding() },
-                ::wgpu::BindGroupEntry { binding: 2, resource: kernel.table.as_ref().unwrap_or(&self.empty_table).as_entire_binding() },
+                ::wgpu::BindGroupEntry { binding: 0, resource: record.as_entire_binding() },
+                ::wgpu::BindGroupEntry { binding: 1, resource: buffer(args_buffer, offset, std::num::NonZeroU64::new(len)) },
+                ::wgpu::BindGroupEntry { binding: 2, resource: kernel.table.as_ref().map_or(&self.empty_table, |t| &t.buffer).as_entire_binding() },
                 ::wgpu::BindGroupEntry { binding: 3, resource: heap.buffer.as_entire_binding() },
             ];
-            for (i, b) in bound.iter().enumerate() {
-                entries.push(::wgpu::BindGroupEntry { binding: 4 + i as u32, resource: b.as_entire_binding() });
+            for (i, (b, offset)) in bound.iter().enumerate() {
+                entries.push(::wgpu::BindGroupEntry { binding: 4 + i as u32, resource: buffer(b, *offset, None) });
             }
-            let group = self.device.create_bind_group(&::wgpu::BindGroupDescriptor { label: Some(&kernel.entry), layout: &kernel.layouts.group, entries: &entries });
-            let mut encoder = self.device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some(&kernel.entry) });
-            {
-                let mut pass = encoder.begin_compute_pass(&::wgpu::ComputePassDescriptor { label: Some(&kernel.entry), timestamp_writes: None });
-                pass.set_pipeline(&pipeline);
-                pass.set_bind_group(0, &group, &[]);
-                pass.dispatch_workgroups(config.grid[0], config.grid[1], config.grid[2]);
-            }
-            encoder.copy_buffer_to_buffer(&io.record, 0, &io.readback, 0, RECORD_BYTES);
-            self.queue.submit([encoder.finish()]);
-        })?;
+            self.device.create_bind_group(&::wgpu::BindGroupDescriptor { label: Some(&kernel.entry), layout: &kernel.layouts.group, entries: &entries })
+        });
+        let group = group.map_err(err)?;
+        staged.resize(offset as usize, 0);
+        staged.extend_from_slice(&bytes);
+        // Errors in the pass surface when the encoder is finished (at the
+        // batch's submission).
+        let encoder = batch.encoder.get_or_insert_with(|| {
+            self.device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("relok launches") })
+        });
+        {
+            let mut pass = encoder.begin_compute_pass(&::wgpu::ComputePassDescriptor { label: Some(&kernel.entry), timestamp_writes: None });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(config.grid[0], config.grid[1], config.grid[2]);
+        }
+        if batch.recorded == 0 {
+            batch.first.clone_from(&kernel.entry);
+        }
+        batch.recorded += 1;
+        batch.threads += config.threads();
+        if let Some(r) = batch.records.get_mut(&kernel.serial).filter(|r| !r.used) {
+            r.used = true;
+            batch.used.push(kernel.serial);
+        }
+        if batch.recorded >= LAUNCHES_PER_SUBMIT {
+            shared.submit(batch);
+        }
+        drop(guard);
         drop(heap);
         self.stats.launches.fetch_add(1, Ordering::Relaxed);
-        let record = self.map_read(&io.readback)?;
-        let words: Vec<u64> = record.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default())).collect();
-        let thrown = Thrown::from_record(&words);
-        if thrown.is_some() {
-            self.queue.write_buffer(&io.record, 0, &[0; RECORD_BYTES as usize]);
+        Ok(())
+    }
+
+    /// Submits `stream`'s open batch with copies of the exception records
+    /// it used since the last synchronisation, waits once, and reports the
+    /// first failure (see the module docs).
+    fn synchronize_stream(&self, stream: &WgpuStream) -> Result<crate::LaunchStats, LaunchError> {
+        if stream.device != self.id {
+            return Err(crate::device::wrong_device("", "the stream", stream.device, self.id));
         }
-        Ok(thrown)
+        let shared = &stream.shared;
+        let mut guard = lock(&shared.batch);
+        let batch = &mut *guard;
+        if batch.used.is_empty() {
+            // Nothing launched since the last synchronisation.
+            shared.submit(batch);
+            let threads = std::mem::take(&mut batch.threads);
+            return batch.failure.take().map_or(Ok(crate::LaunchStats { steps: 0, threads }), Err);
+        }
+        let bytes = batch.used.len() as u64 * RECORD_BYTES;
+        let readback = match Pool::take(&self.pool.readbacks, |b| b.size() >= bytes) {
+            Some(b) => b,
+            None => {
+                let size = bytes.next_power_of_two().max(8 * RECORD_BYTES);
+                let usage = ::wgpu::BufferUsages::MAP_READ | ::wgpu::BufferUsages::COPY_DST;
+                self.buffer("relok exception readback", size, usage).map_err(|error| LaunchError::Device { kernel: batch.first.clone(), error })?
+            }
+        };
+        let used = std::mem::take(&mut batch.used);
+        let threads = std::mem::take(&mut batch.threads);
+        let copies = |encoder: &mut ::wgpu::CommandEncoder, records: &HashMap<u64, Record>| {
+            for (i, serial) in used.iter().enumerate() {
+                if let Some(r) = records.get(serial) {
+                    encoder.copy_buffer_to_buffer(&r.buffer, 0, &readback, i as u64 * RECORD_BYTES, RECORD_BYTES);
+                }
+            }
+        };
+        let encoder = batch.encoder.get_or_insert_with(|| {
+            self.device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("relok synchronize") })
+        });
+        copies(encoder, &batch.records);
+        if !shared.submit(batch) {
+            // The batch was refused with the copies in it: copy alone.
+            let mut encoder = self.device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("relok synchronize") });
+            copies(&mut encoder, &batch.records);
+            if let Err(e) = self.scoped("submit", || self.queue.submit([encoder.finish()])) {
+                tracing::warn!("wgpu: copying the exception records failed: {e}");
+            }
+        }
+        let mapped = self.map_read(&readback);
+        let words: Vec<u64> = match &mapped {
+            Ok(bytes) => bytes.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default())).collect(),
+            Err(_) => Vec::new(),
+        };
+        let mut thrown = None;
+        for (i, serial) in used.iter().enumerate() {
+            let Some(r) = batch.records.get_mut(serial) else { continue };
+            r.used = false;
+            let at = i * ExceptionLayout::WORDS as usize;
+            let t = words.get(at..at + ExceptionLayout::WORDS as usize).and_then(Thrown::from_record);
+            // Unread records (a failed wait) are cleared too: the next
+            // synchronisation must not report what this one lost.
+            if t.is_some() || mapped.is_err() {
+                self.queue.write_buffer(&r.buffer, 0, &ZERO_RECORD);
+            }
+            if let (None, Some(t)) = (&thrown, t) {
+                thrown = Some(LaunchError::Exception { kernel: r.entry.clone(), message_word: t.message_word, block: t.block, thread: t.thread });
+            }
+        }
+        // Records of kernels dropped since go back to the pool (zeroed:
+        // those that threw were cleared above).
+        let dead: Vec<u64> = batch.records.iter().filter(|(_, r)| r.kernel.strong_count() == 0).map(|(&k, _)| k).collect();
+        for k in dead {
+            if let Some(r) = batch.records.remove(&k) {
+                Pool::put(&self.pool.records, r.buffer, POOL_RECORDS);
+            }
+        }
+        let failure = batch.failure.take();
+        drop(guard);
+        match mapped {
+            Ok(_) => Pool::put(&self.pool.readbacks, readback, POOL_READBACKS),
+            Err(error) => return Err(failure.unwrap_or(LaunchError::Device { kernel: String::new(), error })),
+        }
+        match failure.or(thrown) {
+            Some(e) => Err(e),
+            None => Ok(crate::LaunchStats { steps: 0, threads }),
+        }
+    }
+
+    /// Submits the open batch of every stream of this device (without
+    /// waiting).
+    fn submit_all(&self) {
+        let streams: Vec<Arc<StreamShared>> = lock(&self.streams).iter().filter_map(std::sync::Weak::upgrade).collect();
+        for s in &streams {
+            s.submit(&mut lock(&s.batch));
+        }
     }
 
     /// Waits for the queue, maps `buffer` (MAP_READ) and copies it out.
@@ -823,6 +1075,9 @@ impl WgpuDevice {
         if needed > max {
             return Err(DeviceError::OutOfMemory { requested: needed - heap.top, in_use: heap.top, limit: max });
         }
+        // Launches recorded against the old buffer run before the copy
+        // (the heap lock, held, keeps new ones from being recorded).
+        self.submit_all();
         let size = needed.next_power_of_two().max(HEAP_INITIAL).min(max);
         let usage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
         let bigger = self.buffer("relok heap", size, usage)?;
@@ -834,6 +1089,15 @@ impl WgpuDevice {
         heap.buffer = bigger;
         Ok(())
     }
+}
+
+/// A launch's arguments as it binds them.
+struct Arguments {
+    /// Its slots of the arguments buffer: the seed, two 32-bit slots per
+    /// scalar, a zero.
+    bytes: Vec<u8>,
+    /// Its buffer arguments with the offsets they are bound from.
+    bound: Vec<(::wgpu::Buffer, u64)>,
 }
 
 /// (buffer id, byte offset) of a pointer of this device.
@@ -874,6 +1138,8 @@ impl DeviceMemory for WgpuDevice {
     }
 
     fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError> {
+        // Launches enqueued before this write must not see it.
+        self.submit_all();
         self.with_memory(ptr, bytes.len() as u64, |buffer, offset| {
             if bytes.is_empty() {
                 return Ok(());
@@ -893,6 +1159,8 @@ impl DeviceMemory for WgpuDevice {
     }
 
     fn read_bytes(&self, ptr: DevicePtr, len: u64) -> Result<Vec<u8>, DeviceError> {
+        // Launches enqueued before this read must have written.
+        self.submit_all();
         self.with_memory(ptr, len, |buffer, offset| self.read_span(buffer, offset, len))
     }
 
@@ -903,10 +1171,9 @@ impl DeviceMemory for WgpuDevice {
             // objects live as long as the device).
             lock(&self.heap).live.remove(&offset).is_some()
         } else {
-            offset == 0 && lock(&self.buffers).remove(&id).is_some_and(|(b, _)| {
-                b.destroy();
-                true
-            })
+            // Dropped, not destroyed: a launch recorded or running that
+            // bound it holds it until the launch is done.
+            offset == 0 && lock(&self.buffers).remove(&id).is_some()
         };
         if freed { Ok(()) } else { Err(DeviceError::InvalidFree { addr: ptr.0 }) }
     }
@@ -918,15 +1185,26 @@ impl Drop for WgpuDevice {
     }
 }
 
-/// A kernel's per-launch buffers.
+/// A kernel's table buffer, counted among the device's live allocations
+/// while it lives.
 #[derive(Debug)]
-struct LaunchBuffers {
-    /// The exception record (binding 0).
-    record: ::wgpu::Buffer,
-    /// Where the record is copied to be read.
-    readback: ::wgpu::Buffer,
-    /// The seed and scalar arguments (binding 1).
-    args: ::wgpu::Buffer,
+struct TableBuffer {
+    buffer: ::wgpu::Buffer,
+    /// The device's count of live table buffers.
+    count: Arc<AtomicU64>,
+}
+
+impl TableBuffer {
+    fn new(buffer: ::wgpu::Buffer, count: &Arc<AtomicU64>) -> TableBuffer {
+        count.fetch_add(1, Ordering::Relaxed);
+        TableBuffer { buffer, count: Arc::clone(count) }
+    }
+}
+
+impl Drop for TableBuffer {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A kernel loaded on one wgpu device with its words delivered.
@@ -937,10 +1215,15 @@ pub struct WgpuKernel {
     params: Vec<Type>,
     module: ::wgpu::ShaderModule,
     layouts: Arc<Layouts>,
-    table: Option<::wgpu::Buffer>,
+    table: Option<TableBuffer>,
     /// By block shape (the WGSL's override constants).
     pipelines: Mutex<HashMap<[u32; 3], ::wgpu::ComputePipeline>>,
-    launch: Mutex<LaunchBuffers>,
+    /// Unique in the process: names the kernel's exception record on a
+    /// stream.
+    serial: u64,
+    /// Held by the kernel only: a stream's record of a kernel whose
+    /// `alive` is gone goes back to the pool.
+    alive: Arc<()>,
     /// The words, in manifest (rank) order.
     pub words: Vec<u64>,
 }
@@ -957,10 +1240,139 @@ impl WgpuKernel {
     }
 }
 
-/// A stream of this device (launches run when enqueued, for now).
-pub type WgpuStream = crate::device::EagerStream;
+/// A stream of a wgpu device: launches recorded into a command encoder
+/// and submitted in batches (see the module docs).
+#[derive(Debug)]
+pub struct WgpuStream {
+    device: DeviceId,
+    shared: Arc<StreamShared>,
+}
 
-impl crate::device::Backend for WgpuDevice {
+/// What a stream shares with its device's list of streams.
+#[derive(Debug)]
+struct StreamShared {
+    device: ::wgpu::Device,
+    queue: ::wgpu::Queue,
+    pool: Arc<Pool>,
+    batch: Mutex<Batch>,
+}
+
+/// What a stream recorded and has not yet reported.
+#[derive(Debug, Default)]
+struct Batch {
+    /// The launches recorded since the last submission, a compute pass
+    /// each; `None` when there are none.
+    encoder: Option<::wgpu::CommandEncoder>,
+    /// Launches in `encoder`.
+    recorded: usize,
+    /// The first kernel in `encoder` (names a refused submission).
+    first: String,
+    /// The arguments buffer the launches in `encoder` bind, and its bytes
+    /// (each launch's at a multiple of the offset alignment), written just
+    /// before the submission.
+    args: Option<(::wgpu::Buffer, Vec<u8>)>,
+    /// This stream's exception records, by kernel serial.
+    records: HashMap<u64, Record>,
+    /// Serials of the kernels launched since the last synchronisation, in
+    /// order of first launch (each with `used` set in `records`).
+    used: Vec<u64>,
+    /// Threads launched since the last synchronisation.
+    threads: u64,
+    /// The first refused submission since the last synchronisation.
+    failure: Option<LaunchError>,
+}
+
+/// A kernel's exception record on one stream.
+#[derive(Debug)]
+struct Record {
+    entry: String,
+    /// The kernel's `alive`.
+    kernel: std::sync::Weak<()>,
+    buffer: ::wgpu::Buffer,
+    /// Launched since the last synchronisation (in the batch's `used`).
+    used: bool,
+}
+
+impl StreamShared {
+    /// Writes the batch's arguments and submits its launches, without
+    /// waiting; a refusal is kept for the next synchronisation. Whether the
+    /// submission (if any) was accepted.
+    fn submit(&self, batch: &mut Batch) -> bool {
+        let Some(encoder) = batch.encoder.take() else { return true };
+        let args = batch.args.take();
+        let launches = std::mem::take(&mut batch.recorded);
+        let result = scoped(&self.device, "submit", || {
+            if let Some((buffer, bytes)) = &args {
+                self.queue.write_buffer(buffer, 0, bytes);
+            }
+            self.queue.submit([encoder.finish()]);
+        });
+        if let Some((buffer, _)) = args.filter(|(b, _)| b.size() == BATCH_ARGS_BYTES) {
+            // Its next write is ordered after this batch's reads.
+            Pool::put(&self.pool.args, buffer, POOL_ARGS);
+        }
+        match result {
+            Ok(()) => true,
+            Err(DeviceError::Driver { call, message }) => {
+                let message = format!("a batch of {launches} launches was refused: {message}");
+                batch.failure.get_or_insert(LaunchError::Device { kernel: batch.first.clone(), error: DeviceError::Driver { call, message } });
+                false
+            }
+            Err(error) => {
+                batch.failure.get_or_insert(LaunchError::Device { kernel: batch.first.clone(), error });
+                false
+            }
+        }
+    }
+}
+
+impl Drop for StreamShared {
+    /// Launches still recorded run; the stream's records go back to the
+    /// pool, cleared (after those launches, in queue order).
+    fn drop(&mut self) {
+        let batch = self.batch.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut batch = std::mem::take(batch);
+        self.submit(&mut batch);
+        if let Some(e) = batch.failure {
+            tracing::warn!("wgpu: a dropped stream's launches failed: {e}");
+        }
+        for r in batch.records.into_values() {
+            if r.used {
+                self.queue.write_buffer(&r.buffer, 0, &ZERO_RECORD);
+            }
+            Pool::put(&self.pool.records, r.buffer, POOL_RECORDS);
+        }
+    }
+}
+
+/// Buffers between uses, shared by a device and its streams: exception
+/// records (zeroed, in queue order), batch arguments buffers of
+/// [`BATCH_ARGS_BYTES`], readback buffers (unmapped).
+#[derive(Debug, Default)]
+struct Pool {
+    records: Mutex<Vec<::wgpu::Buffer>>,
+    args: Mutex<Vec<::wgpu::Buffer>>,
+    readbacks: Mutex<Vec<::wgpu::Buffer>>,
+}
+
+impl Pool {
+    /// A buffer of `list` that `fits`.
+    fn take(list: &Mutex<Vec<::wgpu::Buffer>>, fits: impl Fn(&::wgpu::Buffer) -> bool) -> Option<::wgpu::Buffer> {
+        let mut list = lock(list);
+        let i = list.iter().rposition(fits)?;
+        Some(list.swap_remove(i))
+    }
+
+    /// Keeps `buffer` in `list` if it holds fewer than `cap`.
+    fn put(list: &Mutex<Vec<::wgpu::Buffer>>, buffer: ::wgpu::Buffer, cap: usize) {
+        let mut list = lock(list);
+        if list.len() < cap {
+            list.push(buffer);
+        }
+    }
+}
+
+impl Backend for WgpuDevice {
     type Kernel = WgpuKernel;
     type Stream = WgpuStream;
 
@@ -981,23 +1393,30 @@ impl crate::device::Backend for WgpuDevice {
     }
 
     fn new_stream(&self) -> Result<WgpuStream, DeviceError> {
-        Ok(crate::device::EagerStream::new(self.id))
+        let shared = Arc::new(StreamShared {
+            device: self.device.clone(),
+            queue: self.queue.clone(),
+            pool: Arc::clone(&self.pool),
+            batch: Mutex::default(),
+        });
+        let mut streams = lock(&self.streams);
+        // Forget dropped streams as the list grows.
+        if streams.len() >= 16 && streams.len().is_power_of_two() {
+            streams.retain(|s| s.strong_count() > 0);
+        }
+        streams.push(Arc::downgrade(&shared));
+        Ok(WgpuStream { device: self.id, shared })
     }
 
     fn enqueue(&self, stream: &WgpuStream, kernel: &Arc<WgpuKernel>, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<(), LaunchError> {
-        stream.check(&kernel.entry, self.id)?;
-        let outcome = self.launch(kernel, config, args, rng_seed).and_then(|thrown| match thrown {
-            None => Ok(crate::LaunchStats { steps: 0, threads: config.threads() }),
-            Some(t) => Err(LaunchError::Exception { kernel: kernel.entry.clone(), message_word: t.message_word, block: t.block, thread: t.thread }),
-        });
-        stream.record(outcome)
+        self.record_launch(stream, kernel, config, args, rng_seed)
     }
 
     fn synchronize(&self, stream: &WgpuStream) -> Result<crate::LaunchStats, LaunchError> {
-        stream.take()
+        self.synchronize_stream(stream)
     }
 
     fn live_allocations(&self) -> u64 {
-        (lock(&self.buffers).len() + lock(&self.heap).live.len()) as u64
+        (lock(&self.buffers).len() + lock(&self.heap).live.len()) as u64 + self.tables.load(Ordering::Relaxed)
     }
 }
