@@ -1,17 +1,16 @@
 //! The manifest: a module's relocation records, sorted and unique.
+//!
+//! [`Manifest`] (while a module is linked and optimised) and
+//! [`FrozenManifest`] (after lowering, inside an artifact) are the same
+//! sorted records ([`SortedRecords`], which keeps the invariant); only a
+//! `Manifest` can change, and a `FrozenManifest` offers no way to.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::{ManifestError, Record, Site};
-
-/// Index of the record with identity `(name, offset)` in `records`, or where
-/// it would go. `records` is strictly sorted by [`Record::key`].
-fn find(records: &[Record], name: &str, offset: u32) -> Result<usize, usize> {
-    records.binary_search_by(|r| r.key().cmp(&(name, offset)))
-}
 
 /// `Ok` when `incoming` is an agreeing duplicate of `existing` (same key).
 fn agree(existing: &Record, incoming: &Record) -> Result<(), ManifestError> {
@@ -25,45 +24,82 @@ fn agree(existing: &Record, incoming: &Record) -> Result<(), ManifestError> {
     }
 }
 
-/// A module's relocation records while it is being linked and optimised.
+/// Relocation records, sorted: what both manifests are.
 ///
-/// Invariants: `records` is strictly increasing by `(name, offset)` (so at
-/// most one record per word, and iteration is always in that order), and
-/// every record passed [`Record::check`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Manifest {
-    records: Vec<Record>,
+/// Invariants: strictly increasing by `(name, offset)` ([`Record::key`]),
+/// so at most one record per word and iteration always in that order; every
+/// record passed [`Record::check`]. Serialised as the plain sequence;
+/// deserialising checks both ([`SortedRecords::new`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "Vec<Record>")]
+struct SortedRecords(Vec<Record>);
+
+impl TryFrom<Vec<Record>> for SortedRecords {
+    type Error = ManifestError;
+
+    fn try_from(records: Vec<Record>) -> Result<Self, ManifestError> {
+        SortedRecords::new(records)
+    }
 }
 
-impl Manifest {
-    /// An empty manifest.
-    pub fn new() -> Self {
-        Self::default()
+impl Serialize for SortedRecords {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl SortedRecords {
+    /// `records`, checked: each passes [`Record::check`], and they are
+    /// strictly increasing by `(name, offset)`.
+    fn new(records: Vec<Record>) -> Result<Self, ManifestError> {
+        for r in &records {
+            r.check()?;
+        }
+        for (index, pair) in records.windows(2).enumerate() {
+            let (prev, next) = (&pair[0], &pair[1]);
+            if prev.key() >= next.key() {
+                return Err(ManifestError::Unsorted {
+                    index: index + 1,
+                    record: Box::new(next.clone()),
+                    previous: Box::new(prev.clone()),
+                });
+            }
+        }
+        Ok(SortedRecords(records))
     }
 
-    /// Adds `record`. An identical record already present makes this a
-    /// no-op; one with the same `(name, offset)` but a different target or
-    /// site is a [`ManifestError::Conflict`] naming both. A record that fails
-    /// [`Record::check`] is rejected. On error the manifest is unchanged.
-    pub fn add(&mut self, record: Record) -> Result<(), ManifestError> {
+    /// Index of the record with identity `(name, offset)`, or where it
+    /// would go.
+    fn find(&self, name: &str, offset: u32) -> Result<usize, usize> {
+        self.0.binary_search_by(|r| r.key().cmp(&(name, offset)))
+    }
+
+    fn get(&self, name: &str, offset: u32) -> Option<&Record> {
+        self.find(name, offset).ok().map(|i| &self.0[i])
+    }
+
+    fn rank(&self, name: &str, offset: u32) -> Option<usize> {
+        self.find(name, offset).ok()
+    }
+
+    /// See [`Manifest::add`].
+    fn add(&mut self, record: Record) -> Result<(), ManifestError> {
         record.check()?;
-        match find(&self.records, record.name(), record.offset()) {
-            Ok(i) => agree(&self.records[i], &record),
+        match self.find(record.name(), record.offset()) {
+            Ok(i) => agree(&self.0[i], &record),
             Err(i) => {
-                self.records.insert(i, record);
+                self.0.insert(i, record);
                 Ok(())
             }
         }
     }
 
-    /// Adds every record of `other` (linking two modules). Records both
-    /// share appear once; the first conflict (in sorted order) is an error
-    /// naming both records, and then nothing is added.
-    pub fn merge(&mut self, other: &Manifest) -> Result<(), ManifestError> {
+    /// See [`Manifest::merge`].
+    fn merge(&mut self, other: &SortedRecords) -> Result<(), ManifestError> {
         // Pass 1: find conflicts without changing anything.
         let (mut i, mut j) = (0, 0);
-        while i < self.records.len() && j < other.records.len() {
-            let (a, b) = (&self.records[i], &other.records[j]);
+        while i < self.0.len() && j < other.0.len() {
+            let (a, b) = (&self.0[i], &other.0[j]);
             match a.key().cmp(&b.key()) {
                 Ordering::Less => i += 1,
                 Ordering::Greater => j += 1,
@@ -75,10 +111,10 @@ impl Manifest {
             }
         }
         // Pass 2: a sorted merge; equal keys are known to agree.
-        let mine = std::mem::take(&mut self.records);
-        let mut out = Vec::with_capacity(mine.len() + other.records.len());
+        let mine = std::mem::take(&mut self.0);
+        let mut out = Vec::with_capacity(mine.len() + other.0.len());
         let mut mine = mine.into_iter().peekable();
-        let mut theirs = other.records.iter().peekable();
+        let mut theirs = other.0.iter().peekable();
         loop {
             let order = match (mine.peek(), theirs.peek()) {
                 (Some(a), Some(b)) => a.key().cmp(&b.key()),
@@ -95,48 +131,75 @@ impl Manifest {
                 }
             }
         }
-        self.records = out;
+        self.0 = out;
         Ok(())
+    }
+}
+
+/// A module's relocation records while it is being linked and optimised.
+///
+/// Invariants: those of its records (strictly increasing by
+/// `(name, offset)`, every record checked), kept by every method.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Manifest {
+    records: SortedRecords,
+}
+
+impl Manifest {
+    /// An empty manifest.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `record`. An identical record already present makes this a
+    /// no-op; one with the same `(name, offset)` but a different target or
+    /// site is a [`ManifestError::Conflict`] naming both. A record that fails
+    /// [`Record::check`] is rejected. On error the manifest is unchanged.
+    pub fn add(&mut self, record: Record) -> Result<(), ManifestError> {
+        self.records.add(record)
+    }
+
+    /// Adds every record of `other` (linking two modules). Records both
+    /// share appear once; the first conflict (in sorted order) is an error
+    /// naming both records, and then nothing is added.
+    pub fn merge(&mut self, other: &Manifest) -> Result<(), ManifestError> {
+        self.records.merge(&other.records)
     }
 
     /// Removes the records for which `live` returns false (their sites died
     /// in optimisation). The order of the rest is unchanged.
     pub fn prune(&mut self, mut live: impl FnMut(&Record) -> bool) {
-        self.records.retain(|r| live(r));
+        self.records.0.retain(|r| live(r));
     }
 
     /// Fixes the manifest after lowering: no further change is possible.
     pub fn freeze(self) -> FrozenManifest {
-        FrozenManifest {
-            records: self.records,
-        }
+        FrozenManifest { records: self.records }
     }
 
     /// The records, sorted by `(name, offset)`.
     pub fn records(&self) -> &[Record] {
-        &self.records
+        &self.records.0
     }
 
     /// How many records.
     pub fn len(&self) -> usize {
-        self.records.len()
+        self.records.0.len()
     }
 
     /// Whether there are no records.
     pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+        self.records.0.is_empty()
     }
 
     /// The record with identity `(name, offset)`.
     pub fn get(&self, name: &str, offset: u32) -> Option<&Record> {
-        find(&self.records, name, offset)
-            .ok()
-            .map(|i| &self.records[i])
+        self.records.get(name, offset)
     }
 
     /// The position of `(name, offset)` in sorted order.
     pub fn rank(&self, name: &str, offset: u32) -> Option<usize> {
-        find(&self.records, name, offset).ok()
+        self.records.rank(name, offset)
     }
 }
 
@@ -145,26 +208,17 @@ impl Manifest {
 /// relocation table.
 ///
 /// Invariants: as for [`Manifest`] (strictly sorted by `(name, offset)`,
-/// every record checked); nothing changes it after construction — the
-/// mutators exist only to answer [`ManifestError::Frozen`].
+/// every record checked, also when deserialised); nothing changes it after
+/// construction — it has no method that could:
+///
+/// ```compile_fail
+/// # use relok_compiler::reloc::{FrozenManifest, Record, Target};
+/// let mut frozen = FrozenManifest::default();
+/// frozen.add(Record::slot("relok$k$sym$foo", Target::Symbol("foo".into())));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "FrozenManifestRepr")]
 pub struct FrozenManifest {
-    records: Vec<Record>,
-}
-
-/// The serialised shape of a [`FrozenManifest`], checked on the way in.
-#[derive(Deserialize)]
-struct FrozenManifestRepr {
-    records: Vec<Record>,
-}
-
-impl TryFrom<FrozenManifestRepr> for FrozenManifest {
-    type Error = ManifestError;
-
-    fn try_from(repr: FrozenManifestRepr) -> Result<Self, ManifestError> {
-        FrozenManifest::from_records(repr.records)
-    }
+    records: SortedRecords,
 }
 
 impl FrozenManifest {
@@ -172,67 +226,33 @@ impl FrozenManifest {
     /// artifact), checking every record and that they are strictly
     /// increasing by `(name, offset)`.
     pub fn from_records(records: Vec<Record>) -> Result<Self, ManifestError> {
-        for r in &records {
-            r.check()?;
-        }
-        for (index, pair) in records.windows(2).enumerate() {
-            let (prev, next) = (&pair[0], &pair[1]);
-            if prev.key() >= next.key() {
-                return Err(ManifestError::Unsorted {
-                    index: index + 1,
-                    record: Box::new(next.clone()),
-                    previous: Box::new(prev.clone()),
-                });
-            }
-        }
-        Ok(FrozenManifest { records })
-    }
-
-    /// Always [`ManifestError::Frozen`]: a frozen manifest never changes.
-    pub fn add(&mut self, _record: Record) -> Result<(), ManifestError> {
-        Err(ManifestError::Frozen {
-            operation: "add a record to",
-        })
-    }
-
-    /// Always [`ManifestError::Frozen`]: a frozen manifest never changes.
-    pub fn merge(&mut self, _other: &Manifest) -> Result<(), ManifestError> {
-        Err(ManifestError::Frozen {
-            operation: "merge into",
-        })
-    }
-
-    /// Always [`ManifestError::Frozen`]: a frozen manifest never changes.
-    pub fn prune(&mut self, _live: impl FnMut(&Record) -> bool) -> Result<(), ManifestError> {
-        Err(ManifestError::Frozen { operation: "prune" })
+        Ok(FrozenManifest { records: SortedRecords::new(records)? })
     }
 
     /// The records, sorted by `(name, offset)`.
     pub fn records(&self) -> &[Record] {
-        &self.records
+        &self.records.0
     }
 
     /// How many records (the `table` strategy's table length in words).
     pub fn len(&self) -> usize {
-        self.records.len()
+        self.records.0.len()
     }
 
     /// Whether there are no records (then `reloc_table` is null).
     pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+        self.records.0.is_empty()
     }
 
     /// The record with identity `(name, offset)`.
     pub fn get(&self, name: &str, offset: u32) -> Option<&Record> {
-        find(&self.records, name, offset)
-            .ok()
-            .map(|i| &self.records[i])
+        self.records.get(name, offset)
     }
 
     /// The position of `(name, offset)` in sorted order: its slot index in
     /// the `table` strategy's relocation table.
     pub fn rank(&self, name: &str, offset: u32) -> Option<usize> {
-        find(&self.records, name, offset).ok()
+        self.records.rank(name, offset)
     }
 
     /// Checks the manifest against the sites the lowered code contains:
@@ -240,7 +260,7 @@ impl FrozenManifest {
     /// exists and its word fits (`offset + 8 <= size`). Reports the first
     /// problem in sorted order.
     pub fn validate(&self, sites: &SiteTable) -> Result<(), ManifestError> {
-        for r in &self.records {
+        for r in self.records() {
             match r.site() {
                 Site::Slot => {
                     if !sites.slots.contains(r.name()) {
@@ -498,26 +518,6 @@ mod tests {
     }
 
     #[test]
-    fn frozen_rejects_every_mutation() {
-        let mut m = Manifest::new();
-        m.add(sym("k", "foo")).unwrap();
-        let mut frozen = m.clone().freeze();
-        let before = frozen.clone();
-        let e = frozen.add(sym("k", "bar")).unwrap_err();
-        assert!(matches!(e, ManifestError::Frozen { .. }));
-        assert!(e.to_string().contains("frozen"), "{e}");
-        assert!(matches!(
-            frozen.merge(&m),
-            Err(ManifestError::Frozen { .. })
-        ));
-        assert!(matches!(
-            frozen.prune(|_| false),
-            Err(ManifestError::Frozen { .. })
-        ));
-        assert_eq!(frozen, before);
-    }
-
-    #[test]
     fn validate_checks_sites() {
         let mut m = Manifest::new();
         let foo = sym("k", "foo");
@@ -617,6 +617,8 @@ mod tests {
         m.add(interior("k", "box", 8, "tag")).unwrap();
         let frozen = m.freeze();
         let json = serde_json::to_string(&frozen).unwrap();
+        // The shape artifacts have always had: the records under `records`.
+        assert!(json.starts_with(r#"{"records":[{"#), "{json}");
         let back: FrozenManifest = serde_json::from_str(&json).unwrap();
         assert_eq!(back, frozen);
         // Byte-stable: serialising again gives the same bytes.

@@ -53,10 +53,11 @@
 //! a conflicting one is an error naming both. Manifests are merged when
 //! modules are linked (the runtime library has its own records) and pruned
 //! when an optimisation kills a site. After lowering the manifest is
-//! [`frozen`](Manifest::freeze): a [`FrozenManifest`]'s rank of a record is
-//! its `table`-strategy slot index, every mutation is an error
-//! ([`ManifestError::Frozen`]), and [`FrozenManifest::validate`] checks it
-//! against the sites the lowered code actually contains ([`SiteTable`]).
+//! [`frozen`](Manifest::freeze): a [`FrozenManifest`] holds the same
+//! sorted records but has no method that changes them; its rank of a record
+//! is its `table`-strategy slot index, and [`FrozenManifest::validate`]
+//! checks it against the sites the lowered code actually contains
+//! ([`SiteTable`]).
 //! A frozen manifest is (de)serialisable with serde; deserialising re-checks
 //! every invariant through [`FrozenManifest::from_records`].
 //!
@@ -310,12 +311,6 @@ pub enum ManifestError {
         existing: Box<Record>,
         /// The record that disagrees with it.
         incoming: Box<Record>,
-    },
-    /// A frozen manifest was asked to change.
-    #[error("cannot {operation} a frozen manifest: it is fixed once relocations are lowered")]
-    Frozen {
-        /// What was attempted (`add`, `merge`, `prune`).
-        operation: &'static str,
     },
     /// A record names a site that the lowered code does not contain.
     #[error("record {name} names a site that the code does not contain")]
