@@ -20,8 +20,10 @@
 //! the disk.
 
 use crate::cpu::CpuDevice;
-use crate::program::{build, instantiate, Compiled, ProgramError};
-use crate::session::{DeviceId, Session};
+use crate::error::ProgramError;
+use crate::memory::DeviceId;
+use crate::program::{build, instantiate, Compiled};
+use crate::session::Session;
 use relok_cache::bundle::{self, BundleError};
 use relok_cache::{Key, Lookup, Store, StoreConfig, StoreError, TierStats};
 use relok_compiler::artifact::{Artifact, CodeTarget, CompileOptions, COMPILER_ID};

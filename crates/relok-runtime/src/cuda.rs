@@ -44,8 +44,9 @@
 
 use crate::error::{DeviceError, LaunchError};
 use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig};
-use crate::device::{load_once, DeviceMemory, Loaded, Thrown};
-use crate::session::{DeviceId, DeviceKind, Session};
+use crate::backend::{load_once, Loaded, Thrown};
+use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
+use crate::session::Session;
 use cudarc::driver::{result, sys, CudaContext};
 use relok_cache::{Key, Lookup, Store, StoreConfig};
 use sha2::{Digest, Sha256};
@@ -984,7 +985,7 @@ impl Drop for CudaStream {
     }
 }
 
-impl crate::device::Backend for CudaDevice {
+impl crate::backend::Backend for CudaDevice {
     type Kernel = CudaKernel;
     type Stream = CudaStream;
 
@@ -1013,10 +1014,10 @@ impl crate::device::Backend for CudaDevice {
     fn enqueue(&self, stream: &CudaStream, kernel: &Arc<CudaKernel>, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<(), LaunchError> {
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
         if kernel.device != self.id {
-            return Err(crate::device::wrong_device(&kernel.entry, "the kernel", kernel.device, self.id));
+            return Err(crate::backend::wrong_device(&kernel.entry, "the kernel", kernel.device, self.id));
         }
         if stream.device != self.id {
-            return Err(crate::device::wrong_device(&kernel.entry, "the stream", stream.device, self.id));
+            return Err(crate::backend::wrong_device(&kernel.entry, "the stream", stream.device, self.id));
         }
         let threads = check_config(&kernel.entry, config)?;
         let mut values = check_args(&kernel.entry, &kernel.params, args)?;

@@ -1,8 +1,13 @@
-//! Errors of the cpu device: host-side memory errors ([`DeviceError`]) and
-//! launch errors ([`LaunchError`]), whose [`LaunchError::Fault`] names the
-//! kernel, block and thread that faulted and what happened ([`FaultKind`]).
+//! The runtime's errors: host-side memory errors ([`DeviceError`]), launch
+//! errors ([`LaunchError`], whose [`LaunchError::Fault`] names the kernel,
+//! block and thread that faulted and what happened: [`FaultKind`]), the
+//! session's ([`SessionError`]) and loading's ([`ProgramError`]).
 
-use relok_ir::{AddrSpace, Type};
+use crate::memory::DeviceId;
+use relok_compiler::artifact::ArtifactError;
+use relok_compiler::reloc::{ManifestError, ValueKey};
+use relok_compiler::CompileError;
+use relok_ir::{AddrSpace, Strategy, Type};
 use std::fmt;
 
 /// A host-side memory operation failed.
@@ -280,5 +285,107 @@ pub enum LaunchError {
         thread: [u32; 3],
         /// What happened.
         kind: FaultKind,
+    },
+}
+
+/// Why a session could not declare an object or deliver a word.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum SessionError {
+    /// A record names a value whose bytes were never registered with
+    /// [`Session::value`].
+    #[error("value {0} was never registered in this session, so it has no bytes to upload")]
+    UnknownValue(ValueKey),
+    /// A runtime global was used before [`Session::declare_global`].
+    #[error("runtime global {0:?} was never declared in this session")]
+    UnknownGlobal(String),
+    /// A runtime global was declared twice with different sizes.
+    #[error(
+        "runtime global {name:?} is already declared with {declared} bytes, cannot redeclare it with {requested}"
+    )]
+    GlobalSizeConflict {
+        /// The global's name.
+        name: String,
+        /// The size it already has.
+        declared: u64,
+        /// The size asked for now.
+        requested: u64,
+    },
+    /// A runtime global was declared with no bytes: it could hold no word.
+    #[error("runtime global {0:?} cannot be declared with size 0")]
+    EmptyGlobal(String),
+    /// A target names a byte offset past the end of its runtime global.
+    #[error("offset {offset} is out of range for runtime global {name:?} of {size} bytes")]
+    GlobalOffsetOutOfRange {
+        /// The global's name.
+        name: String,
+        /// The offset asked for.
+        offset: u64,
+        /// The global's declared size.
+        size: u64,
+    },
+    /// The device could not allocate or fill the copy of a value or the cell
+    /// of a global.
+    #[error("{device}: cannot place {object} in device memory: {source}")]
+    Device {
+        /// The device.
+        device: DeviceId,
+        /// The object, as [`Target`]'s `Display` names it.
+        object: String,
+        /// The device's error.
+        source: DeviceError,
+    },
+}
+
+/// Why compiling, loading or launching failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProgramError {
+    /// Compiling failed (no such kernel, linking, optimising, lowering).
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+    /// An artifact is not usable (only from a fresh compile: a cached one
+    /// that is not usable is rebuilt).
+    #[error("loading artifact: {0}")]
+    Artifact(#[from] ArtifactError),
+    /// A host object could not be resolved.
+    #[error("resolving host objects: {0}")]
+    Session(#[from] SessionError),
+    /// The manifest does not match the code it travels with.
+    #[error("loading: {0}")]
+    Manifest(#[from] ManifestError),
+    /// Device memory for the table failed.
+    #[error("loading: {0}")]
+    Memory(#[from] DeviceError),
+    /// A baked kernel may only run where it was baked.
+    #[error("kernel @{kernel} was baked for device {baked_for} and cannot load on device {device}: baked words are valid for one device")]
+    BakedElsewhere {
+        /// The kernel.
+        kernel: String,
+        /// Where it was baked.
+        baked_for: DeviceId,
+        /// Where it was asked to load.
+        device: DeviceId,
+    },
+    /// The kernel threw (e.g. through `@relok_throw`).
+    #[error("kernel @{kernel}, block ({},{},{}), thread ({},{},{}): exception: {message}", block[0], block[1], block[2], thread[0], thread[1], thread[2])]
+    Exception {
+        /// The kernel.
+        kernel: String,
+        /// The message text (or a description of the word).
+        message: String,
+        /// The throwing block.
+        block: [u32; 3],
+        /// The throwing thread.
+        thread: [u32; 3],
+    },
+    /// The launch failed (bad arguments, a fault).
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    /// The device cannot load kernels lowered with this strategy.
+    #[error("strategy {strategy} is not supported for {target} (patching is impossible on wgpu; use table or bake)")]
+    Unsupported {
+        /// The strategy asked for.
+        strategy: Strategy,
+        /// The device's code target.
+        target: String,
     },
 }

@@ -6,14 +6,17 @@
 //!   words per device;
 //! - [`program`]: compile → load → launch of a kernel with its host objects
 //!   delivered by one strategy (bake, patch, table);
-//! - [`launch`] and [`error`]: what every device shares about a launch
-//!   (arguments, geometry, their checks) and its errors;
-//! - [`device`]: the [`Backend`] trait every device implements (memory,
-//!   loading with words delivered, streams), and [`Device`], any of them by
-//!   name (`cpu`, `cuda`, `wgpu`, `best`): the one dispatch place;
+//! - [`launch`], [`error`] and [`memory`]: what every device shares — a
+//!   launch's arguments, geometry and their checks; the errors; device
+//!   identity and memory;
+//! - [`backend`]: the [`Backend`] trait every device implements (loading
+//!   with words delivered, streams) and what backends share;
+//! - [`device`]: [`Device`], any device by name (`cpu`, `cuda`, `wgpu`,
+//!   `best`): the one dispatch place;
 //! - [`cache`]: the kernel cache of a process — memory, bundles and the
 //!   artifact store on disk in front of compiling.
 
+pub mod backend;
 pub mod cache;
 pub mod cpu;
 #[cfg(feature = "cuda")]
@@ -21,6 +24,7 @@ pub mod cuda;
 pub mod device;
 pub mod error;
 pub mod launch;
+pub mod memory;
 pub mod program;
 pub mod session;
 #[cfg(feature = "wgpu")]
@@ -36,6 +40,9 @@ pub use cpu::{CpuDevice, CpuKernel, LaunchState, LoadedKernel, PatchCells};
 pub use error::{Access, DeviceError, FaultKind, LaunchError};
 pub use launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 pub use cache::{CacheStats, KernelCache};
-pub use program::{Compiled, Loaded, ProgramError};
-pub use device::{Backend, Device, DeviceMemory, Kernel, OpenError, Stream, Thrown};
-pub use session::{DeviceId, DeviceKind, Session, SessionError};
+pub use error::{ProgramError, SessionError};
+pub use program::{Compiled, Loaded};
+pub use backend::{Backend, Thrown};
+pub use device::{Device, Kernel, OpenError, Stream};
+pub use memory::{DeviceId, DeviceKind, DeviceMemory};
+pub use session::Session;

@@ -1,4 +1,6 @@
-//! From a source module to launches with host objects delivered (DESIGN §4):
+//! From a source module to launches with host objects delivered, on the cpu
+//! device without streams (the devices share `crate::Device::load` and
+//! streams; this is the lower level the cpu tests use):
 //!
 //! ```text
 //! compile: link the runtime library ─► optimise ─► lower one kernel with a
@@ -11,7 +13,7 @@
 //! ```
 //!
 //! [`compile`] has no cache; [`crate::cache::KernelCache`] puts the tiers
-//! of DESIGN §5 in front of the same steps.
+//! of docs/cache.md in front of the same steps.
 //!
 //! A [`Compiled`] kernel holds no device addresses unless it is baked, so
 //! one compiled patch or table kernel loads on every device; a [`Loaded`]
@@ -22,72 +24,20 @@
 //! largest offset used).
 
 use crate::cpu::{
-    CpuDevice, DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchError, LaunchState, LaunchStats, LoadedKernel,
+    CpuDevice, DevicePtr, KernelArg, LaunchConfig, LaunchError, LaunchState, LaunchStats, LoadedKernel,
 };
-use crate::session::{DeviceId, Session, SessionError};
-use relok_compiler::artifact::{self, lower_stencil, Artifact, ArtifactError, CodeTarget, CompileOptions};
-use relok_compiler::lower::{site_table, HostValue, Lowered};
-use relok_compiler::reloc::{FrozenManifest, ManifestError, Site, Target};
+use crate::memory::DeviceId;
+use crate::session::Session;
+use relok_compiler::artifact::{self, lower_stencil, Artifact, CodeTarget, CompileOptions};
+use relok_compiler::lower::{site_table, Lowered};
+use relok_compiler::reloc::Target;
 use relok_compiler::stencil::Stencil;
-use relok_compiler::CompileError;
-use relok_ir::{Module, Stage, Strategy};
+use relok_ir::{Module, Strategy};
 
-/// Size of a runtime global declared implicitly by a kernel that names it.
-pub const DEFAULT_GLOBAL_SIZE: u64 = 256;
-
-/// Why compiling, loading or launching failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ProgramError {
-    /// Compiling failed (no such kernel, linking, optimising, lowering).
-    #[error(transparent)]
-    Compile(#[from] CompileError),
-    /// An artifact is not usable (only from a fresh compile: a cached one
-    /// that is not usable is rebuilt).
-    #[error("loading artifact: {0}")]
-    Artifact(#[from] ArtifactError),
-    /// A host object could not be resolved.
-    #[error("resolving host objects: {0}")]
-    Session(#[from] SessionError),
-    /// The manifest does not match the code it travels with.
-    #[error("loading: {0}")]
-    Manifest(#[from] ManifestError),
-    /// Device memory for the table failed.
-    #[error("loading: {0}")]
-    Memory(#[from] DeviceError),
-    /// A baked kernel may only run where it was baked.
-    #[error("kernel @{kernel} was baked for device {baked_for} and cannot load on device {device}: baked words are valid for one device")]
-    BakedElsewhere {
-        /// The kernel.
-        kernel: String,
-        /// Where it was baked.
-        baked_for: DeviceId,
-        /// Where it was asked to load.
-        device: DeviceId,
-    },
-    /// The kernel threw (e.g. through `@relok_throw`).
-    #[error("kernel @{kernel}, block ({},{},{}), thread ({},{},{}): exception: {message}", block[0], block[1], block[2], thread[0], thread[1], thread[2])]
-    Exception {
-        /// The kernel.
-        kernel: String,
-        /// The message text (or a description of the word).
-        message: String,
-        /// The throwing block.
-        block: [u32; 3],
-        /// The throwing thread.
-        thread: [u32; 3],
-    },
-    /// The launch failed (bad arguments, a fault).
-    #[error(transparent)]
-    Launch(#[from] LaunchError),
-    /// The device cannot load kernels lowered with this strategy.
-    #[error("strategy {strategy} is not supported for {target} (patching is impossible on wgpu; use table or bake)")]
-    Unsupported {
-        /// The strategy asked for.
-        strategy: Strategy,
-        /// The device's code target.
-        target: String,
-    },
-}
+pub use crate::backend::DEFAULT_GLOBAL_SIZE;
+pub use crate::error::ProgramError;
+pub use crate::backend::register_values;
+pub use crate::cpu::deliver;
 
 /// A launch error with an exception's message word turned into its text.
 pub fn with_message<D: crate::DeviceMemory + ?Sized>(session: &Session, device: &D, e: LaunchError) -> ProgramError {
@@ -180,29 +130,6 @@ fn register(session: &Session, lowered: &Lowered) -> Result<(), ProgramError> {
     register_values(session, &lowered.values, &lowered.manifest)
 }
 
-/// Registers `values` with the session and declares the runtime globals
-/// `manifest` names (with [`DEFAULT_GLOBAL_SIZE`] bytes, or enough for the
-/// largest offset, unless the application declared them).
-pub(crate) fn register_values(
-    session: &Session,
-    values: &[HostValue],
-    manifest: &FrozenManifest,
-) -> Result<(), ProgramError> {
-    for v in values {
-        session.value(&v.type_tag, &v.bytes);
-    }
-    for r in manifest.records() {
-        if let Target::Global { name, offset } = r.target() {
-            let size = DEFAULT_GLOBAL_SIZE.max(offset.saturating_add(8));
-            match session.declare_global(name, size) {
-                Ok(()) | Err(SessionError::GlobalSizeConflict { .. }) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Delivers a compiled kernel's words on `device`: validates the manifest
 /// against the code, resolves every record, then builds the table buffer
 /// (`table`) or the patch cells and constant patches (`patch`).
@@ -217,38 +144,6 @@ pub fn load(session: &Session, device: &CpuDevice, compiled: &Compiled) -> Resul
     }
     let (words, state) = deliver(session, device, lowered)?;
     Ok(Loaded { device: id, words, state })
-}
-
-/// The delivery step of loading, for a kernel lowered with `patch` or
-/// `table`: validates the manifest against the code, registers the values,
-/// resolves every record on `device` (words in rank order) and builds the
-/// launch state: the table buffer (`table`) or the patch cells and constant
-/// patches (`patch`).
-pub fn deliver(session: &Session, device: &CpuDevice, lowered: &Lowered) -> Result<(Vec<u64>, LaunchState), ProgramError> {
-    lowered.manifest.validate(&site_table(lowered))?;
-    register(session, lowered)?;
-    let words = session.resolve_manifest(device, &lowered.manifest)?;
-    let mut state = LaunchState::default();
-    match lowered.module.stage {
-        Stage::Lowered(Strategy::Table) if !words.is_empty() => {
-            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-            let table = device.alloc(bytes.len() as u64)?;
-            device.write(table, &bytes)?;
-            state.reloc_table = Some(table);
-        }
-        Stage::Lowered(Strategy::Patch) => {
-            for (r, &w) in lowered.manifest.records().iter().zip(&words) {
-                match r.site() {
-                    Site::Slot => {
-                        state.patch_cells.set(r.name(), w);
-                    }
-                    Site::Interior { offset } => state.const_patches.push((r.name().to_owned(), offset, w)),
-                }
-            }
-        }
-        _ => {}
-    }
-    Ok((words, state))
 }
 
 /// The table buffer of a loaded `table` kernel, if it has records.

@@ -61,118 +61,14 @@
 //! [`Session::resolve_manifest`] follows the manifest's own (rank) order.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use relok_compiler::reloc::{FrozenManifest, Target, ValueKey};
 
-use crate::cpu::{CpuDevice, DeviceError, DevicePtr};
-use crate::device::DeviceMemory;
-
-/// Which device a word is valid on, as far as a [`Session`] is concerned.
-/// Every open device of the process has its own, from one allocator
-/// ([`DeviceId::allocate`]): never reused, distinct across kinds.
-#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub struct DeviceId(u64);
-
-/// The kinds of device, as their ids tell them apart.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
-pub enum DeviceKind {
-    /// The cpu reference device.
-    Cpu,
-    /// A GPU through the CUDA driver.
-    Cuda,
-    /// An adapter through wgpu.
-    Wgpu,
-}
-
-impl DeviceId {
-    /// A new id for a device of `kind` with `ordinal`: kind in the top two
-    /// bits, a process-wide counter, the ordinal's low 8 bits.
-    pub fn allocate(kind: DeviceKind, ordinal: u64) -> DeviceId {
-        static OPENED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) & ((1 << 54) - 1);
-        let k = match kind {
-            DeviceKind::Cpu => 1,
-            DeviceKind::Cuda => 2,
-            DeviceKind::Wgpu => 3,
-        };
-        DeviceId((k << 62) | (n << 8) | (ordinal & 0xff))
-    }
-
-    /// The id of a cpu device.
-    pub fn of(device: &CpuDevice) -> DeviceId {
-        device.id()
-    }
-
-    /// The kind of device this id was allocated for.
-    pub fn kind(self) -> DeviceKind {
-        match self.0 >> 62 {
-            1 => DeviceKind::Cpu,
-            2 => DeviceKind::Cuda,
-            _ => DeviceKind::Wgpu,
-        }
-    }
-
-    /// The id's bits (for messages and keys).
-    pub fn bits(self) -> u64 {
-        self.0
-    }
-}
-
-impl fmt::Display for DeviceId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "device {:#x}", self.0)
-    }
-}
-
-/// Why a session could not declare an object or deliver a word.
-#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-pub enum SessionError {
-    /// A record names a value whose bytes were never registered with
-    /// [`Session::value`].
-    #[error("value {0} was never registered in this session, so it has no bytes to upload")]
-    UnknownValue(ValueKey),
-    /// A runtime global was used before [`Session::declare_global`].
-    #[error("runtime global {0:?} was never declared in this session")]
-    UnknownGlobal(String),
-    /// A runtime global was declared twice with different sizes.
-    #[error(
-        "runtime global {name:?} is already declared with {declared} bytes, cannot redeclare it with {requested}"
-    )]
-    GlobalSizeConflict {
-        /// The global's name.
-        name: String,
-        /// The size it already has.
-        declared: u64,
-        /// The size asked for now.
-        requested: u64,
-    },
-    /// A runtime global was declared with no bytes: it could hold no word.
-    #[error("runtime global {0:?} cannot be declared with size 0")]
-    EmptyGlobal(String),
-    /// A target names a byte offset past the end of its runtime global.
-    #[error("offset {offset} is out of range for runtime global {name:?} of {size} bytes")]
-    GlobalOffsetOutOfRange {
-        /// The global's name.
-        name: String,
-        /// The offset asked for.
-        offset: u64,
-        /// The global's declared size.
-        size: u64,
-    },
-    /// The device could not allocate or fill the copy of a value or the cell
-    /// of a global.
-    #[error("{device}: cannot place {object} in device memory: {source}")]
-    Device {
-        /// The device.
-        device: DeviceId,
-        /// The object, as [`Target`]'s `Display` names it.
-        object: String,
-        /// The device's error.
-        source: DeviceError,
-    },
-}
+pub use crate::error::SessionError;
+pub use crate::memory::{DeviceId, DeviceKind};
+use crate::launch::DevicePtr;
+use crate::memory::DeviceMemory;
 
 /// The host objects of one process and their words per device (see the
 /// [module documentation](self)). `Send + Sync`; every method takes `&self`.
@@ -459,7 +355,7 @@ mod tests {
         let Target::Symbol(_) = s.symbol("") else {
             unreachable!()
         };
-        let dev = CpuDevice::new(0);
+        let dev = crate::CpuDevice::new(0);
         let a = s.resolve(&dev, &Target::Symbol(String::new())).unwrap();
         let b = s.resolve(&dev, &Target::Symbol("x".into())).unwrap();
         assert_ne!(a, b);
@@ -470,7 +366,7 @@ mod tests {
     #[test]
     fn errors_name_the_object() {
         let s = Session::new();
-        let dev = CpuDevice::new(0);
+        let dev = crate::CpuDevice::new(0);
         let e = s.resolve(&dev, &s.global("exc_buf", 0)).unwrap_err();
         assert!(e.to_string().contains("\"exc_buf\""), "{e}");
         s.declare_global("exc_buf", 16).unwrap();

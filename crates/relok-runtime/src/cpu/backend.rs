@@ -5,11 +5,14 @@
 //! next synchronisation.
 
 use super::{CpuDevice, DeviceMem, LaunchState, LoadedKernel};
-use crate::device::{load_once, wrong_device, Backend, EagerStream};
-use crate::error::{DeviceError, LaunchError};
+use crate::backend::{load_once, register_values, wrong_device, Backend, EagerStream};
+use crate::error::{DeviceError, LaunchError, ProgramError};
 use crate::launch::{check_args, check_config, KernelArg, LaunchConfig, LaunchStats};
-use crate::session::{DeviceId, Session};
-use crate::ProgramError;
+use crate::memory::DeviceId;
+use crate::session::Session;
+use relok_compiler::lower::{site_table, Lowered};
+use relok_compiler::reloc::Site;
+use relok_ir::Stage;
 use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_ir::{Strategy, Type};
 use std::sync::{Arc, Mutex, Weak};
@@ -74,7 +77,7 @@ impl Backend for CpuDevice {
             let (words, state) = if artifact.strategy == Strategy::Bake {
                 (Vec::new(), LaunchState::default())
             } else {
-                crate::program::deliver(session, self, &lowered)?
+                deliver(session, self, &lowered)?
             };
             let table = state.reloc_table.map(|p| self.owned(p));
             let kernel = self.load(&lowered.module, &lowered.kernel)?;
@@ -127,3 +130,36 @@ impl Backend for CpuDevice {
         CpuDevice::live_allocations(self)
     }
 }
+
+/// The delivery step of loading, for a kernel lowered with `patch` or
+/// `table`: validates the manifest against the code, registers the values,
+/// resolves every record on `device` (words in rank order) and builds the
+/// launch state: the table buffer (`table`) or the patch cells and constant
+/// patches (`patch`).
+pub fn deliver(session: &Session, device: &CpuDevice, lowered: &Lowered) -> Result<(Vec<u64>, LaunchState), ProgramError> {
+    lowered.manifest.validate(&site_table(lowered))?;
+    register_values(session, &lowered.values, &lowered.manifest)?;
+    let words = session.resolve_manifest(device, &lowered.manifest)?;
+    let mut state = LaunchState::default();
+    match lowered.module.stage {
+        Stage::Lowered(Strategy::Table) if !words.is_empty() => {
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let table = device.alloc(bytes.len() as u64)?;
+            device.write(table, &bytes)?;
+            state.reloc_table = Some(table);
+        }
+        Stage::Lowered(Strategy::Patch) => {
+            for (r, &w) in lowered.manifest.records().iter().zip(&words) {
+                match r.site() {
+                    Site::Slot => {
+                        state.patch_cells.set(r.name(), w);
+                    }
+                    Site::Interior { offset } => state.const_patches.push((r.name().to_owned(), offset, w)),
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok((words, state))
+}
+

@@ -87,7 +87,7 @@ mod state;
 
 pub use crate::error::{Access, DeviceError, FaultKind, LaunchError};
 pub use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
-pub use backend::{CpuKernel, CpuStream};
+pub use backend::{deliver, CpuKernel, CpuStream};
 pub use state::{LaunchState, PatchCells, EXC_WORDS};
 
 use relok_ir::{FuncKind, Module, Scalar, Type};
@@ -168,7 +168,7 @@ pub struct CpuDevice {
     /// which free themselves on drop.
     mem: Arc<Mutex<DeviceMem>>,
     /// Kernels loaded with their words, by (artifact key, session).
-    loaded: crate::device::Loaded<CpuKernel>,
+    loaded: crate::backend::Loaded<CpuKernel>,
 }
 
 impl CpuDevice {
@@ -355,4 +355,23 @@ fn patch_consts<'p>(kernel: &str, prog: &'p compile::Program, patches: &[(String
     }
     Ok(Cow::Owned(image))
 }
+
+impl crate::memory::DeviceMemory for CpuDevice {
+    fn device_id(&self) -> crate::DeviceId {
+        self.id()
+    }
+    fn alloc_zeroed(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
+        self.alloc(bytes)
+    }
+    fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError> {
+        self.write(ptr, bytes)
+    }
+    fn read_bytes(&self, ptr: DevicePtr, len: u64) -> Result<Vec<u8>, DeviceError> {
+        self.read(ptr, len)
+    }
+    fn free_bytes(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
+        self.free(ptr)
+    }
+}
+
 

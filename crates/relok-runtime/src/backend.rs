@@ -1,0 +1,221 @@
+//! One trait over the devices, in the manner of wgpu-hal's `Api`: each of
+//! cpu, cuda and wgpu implements [`Backend`] (memory, load, streams,
+//! launch) in its own module; [`crate::Device`] is the one place that
+//! dispatches over them. What every backend shares lives here: the one
+//! delivery of words ([`deliver_words`]), the map of loaded kernels
+//! ([`load_once`]), the eager stream, the exception record's decoding.
+//! See [`crate::device`] for the whole path and the rules of streams.
+
+use crate::error::{DeviceError, LaunchError, ProgramError, SessionError};
+use crate::launch::{KernelArg, LaunchConfig, LaunchStats};
+use crate::memory::{DeviceId, DeviceMemory};
+use crate::session::Session;
+use relok_compiler::artifact::{Artifact, CodeTarget};
+use relok_compiler::lower::HostValue;
+use relok_compiler::reloc::{FrozenManifest, Target};
+use relok_compiler::state::ExceptionLayout;
+use relok_ir::{Strategy, Type};
+use std::sync::{Arc, Mutex, Weak};
+
+/// Size of a runtime global declared implicitly by a kernel that names it.
+pub const DEFAULT_GLOBAL_SIZE: u64 = 256;
+
+/// What a kernel threw, as a GPU device reads it from the launch's
+/// exception record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thrown {
+    /// The message's word.
+    pub message_word: u64,
+    /// The throwing block.
+    pub block: [u32; 3],
+    /// The throwing thread.
+    pub thread: [u32; 3],
+}
+
+impl Thrown {
+    /// Decodes an exception record's words (`EXCEPTION_LAYOUT`): `None`
+    /// while its flag is clear (or the record is short).
+    pub fn from_record(words: &[u64]) -> Option<Thrown> {
+        if words.len() < ExceptionLayout::WORDS as usize || words[ExceptionLayout::FLAG_WORD as usize] == 0 {
+            return None;
+        }
+        let three = |base: u32| [0, 1, 2].map(|k| words[(base + k) as usize] as u32);
+        Some(Thrown {
+            message_word: words[ExceptionLayout::MESSAGE_WORD as usize],
+            block: three(ExceptionLayout::BLOCK_WORD),
+            thread: three(ExceptionLayout::THREAD_WORD),
+        })
+    }
+}
+
+/// What every device offers above its memory: loading artifacts with their
+/// words delivered, and launching on streams (see the module docs).
+pub trait Backend: DeviceMemory + Send + Sync + std::fmt::Debug {
+    /// A kernel loaded on this device with its words delivered.
+    type Kernel: Send + Sync + std::fmt::Debug + 'static;
+    /// An ordered queue of launches on this device.
+    type Stream: Send + Sync + std::fmt::Debug;
+
+    /// The code target artifacts for this device are compiled for.
+    fn target(&self) -> CodeTarget;
+    /// The strategies kernels can be loaded with here.
+    fn strategies(&self) -> &'static [Strategy] {
+        strategies_for(self.target())
+    }
+    /// Loads `artifact` with the words of `session` delivered, once per
+    /// (artifact key, session) while the kernel is held.
+    fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Arc<Self::Kernel>, ProgramError>;
+    /// A loaded kernel's entry name.
+    fn entry(kernel: &Self::Kernel) -> &str;
+    /// A loaded kernel's parameter types.
+    fn params(kernel: &Self::Kernel) -> &[Type];
+    /// A new stream.
+    fn new_stream(&self) -> Result<Self::Stream, DeviceError>;
+    /// Checks the launch and enqueues it on `stream` without waiting.
+    fn enqueue(
+        &self,
+        stream: &Self::Stream,
+        kernel: &Arc<Self::Kernel>,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        rng_seed: u64,
+    ) -> Result<(), LaunchError>;
+    /// Waits for every launch enqueued on `stream`; the first failure since
+    /// the last synchronisation ([`LaunchError::Exception`] with the
+    /// message's word, or a fault) comes back, and the stream is usable
+    /// again. On success: what the launches did, summed (steps are counted
+    /// by the cpu device only).
+    fn synchronize(&self, stream: &Self::Stream) -> Result<LaunchStats, LaunchError>;
+    /// Live allocations of device memory: buffers, host objects, table
+    /// buffers (not the device's own fixed buffers).
+    fn live_allocations(&self) -> u64;
+}
+
+/// The strategies a code target can be loaded with: all but `patch` on
+/// WGSL (a loader cannot write a WGSL module's globals).
+pub fn strategies_for(target: CodeTarget) -> &'static [Strategy] {
+    match target {
+        CodeTarget::Wgsl => &[Strategy::Bake, Strategy::Table],
+        _ => &Strategy::ALL,
+    }
+}
+
+/// Registers an artifact's values with the session, declares its runtime
+/// globals, and resolves its manifest's words on `device` (in rank order):
+/// the delivery every device shares before it places the words.
+pub fn deliver_words<D: DeviceMemory + ?Sized>(session: &Session, device: &D, artifact: &Artifact) -> Result<Vec<u64>, ProgramError> {
+    register_values(session, &artifact.values, &artifact.manifest)?;
+    Ok(session.resolve_manifest(device, &artifact.manifest)?)
+}
+
+/// Registers `values` with the session and declares the runtime globals
+/// `manifest` names (with [`DEFAULT_GLOBAL_SIZE`] bytes, or enough for the
+/// largest offset, unless the application declared them).
+pub fn register_values(
+    session: &Session,
+    values: &[HostValue],
+    manifest: &FrozenManifest,
+) -> Result<(), ProgramError> {
+    for v in values {
+        session.value(&v.type_tag, &v.bytes);
+    }
+    for r in manifest.records() {
+        if let Target::Global { name, offset } = r.target() {
+            let size = DEFAULT_GLOBAL_SIZE.max(offset.saturating_add(8));
+            match session.declare_global(name, size) {
+                Ok(()) | Err(SessionError::GlobalSizeConflict { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A stream whose launches run (or are checked) when enqueued: the cpu
+/// device's. It keeps the first failure and what the launches did until
+/// the next synchronisation.
+#[derive(Debug)]
+pub struct EagerStream {
+    device: DeviceId,
+    pending: Mutex<Pending>,
+}
+
+#[derive(Debug, Default)]
+struct Pending {
+    failure: Option<LaunchError>,
+    stats: LaunchStats,
+}
+
+impl EagerStream {
+    /// A stream of `device`.
+    pub(crate) fn new(device: DeviceId) -> EagerStream {
+        EagerStream { device, pending: Mutex::default() }
+    }
+
+    /// Refuses a launch of `kernel` on this stream from another device.
+    pub(crate) fn check(&self, kernel: &str, device: DeviceId) -> Result<(), LaunchError> {
+        if self.device == device { Ok(()) } else { Err(wrong_device(kernel, "the stream", self.device, device)) }
+    }
+
+    /// Keeps a launch's outcome: what it did, or its failure when it is
+    /// the device's to report at synchronisation (an exception, a fault:
+    /// what a GPU finds out only after the launch); any other error is the
+    /// caller's now.
+    pub(crate) fn record(&self, outcome: Result<LaunchStats, LaunchError>) -> Result<(), LaunchError> {
+        let mut pending = crate::lock(&self.pending);
+        match outcome {
+            Ok(stats) => {
+                pending.stats.steps += stats.steps;
+                pending.stats.threads += stats.threads;
+                Ok(())
+            }
+            Err(e @ (LaunchError::Exception { .. } | LaunchError::Fault { .. } | LaunchError::Device { .. })) => {
+                pending.failure.get_or_insert(e);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The first failure since the last call, or what the launches did.
+    pub(crate) fn take(&self) -> Result<LaunchStats, LaunchError> {
+        let Pending { failure, stats } = std::mem::take(&mut *crate::lock(&self.pending));
+        failure.map_or(Ok(stats), Err)
+    }
+}
+
+/// The error for a kernel or stream of one device used on another.
+pub(crate) fn wrong_device(kernel: &str, what: &str, owner: DeviceId, here: DeviceId) -> LaunchError {
+    let message = format!("{what} belongs to {owner}, not to this {here}");
+    LaunchError::Device { kernel: kernel.to_owned(), error: DeviceError::Driver { call: "launch", message } }
+}
+
+/// Kernels a device loaded, by (artifact key, session id), held weakly:
+/// words belong to one session, and a kernel nobody holds is freed.
+pub(crate) type Loaded<K> = Mutex<std::collections::HashMap<([u8; 32], u64), Weak<K>>>;
+
+/// The kernel of `artifact` for `session` in `loaded`, loaded by `load`
+/// when no live one is there (a concurrent first use may load twice; one
+/// result is kept). Entries of dropped kernels are pruned as the map grows.
+pub(crate) fn load_once<K>(
+    loaded: &Loaded<K>,
+    session: &Session,
+    artifact: &Artifact,
+    load: impl FnOnce() -> Result<K, ProgramError>,
+) -> Result<Arc<K>, ProgramError> {
+    let slot = (artifact.key, session.id());
+    if let Some(k) = crate::lock(loaded).get(&slot).and_then(Weak::upgrade) {
+        return Ok(k);
+    }
+    let k = Arc::new(load()?);
+    let mut map = crate::lock(loaded);
+    if let Some(live) = map.get(&slot).and_then(Weak::upgrade) {
+        return Ok(live);
+    }
+    if map.len() >= 64 && map.len().is_power_of_two() {
+        map.retain(|_, w| w.strong_count() > 0);
+    }
+    map.insert(slot, Arc::downgrade(&k));
+    Ok(k)
+}
+
