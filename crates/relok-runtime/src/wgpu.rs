@@ -45,15 +45,19 @@
 //! when the stream is dropped. Enqueueing checks everything the host can
 //! check (geometry, arguments, bindings) and returns.
 //!
+//! Bindings and the arguments' slots are those
+//! [`relok_compiler::wgsl::bindings`] describes (the WGSL declares exactly
+//! these).
+//!
 //! - **Arguments** (binding 1: the seed, two 32-bit slots per scalar
-//!   parameter, then a zero word the WGSL reads as `relok_zero`): each
-//!   launch's slots go into the batch's arguments buffer at an offset that
-//!   is a multiple of `min_storage_buffer_offset_alignment`, bound with
-//!   that offset and size; the batch's bytes are written
-//!   (`Queue::write_buffer`) just before its submission, whose command
-//!   buffers see them. The buffer goes back to the device's pool at once:
-//!   the next batch's write of it is ordered after this batch's reads on
-//!   the queue.
+//!   parameter, then a zero word the WGSL reads as `relok_zero`, the
+//!   binding's last slot): each launch's slots go into the batch's
+//!   arguments buffer at an offset that is a multiple of
+//!   `min_storage_buffer_offset_alignment`, bound with that offset and
+//!   their size; the batch's bytes are written (`Queue::write_buffer`)
+//!   just before its submission, whose command buffers see them. The
+//!   buffer goes back to the device's pool at once: the next batch's write
+//!   of it is ordered after this batch's reads on the queue.
 //! - **Exception records** (binding 0): one per (stream, kernel), taken
 //!   from the device's pool (zeroed) on the kernel's first launch on the
 //!   stream, so a failure names its kernel. A record keeps the first
@@ -109,6 +113,7 @@ use crate::session::{DeviceId, DeviceKind, Session};
 use relok_cache::{Key, Lookup, Store, StoreConfig};
 use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_compiler::state::ExceptionLayout;
+use relok_compiler::wgsl::bindings;
 use relok_ir::{Strategy, Type};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
@@ -140,6 +145,7 @@ const HEAP_INITIAL: u64 = 64 << 10;
 static NEXT_BUFFER: AtomicU32 = AtomicU32::new(1);
 /// Bytes of an exception record.
 const RECORD_BYTES: u64 = ExceptionLayout::WORDS as u64 * 8;
+const _: () = assert!(RECORD_BYTES == bindings::EXCEPTION_WORDS as u64 * 4, "the record binding holds the record");
 /// wgpu's major version, part of the pipeline-cache header.
 const WGPU_MAJOR: u32 = 30;
 /// Launches a stream records before it submits them (without waiting).
@@ -695,18 +701,20 @@ impl WgpuDevice {
         if let Some(l) = lock(&self.layouts).get(&buffers) {
             return Ok(Arc::clone(l));
         }
-        let entry = |binding: u32, read_only: bool| ::wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: ::wgpu::ShaderStages::COMPUTE,
-            ty: ::wgpu::BindingType::Buffer {
-                ty: ::wgpu::BufferBindingType::Storage { read_only },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let mut entries = vec![entry(0, false), entry(1, true), entry(2, true), entry(3, false)];
-        entries.extend((0..buffers as u32).map(|i| entry(4 + i, false)));
+        // Exactly the bindings the WGSL declares.
+        let entries: Vec<::wgpu::BindGroupLayoutEntry> = bindings::bindings(buffers)
+            .iter()
+            .map(|b| ::wgpu::BindGroupLayoutEntry {
+                binding: b.binding,
+                visibility: ::wgpu::ShaderStages::COMPUTE,
+                ty: ::wgpu::BindingType::Buffer {
+                    ty: ::wgpu::BufferBindingType::Storage { read_only: b.read_only },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect();
         let l = self.scoped("createPipelineLayout", || {
             let group = self.device.create_bind_group_layout(&::wgpu::BindGroupLayoutDescriptor { label: Some("relok"), entries: &entries });
             let pipeline = self.device.create_pipeline_layout(&::wgpu::PipelineLayoutDescriptor {
@@ -780,7 +788,7 @@ impl WgpuDevice {
     /// A launch's arguments as it binds them.
     fn arguments(&self, kernel: &WgpuKernel, values: &[u64], rng_seed: u64) -> Result<Arguments, DeviceError> {
         let align = self.buffer_offset_alignment();
-        let mut slots: Vec<u32> = vec![rng_seed as u32, (rng_seed >> 32) as u32];
+        let mut scalars = Vec::new();
         let mut bound = Vec::new();
         let buffers = lock(&self.buffers);
         for (ty, &v) in kernel.params.iter().zip(values) {
@@ -800,12 +808,13 @@ impl WgpuDevice {
                 }
                 bound.push((b.clone(), offset));
             } else {
-                slots.extend([v as u32, (v >> 32) as u32]);
+                scalars.push(v);
             }
         }
-        // Last, a zero the WGSL reads as `relok_zero` to keep float
-        // products from being fused into adds (docs/wgpu.md).
-        slots.push(0);
+        // The seed, the scalars, and last a zero the WGSL reads as
+        // `relok_zero` (the binding's last slot: it is bound with its size)
+        // to keep float products from being fused into adds (docs/wgpu.md).
+        let slots = bindings::args_words(rng_seed, &scalars);
         Ok(Arguments { bytes: slots.iter().flat_map(|s| s.to_le_bytes()).collect(), bound })
     }
 
@@ -867,13 +876,16 @@ impl WgpuDevice {
         let group = self.scoped("createBindGroup", || {
             let buffer = |buffer, offset, size| ::wgpu::BindingResource::Buffer(::wgpu::BufferBinding { buffer, offset, size });
             let mut entries = vec![
-                ::wgpu::BindGroupEntry { binding: 0, resource: record.as_entire_binding() },
-                ::wgpu::BindGroupEntry { binding: 1, resource: buffer(args_buffer, offset, std::num::NonZeroU64::new(len)) },
-                ::wgpu::BindGroupEntry { binding: 2, resource: kernel.table.as_ref().map_or(&self.empty_table, |t| &t.buffer).as_entire_binding() },
-                ::wgpu::BindGroupEntry { binding: 3, resource: heap.buffer.as_entire_binding() },
+                ::wgpu::BindGroupEntry { binding: bindings::EXCEPTION, resource: record.as_entire_binding() },
+                ::wgpu::BindGroupEntry { binding: bindings::ARGS, resource: buffer(args_buffer, offset, std::num::NonZeroU64::new(len)) },
+                ::wgpu::BindGroupEntry {
+                    binding: bindings::TABLE,
+                    resource: kernel.table.as_ref().map_or(&self.empty_table, |t| &t.buffer).as_entire_binding(),
+                },
+                ::wgpu::BindGroupEntry { binding: bindings::HEAP, resource: heap.buffer.as_entire_binding() },
             ];
             for (i, (b, offset)) in bound.iter().enumerate() {
-                entries.push(::wgpu::BindGroupEntry { binding: 4 + i as u32, resource: buffer(b, *offset, None) });
+                entries.push(::wgpu::BindGroupEntry { binding: bindings::buffer_binding(i), resource: buffer(b, *offset, None) });
             }
             self.device.create_bind_group(&::wgpu::BindGroupDescriptor { label: Some(&kernel.entry), layout: &kernel.layouts.group, entries: &entries })
         });
