@@ -106,10 +106,11 @@
 //! `RELOK_BINARY_CACHE=off` (or `RELOK_CACHE=off`) disables it; the cap is
 //! `RELOK_BINARY_CACHE_MAX_BYTES`.
 
-use crate::error::{DeviceError, LaunchError};
-use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig};
-use crate::device::{load_once, Backend, DeviceMemory, Loaded, Thrown};
-use crate::session::{DeviceId, DeviceKind, Session};
+use crate::error::{DeviceError, LaunchError, ProgramError};
+use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
+use crate::backend::{load_once, register_values, wrong_device, Backend, Loaded, Thrown};
+use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
+use crate::session::Session;
 use relok_cache::{Key, Lookup, Store, StoreConfig};
 use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_compiler::state::ExceptionLayout;
@@ -626,13 +627,13 @@ impl WgpuDevice {
 
     /// [`WgpuDevice::load`] once per artifact key and session on this
     /// device: later calls return the loaded kernel.
-    pub fn load_cached(&self, session: &Session, artifact: &Artifact) -> Result<Arc<WgpuKernel>, crate::ProgramError> {
+    pub fn load_cached(&self, session: &Session, artifact: &Artifact) -> Result<Arc<WgpuKernel>, ProgramError> {
         load_once(&self.loaded, session, artifact, || self.load(session, artifact))
     }
 
     /// Loads a WGSL artifact on this device with its words delivered (see
     /// the module docs).
-    pub fn load(&self, session: &Session, artifact: &Artifact) -> Result<WgpuKernel, crate::ProgramError> {
+    pub fn load(&self, session: &Session, artifact: &Artifact) -> Result<WgpuKernel, ProgramError> {
         if artifact.target != CodeTarget::Wgsl {
             return Err(driver("load", format!("artifact for {}, not WGSL", artifact.target.name())).into());
         }
@@ -641,7 +642,7 @@ impl WgpuDevice {
         }
         let started = std::time::Instant::now();
         artifact.validate()?;
-        crate::program::register_values(session, &artifact.values, &artifact.manifest)?;
+        register_values(session, &artifact.values, &artifact.manifest)?;
         let words = session.resolve_manifest(self, &artifact.manifest)?;
         let resolved = started.elapsed();
         let code = std::str::from_utf8(&artifact.code).map_err(|e| driver("load", format!("WGSL is not UTF-8: {e}")))?;
@@ -827,7 +828,7 @@ impl WgpuDevice {
             return Err(err(driver("launch", message)));
         }
         if stream.device != self.id {
-            return Err(crate::device::wrong_device(&kernel.entry, "the stream", stream.device, self.id));
+            return Err(wrong_device(&kernel.entry, "the stream", stream.device, self.id));
         }
         check_config(&kernel.entry, config)?;
         self.check_limits(&kernel.entry, config)?;
@@ -924,9 +925,9 @@ impl WgpuDevice {
     /// Submits `stream`'s open batch with copies of the exception records
     /// it used since the last synchronisation, waits once, and reports the
     /// first failure (see the module docs).
-    fn synchronize_stream(&self, stream: &WgpuStream) -> Result<crate::LaunchStats, LaunchError> {
+    fn synchronize_stream(&self, stream: &WgpuStream) -> Result<LaunchStats, LaunchError> {
         if stream.device != self.id {
-            return Err(crate::device::wrong_device("", "the stream", stream.device, self.id));
+            return Err(wrong_device("", "the stream", stream.device, self.id));
         }
         let shared = &stream.shared;
         let mut guard = lock(&shared.batch);
@@ -935,7 +936,7 @@ impl WgpuDevice {
             // Nothing launched since the last synchronisation.
             shared.submit(batch);
             let threads = std::mem::take(&mut batch.threads);
-            return batch.failure.take().map_or(Ok(crate::LaunchStats { steps: 0, threads }), Err);
+            return batch.failure.take().map_or(Ok(LaunchStats { steps: 0, threads }), Err);
         }
         let bytes = batch.used.len() as u64 * RECORD_BYTES;
         let readback = match Pool::take(&self.pool.readbacks, |b| b.size() >= bytes) {
@@ -1003,7 +1004,7 @@ impl WgpuDevice {
         }
         match failure.or(thrown) {
             Some(e) => Err(e),
-            None => Ok(crate::LaunchStats { steps: 0, threads }),
+            None => Ok(LaunchStats { steps: 0, threads }),
         }
     }
 
@@ -1392,7 +1393,7 @@ impl Backend for WgpuDevice {
         WgpuDevice::target(self)
     }
 
-    fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Arc<WgpuKernel>, crate::ProgramError> {
+    fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Arc<WgpuKernel>, ProgramError> {
         self.load_cached(session, artifact)
     }
 
@@ -1424,7 +1425,7 @@ impl Backend for WgpuDevice {
         self.record_launch(stream, kernel, config, args, rng_seed)
     }
 
-    fn synchronize(&self, stream: &WgpuStream) -> Result<crate::LaunchStats, LaunchError> {
+    fn synchronize(&self, stream: &WgpuStream) -> Result<LaunchStats, LaunchError> {
         self.synchronize_stream(stream)
     }
 
