@@ -60,7 +60,7 @@ pub trait Backend: DeviceMemory + Send + Sync + std::fmt::Debug {
     fn target(&self) -> CodeTarget;
     /// The strategies kernels can be loaded with here.
     fn strategies(&self) -> &'static [Strategy] {
-        strategies_for(self.target())
+        self.target().strategies()
     }
     /// Loads `artifact` with the words of `session` delivered, once per
     /// (artifact key, session) while the kernel is held.
@@ -89,15 +89,6 @@ pub trait Backend: DeviceMemory + Send + Sync + std::fmt::Debug {
     /// Live allocations of device memory: buffers, host objects, table
     /// buffers (not the device's own fixed buffers).
     fn live_allocations(&self) -> u64;
-}
-
-/// The strategies a code target can be loaded with: all but `patch` on
-/// WGSL (a loader cannot write a WGSL module's globals).
-pub fn strategies_for(target: CodeTarget) -> &'static [Strategy] {
-    match target {
-        CodeTarget::Wgsl => &[Strategy::Bake, Strategy::Table],
-        _ => &Strategy::ALL,
-    }
 }
 
 /// Registers an artifact's values with the session, declares its runtime

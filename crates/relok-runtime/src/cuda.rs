@@ -322,8 +322,7 @@ impl CudaDevice {
         // declare exactly that entry (and the patch globals) before the
         // driver sees it.
         artifact.validate()?;
-        crate::program::register_values(session, &artifact.values, &artifact.manifest)?;
-        let words = session.resolve_manifest(self, &artifact.manifest)?;
+        let words = crate::backend::deliver_words(session, self, artifact)?;
         self.bind()?;
         let module = Arc::new(self.module_for(&artifact.code, &artifact.entry)?);
         let function = module.function(&artifact.entry)?;
@@ -444,6 +443,37 @@ impl CudaDevice {
             out.push(t.elapsed().as_secs_f64() * 1e6);
         }
         Ok(out)
+    }
+}
+
+impl CudaDevice {
+    /// Host time in microseconds of `iters` bare launches of the kernel's
+    /// function enqueued on one new stream without waiting (`cuLaunchKernel`
+    /// in a loop with its parameters built once, no relok checks), then the
+    /// wait for them, in microseconds: the floor `relok bench launch`
+    /// measures relok's asynchronous launches against.
+    pub fn time_bare_async_launches(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], iters: usize) -> Result<(f64, f64), LaunchError> {
+        let mut values = check_args(&kernel.entry, &kernel.params, args)?;
+        let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
+        let stream = crate::backend::Backend::new_stream(self).map_err(err)?;
+        let record = lock(&kernel.exception);
+        let mut state = KernelState { reloc_table: kernel.table_word(), exception: record.device, rng_seed: 0 };
+        let mut params = kernel_params(&mut state, &mut values);
+        let [gx, gy, gz] = config.grid;
+        let [bx, by, bz] = config.block;
+        let t = std::time::Instant::now();
+        for _ in 0..iters {
+            // SAFETY: `values` were checked against the ABI above, `state`
+            // and `values` outlive the calls (the driver copies them), the
+            // context was bound by `new_stream`, the stream is its.
+            unsafe { result::launch_kernel(kernel.function, (gx, gy, gz), (bx, by, bz), 0, stream.raw, &mut params) }
+                .map_err(driver("cuLaunchKernel"))
+                .map_err(err)?;
+        }
+        let launched = t.elapsed().as_secs_f64() * 1e6;
+        // SAFETY: the stream is alive (dropped below).
+        unsafe { result::stream::synchronize(stream.raw) }.map_err(driver("cuStreamSynchronize")).map_err(err)?;
+        Ok((launched, t.elapsed().as_secs_f64() * 1e6 - launched))
     }
 }
 

@@ -35,22 +35,17 @@
 //! loaded kernels holds them weakly, so a kernel is loaded once while
 //! anyone holds it and freed when the last holder drops it.
 
-use crate::backend::strategies_for;
-// Also the paths the backends' modules import these by.
-pub(crate) use crate::backend::{wrong_device, Backend, EagerStream};
+use crate::backend::Backend;
 use crate::cache::KernelCache;
 use crate::cpu::CpuDevice;
 use crate::error::{DeviceError, LaunchError, ProgramError};
 use crate::launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats};
-pub(crate) use crate::memory::DeviceMemory;
-use crate::memory::DeviceId;
+use crate::memory::{DeviceId, DeviceMemory};
 use crate::session::Session;
 use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_ir::{Module, Strategy, Type};
 use std::sync::Arc;
 
-pub(crate) use crate::backend::{load_once, Loaded};
-pub use crate::backend::Thrown;
 
 /// Why a device could not be opened.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -262,7 +257,7 @@ impl Device {
     /// The strategies kernels can be loaded with here: all of them, but
     /// `patch` on wgpu (a loader cannot write a WGSL module's globals).
     pub fn strategies(&self) -> &'static [Strategy] {
-        strategies_for(self.target())
+        self.target().strategies()
     }
 
     /// The cpu device, if this is one.
@@ -284,7 +279,7 @@ impl Device {
     /// loaded with the session's words delivered.
     pub fn load(&self, session: &Session, cache: &KernelCache, module: &Module, kernel: &str, strategy: Strategy) -> Result<Kernel, ProgramError> {
         let target = self.target();
-        if !strategies_for(target).contains(&strategy) {
+        if !target.strategies().contains(&strategy) {
             return Err(ProgramError::Unsupported { strategy, target: target.name() });
         }
         let artifact = cache.artifact(session, self, module, kernel, target, strategy)?;

@@ -3,7 +3,7 @@
 //! block and thread that faulted and what happened: [`FaultKind`]), the
 //! session's ([`SessionError`]) and loading's ([`ProgramError`]).
 
-use crate::memory::DeviceId;
+use crate::id::DeviceId;
 use relok_compiler::artifact::ArtifactError;
 use relok_compiler::reloc::{ManifestError, ValueKey};
 use relok_compiler::CompileError;

@@ -23,6 +23,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod device;
 pub mod error;
+pub mod id;
 pub mod launch;
 pub mod memory;
 pub mod program;
