@@ -174,11 +174,10 @@ pub fn precompile(
     if let Some(s) = strategies.iter().find(|s| **s == Strategy::Bake) {
         return Err(format!("strategy {s}: baked kernels hold one process's words and cannot be precompiled (use patch or table)"));
     }
-    // Patching is impossible on wgpu: WGSL takes the other strategies.
-    let pairs: Vec<(CodeTarget, Strategy)> = targets
-        .iter()
-        .flat_map(|&t| strategies.iter().filter(move |&&s| !(t == CodeTarget::Wgsl && s == Strategy::Patch)).map(move |&s| (t, s)))
-        .collect();
+    // Each target with the strategies it supports (patching is impossible
+    // on wgpu).
+    let pairs: Vec<(CodeTarget, Strategy)> =
+        targets.iter().flat_map(|&t| strategies.iter().filter(move |&&s| t.supports(s)).map(move |&s| (t, s))).collect();
     if let Some(t) = targets.iter().find(|t| !pairs.iter().any(|(p, _)| p == *t)) {
         return Err(format!("target {}: none of the strategies given can be used (patching is impossible on wgpu; use table)", t.name()));
     }

@@ -5,6 +5,7 @@
 
 pub mod args;
 pub mod bench;
+pub mod bench_launch;
 #[cfg(feature = "cuda")]
 pub mod bench_cuda;
 #[cfg(feature = "wgpu")]

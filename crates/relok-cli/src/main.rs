@@ -161,6 +161,11 @@ enum Command {
 
 #[derive(Subcommand, Debug)]
 enum BenchCommand {
+    /// Host time per launch with no wait between launches (100 000 launches
+    /// of an empty kernel): relok against a bare launch loop on each GPU
+    /// found (the cpu device without one), and launches per second on 4
+    /// streams.
+    Launch,
     /// Cold compile against a warm load from the artifact store, in this
     /// process and in a new one, per example; store open and lookups with
     /// many entries.
@@ -503,9 +508,27 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Bench { quick, json, what: Some(BenchCommand::Launch) } => {
+            let r = relok_cli::bench_launch::run(quick)?;
+            if json {
+                return print_json(&r);
+            }
+            println!("relok bench launch: {} launches of an empty kernel per round, medians of {} rounds", r.launches, r.rounds);
+            println!("host time per launch with no wait between launches; launches/s include the final wait\n");
+            let mut device = "";
+            for row in &r.rows {
+                if row.device != device {
+                    device = &row.device;
+                    println!("{device}\n  {:<50} {:>10} {:>14}", "", "µs/launch", "launches/s");
+                }
+                println!("  {:<50} {:>10.3} {:>14.0}", row.what, row.per_launch_us, row.launches_per_s);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Bench { quick, json, what: Some(what) } => {
             let (dev, dev_name) = (relok_runtime::cpu::CpuDevice::new(0), "cpu:0".to_owned());
             match what {
+                BenchCommand::Launch => return Err("bench launch: handled above".into()),
                 #[cfg(feature = "wgpu")]
                 BenchCommand::Wgpu | BenchCommand::WgpuChild { .. } => return Err("bench wgpu: handled above".into()),
                 #[cfg(feature = "cuda")]

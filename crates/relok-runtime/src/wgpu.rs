@@ -922,6 +922,59 @@ impl WgpuDevice {
         Ok(())
     }
 
+    /// Host time in microseconds of `launches` dispatches of `kernel` by a
+    /// hand-written loop with relok's batching — its pipeline and one bind
+    /// group made once, a compute pass per dispatch, a submit every
+    /// [`LAUNCHES_PER_SUBMIT`] — then of the wait for them: the floor
+    /// `relok bench launch` measures relok's launches against. The kernel
+    /// takes no arguments.
+    pub fn time_bare_dispatches(&self, kernel: &WgpuKernel, config: &LaunchConfig, launches: usize) -> Result<(f64, f64), LaunchError> {
+        let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
+        check_args(&kernel.entry, &kernel.params, &[])?;
+        let pipeline = self.pipeline(kernel, config.block).map_err(err)?;
+        let Arguments { bytes, .. } = self.arguments(kernel, &[], 0).map_err(err)?;
+        let usage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
+        let record = self.buffer("bench exception", RECORD_BYTES, usage).map_err(err)?;
+        let args = self.buffer("bench args", bytes.len() as u64, ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST).map_err(err)?;
+        self.queue.write_buffer(&args, 0, &bytes);
+        let heap = lock(&self.heap).buffer.clone();
+        let group = self.device.create_bind_group(&::wgpu::BindGroupDescriptor {
+            label: Some("bench"),
+            layout: &kernel.layouts.group,
+            entries: &[
+                ::wgpu::BindGroupEntry { binding: bindings::EXCEPTION, resource: record.as_entire_binding() },
+                ::wgpu::BindGroupEntry { binding: bindings::ARGS, resource: args.as_entire_binding() },
+                ::wgpu::BindGroupEntry {
+                    binding: bindings::TABLE,
+                    resource: kernel.table.as_ref().map_or(&self.empty_table, |t| &t.buffer).as_entire_binding(),
+                },
+                ::wgpu::BindGroupEntry { binding: bindings::HEAP, resource: heap.as_entire_binding() },
+            ],
+        });
+        let t = std::time::Instant::now();
+        let mut encoder = None;
+        for i in 0..launches {
+            let e = encoder.get_or_insert_with(|| self.device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("bench") }));
+            {
+                let mut pass = e.begin_compute_pass(&::wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+                pass.set_pipeline(&pipeline);
+                pass.set_bind_group(0, &group, &[]);
+                pass.dispatch_workgroups(config.grid[0], config.grid[1], config.grid[2]);
+            }
+            if (i + 1) % LAUNCHES_PER_SUBMIT == 0 {
+                if let Some(e) = encoder.take() {
+                    self.queue.submit([e.finish()]);
+                }
+            }
+        }
+        if let Some(e) = encoder.take() {
+            self.queue.submit([e.finish()]);
+        }
+        let launched = t.elapsed().as_secs_f64() * 1e6;
+        self.wait().map_err(err)?;
+        Ok((launched, t.elapsed().as_secs_f64() * 1e6 - launched))
+    }
+
     /// Submits `stream`'s open batch with copies of the exception records
     /// it used since the last synchronisation, waits once, and reports the
     /// first failure (see the module docs).
