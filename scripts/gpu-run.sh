@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/relok-out}
 mkdir -p "$OUT"
 B=.dev/bin
+if [ -f .dev/bin.tar.xz ] && [ ! -x $B/relok ]; then tar -C .dev -xJf .dev/bin.tar.xz; fi
 export RELOK_CACHE_DIR=/tmp/relok-cache
 if ls .gl/*.deb >/dev/null 2>&1; then
     for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -44,4 +45,21 @@ $B/relok cache stats > "$OUT/cache-stats.txt" 2>&1
 # Every example, every file test's run lines (refusals by name), caches.
 RELOK_REPO=$PWD RELOK_BIN=$PWD/$B/relok $B/test-wgpu > "$OUT/wgpu-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|SKIPPED" "$OUT/wgpu-tests.log" | head -60
+unset RELOK_WGPU_ADAPTER
+# The relok facade on every device (cpu, cuda, wgpu on NVIDIA's Vulkan
+# driver), each result compared with the cpu device; the examples.
+RELOK_WGPU_ADAPTER=nvidia RELOK_REQUIRE_WGPU=1 $B/test-devices > "$OUT/facade-tests.log" 2>&1 || status=1
+grep -E "^test |test result|panicked|skipping" "$OUT/facade-tests.log" | head -30
+RELOK_WGPU_ADAPTER=nvidia RELOK_REQUIRE_WGPU=1 $B/test-wgpu_streams > "$OUT/wgpu-streams.log" 2>&1 || status=1
+grep -E "test result|panicked" "$OUT/wgpu-streams.log" | head
+for d in cuda wgpu; do
+    for e in saxpy table_and_exception pipeline readme; do
+        RELOK_WGPU_ADAPTER=nvidia RELOK_DEVICE=$d $B/example-$e >> "$OUT/examples.log" 2>&1 || { status=1; echo "example $e on $d FAILED"; }
+    done
+done
+grep -E "wrong|correct|caught|on " "$OUT/examples.log" | head -20
+# Host time per asynchronous launch against the bare loops.
+RELOK_WGPU_ADAPTER=nvidia $B/relok bench launch ${BENCH_QUICK:+--quick} > "$OUT/bench-launch.txt" 2>&1 || status=1
+RELOK_WGPU_ADAPTER=nvidia $B/relok bench launch --json ${BENCH_QUICK:+--quick} > "$OUT/bench-launch.json" 2>&1 || status=1
+cat "$OUT/bench-launch.txt"
 exit $status
