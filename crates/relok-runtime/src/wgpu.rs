@@ -710,7 +710,9 @@ impl WgpuDevice {
                 visibility: ::wgpu::ShaderStages::COMPUTE,
                 ty: ::wgpu::BindingType::Buffer {
                     ty: ::wgpu::BufferBindingType::Storage { read_only: b.read_only },
-                    has_dynamic_offset: false,
+                    // Each launch's arguments are at their own offset of the
+                    // batch's buffer: one bind group serves a whole batch.
+                    has_dynamic_offset: b.binding == bindings::ARGS,
                     min_binding_size: None,
                 },
                 count: None,
@@ -861,6 +863,8 @@ impl WgpuDevice {
         let fits = batch.args.as_ref().is_some_and(|(b, staged)| (staged.len() as u64).next_multiple_of(align) + len <= b.size());
         if !fits {
             shared.submit(batch);
+            // Bind groups of the previous arguments buffer are not used again.
+            batch.groups.clear();
             let args = match Pool::take(&self.pool.args, |_| len <= BATCH_ARGS_BYTES) {
                 Some(b) => b,
                 None => {
@@ -874,23 +878,36 @@ impl WgpuDevice {
             return Err(err(driver("launch", "the batch has no arguments buffer")));
         };
         let offset = (staged.len() as u64).next_multiple_of(align);
-        let group = self.scoped("createBindGroup", || {
-            let buffer = |buffer, offset, size| ::wgpu::BindingResource::Buffer(::wgpu::BufferBinding { buffer, offset, size });
-            let mut entries = vec![
-                ::wgpu::BindGroupEntry { binding: bindings::EXCEPTION, resource: record.as_entire_binding() },
-                ::wgpu::BindGroupEntry { binding: bindings::ARGS, resource: buffer(args_buffer, offset, std::num::NonZeroU64::new(len)) },
-                ::wgpu::BindGroupEntry {
-                    binding: bindings::TABLE,
-                    resource: kernel.table.as_ref().map_or(&self.empty_table, |t| &t.buffer).as_entire_binding(),
-                },
-                ::wgpu::BindGroupEntry { binding: bindings::HEAP, resource: heap.buffer.as_entire_binding() },
-            ];
-            for (i, (b, offset)) in bound.iter().enumerate() {
-                entries.push(::wgpu::BindGroupEntry { binding: bindings::buffer_binding(i), resource: buffer(b, *offset, None) });
+        let Ok(dynamic_offset) = u32::try_from(offset) else {
+            return Err(err(driver("launch", "the batch's arguments buffer outgrew 32-bit offsets")));
+        };
+        // One bind group per (kernel, heap, buffers) and arguments buffer:
+        // launches of a batch share it, each at its own dynamic offset.
+        let key = GroupKey { kernel: kernel.serial, heap: heap.buffer.clone(), args: args_buffer.clone(), bound };
+        let group = match batch.groups.get(&key) {
+            Some(g) => g.clone(),
+            None => {
+                let group = self.scoped("createBindGroup", || {
+                    let buffer = |buffer, offset, size| ::wgpu::BindingResource::Buffer(::wgpu::BufferBinding { buffer, offset, size });
+                    let mut entries = vec![
+                        ::wgpu::BindGroupEntry { binding: bindings::EXCEPTION, resource: record.as_entire_binding() },
+                        ::wgpu::BindGroupEntry { binding: bindings::ARGS, resource: buffer(args_buffer, 0, std::num::NonZeroU64::new(len)) },
+                        ::wgpu::BindGroupEntry {
+                            binding: bindings::TABLE,
+                            resource: kernel.table.as_ref().map_or(&self.empty_table, |t| &t.buffer).as_entire_binding(),
+                        },
+                        ::wgpu::BindGroupEntry { binding: bindings::HEAP, resource: heap.buffer.as_entire_binding() },
+                    ];
+                    for (i, (b, offset)) in key.bound.iter().enumerate() {
+                        entries.push(::wgpu::BindGroupEntry { binding: bindings::buffer_binding(i), resource: buffer(b, *offset, None) });
+                    }
+                    self.device.create_bind_group(&::wgpu::BindGroupDescriptor { label: Some(&kernel.entry), layout: &kernel.layouts.group, entries: &entries })
+                });
+                let group = group.map_err(err)?;
+                batch.groups.insert(key, group.clone());
+                group
             }
-            self.device.create_bind_group(&::wgpu::BindGroupDescriptor { label: Some(&kernel.entry), layout: &kernel.layouts.group, entries: &entries })
-        });
-        let group = group.map_err(err)?;
+        };
         staged.resize(offset as usize, 0);
         staged.extend_from_slice(&bytes);
         // Errors in the pass surface when the encoder is finished (at the
@@ -901,7 +918,7 @@ impl WgpuDevice {
         {
             let mut pass = encoder.begin_compute_pass(&::wgpu::ComputePassDescriptor { label: Some(&kernel.entry), timestamp_writes: None });
             pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &group, &[]);
+            pass.set_bind_group(0, &group, &[dynamic_offset]);
             pass.dispatch_workgroups(config.grid[0], config.grid[1], config.grid[2]);
         }
         if batch.recorded == 0 {
@@ -958,7 +975,7 @@ impl WgpuDevice {
             {
                 let mut pass = e.begin_compute_pass(&::wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
                 pass.set_pipeline(&pipeline);
-                pass.set_bind_group(0, &group, &[]);
+                pass.set_bind_group(0, &group, &[0]);
                 pass.dispatch_workgroups(config.grid[0], config.grid[1], config.grid[2]);
             }
             if (i + 1) % LAUNCHES_PER_SUBMIT == 0 {
@@ -1346,6 +1363,19 @@ struct Batch {
     threads: u64,
     /// The first refused submission since the last synchronisation.
     failure: Option<LaunchError>,
+    /// Bind groups of launches bound to the current arguments buffer.
+    groups: HashMap<GroupKey, ::wgpu::BindGroup>,
+}
+
+/// What a launch's bind group binds, but the record (one per kernel and
+/// stream) and the table (one per kernel): a bind group serves every
+/// launch with the same key, each at its own arguments offset.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct GroupKey {
+    kernel: u64,
+    heap: ::wgpu::Buffer,
+    args: ::wgpu::Buffer,
+    bound: Vec<(::wgpu::Buffer, u64)>,
 }
 
 /// A kernel's exception record on one stream.
