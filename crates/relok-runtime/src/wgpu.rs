@@ -53,11 +53,13 @@
 //!   parameter, then a zero word the WGSL reads as `relok_zero`, the
 //!   binding's last slot): each launch's slots go into the batch's
 //!   arguments buffer at an offset that is a multiple of
-//!   `min_storage_buffer_offset_alignment`, bound with that offset and
-//!   their size; the batch's bytes are written (`Queue::write_buffer`)
-//!   just before its submission, whose command buffers see them. The
-//!   buffer goes back to the device's pool at once: the next batch's write
-//!   of it is ordered after this batch's reads on the queue.
+//!   `min_storage_buffer_offset_alignment`, the binding's dynamic offset
+//!   (the binding is their size): one bind group per (kernel, heap,
+//!   buffers) serves every launch of the batch. The batch's bytes are
+//!   written (`Queue::write_buffer`) just before its submission, whose
+//!   command buffers see them. The buffer goes back to the device's pool
+//!   at once: the next batch's write of it is ordered after this batch's
+//!   reads on the queue.
 //! - **Exception records** (binding 0): one per (stream, kernel), taken
 //!   from the device's pool (zeroed) on the kernel's first launch on the
 //!   stream, so a failure names its kernel. A record keeps the first
