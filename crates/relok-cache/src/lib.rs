@@ -1,4 +1,4 @@
-//! relok's caches on disk (DESIGN §5): bytes in, bytes out.
+//! relok's caches on disk (docs/design.md §5): bytes in, bytes out.
 //!
 //! This crate knows nothing of kernels. It stores **entries** — a payload
 //! under a 32-byte [`Key`], framed by [`entry`] with a magic number, a

@@ -1,4 +1,4 @@
-//! `relok bench cuda`: the warm-start figures of DESIGN §7 on a GPU, in one
+//! `relok bench cuda`: the warm-start figures of docs/design.md §7 on a GPU, in one
 //! run (see docs/benchmarks.md for results).
 //!
 //! - **First launch in a new process**, per example, each a child process

@@ -1,4 +1,4 @@
-//! Artifacts: a compiled kernel that loads without compiling (DESIGN §4,
+//! Artifacts: a compiled kernel that loads without compiling (docs/design.md §4,
 //! §5) — its target code, entry, ABI, frozen manifest, host values, key and
 //! the identity of the compiler that made it.
 //!

@@ -1,5 +1,5 @@
 //! relok's compiler: everything between a verified module and a loadable
-//! artifact (DESIGN §4).
+//! artifact (docs/design.md §4).
 //!
 //! ```text
 //! IR ─► verify ─► link runtime library ─► optimise ─► lower relocations

@@ -1,4 +1,4 @@
-//! Linking a user module with a library module (DESIGN §4: "link runtime
+//! Linking a user module with a library module (docs/design.md §4: "link runtime
 //! library").
 //!
 //! A user module declares what it needs with `import fn @name(..) -> T`

@@ -1,4 +1,4 @@
-//! Relocation lowering (DESIGN §2–§3): one kernel of a source-stage module
+//! Relocation lowering (docs/design.md §2–§3): one kernel of a source-stage module
 //! becomes a module of stage `lowered <strategy>` plus its frozen manifest.
 //!
 //! # Records
@@ -36,7 +36,7 @@
 //! strategy could not reach the state from them.
 //!
 //! Everything iterates in module, statement or manifest order: the same
-//! input gives the same printed module and manifest (DESIGN §4).
+//! input gives the same printed module and manifest (docs/design.md §4).
 
 use crate::reloc::{
     record_name, record_name_interior, FrozenManifest, Manifest, ManifestError, Record, Site, SiteTable, Target,

@@ -1,4 +1,4 @@
-//! The kernel state and exception record layouts (DESIGN §3, §4): the ONE
+//! The kernel state and exception record layouts (docs/design.md §3, §4): the ONE
 //! place that says where each field lives.
 //!
 //! Every kernel receives a [`KernelState`] as an implicit first parameter;

@@ -10,7 +10,7 @@
 //! of a file leaves the keys of the others unchanged.
 //!
 //! The key covers the stencil's text and the inputs in [`KeyInputs`], and
-//! nothing else — not addresses, words, paths or times (DESIGN §5, §8):
+//! nothing else — not addresses, words, paths or times (docs/design.md §5, §8):
 //! [`KeyInputs::key`] hashes each field length-prefixed under a version
 //! tag, so no two different inputs share a byte string.
 

@@ -1,6 +1,6 @@
 //! The kernel IR: modules, functions, structured statements and operations.
 //!
-//! Shape (DESIGN §4):
+//! Shape (docs/design.md §4):
 //! - A [`Module`] holds constant aggregates (`const @name`) and functions,
 //!   each in an [`Arena`]; functions refer to them by handle.
 //! - A [`Function`] is a kernel (entry point) or a device function. Its SSA
@@ -154,7 +154,7 @@ impl fmt::Display for Builtin {
     }
 }
 
-/// A host object a kernel refers to (DESIGN §1). Its word is unknown until
+/// A host object a kernel refers to (docs/design.md §1). Its word is unknown until
 /// the kernel is loaded on a device, so no pass may fold it; lowering turns
 /// every reference into a relocation record.
 ///
@@ -182,7 +182,7 @@ pub enum HostRef {
     },
 }
 
-/// Fields of the kernel state every kernel receives implicitly (DESIGN §3).
+/// Fields of the kernel state every kernel receives implicitly (docs/design.md §3).
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub enum StateField {
     /// `state.reloc_table`: `ptr<global, word>`, the relocation table of the
@@ -223,12 +223,12 @@ pub enum Stage {
     /// `word` and `patch` operations are not.
     #[default]
     Source,
-    /// After relocation lowering (DESIGN §3); printed as a first line
+    /// After relocation lowering (docs/design.md §3); printed as a first line
     /// `lowered bake|patch|table`. No `ref` remains.
     Lowered(Strategy),
 }
 
-/// How the words of host objects reach the code (DESIGN §3).
+/// How the words of host objects reach the code (docs/design.md §3).
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub enum Strategy {
     /// The words themselves, as immediates (`word 0x…`): valid for one

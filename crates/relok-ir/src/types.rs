@@ -30,7 +30,7 @@ pub enum Scalar {
     F32,
     /// IEEE-754 binary64.
     F64,
-    /// The 64-bit word of a host object (DESIGN §1). Opaque: it can be
+    /// The 64-bit word of a host object (docs/design.md §1). Opaque: it can be
     /// compared for equality, selected, stored, loaded and bitcast to/from
     /// `u64`, never computed with, and there are no word literals.
     Word,

@@ -1,4 +1,4 @@
-//! The kernel cache of a process (DESIGN §5): [`KernelCache::compile`] puts
+//! The kernel cache of a process (docs/design.md §5): [`KernelCache::compile`] puts
 //! three tiers in front of compiling.
 //!
 //! ```text

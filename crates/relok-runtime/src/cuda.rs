@@ -1,4 +1,4 @@
-//! The cuda device (DESIGN §6): PTX artifacts run through the CUDA driver.
+//! The cuda device (docs/design.md §6): PTX artifacts run through the CUDA driver.
 //!
 //! The driver is loaded at run time (cudarc with `dynamic-loading`): a build
 //! needs no CUDA, and on a machine without a driver [`CudaDevice::open`]

@@ -229,7 +229,7 @@ pub enum LaunchError {
         /// What is wrong.
         reason: String,
     },
-    /// A thread raised a kernel exception (DESIGN §4): it claimed the
+    /// A thread raised a kernel exception (docs/design.md §4): it claimed the
     /// launch's exception record and wrote the word of its message. The
     /// host turns the word into the message text through the session that
     /// delivered it. Reported after the launch, also when the launch then

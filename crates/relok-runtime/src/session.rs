@@ -1,5 +1,5 @@
 //! The session: the host objects of one process and their words per device
-//! (DESIGN §1–§3).
+//! (docs/design.md §1–§3).
 //!
 //! A compiled kernel refers to host objects only through relocation records
 //! ([`relok_compiler::reloc`]), by **stable identity** — a symbol's name, a
@@ -7,7 +7,7 @@
 //! [`Session`] owns those objects for one process and hands out their
 //! **words**: the 64-bit values that are valid only in this process, on one
 //! device, and that the loader bakes, patches or uploads as the relocation
-//! table (DESIGN §3).
+//! table (docs/design.md §3).
 //!
 //! # Words
 //!

@@ -1,4 +1,4 @@
-//! The wgpu device (DESIGN §6, docs/wgpu.md): WGSL artifacts run through
+//! The wgpu device (docs/design.md §6, docs/wgpu.md): WGSL artifacts run through
 //! wgpu on Vulkan, Metal or DX12.
 //!
 //! Drivers are found at run time: a build needs none, and on a machine

@@ -1,4 +1,4 @@
-//! The cpu device's side of relocation delivery (DESIGN §3): baked words,
+//! The cpu device's side of relocation delivery (docs/design.md §3): baked words,
 //! patch cells and patched constants, `wordptr`, the kernel state
 //! (`reloc_table`, `rng_seed`, `exception`), kernel exceptions and `exit`.
 

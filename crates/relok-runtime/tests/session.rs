@@ -1,4 +1,4 @@
-//! The session: host objects and their words per device (DESIGN §1), on the
+//! The session: host objects and their words per device (docs/design.md §1), on the
 //! cpu device.
 
 use std::io::Write as _;
@@ -13,7 +13,7 @@ fn read_u64(dev: &CpuDevice, p: DevicePtr) -> u64 {
     u64::from_le_bytes(dev.read(p, 8).unwrap().try_into().unwrap())
 }
 
-/// DESIGN §1: a symbol's word is the address of the interned object in this
+/// docs/design.md §1: a symbol's word is the address of the interned object in this
 /// process — so it is the same on every device of the session.
 #[test]
 fn symbols_same_name_same_word_on_every_device() {
@@ -366,7 +366,7 @@ fn child_words() -> (u64, u64) {
     (parse("symbol="), parse("value="))
 }
 
-/// DESIGN §1: words differ between processes, so a test can tell a
+/// docs/design.md §1: words differ between processes, so a test can tell a
 /// relocated kernel from one that baked a stale address. Value words come
 /// from the cpu device's per-process random base and always differ. Symbol
 /// words are heap addresses, which differ only under address-space layout

@@ -6,7 +6,7 @@
 //!
 //! Words are never folded: `ref`, `word`, `patch`, `state.*`, loads and `get`
 //! are not constants, and an operation with a `word` operand or result is
-//! left alone even when its operands look constant (DESIGN §8).
+//! left alone even when its operands look constant (docs/design.md §8).
 
 use super::{renumber_all, PassError};
 use relok_ir::eval::{binary, compare, convert, unary};

@@ -1,8 +1,8 @@
-//! Optimisation passes over verified source-stage modules (DESIGN §4):
+//! Optimisation passes over verified source-stage modules (docs/design.md §4):
 //! inlining, constant folding, common-subexpression elimination and dead-code
 //! elimination.
 //!
-//! Every pass keeps references to host objects opaque (DESIGN §2, §8): a
+//! Every pass keeps references to host objects opaque (docs/design.md §2, §8): a
 //! word's value is unknown until the kernel is loaded, so nothing computed
 //! from `ref`, `word`, `patch`, `state.*` or a load is ever folded, and no
 //! comparison, select or bitcast with a `word` operand is evaluated. CSE may

@@ -38,7 +38,7 @@ fn count(m: &Module, k: &str, pred: impl Fn(&Op) -> bool) -> usize {
 
 #[test]
 fn symbol_comparisons_survive_optimisation() {
-    // DESIGN §8: a symbol's word is unknown until load; nothing may fold it.
+    // docs/design.md §8: a symbol's word is unknown until load; nothing may fold it.
     let src = "kernel @classify(v0: word, v1: ptr<global, i32>) {
     v2: word = ref :foo
     v3: word = ref :bar

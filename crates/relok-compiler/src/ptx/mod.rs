@@ -1,4 +1,4 @@
-//! The PTX backend (DESIGN §3, §6): a lowered module (stage `lowered
+//! The PTX backend (docs/design.md §3, §6): a lowered module (stage `lowered
 //! bake|patch|table`) to PTX ISA 8.0 text for one compute capability.
 //!
 //! Shape as every backend: [`Options`], [`Error`], [`write_string`], and a

@@ -1,10 +1,10 @@
-//! Relocation records and the manifest (DESIGN §1–§3).
+//! Relocation records and the manifest (docs/design.md §1–§3).
 //!
 //! A kernel may refer to host objects whose *word* (a 64-bit value) is only
 //! valid in one process, on one device. relok never lets such a word into the
 //! code it persists: every reference stays symbolic as a **relocation
 //! record** — *this site in the code holds the word of this target* — until
-//! the loader delivers the real word (DESIGN §3: bake, patch or table).
+//! the loader delivers the real word (docs/design.md §3: bake, patch or table).
 //!
 //! This module holds the data and the rules; lowering lives elsewhere.
 //!
@@ -62,7 +62,7 @@
 //! every invariant through [`FrozenManifest::from_records`].
 //!
 //! Iteration order is always the sorted order; nothing here iterates a hash
-//! map, so everything derived from a manifest is byte-stable (DESIGN §4).
+//! map, so everything derived from a manifest is byte-stable (docs/design.md §4).
 
 mod manifest;
 mod name;
@@ -149,7 +149,7 @@ impl<'de> Deserialize<'de> for ValueKey {
     }
 }
 
-/// Whose word a record's site holds, by stable identity (DESIGN §1).
+/// Whose word a record's site holds, by stable identity (docs/design.md §1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Target {
     /// An interned symbol, by name. Its word is identity only: never
@@ -178,7 +178,7 @@ impl fmt::Display for Target {
     }
 }
 
-/// Where a record's word goes in the code (DESIGN §2).
+/// Where a record's word goes in the code (docs/design.md §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Site {
     /// A word-sized cell that code loads.

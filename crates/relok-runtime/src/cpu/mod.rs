@@ -1,6 +1,6 @@
 //! The cpu reference device: an interpreter of the kernel IR with GPU
 //! semantics, over simulated device memory. It is the oracle every other
-//! device is compared with (DESIGN §6), so it favours exact, checked,
+//! device is compared with (docs/design.md §6), so it favours exact, checked,
 //! deterministic behaviour over speed.
 //!
 //! # Address spaces
@@ -42,7 +42,7 @@
 //! [`LoadedKernel`] for [`CpuDevice::launch_loaded`], while
 //! [`CpuDevice::launch`] and [`CpuDevice::launch_with`] compile per launch.
 //!
-//! # Relocations and kernel state (DESIGN §3)
+//! # Relocations and kernel state (docs/design.md §3)
 //!
 //! - `word 0x…` (stage `lowered bake`) is an immediate; `patch NAME` (stage
 //!   `lowered patch`) reads the word of cell NAME from
@@ -250,7 +250,7 @@ impl CpuDevice {
     }
 
     /// Runs `kernel` of `module` (a verified, lowered module) over the grid,
-    /// delivering `state` (DESIGN §3). Compiles the kernel each time; use
+    /// delivering `state` (docs/design.md §3). Compiles the kernel each time; use
     /// [`CpuDevice::load`] and [`CpuDevice::launch_loaded`] to compile once.
     pub fn launch_with(
         &self,

@@ -1,4 +1,4 @@
-//! What a launch delivers besides its arguments (DESIGN §3): the kernel
+//! What a launch delivers besides its arguments (docs/design.md §3): the kernel
 //! state block, the exception record, patch cells and patched constant
 //! words.
 //!
@@ -59,7 +59,7 @@ pub(crate) fn state_bytes(s: &KernelState) -> Vec<u8> {
 
 /// The words of the patch strategy's cells, by relocation-record name: what
 /// `patch NAME` reads. The loader fills it from the session's words for the
-/// device (DESIGN §3, `patch`).
+/// device (docs/design.md §3, `patch`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PatchCells(BTreeMap<String, u64>);
 
@@ -102,7 +102,7 @@ impl<S: Into<String>> Extend<(S, u64)> for PatchCells {
     }
 }
 
-/// What a launch delivers besides its arguments (DESIGN §3).
+/// What a launch delivers besides its arguments (docs/design.md §3).
 /// `LaunchState::default()`: no table, seed 0, no patch cells, no patched
 /// constants.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
