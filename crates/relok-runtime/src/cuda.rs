@@ -980,6 +980,9 @@ struct StreamRecords {
     /// Indices into `records` used since the last synchronisation, in
     /// order of first use.
     used: Vec<usize>,
+    /// The kernels of those launches, held until the stream passes them:
+    /// their modules must not be unloaded under a running launch.
+    alive: Vec<Arc<CudaKernel>>,
     threads: u64,
 }
 
@@ -997,6 +1000,7 @@ impl CudaStream {
         };
         if !state.used.contains(&i) {
             state.used.push(i);
+            state.alive.push(Arc::clone(kernel));
         }
         Ok(state.records[i].2.device)
     }
@@ -1080,6 +1084,9 @@ impl crate::backend::Backend for CudaDevice {
         let mut state = lock(&stream.state);
         let used = std::mem::take(&mut state.used);
         let threads = std::mem::take(&mut state.threads);
+        // Passed: the stream no longer needs its kernels loaded (dropped
+        // after the lock, a last holder unloads the module).
+        let alive = std::mem::take(&mut state.alive);
         let mut first = None;
         for i in used {
             let (_, entry, record) = &state.records[i];
@@ -1090,6 +1097,8 @@ impl crate::backend::Backend for CudaDevice {
         }
         // Records of kernels that are gone go back to the pool.
         state.records.retain(|(k, ..)| k.strong_count() > 0);
+        drop(state);
+        drop(alive);
         waited.map_err(err)?;
         first.map_or(Ok(crate::LaunchStats { steps: 0, threads }), Err)
     }
