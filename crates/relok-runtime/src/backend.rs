@@ -3,7 +3,7 @@
 //! launch) in its own module; [`crate::Device`] is the one place that
 //! dispatches over them. What every backend shares lives here: the one
 //! delivery of words ([`deliver_words`]), the map of loaded kernels
-//! ([`load_once`]), the eager stream, the exception record's decoding.
+//! (`load_once`), the eager stream, the exception record's decoding.
 //! See [`crate::device`] for the whole path and the rules of streams.
 
 use crate::error::{DeviceError, LaunchError, ProgramError, SessionError};

@@ -292,10 +292,10 @@ pub enum LaunchError {
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
 pub enum SessionError {
     /// A record names a value whose bytes were never registered with
-    /// [`Session::value`].
+    /// [`crate::Session::value`].
     #[error("value {0} was never registered in this session, so it has no bytes to upload")]
     UnknownValue(ValueKey),
-    /// A runtime global was used before [`Session::declare_global`].
+    /// A runtime global was used before [`crate::Session::declare_global`].
     #[error("runtime global {0:?} was never declared in this session")]
     UnknownGlobal(String),
     /// A runtime global was declared twice with different sizes.
@@ -329,7 +329,7 @@ pub enum SessionError {
     Device {
         /// The device.
         device: DeviceId,
-        /// The object, as [`Target`]'s `Display` names it.
+        /// The object, as [`relok_compiler::reloc::Target`]'s `Display` names it.
         object: String,
         /// The device's error.
         source: DeviceError,

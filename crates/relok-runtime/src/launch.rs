@@ -5,7 +5,8 @@
 use crate::error::LaunchError;
 use relok_ir::{AddrSpace, Scalar, Type};
 
-/// A device address (global memory of one [`CpuDevice`]).
+/// A device address: global memory of one device (a `wgpu` device packs a
+/// buffer id and an offset into it).
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
 pub struct DevicePtr(pub u64);
 
