@@ -156,8 +156,8 @@ impl EagerStream {
         let mut pending = crate::lock(&self.pending);
         match outcome {
             Ok(stats) => {
-                pending.stats.steps += stats.steps;
-                pending.stats.threads += stats.threads;
+                pending.stats.steps = pending.stats.steps.saturating_add(stats.steps);
+                pending.stats.threads = pending.stats.threads.saturating_add(stats.threads);
                 Ok(())
             }
             Err(e @ (LaunchError::Exception { .. } | LaunchError::Fault { .. } | LaunchError::Device { .. })) => {

@@ -711,7 +711,9 @@ impl Drop for CudaDevice {
         if self.bind().is_err() {
             return;
         }
-        for (&ptr, _) in lock(&self.allocs).iter() {
+        // Taken out of the map: a table buffer that outlives the device (its
+        // kernel held by a stream) must not free its address again.
+        for (ptr, _) in std::mem::take(&mut *lock(&self.allocs)) {
             // SAFETY: every live allocation, freed once, at drop.
             let _ = unsafe { result::free_sync(ptr) };
         }
@@ -1072,16 +1074,20 @@ impl crate::backend::Backend for CudaDevice {
         unsafe { result::launch_kernel(kernel.function, (gx, gy, gz), (bx, by, bz), 0, stream.raw, &mut params) }
             .map_err(driver("cuLaunchKernel"))
             .map_err(err)?;
-        state.threads += threads;
+        state.threads = state.threads.saturating_add(threads);
         Ok(())
     }
 
     fn synchronize(&self, stream: &CudaStream) -> Result<crate::LaunchStats, LaunchError> {
-        let err = |error| LaunchError::Device { kernel: String::new(), error };
+        // Held across the wait: a launch enqueued meanwhile (which takes
+        // this lock) is either waited for and read here, or left entirely
+        // to the next synchronisation — never read before it ran.
+        let mut state = lock(&stream.state);
+        let first_kernel = state.used.first().map(|&i| state.records[i].1.clone()).unwrap_or_default();
+        let err = |error| LaunchError::Device { kernel: first_kernel.clone(), error };
         self.bind().map_err(err)?;
         // SAFETY: this context's stream, alive while `stream` is.
         let waited = unsafe { result::stream::synchronize(stream.raw) }.map_err(driver("cuStreamSynchronize"));
-        let mut state = lock(&stream.state);
         let used = std::mem::take(&mut state.used);
         let threads = std::mem::take(&mut state.threads);
         // Passed: the stream no longer needs its kernels loaded (dropped

@@ -82,9 +82,10 @@ impl LaunchConfig {
     /// The default step budget: 2^32 instructions.
     pub const DEFAULT_STEP_BUDGET: u64 = 1 << 32;
 
-    /// Threads in all (blocks times threads per block).
+    /// Threads in all (blocks times threads per block), saturating at
+    /// `u64::MAX` (the largest legal grid of 1024-thread blocks has 2^73).
     pub fn threads(&self) -> u64 {
-        self.grid.iter().chain(&self.block).map(|&n| u64::from(n)).product()
+        self.grid.iter().chain(&self.block).fold(1u64, |n, &d| n.saturating_mul(u64::from(d)))
     }
 
     /// A one-dimensional launch of `grid` blocks of `block` threads.
@@ -124,8 +125,7 @@ pub fn check_config(kernel: &str, c: &LaunchConfig) -> Result<u64, LaunchError> 
     if c.grid[0] > i32::MAX as u32 || c.grid[1] > 65535 || c.grid[2] > 65535 {
         return bad(format!("grid {:?} exceeds (2^31-1, 65535, 65535)", c.grid));
     }
-    let blocks: u64 = c.grid.iter().map(|&d| u64::from(d)).product();
-    Ok(blocks * per_block)
+    Ok(c.threads())
 }
 
 /// Checks arguments against the kernel's parameters; returns their bits.
@@ -155,4 +155,18 @@ pub fn check_args(kernel: &str, params: &[Type], args: &[KernelArg]) -> Result<V
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check_config, LaunchConfig};
+
+    #[test]
+    fn the_largest_legal_grid_counts_its_threads_without_overflow() {
+        let c = LaunchConfig { grid: [i32::MAX as u32, 65535, 65535], block: [1024, 1, 1], step_budget: 1 };
+        assert_eq!(check_config("k", &c).unwrap(), u64::MAX);
+        assert_eq!(LaunchConfig::linear(3, 4).threads(), 12);
+        let too_big = LaunchConfig { grid: [u32::MAX, 1, 1], ..c };
+        assert!(check_config("k", &too_big).is_err());
+    }
 }

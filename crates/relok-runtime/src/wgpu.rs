@@ -927,7 +927,7 @@ impl WgpuDevice {
             batch.first.clone_from(&kernel.entry);
         }
         batch.recorded += 1;
-        batch.threads += config.threads();
+        batch.threads = batch.threads.saturating_add(config.threads());
         if let Some(r) = batch.records.get_mut(&kernel.serial).filter(|r| !r.used) {
             r.used = true;
             batch.used.push(kernel.serial);

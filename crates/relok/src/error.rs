@@ -161,6 +161,9 @@ pub enum Error {
     /// Device memory: allocation, copies.
     #[error("device memory: {0}")]
     Memory(#[from] DeviceError),
+    /// The device could not make the stream (reported at its first use).
+    #[error("the stream could not be created: {0}")]
+    StreamUnavailable(DeviceError),
     /// Compiling or loading a kernel failed.
     #[error(transparent)]
     Compile(ProgramError),

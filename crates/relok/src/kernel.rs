@@ -10,6 +10,10 @@
 //! | `word` | a [`Symbol`] of the same context |
 //! | `ptr<global, T>` / `ptr<const, T>` | `&Buffer<T>`, `&mut Buffer<T>` or a [`crate::BufferSlice`] of the same context |
 //!
+//! The IR's global pointers are all writable: a kernel may write through
+//! any buffer it is given, `&buffer` as well as `&mut buffer`. Pass
+//! `&mut` for the buffers a kernel writes, to say so where it is read.
+//!
 //! A wrong count is [`Error::ArgCount`]; a wrong type, a buffer of another
 //! element type or a raw integer for a `word` is [`Error::ArgType`] naming
 //! the parameter; a buffer or symbol of another context is
@@ -139,13 +143,16 @@ impl Kernel {
                 }
             });
         }
-        let device_stream = stream.inner.stream.as_ref().map_err(|e| Error::Memory(e.clone()))?;
+        let device_stream = stream.inner.stream.as_ref().map_err(|e| Error::StreamUnavailable(e.clone()))?;
+        // Held from the enqueue to the push: a synchronisation takes the
+        // pending launches either before this one reached the device or
+        // with it, never the launch without what it must keep alive.
+        let mut pending = stream.inner.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         self.ctx.device.enqueue(device_stream, &self.inner, &grid.config(), &values, 0)?;
         for b in &buffers {
             b.used_by(&stream.inner);
         }
-        let pending = Pending { _kernel: self.inner.clone(), _buffers: buffers };
-        stream.inner.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(pending);
+        pending.push(Pending { _kernel: self.inner.clone(), _buffers: buffers });
         Ok(())
     }
 

@@ -23,19 +23,26 @@ pub(crate) struct Pending {
     pub(crate) _buffers: Vec<Arc<Allocation>>,
 }
 
+/// Fields drop in order: the pending launches' kernels and buffers, the
+/// device's stream, then the context (which may close the device), so
+/// nothing is freed after its device.
 #[derive(Debug)]
 pub(crate) struct StreamInner {
-    pub(crate) ctx: Arc<Shared>,
-    pub(crate) stream: std::result::Result<relok_runtime::Stream, DeviceError>,
     pub(crate) pending: Mutex<Vec<Pending>>,
+    pub(crate) stream: std::result::Result<relok_runtime::Stream, DeviceError>,
+    pub(crate) ctx: Arc<Shared>,
 }
 
 impl StreamInner {
     pub(crate) fn synchronize(&self) -> Result<()> {
-        let stream = self.stream.as_ref().map_err(|e| Error::Memory(e.clone()))?;
-        let outcome = self.ctx.device.synchronize(&self.ctx.session, stream);
-        // Released outside the lock: a last reference frees device memory.
+        let stream = self.stream.as_ref().map_err(|e| Error::StreamUnavailable(e.clone()))?;
+        // Taken before the wait: every launch taken reached the device
+        // before it (see `Kernel::launch`), so the wait covers it; a launch
+        // enqueued meanwhile stays pending until the next synchronisation.
         let passed = std::mem::take(&mut *self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        let outcome = self.ctx.device.synchronize(&self.ctx.session, stream);
+        // Released after the wait, outside the lock: a last reference frees
+        // device memory.
         drop(passed);
         outcome.map(|_| ()).map_err(Error::from)
     }
@@ -73,7 +80,7 @@ pub struct Stream {
 impl Stream {
     pub(crate) fn new(ctx: Arc<Shared>) -> Stream {
         let stream = ctx.device.stream();
-        Stream { inner: Arc::new(StreamInner { ctx, stream, pending: Mutex::default() }) }
+        Stream { inner: Arc::new(StreamInner { pending: Mutex::default(), stream, ctx }) }
     }
 
     /// Waits for every launch enqueued so far; the first kernel exception

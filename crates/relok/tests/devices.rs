@@ -400,3 +400,30 @@ fn sub_slices_are_kernel_arguments() {
         assert!(matches!(e, Error::SliceOutOfRange { .. }), "{e}");
     }
 }
+
+#[test]
+fn a_stream_shared_by_threads_loses_no_launch() {
+    let _serial = serial();
+    let p = Program::parse(BUMP).unwrap();
+    for ctx in contexts() {
+        let k = ctx.kernel(&p, "bump").unwrap();
+        let s = ctx.stream();
+        let b = ctx.zeros::<u32>(64).unwrap();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for _ in 0..500 {
+                    k.launch(&s, Grid::new(1, 64), (64u32, &b)).unwrap();
+                }
+            });
+            scope.spawn(|| {
+                for _ in 0..100 {
+                    s.synchronize().unwrap();
+                    let seen = b.download().unwrap();
+                    assert!(seen.iter().all(|&v| v == seen[0] && v <= 500), "on {}: {seen:?}", ctx.device_name());
+                }
+            });
+        });
+        s.synchronize().unwrap();
+        assert_eq!(b.download().unwrap(), vec![500; 64], "on {}", ctx.device_name());
+    }
+}
