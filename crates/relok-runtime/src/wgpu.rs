@@ -644,6 +644,16 @@ impl WgpuDevice {
         }
         let started = std::time::Instant::now();
         artifact.validate()?;
+        // The kernel's storage buffers against this adapter's limit (the
+        // device asked for the adapter's own), before anything reaches the
+        // device: an error naming the kernel and the count, not wgpu's
+        // bind group layout error.
+        let params = artifact.param_types()?;
+        let buffers = params.iter().filter(|t| matches!(t, Type::Ptr(..))).count();
+        let limit_of = format!("this adapter ({}, {})", self.info.name, self.info.backend.to_str());
+        let limit = self.limits.max_storage_buffers_per_shader_stage;
+        relok_compiler::wgsl::limits::check_storage_buffers(&artifact.entry, buffers, limit, &limit_of).map_err(|e| ProgramError::Compile(e.into()))?;
+        const { assert!(::wgpu::Limits::defaults().max_storage_buffers_per_shader_stage == relok_compiler::wgsl::limits::WEBGPU_DEFAULT) };
         register_values(session, &artifact.values, &artifact.manifest)?;
         let words = session.resolve_manifest(self, &artifact.manifest)?;
         let resolved = started.elapsed();
@@ -656,8 +666,6 @@ impl WgpuDevice {
         })?;
         self.stats.modules.fetch_add(1, Ordering::Relaxed);
         let moduled = started.elapsed();
-        let params = artifact.param_types()?;
-        let buffers = params.iter().filter(|t| matches!(t, Type::Ptr(..))).count();
         let layouts = self.layouts(buffers)?;
         let table = match artifact.strategy {
             Strategy::Table if !words.is_empty() => {

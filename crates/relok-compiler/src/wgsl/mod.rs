@@ -52,10 +52,15 @@
 //! (a loader cannot write a WGSL module's globals: not among
 //! [`CodeTarget::strategies`] of [`CodeTarget::Wgsl`]).
 //!
+//! The number of bindings is not refused here: no count is refused by every
+//! adapter, so the wgpu device checks it against its adapter's limit when
+//! it loads the kernel ([`limits`], [`Error::TooManyStorageBuffers`]).
+//!
 //! Byte-stable: names come from value, variable and constant numbers.
 
 pub mod bindings;
 mod helpers;
+pub mod limits;
 pub mod writer;
 
 use crate::target::CodeTarget;
@@ -84,6 +89,20 @@ pub enum Error {
         value: Value,
         /// What.
         what: String,
+    },
+    /// A kernel binds more storage buffers than a target allows per shader
+    /// stage ([`limits::check_storage_buffers`]; raised by the wgpu device
+    /// against its adapter, never by [`write_string`]).
+    #[error("@{function} binds {} storage buffers (relok's {} and {buffers} buffer parameters), more than the {limit} per shader stage of {limit_of}; pack arrays into fewer buffer parameters (docs/wgpu.md, \"Metal and DX12\")", limits::storage_buffers(*buffers), limits::FIXED_STORAGE_BUFFERS)]
+    TooManyStorageBuffers {
+        /// The kernel.
+        function: String,
+        /// Its buffer parameters.
+        buffers: usize,
+        /// Storage buffers per shader stage allowed.
+        limit: u32,
+        /// Whose limit that is.
+        limit_of: String,
     },
 }
 
