@@ -5,11 +5,6 @@
 
 pub mod args;
 pub mod bench;
-pub mod bench_launch;
-#[cfg(feature = "cuda")]
-pub mod bench_cuda;
-#[cfg(feature = "wgpu")]
-pub mod bench_wgpu;
 pub mod cachecmd;
 pub mod demo;
 pub mod devices;

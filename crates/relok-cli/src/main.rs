@@ -4,6 +4,7 @@
 
 use clap::{Parser, Subcommand};
 use relok_cli::args::{format_buffer, parse_args, parse_dims, ArgValue, Elem};
+use relok_cli::bench::BenchCommand;
 use relok_cli::{cachecmd, demo, launch, source};
 use relok_compiler::artifact::CodeTarget;
 use relok_ir::Strategy;
@@ -160,65 +161,6 @@ enum Command {
 }
 
 #[derive(Subcommand, Debug)]
-enum BenchCommand {
-    /// Host time per launch with no wait between launches (100 000 launches
-    /// of an empty kernel): relok against a bare launch loop on each GPU
-    /// found (the cpu device without one), and launches per second on 4
-    /// streams.
-    Launch,
-    /// Cold compile against a warm load from the artifact store, in this
-    /// process and in a new one, per example; store open and lookups with
-    /// many entries.
-    Cache,
-    /// The child process of `bench cache`: loads every example from the
-    /// store under ROOT and prints one JSON record.
-    #[command(hide = true)]
-    CacheChild {
-        /// The store's root, filled by the parent.
-        #[arg(long)]
-        store: PathBuf,
-    },
-    /// On a GPU: first launch in a new process (cold, warm artifact store,
-    /// warm store + cubin archive), per-launch host overhead against a bare
-    /// launch, and the run-time cost of table and patch against bake.
-    #[cfg(feature = "cuda")]
-    Cuda,
-    /// The child process of `bench cuda`: one example's first launch.
-    #[cfg(feature = "cuda")]
-    #[command(hide = true)]
-    CudaChild {
-        /// The example.
-        #[arg(long)]
-        example: String,
-        /// The cache root (artifact store and binary archive).
-        #[arg(long)]
-        store: PathBuf,
-        /// Use the binary archive.
-        #[arg(long)]
-        archive: bool,
-    },
-    /// With a wgpu adapter: first launch in a new process (cold, warm
-    /// artifact store, warm store + pipeline-cache archive) and the host
-    /// time of a launch.
-    #[cfg(feature = "wgpu")]
-    Wgpu,
-    /// The child process of `bench wgpu`: one example's first launch.
-    #[cfg(feature = "wgpu")]
-    #[command(hide = true)]
-    WgpuChild {
-        /// The example.
-        #[arg(long)]
-        example: String,
-        /// The cache root (artifact store and pipeline-cache archive).
-        #[arg(long)]
-        store: PathBuf,
-        /// Use the pipeline-cache archive.
-        #[arg(long)]
-        archive: bool,
-    },
-}
-
-#[derive(Subcommand, Debug)]
 enum CacheCommand {
     /// Counters summed over every process that used the store, and its size.
     Stats {
@@ -273,13 +215,6 @@ fn kernel_cache() -> KernelCache {
         eprintln!("warning: {w}");
     }
     cache
-}
-
-/// Prints `r` as one JSON record.
-#[cfg(any(feature = "cuda", feature = "wgpu"))]
-fn print_json(r: &impl serde::Serialize) -> Result<ExitCode, String> {
-    println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
-    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
@@ -443,174 +378,8 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        #[cfg(feature = "cuda")]
-        Command::Bench { what: Some(BenchCommand::CudaChild { example, store, archive }), .. } => {
-            print_json(&relok_cli::bench_cuda::child(started, &example, &store, archive)?)
-        }
-        #[cfg(feature = "cuda")]
-        Command::Bench { quick, json, what: Some(BenchCommand::Cuda) } => {
-            let exe = std::env::current_exe().map_err(|e| format!("cannot find the relok binary: {e}"))?;
-            let r = relok_cli::bench_cuda::run(&exe, quick)?;
-            if json {
-                return print_json(&r);
-            }
-            println!("relok bench cuda on {}, driver CUDA {}; medians of {} child processes per row", r.device, r.driver, r.runs);
-            println!("\nfirst launch in a new process, µs from process start to the launch's end, context creation excluded:");
-            println!("{:<8} {:<38} {:>10} {:>10}  served by", "example", "mode", "first", "context");
-            for row in &r.starts {
-                let l = &row.last;
-                println!(
-                    "{:<8} {:<38} {:>10.0} {:>10.0}  compiles {} store {} archive {} linked {} jit {}",
-                    row.example, row.mode, row.median_us, row.context_us, l.compiles, l.store_hits, l.archive_hits, l.linked, l.ptx_jit
-                );
-            }
-            println!("\nper-launch host time (launch + wait, one block), µs:");
-            for row in &r.launches {
-                println!("{:<8} relok {:>8.2}  bare {:>8.2}  overhead {:>6.2}", row.strategy, row.relok_us, row.raw_us, row.relok_us - row.raw_us);
-            }
-            println!("\nrelocated value read per element, {} elements (GPU time by events):", r.elements);
-            let bake = r.bandwidth.iter().find(|b| b.strategy == "bake").map_or(0.0, |b| b.median_ms);
-            for row in &r.bandwidth {
-                println!(
-                    "{:<8} {:>8.3} ms {:>8.0} GB/s  {:+.2} % vs bake",
-                    row.strategy,
-                    row.median_ms,
-                    row.gb_per_s,
-                    (row.median_ms / bake - 1.0) * 100.0
-                );
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        #[cfg(feature = "wgpu")]
-        Command::Bench { what: Some(BenchCommand::WgpuChild { example, store, archive }), .. } => {
-            print_json(&relok_cli::bench_wgpu::child(started, &example, &store, archive)?)
-        }
-        #[cfg(feature = "wgpu")]
-        Command::Bench { quick, json, what: Some(BenchCommand::Wgpu) } => {
-            let exe = std::env::current_exe().map_err(|e| format!("cannot find the relok binary: {e}"))?;
-            let r = relok_cli::bench_wgpu::run(&exe, quick)?;
-            if json {
-                return print_json(&r);
-            }
-            println!("relok bench wgpu on {}, driver {}; medians of {} child processes per row", r.device, r.driver, r.runs);
-            println!("\nfirst launch in a new process, µs from process start to the launch's end, device open excluded:");
-            println!("{:<8} {:<14} {:>10} {:>10}  served by", "example", "mode", "first", "open");
-            for row in &r.starts {
-                let l = &row.last;
-                println!(
-                    "{:<8} {:<14} {:>10.0} {:>10.0}  compiles {} store {} pipeline cache {:?}",
-                    row.example, row.mode, row.median_us, row.open_us, l.compiles, l.store_hits, l.pipeline_cache
-                );
-            }
-            println!("\nper-launch host time (launch + wait, one block of saxpy), µs:");
-            for row in &r.launches {
-                println!("{:<8} {:>8.1}", row.strategy, row.median_us);
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Bench { quick, json, what: Some(BenchCommand::Launch) } => {
-            let r = relok_cli::bench_launch::run(quick)?;
-            if json {
-                return print_json(&r);
-            }
-            println!("relok bench launch: {} launches of an empty kernel per round, medians of {} rounds", r.launches, r.rounds);
-            println!("host time per launch with no wait between launches; launches/s include the final wait\n");
-            let mut device = "";
-            for row in &r.rows {
-                if row.device != device {
-                    device = &row.device;
-                    println!("{device}\n  {:<50} {:>10} {:>14}", "", "µs/launch", "launches/s");
-                }
-                println!("  {:<50} {:>10.3} {:>14.0}", row.what, row.per_launch_us, row.launches_per_s);
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Bench { quick, json, what: Some(what) } => {
-            let (dev, dev_name) = (relok_runtime::cpu::CpuDevice::new(0), "cpu:0".to_owned());
-            match what {
-                BenchCommand::Launch => return Err("bench launch: handled above".into()),
-                #[cfg(feature = "wgpu")]
-                BenchCommand::Wgpu | BenchCommand::WgpuChild { .. } => return Err("bench wgpu: handled above".into()),
-                #[cfg(feature = "cuda")]
-                BenchCommand::Cuda | BenchCommand::CudaChild { .. } => return Err("bench cuda: handled above".into()),
-                BenchCommand::CacheChild { store } => {
-                    let r = relok_cli::bench::cache_child(&dev, &store)?;
-                    println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
-                }
-                BenchCommand::Cache => {
-                    let exe = std::env::current_exe().map_err(|e| format!("cannot find the relok binary: {e}"))?;
-                    let spawn = |root: &std::path::Path| {
-                        let mut c = std::process::Command::new(&exe);
-                        c.args(["bench", "cache-child", "--store"]).arg(root);
-                        c
-                    };
-                    let r = relok_cli::bench::run_cache(&dev, quick, &spawn)?;
-                    if json {
-                        println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
-                        return Ok(ExitCode::SUCCESS);
-                    }
-                    println!(
-                        "relok bench cache on {dev_name}: medians of {} runs in this process, {} child processes",
-                        r.runs, r.child_runs
-                    );
-                    println!("cold: compile, no store; warm: a store hit in this process (memory tier empty);");
-                    println!("mem: a memory-tier hit; child: a new process, KernelCache::open + compile (ld: compile");
-                    println!("alone); IR B: bytes of lowered IR text in the artifact; times in µs\n");
-                    println!(
-                        "{:<10} {:<8} {:>6} {:>9} {:>8} {:>9} {:>6} {:>9} {:>8} {:>10}",
-                        "kernel", "strategy", "IR B", "cold", "warm", "cold/warm", "mem", "child", "child ld", "cold/child"
-                    );
-                    for row in &r.rows {
-                        if row.kernel == "total" && row.strategy == "table" {
-                            println!();
-                        }
-                        println!(
-                            "{:<10} {:<8} {:>6} {:>9.1} {:>8.1} {:>8.1}x {:>6.1} {:>9.1} {:>8.1} {:>9.1}x",
-                            row.kernel,
-                            row.strategy,
-                            row.code_bytes,
-                            row.cold_us,
-                            row.warm_us,
-                            row.cold_over_warm,
-                            row.memory_us,
-                            row.child_open_load_us,
-                            row.child_load_us,
-                            row.cold_over_child
-                        );
-                    }
-                    println!("\nwarm path (table) step by step, summed over the examples (medians):");
-                    for s in &r.warm_steps {
-                        println!("  {:<62} {:>9.1} µs", s.name, s.median_us);
-                    }
-                    let sum: f64 = r.warm_steps.iter().map(|s| s.median_us).sum();
-                    let whole = r.rows.iter().find(|row| row.kernel == "total" && row.strategy == "table").map_or(f64::NAN, |row| row.warm_us);
-                    println!("  {:<62} {:>9.1} µs (the whole call, timed as one: {whole:.1} µs)", "sum of the steps", sum);
-                    println!("\nchild process wall time (spawn to exit): {:.2} ms", r.child_wall_ms);
-                    let s = &r.store;
-                    println!(
-                        "\nstore with {} entries of {} B payload (written in {:.1} s):",
-                        s.entries, s.payload_bytes, s.fill_s
-                    );
-                    println!("  Store::open           {:>8.1} µs (empty store: {:.1} µs; {} opens each)", s.open_full_us, s.open_empty_us, s.open_runs);
-                    println!("  get, present key      {:>8.1} µs ({} lookups)", s.get_hit_us, s.lookups);
-                    println!("  get, absent key       {:>8.1} µs (empty store: {:.1} µs)", s.get_miss_us, s.get_miss_empty_us);
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Bench { quick, json, what: None } => {
-            let (dev, dev_name) = (relok_runtime::cpu::CpuDevice::new(0), "cpu:0".to_owned());
-            let results = relok_cli::bench::run(&dev, quick)?;
-            if !json {
-                println!("relok bench on {dev_name} (medians of repeated runs in one process)");
-            }
-            for m in results {
-                if json {
-                    println!("{}", serde_json::to_string(&m).map_err(|e| e.to_string())?);
-                } else {
-                    println!("{:<70} {:>14.1} {} ({} runs)", m.name, m.median, m.unit, m.runs);
-                }
-            }
+        Command::Bench { quick, json, what } => {
+            relok_cli::bench::run(what, quick, json, started)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { device, json, strategy } => {

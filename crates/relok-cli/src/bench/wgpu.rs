@@ -14,7 +14,7 @@
 //!   through relok under table and bake (arguments written, bind group,
 //!   dispatch, exception record read back).
 
-use crate::bench::{median, run_child, temp_path, ChildExample, Laps};
+use super::{median, run_child, temp_path, ChildExample, Laps};
 use crate::examples::EXAMPLES;
 use crate::launch::{prepare, Prepared, Target};
 use relok_ir::Strategy;
@@ -156,6 +156,24 @@ pub fn run(relok: &Path, quick: bool) -> Result<WgpuBench, String> {
     }
     let launches = launch_time(if quick { 50 } else { 2000 })?;
     Ok(WgpuBench { device, driver, runs, starts, launches })
+}
+
+/// Prints the report as text.
+pub fn print(r: &WgpuBench) {
+    println!("relok bench wgpu on {}, driver {}; medians of {} child processes per row", r.device, r.driver, r.runs);
+    println!("\nfirst launch in a new process, µs from process start to the launch's end, device open excluded:");
+    println!("{:<8} {:<14} {:>10} {:>10}  served by", "example", "mode", "first", "open");
+    for row in &r.starts {
+        let l = &row.last;
+        println!(
+            "{:<8} {:<14} {:>10.0} {:>10.0}  compiles {} store {} pipeline cache {:?}",
+            row.example, row.mode, row.median_us, row.open_us, l.compiles, l.store_hits, l.pipeline_cache
+        );
+    }
+    println!("\nper-launch host time (launch + wait, one block of saxpy), µs:");
+    for row in &r.launches {
+        println!("{:<8} {:>8.1}", row.strategy, row.median_us);
+    }
 }
 
 /// Median host time of `iters` launches of saxpy over one block, per

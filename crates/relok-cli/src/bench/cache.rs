@@ -1,11 +1,4 @@
-//! `relok bench`: front-end and interpreter speed.
-//!
-//! - parse + verify of each example, repeated, reported as the median of
-//!   the runs (µs per kernel);
-//! - the cpu device's throughput on saxpy over a large buffer (elements per
-//!   second, median of the runs).
-//!
-//! `relok bench cache` ([`run_cache`]): the kernel cache's tiers against
+//! `relok bench cache` ([`run`]): the kernel cache's tiers against
 //! compiling, per example kernel and strategy (table, patch):
 //!
 //! - cold: `KernelCache::compile` on a fresh cache with no store;
@@ -20,173 +13,19 @@
 //! Medians of several runs taken in one process, so that ratios between the
 //! lines are meaningful; absolute times depend on the machine.
 
-use crate::args::parse_args;
+use super::median;
 use crate::examples::{Example, EXAMPLES};
-use crate::launch::{run_kernel, Target};
 use relok_cache::{entry, Key, Lookup, Store};
 use relok_compiler::artifact::{Artifact, CodeTarget, CompileOptions, COMPILER_ID};
 use relok_compiler::lower::site_table;
 use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
-use relok_runtime::cpu::{CpuDevice, LaunchConfig};
-use relok_runtime::Device;
+use relok_runtime::cpu::CpuDevice;
 use relok_runtime::{CacheStats, KernelCache, Session};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime};
-
-/// One measured line.
-#[derive(Debug, serde::Serialize)]
-pub struct Measurement {
-    /// What was measured.
-    pub name: String,
-    /// Median over the runs.
-    pub median: f64,
-    /// Unit of `median`.
-    pub unit: &'static str,
-    /// How many runs.
-    pub runs: usize,
-}
-
-/// The steps of a first-launch child, each with its µs, the first from the
-/// process start (`started`) to now.
-pub(crate) struct Laps {
-    phases: Vec<(String, f64)>,
-    t: Instant,
-}
-
-impl Laps {
-    pub(crate) fn new(started: Instant) -> Laps {
-        Laps { phases: vec![("process start to the bench".to_owned(), started.elapsed().as_secs_f64() * 1e6)], t: Instant::now() }
-    }
-
-    /// Ends step `name` (begun at the previous lap).
-    pub(crate) fn lap(&mut self, name: &str) {
-        self.phases.push((name.to_owned(), self.t.elapsed().as_secs_f64() * 1e6));
-        self.t = Instant::now();
-    }
-
-    pub(crate) fn into_phases(self) -> Vec<(String, f64)> {
-        self.phases
-    }
-}
-
-/// The example a first-launch child runs: its module and parsed inputs.
-pub(crate) struct ChildExample {
-    pub(crate) ex: &'static Example,
-    pub(crate) module: relok_ir::Module,
-    inputs: Vec<crate::args::ArgValue>,
-}
-
-impl ChildExample {
-    /// Example `name`, parsed.
-    pub(crate) fn parse(name: &str) -> Result<ChildExample, String> {
-        let ex = EXAMPLES.iter().find(|e| e.name == name).ok_or(format!("no example {name}"))?;
-        let module = relok_ir::parse(ex.source).map_err(|e| e.to_string())?;
-        let f = &module.funcs[module.func_by_name(ex.kernel).ok_or("no kernel")?];
-        let inputs = parse_args(f, ex.args)?;
-        Ok(ChildExample { ex, module, inputs })
-    }
-
-    /// Uploads the inputs, launches `prepared` once with the example's
-    /// geometry and reads the outputs back; an exception is an error unless
-    /// the example throws one.
-    pub(crate) fn launch(&self, target: &Target<'_>, prepared: &crate::launch::Prepared) -> Result<(), String> {
-        let config = LaunchConfig { grid: self.ex.grid, block: self.ex.block, ..LaunchConfig::default() };
-        let mut buffers = Vec::new();
-        match crate::launch::run_prepared(target, prepared, &config, &self.inputs, &mut buffers) {
-            Err(e) if self.ex.exception.is_none() => Err(e.to_string()),
-            _ => Ok(()),
-        }
-    }
-}
-
-/// A path under the temporary folder for `bench`'s `name`, emptied.
-pub(crate) fn temp_path(bench: &str, name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("relok-bench-{bench}-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&p);
-    p
-}
-
-/// Runs `relok bench SUB --example E --store S [--archive]` with `env` and
-/// reads its one JSON record.
-pub(crate) fn run_child<T: serde::de::DeserializeOwned>(
-    relok: &Path,
-    sub: &str,
-    example: &str,
-    store: &Path,
-    archive: bool,
-    env: &[(&str, &std::ffi::OsStr)],
-) -> Result<T, String> {
-    let mut c = std::process::Command::new(relok);
-    c.args(["bench", sub, "--example", example, "--store"]).arg(store);
-    if archive {
-        c.arg("--archive");
-    }
-    c.envs(env.iter().copied());
-    let out = c.output().map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        return Err(format!("child failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("child output: {e}"))
-}
-
-/// The median (NaN of none); every benchmark reports medians.
-pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 { xs[n / 2] } else { (xs[n / 2 - 1] + xs[n / 2]) / 2.0 }
-}
-
-/// Runs the benchmarks; `quick` uses fewer runs and a smaller saxpy.
-pub fn run(device: &CpuDevice, quick: bool) -> Result<Vec<Measurement>, String> {
-    let runs = if quick { 5 } else { 51 };
-    let mut out = Vec::new();
-    for ex in EXAMPLES {
-        let mut times = Vec::with_capacity(runs);
-        for _ in 0..runs {
-            let t = Instant::now();
-            let m = relok_ir::parse(ex.source).map_err(|e| e.to_string())?;
-            relok_ir::verify(&m).map_err(|e| e.to_string())?;
-            times.push(t.elapsed().as_secs_f64() * 1e6);
-        }
-        out.push(Measurement { name: format!("parse+verify {}", ex.name), median: median(times), unit: "µs", runs });
-    }
-    let n: u32 = if quick { 1 << 14 } else { 1 << 20 };
-    let saxpy = &EXAMPLES[0];
-    let module = relok_ir::parse(saxpy.source).map_err(|e| e.to_string())?;
-    let func = &module.funcs[module.func_by_name("saxpy").ok_or("no @saxpy")?];
-    let texts = [n.to_string(), "2.5".into(), format!("rand:{n}:1"), format!("rand:{n}:2")];
-    let args = parse_args(func, &texts)?;
-    let config = LaunchConfig { grid: [n.div_ceil(256), 1, 1], block: [256, 1, 1], ..LaunchConfig::default() };
-    let session = Session::new();
-    let saxpy_runs = if quick { 3 } else { 9 };
-    let cpu = Device::Cpu(CpuDevice::new(device.ordinal()));
-    let mut rates = Vec::with_capacity(saxpy_runs);
-    for _ in 0..saxpy_runs {
-        // A fresh cache each run: every run compiles, as the name says.
-        let cache = KernelCache::uncached();
-        let target = Target { device: &cpu, session: &session, cache: &cache, strategy: Strategy::Table };
-        let t = Instant::now();
-        run_kernel(&target, &module, "saxpy", &config, &args).map_err(|e| e.to_string())?;
-        rates.push(f64::from(n) / t.elapsed().as_secs_f64());
-    }
-    out.push(Measurement {
-        name: format!("cpu interpreter saxpy, {n} elements (incl. compile, upload and read-back)"),
-        median: median(rates),
-        unit: "elements/s",
-        runs: saxpy_runs,
-    });
-    Ok(out)
-}
-
-// ---------------------------------------------------------------------------
-// `relok bench cache`: the kernel cache's tiers against compiling.
-// ---------------------------------------------------------------------------
 
 /// The strategies `relok bench cache` measures (bake never reaches the store).
 const CACHE_STRATEGIES: [Strategy; 2] = [Strategy::Table, Strategy::Patch];
@@ -351,7 +190,7 @@ fn expect_store_hit(stats: &CacheStats, what: &str) -> Result<(), String> {
 /// (filled by the parent) once per load and loads every example with each
 /// strategy, timing each load from inside. Fails unless every load is a
 /// store hit.
-pub fn cache_child(device: &CpuDevice, root: &Path) -> Result<ChildReport, String> {
+pub fn child(device: &CpuDevice, root: &Path) -> Result<ChildReport, String> {
     let modules = example_modules()?;
     let session = Session::new();
     let mut loads = Vec::new();
@@ -406,7 +245,7 @@ fn run_children(
 /// Runs `relok bench cache`; `quick` uses fewer runs and a small store.
 /// `spawn` makes the command of a child process over a store root (the
 /// `relok` binary's hidden `bench cache-child --store ROOT`).
-pub fn run_cache(
+pub fn run(
     device: &CpuDevice,
     quick: bool,
     spawn: &dyn Fn(&Path) -> std::process::Command,
@@ -582,6 +421,49 @@ pub fn run_cache(
     })
 }
 
+/// Prints the report as text; `device` names the cpu device it ran on.
+pub fn print(device: &str, r: &CacheReport) {
+    println!("relok bench cache on {device}: medians of {} runs in this process, {} child processes", r.runs, r.child_runs);
+    println!("cold: compile, no store; warm: a store hit in this process (memory tier empty);");
+    println!("mem: a memory-tier hit; child: a new process, KernelCache::open + compile (ld: compile");
+    println!("alone); IR B: bytes of lowered IR text in the artifact; times in µs\n");
+    println!(
+        "{:<10} {:<8} {:>6} {:>9} {:>8} {:>9} {:>6} {:>9} {:>8} {:>10}",
+        "kernel", "strategy", "IR B", "cold", "warm", "cold/warm", "mem", "child", "child ld", "cold/child"
+    );
+    for row in &r.rows {
+        if row.kernel == "total" && row.strategy == "table" {
+            println!();
+        }
+        println!(
+            "{:<10} {:<8} {:>6} {:>9.1} {:>8.1} {:>8.1}x {:>6.1} {:>9.1} {:>8.1} {:>9.1}x",
+            row.kernel,
+            row.strategy,
+            row.code_bytes,
+            row.cold_us,
+            row.warm_us,
+            row.cold_over_warm,
+            row.memory_us,
+            row.child_open_load_us,
+            row.child_load_us,
+            row.cold_over_child
+        );
+    }
+    println!("\nwarm path (table) step by step, summed over the examples (medians):");
+    for s in &r.warm_steps {
+        println!("  {:<62} {:>9.1} µs", s.name, s.median_us);
+    }
+    let sum: f64 = r.warm_steps.iter().map(|s| s.median_us).sum();
+    let whole = r.rows.iter().find(|row| row.kernel == "total" && row.strategy == "table").map_or(f64::NAN, |row| row.warm_us);
+    println!("  {:<62} {:>9.1} µs (the whole call, timed as one: {whole:.1} µs)", "sum of the steps", sum);
+    println!("\nchild process wall time (spawn to exit): {:.2} ms", r.child_wall_ms);
+    let s = &r.store;
+    println!("\nstore with {} entries of {} B payload (written in {:.1} s):", s.entries, s.payload_bytes, s.fill_s);
+    println!("  Store::open           {:>8.1} µs (empty store: {:.1} µs; {} opens each)", s.open_full_us, s.open_empty_us, s.open_runs);
+    println!("  get, present key      {:>8.1} µs ({} lookups)", s.get_hit_us, s.lookups);
+    println!("  get, absent key       {:>8.1} µs (empty store: {:.1} µs)", s.get_miss_us, s.get_miss_empty_us);
+}
+
 /// A key from a counter and a seed (splitmix64 over the 32 bytes): keys
 /// spread over every shard, as digests do.
 fn synthetic_key(i: u64, seed: u64) -> Key {
@@ -701,7 +583,7 @@ mod tests {
     #[test]
     fn cache_child_entry() {
         let Some(root) = std::env::var_os(CHILD_ENV) else { return };
-        let report = cache_child(&CpuDevice::new(0), Path::new(&root)).unwrap();
+        let report = child(&CpuDevice::new(0), Path::new(&root)).unwrap();
         let mut out = std::io::stdout().lock();
         writeln!(out, "\n{}", serde_json::to_string(&report).unwrap()).unwrap();
     }
@@ -711,12 +593,12 @@ mod tests {
         let exe = std::env::current_exe().unwrap();
         let spawn = |root: &Path| {
             let mut c = std::process::Command::new(&exe);
-            c.args(["bench::tests::cache_child_entry", "--exact", "--nocapture", "--test-threads=1"]).env(CHILD_ENV, root);
+            c.args(["bench::cache::tests::cache_child_entry", "--exact", "--nocapture", "--test-threads=1"]).env(CHILD_ENV, root);
             c
         };
         // Every warm load is checked to be a store hit with no compile
-        // inside run_cache (and inside the child): an error otherwise.
-        let r = run_cache(&CpuDevice::new(0), true, &spawn).unwrap();
+        // inside run (and inside the child): an error otherwise.
+        let r = run(&CpuDevice::new(0), true, &spawn).unwrap();
         assert_eq!(r.rows.len(), (EXAMPLES.len() + 1) * CACHE_STRATEGIES.len());
         for row in &r.rows {
             for x in [row.cold_us, row.warm_us, row.memory_us, row.child_open_load_us, row.child_load_us, row.cold_over_warm] {
@@ -741,12 +623,5 @@ mod tests {
         let shards: std::collections::HashSet<_> = keys.iter().map(|k| k.0[0]).collect();
         assert!(shards.len() > 200);
         assert!(!keys.contains(&synthetic_key(0, 2)));
-    }
-
-    #[test]
-    fn median_of_odd_and_even() {
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
-        assert!(median(vec![]).is_nan());
     }
 }

@@ -16,6 +16,7 @@
 //! Medians of `ROUNDS` rounds taken in one process, every peer in the same
 //! run; ratios are between lines of one device.
 
+use super::median;
 use relok::{Context, Grid, Program};
 use relok_ir::Strategy;
 use relok_runtime::{Device, KernelCache, LaunchConfig, Session};
@@ -76,8 +77,18 @@ pub fn run(quick: bool) -> Result<Report, String> {
     Ok(Report { launches, rounds, rows })
 }
 
-fn median(xs: Vec<f64>) -> f64 {
-    crate::bench::median(xs)
+/// Prints the report as text.
+pub fn print(r: &Report) {
+    println!("relok bench launch: {} launches of an empty kernel per round, medians of {} rounds", r.launches, r.rounds);
+    println!("host time per launch with no wait between launches; launches/s include the final wait\n");
+    let mut device = "";
+    for row in &r.rows {
+        if row.device != device {
+            device = &row.device;
+            println!("{device}\n  {:<50} {:>10} {:>14}", "", "µs/launch", "launches/s");
+        }
+        println!("  {:<50} {:>10.3} {:>14.0}", row.what, row.per_launch_us, row.launches_per_s);
+    }
 }
 
 fn row(device: &str, what: &str, launches: usize, laps: &[(f64, f64)]) -> Row {

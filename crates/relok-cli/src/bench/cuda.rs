@@ -16,7 +16,7 @@
 //!   over 1 GiB in + 1 GiB out, GPU time by events, table and patch against
 //!   bake.
 
-use crate::bench::{median, run_child, temp_path, ChildExample, Laps};
+use super::{median, run_child, temp_path, ChildExample, Laps};
 use crate::launch::{prepare, Prepared, Target};
 use relok_ir::Strategy;
 use relok_runtime::cpu::{KernelArg, LaunchConfig};
@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The memory-bound kernel of the relocation-cost measurement.
-pub const SCALE: &str = include_str!("../../../examples/bench/scale.rk");
+pub const SCALE: &str = include_str!("../../../../examples/bench/scale.rk");
 
 /// What one child process measured.
 #[derive(Debug, Serialize, serde::Deserialize)]
@@ -204,6 +204,35 @@ pub fn run(relok: &Path, quick: bool) -> Result<CudaBench, String> {
     let elements: u64 = if quick { 1 << 20 } else { 1 << 28 };
     let bandwidth = relocation_cost(elements, if quick { 3 } else { 30 })?;
     Ok(CudaBench { device, driver, runs, starts, launches, bandwidth, elements })
+}
+
+/// Prints the report as text.
+pub fn print(r: &CudaBench) {
+    println!("relok bench cuda on {}, driver CUDA {}; medians of {} child processes per row", r.device, r.driver, r.runs);
+    println!("\nfirst launch in a new process, µs from process start to the launch's end, context creation excluded:");
+    println!("{:<8} {:<38} {:>10} {:>10}  served by", "example", "mode", "first", "context");
+    for row in &r.starts {
+        let l = &row.last;
+        println!(
+            "{:<8} {:<38} {:>10.0} {:>10.0}  compiles {} store {} archive {} linked {} jit {}",
+            row.example, row.mode, row.median_us, row.context_us, l.compiles, l.store_hits, l.archive_hits, l.linked, l.ptx_jit
+        );
+    }
+    println!("\nper-launch host time (launch + wait, one block), µs:");
+    for row in &r.launches {
+        println!("{:<8} relok {:>8.2}  bare {:>8.2}  overhead {:>6.2}", row.strategy, row.relok_us, row.raw_us, row.relok_us - row.raw_us);
+    }
+    println!("\nrelocated value read per element, {} elements (GPU time by events):", r.elements);
+    let bake = r.bandwidth.iter().find(|b| b.strategy == "bake").map_or(0.0, |b| b.median_ms);
+    for row in &r.bandwidth {
+        println!(
+            "{:<8} {:>8.3} ms {:>8.0} GB/s  {:+.2} % vs bake",
+            row.strategy,
+            row.median_ms,
+            row.gb_per_s,
+            (row.median_ms / bake - 1.0) * 100.0
+        );
+    }
 }
 
 /// The loaded kernel of `src` under `strategy` on `device`.

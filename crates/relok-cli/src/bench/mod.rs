@@ -1,0 +1,285 @@
+//! `relok bench`: what relok's pieces cost, measured by the command-line
+//! tool (see docs/benchmarks.md for results). One submodule per bench, each
+//! opening with what it measures:
+//!
+//! - `frontend` (`relok bench`): parse + verify per example and the cpu
+//!   interpreter's throughput;
+//! - `cache` (`relok bench cache`): the kernel cache's tiers against
+//!   compiling, in this process and in a new one, and the store at scale;
+//! - `launch` (`relok bench launch`): the host time of a launch when
+//!   nothing waits between launches, against a bare launch loop;
+//! - `cuda` (`relok bench cuda`): first launch in a new process, per-launch
+//!   host overhead and the run-time cost of a relocation, on a GPU;
+//! - `wgpu` (`relok bench wgpu`): first launch in a new process and the
+//!   host time of a launch, with a wgpu adapter.
+//!
+//! This file holds the clap subcommands ([`BenchCommand`]), the one entry
+//! point ([`run`]: runs a bench and prints its report as text or JSON) and
+//! what the benches share: `median`, and for the children that time a
+//! first launch in a new process, `Laps`, `ChildExample`, `temp_path`
+//! and `run_child`.
+
+pub mod cache;
+#[cfg(feature = "cuda")]
+pub mod cuda;
+pub mod frontend;
+pub mod launch;
+#[cfg(feature = "wgpu")]
+pub mod wgpu;
+
+use relok_runtime::cpu::CpuDevice;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+use {
+    crate::args::parse_args,
+    crate::examples::{Example, EXAMPLES},
+    crate::launch::Target,
+    relok_runtime::cpu::LaunchConfig,
+    std::fs,
+};
+
+/// What `relok bench` measures; without one, [`frontend`].
+#[derive(clap::Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Host time per launch with no wait between launches (100 000 launches
+    /// of an empty kernel): relok against a bare launch loop on each GPU
+    /// found (the cpu device without one), and launches per second on 4
+    /// streams.
+    Launch,
+    /// Cold compile against a warm load from the artifact store, in this
+    /// process and in a new one, per example; store open and lookups with
+    /// many entries.
+    Cache,
+    /// The child process of `bench cache`: loads every example from the
+    /// store under ROOT and prints one JSON record.
+    #[command(hide = true)]
+    CacheChild {
+        /// The store's root, filled by the parent.
+        #[arg(long)]
+        store: PathBuf,
+    },
+    /// On a GPU: first launch in a new process (cold, warm artifact store,
+    /// warm store + cubin archive), per-launch host overhead against a bare
+    /// launch, and the run-time cost of table and patch against bake.
+    #[cfg(feature = "cuda")]
+    Cuda,
+    /// The child process of `bench cuda`: one example's first launch.
+    #[cfg(feature = "cuda")]
+    #[command(hide = true)]
+    CudaChild {
+        /// The example.
+        #[arg(long)]
+        example: String,
+        /// The cache root (artifact store and binary archive).
+        #[arg(long)]
+        store: PathBuf,
+        /// Use the binary archive.
+        #[arg(long)]
+        archive: bool,
+    },
+    /// With a wgpu adapter: first launch in a new process (cold, warm
+    /// artifact store, warm store + pipeline-cache archive) and the host
+    /// time of a launch.
+    #[cfg(feature = "wgpu")]
+    Wgpu,
+    /// The child process of `bench wgpu`: one example's first launch.
+    #[cfg(feature = "wgpu")]
+    #[command(hide = true)]
+    WgpuChild {
+        /// The example.
+        #[arg(long)]
+        example: String,
+        /// The cache root (artifact store and pipeline-cache archive).
+        #[arg(long)]
+        store: PathBuf,
+        /// Use the pipeline-cache archive.
+        #[arg(long)]
+        archive: bool,
+    },
+}
+
+/// Runs `relok bench [WHAT]` and prints its report: text, or with `json`
+/// JSON (one record; one per measurement for [`frontend`]). `quick`: fewer
+/// runs and smaller problems. `started` is when the process started: the
+/// first-launch children time from it.
+#[cfg_attr(
+    not(any(feature = "cuda", feature = "wgpu")),
+    expect(unused_variables, reason = "only the GPU benches' children time from the process start")
+)]
+pub fn run(what: Option<BenchCommand>, quick: bool, json: bool, started: Instant) -> Result<(), String> {
+    // The cpu benches run on the cpu device, made only for them.
+    let cpu = || (CpuDevice::new(0), "cpu:0");
+    match what {
+        None => {
+            let (dev, dev_name) = cpu();
+            let results = frontend::run(&dev, quick)?;
+            if json {
+                results.iter().try_for_each(print_json)
+            } else {
+                frontend::print(dev_name, &results);
+                Ok(())
+            }
+        }
+        Some(BenchCommand::Cache) => {
+            let (dev, dev_name) = cpu();
+            let exe = relok_binary()?;
+            let spawn = |root: &Path| {
+                let mut c = std::process::Command::new(&exe);
+                c.args(["bench", "cache-child", "--store"]).arg(root);
+                c
+            };
+            report(&cache::run(&dev, quick, &spawn)?, json, |r| cache::print(dev_name, r))
+        }
+        Some(BenchCommand::CacheChild { store }) => print_json(&cache::child(&cpu().0, &store)?),
+        Some(BenchCommand::Launch) => report(&launch::run(quick)?, json, launch::print),
+        #[cfg(feature = "cuda")]
+        Some(BenchCommand::Cuda) => report(&cuda::run(&relok_binary()?, quick)?, json, cuda::print),
+        #[cfg(feature = "cuda")]
+        Some(BenchCommand::CudaChild { example, store, archive }) => {
+            print_json(&cuda::child(started, &example, &store, archive)?)
+        }
+        #[cfg(feature = "wgpu")]
+        Some(BenchCommand::Wgpu) => report(&wgpu::run(&relok_binary()?, quick)?, json, wgpu::print),
+        #[cfg(feature = "wgpu")]
+        Some(BenchCommand::WgpuChild { example, store, archive }) => {
+            print_json(&wgpu::child(started, &example, &store, archive)?)
+        }
+    }
+}
+
+/// The `relok` binary, which the benches start their children from.
+fn relok_binary() -> Result<PathBuf, String> {
+    std::env::current_exe().map_err(|e| format!("cannot find the relok binary: {e}"))
+}
+
+/// Prints `r` as one JSON record, or with `text` as text.
+fn report<R: serde::Serialize>(r: &R, json: bool, text: impl FnOnce(&R)) -> Result<(), String> {
+    if json {
+        return print_json(r);
+    }
+    text(r);
+    Ok(())
+}
+
+/// Prints `r` as one JSON record on one line.
+fn print_json(r: &impl serde::Serialize) -> Result<(), String> {
+    println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+/// The median (NaN of none); every benchmark reports medians.
+pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 { xs[n / 2] } else { (xs[n / 2 - 1] + xs[n / 2]) / 2.0 }
+}
+
+// ---------------------------------------------------------------------------
+// What the children that time a first launch in a new process share
+// (`bench cuda`, `bench wgpu`).
+// ---------------------------------------------------------------------------
+
+/// The steps of a first-launch child, each with its µs, the first from the
+/// process start (`started`) to now.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+pub(crate) struct Laps {
+    phases: Vec<(String, f64)>,
+    t: Instant,
+}
+
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+impl Laps {
+    pub(crate) fn new(started: Instant) -> Laps {
+        Laps { phases: vec![("process start to the bench".to_owned(), started.elapsed().as_secs_f64() * 1e6)], t: Instant::now() }
+    }
+
+    /// Ends step `name` (begun at the previous lap).
+    pub(crate) fn lap(&mut self, name: &str) {
+        self.phases.push((name.to_owned(), self.t.elapsed().as_secs_f64() * 1e6));
+        self.t = Instant::now();
+    }
+
+    pub(crate) fn into_phases(self) -> Vec<(String, f64)> {
+        self.phases
+    }
+}
+
+/// The example a first-launch child runs: its module and parsed inputs.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+pub(crate) struct ChildExample {
+    pub(crate) ex: &'static Example,
+    pub(crate) module: relok_ir::Module,
+    inputs: Vec<crate::args::ArgValue>,
+}
+
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+impl ChildExample {
+    /// Example `name`, parsed.
+    pub(crate) fn parse(name: &str) -> Result<ChildExample, String> {
+        let ex = EXAMPLES.iter().find(|e| e.name == name).ok_or(format!("no example {name}"))?;
+        let module = relok_ir::parse(ex.source).map_err(|e| e.to_string())?;
+        let f = &module.funcs[module.func_by_name(ex.kernel).ok_or("no kernel")?];
+        let inputs = parse_args(f, ex.args)?;
+        Ok(ChildExample { ex, module, inputs })
+    }
+
+    /// Uploads the inputs, launches `prepared` once with the example's
+    /// geometry and reads the outputs back; an exception is an error unless
+    /// the example throws one.
+    pub(crate) fn launch(&self, target: &Target<'_>, prepared: &crate::launch::Prepared) -> Result<(), String> {
+        let config = LaunchConfig { grid: self.ex.grid, block: self.ex.block, ..LaunchConfig::default() };
+        let mut buffers = Vec::new();
+        match crate::launch::run_prepared(target, prepared, &config, &self.inputs, &mut buffers) {
+            Err(e) if self.ex.exception.is_none() => Err(e.to_string()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A path under the temporary folder for `bench`'s `name`, emptied.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+pub(crate) fn temp_path(bench: &str, name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("relok-bench-{bench}-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&p);
+    p
+}
+
+/// Runs `relok bench SUB --example E --store S [--archive]` with `env` and
+/// reads its one JSON record.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+pub(crate) fn run_child<T: serde::de::DeserializeOwned>(
+    relok: &Path,
+    sub: &str,
+    example: &str,
+    store: &Path,
+    archive: bool,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Result<T, String> {
+    let mut c = std::process::Command::new(relok);
+    c.args(["bench", sub, "--example", example, "--store"]).arg(store);
+    if archive {
+        c.arg("--archive");
+    }
+    c.envs(env.iter().copied());
+    let out = c.output().map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!("child failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("child output: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(vec![]).is_nan());
+    }
+}
