@@ -43,8 +43,28 @@ use relok_runtime::Session;
 use relok_runtime::cpu::LaunchConfig;
 use relok_runtime::Device;
 
+/// The `; run:` lines whose expectation is a `fault:`: skipped on a GPU,
+/// where faults are undefined behaviour (see the module docs).
+/// Adding one means changing this count (`tests/filetests.rs` checks it
+/// against the files).
+pub const FAULT_LINES: usize = 15;
+
+/// The `; run:` lines of `strategy=patch` (and no fault): skipped on wgpu,
+/// which cannot patch.
+pub const PATCH_ONLY_LINES: usize = 0;
+
+/// How many run lines `device` skips: none on the cpu device (the oracle
+/// runs every line), the documented kinds on a GPU.
+pub fn expected_skips(device: &Device) -> usize {
+    if device.as_cpu().is_some() {
+        return 0;
+    }
+    FAULT_LINES + if device.strategies().contains(&Strategy::Patch) { 0 } else { PATCH_ONLY_LINES }
+}
+
 /// Runs the test file `name` with contents `text`: the number of `; run:`
-/// lines skipped on this device (see the module docs), or every failure.
+/// lines skipped on this device (see the module docs and [`expected_skips`]),
+/// or every failure.
 pub fn run_file(name: &str, text: &str, device: &Device) -> Result<usize, Vec<String>> {
     let header: Vec<&str> = text
         .lines()

@@ -5,7 +5,8 @@
 //! loads every PTX artifact from the store.
 //!
 //! Without a CUDA driver and GPU every test prints that it was skipped and
-//! passes; `scripts/gpu-run.sh` runs this binary on a GPU machine.
+//! passes, unless `RELOK_REQUIRE_CUDA` is set: then it fails.
+//! `scripts/gpu-run.sh` runs this binary on a GPU machine and sets it.
 
 use relok_cli::args::ArgValue;
 use relok_cli::demo::run_example;
@@ -21,10 +22,14 @@ mod common;
 use common::{as_child, counter, isolated, run, second_process, session_words, skip, temp_dir, COUNTER, WORDS};
 
 
-/// The GPU, or `None` after printing why the test is skipped.
+/// The GPU, or `None` after printing why the test is skipped — unless
+/// `RELOK_REQUIRE_CUDA` is set (`scripts/gpu-run.sh` sets it: a GPU run
+/// must not pass by skipping).
 fn gpu(test: &str) -> Option<Device> {
     if device_count() == 0 {
-        skip(test, "no CUDA driver or GPU on this machine (run scripts/gpu-run.sh on one)");
+        let why = "no CUDA driver or GPU on this machine (run scripts/gpu-run.sh on one)";
+        assert!(std::env::var_os("RELOK_REQUIRE_CUDA").is_none(), "{test}: RELOK_REQUIRE_CUDA is set but {why}");
+        skip(test, why);
         return None;
     }
     Some(Device::Cuda(CudaDevice::open(0).expect("GPU 0 opens")))

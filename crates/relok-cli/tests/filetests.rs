@@ -1,6 +1,7 @@
 //! Runs every file under `tests/filetests/` at the repository root (see
 //! `relok_cli::filetest` for the format), reporting all failures at once.
 
+use relok_cli::filetest::{expected_skips, FAULT_LINES, PATCH_ONLY_LINES};
 use relok_runtime::Device;
 
 #[test]
@@ -35,4 +36,29 @@ fn filetests() {
         let _ = std::io::Write::write_all(&mut std::io::stderr(), note.as_bytes());
     }
     assert!(failures.is_empty(), "{} of {} file tests failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+    // A run that skipped more (or fewer) lines than documented fails.
+    assert_eq!(skipped, expected_skips(&device), "run lines skipped on {}", device.name());
+}
+
+#[test]
+fn the_documented_skips_are_the_files_lines() {
+    // FAULT_LINES and PATCH_ONLY_LINES are pinned by hand; they must also
+    // be what the files hold, so a changed file changes the count knowingly.
+    // RELOK_REPO: as above.
+    let root = std::env::var_os("RELOK_REPO")
+        .map_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), std::path::PathBuf::from)
+        .join("tests/filetests");
+    let (mut faults, mut patch_only) = (0, 0);
+    for entry in std::fs::read_dir(root).expect("tests/filetests") {
+        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("read");
+        for run in text.lines().filter_map(|l| l.trim().strip_prefix("; run:")) {
+            let (call, expect) = run.split_once("=>").expect("a run line has `=>`");
+            if expect.trim().starts_with("fault:") {
+                faults += 1;
+            } else if call.split_whitespace().any(|o| o == "strategy=patch") {
+                patch_only += 1;
+            }
+        }
+    }
+    assert_eq!((faults, patch_only), (FAULT_LINES, PATCH_ONLY_LINES));
 }

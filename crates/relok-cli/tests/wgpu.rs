@@ -23,6 +23,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
+use relok_cli::filetest::{FAULT_LINES, PATCH_ONLY_LINES};
+
+/// The run lines of the refused kernels below (`@atom_xchg_cas` has two).
+const REFUSED_LINES: usize = 9;
 use common::{as_child, counter, isolated, run, second_process, session_words, skip, temp_dir, COUNTER, WORDS};
 
 
@@ -84,6 +88,10 @@ fn every_file_test_run_line_passes_on_wgpu() {
         }
     }
     skip(&format!("{skipped} file-test run lines"), "`fault:` lines are the cpu device's; `strategy=patch` lines cannot run on wgpu");
+    // Exactly the documented lines (tests/filetests.rs pins them: 15
+    // `fault:` lines, no `strategy=patch` line): a run that skipped
+    // everything cannot pass.
+    assert_eq!(skipped, FAULT_LINES + PATCH_ONLY_LINES, "file-test run lines skipped on {}", gpu.name());
     // What WGSL cannot express is refused at compile time, by name:
     // exactly these kernels' 64-bit atomics other than add and pointers
     // without a static base (docs/wgpu.md; f64 is emulated on its bits).
@@ -103,6 +111,8 @@ fn every_file_test_run_line_passes_on_wgpu() {
         assert!(documented, "an undocumented refusal: {r}");
         skip(r, "refused by the WGSL backend");
     }
+    // One refusal per run line of those kernels, and no more.
+    assert_eq!(refused.len(), REFUSED_LINES, "run lines refused by the WGSL backend:\n{}", refused.join("\n"));
     assert!(failures.is_empty(), "{} failures on {}:\n{}", failures.len(), gpu.name(), failures.join("\n"));
 }
 

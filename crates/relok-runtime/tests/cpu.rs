@@ -84,21 +84,17 @@ fn saxpy_matches_rust() {
     assert!(steps > 10_000);
 }
 
+/// saxpy over 2^20 elements (100 000 in a debug build) equals the Rust
+/// reference. Its time is not a test's to judge: `relok bench` measures the
+/// interpreter's throughput.
 #[test]
-fn saxpy_1m_throughput() {
+fn saxpy_1m_matches_the_reference() {
     let dev = CpuDevice::new(0);
     let n = if cfg!(debug_assertions) { 100_000 } else { 1 << 20 };
-    let t = std::time::Instant::now();
     let (got, want, steps) = run_saxpy(&dev, n);
-    let dt = t.elapsed();
+    assert_eq!(got.len(), n);
     assert_eq!(got, want);
-    if !cfg!(debug_assertions) {
-        assert!(dt.as_secs_f64() < 1.0, "saxpy over 1M elements took {dt:?}");
-    }
-    #[expect(clippy::print_stderr, reason = "the measured throughput is the point of this test")]
-    {
-        eprintln!("saxpy n={n}: {dt:?}, {steps} steps, {:.1} Msteps/s", steps as f64 / dt.as_secs_f64() / 1e6);
-    }
+    assert!(steps >= n as u64, "{steps} steps for {n} threads");
 }
 
 /// `reduce(x, out)`: `out[block] = sum of x[block*256 .. block*256+256]`, a
