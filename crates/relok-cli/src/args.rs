@@ -13,10 +13,18 @@
 //!   - `iota:N`: 0, 1, 2, …, N-1;
 //!   - `rand:N` or `rand:N:SEED`: N pseudo-random elements from a fixed
 //!     generator (SplitMix64, seed 0 by default): floats uniform in [0, 1),
-//!     integers uniform in [0, 2^16), bools fair.
+//!     integers uniform in [0, 2^16), bools fair;
+//!   - `@PATH`: the elements in a file: a `.npy` file (NumPy's format, its
+//!     dtype and byte order checked against the element type, any C-order
+//!     shape, see [`npy`]) or, under any other name, raw little-endian
+//!     bytes of the element type (bool: one byte, 0 or 1).
+//!
+//! A buffer holds at most [`MAX_BUFFER_BYTES`] bytes of its element type,
+//! whatever form gives it.
 //!
 //! Buffers are uploaded before the launch and read back after it, so every
-//! buffer argument is also an output.
+//! buffer argument is also an output (`relok run --out-dir` writes each as a
+//! `.npy` file with [`npy::encode`]).
 
 use relok_ir::{text, AddrSpace, Function, Scalar, Type};
 use std::fmt;
@@ -54,8 +62,15 @@ pub struct ArgError {
     pub message: String,
 }
 
-/// The largest buffer an argument may ask for, in elements.
-pub const MAX_ELEMENTS: u64 = 1 << 28;
+/// The largest buffer an argument may ask for, in bytes of its element
+/// type on the device (256 MiB): 2^25 elements of a 64-bit type, 2^26 of a
+/// 32-bit one. The host holds each element in a `u64` besides.
+pub const MAX_BUFFER_BYTES: u64 = 256 << 20;
+
+/// The largest element count a buffer of `elem` may have.
+pub const fn max_elements(elem: Scalar) -> u64 {
+    MAX_BUFFER_BYTES / elem.size() as u64
+}
 
 /// Parses argument number `index` (1-based) for a parameter of type `ty`.
 pub fn parse_arg(index: usize, ty: &Type, src: &str) -> Result<ArgValue, ArgError> {
@@ -69,8 +84,14 @@ pub fn parse_arg(index: usize, ty: &Type, src: &str) -> Result<ArgValue, ArgErro
             }
             Ok(ArgValue::Symbol(name.to_owned()))
         }
+        Type::Scalar(_) if src.starts_with('@') => {
+            Err(err(format!("`{src}`: only a buffer parameter can be read from a file")))
+        }
         Type::Scalar(s) => text::parse_literal(src, *s).map(|bits| ArgValue::Scalar(*s, bits)).map_err(err),
         Type::Ptr(AddrSpace::Global, elem) => match elem.as_ref() {
+            Type::Scalar(s) if src.starts_with('@') => {
+                read_buffer_file(std::path::Path::new(&src[1..]), *s).map(|v| ArgValue::Buffer(*s, v)).map_err(err)
+            }
             Type::Scalar(s) => parse_buffer(src, *s).map(|v| ArgValue::Buffer(*s, v)).map_err(err),
             other => Err(err(format!("buffers of {other} cannot be given on the command line"))),
         },
@@ -94,7 +115,10 @@ pub fn parse_args<S: AsRef<str>>(func: &Function, texts: &[S]) -> Result<Vec<Arg
         .iter()
         .zip(texts)
         .enumerate()
-        .map(|(i, (&p, t))| parse_arg(i + 1, func.ty(p), t.as_ref()))
+        .map(|(i, (&p, t))| {
+            // The parameter's name goes into the message with its type.
+            parse_arg(i + 1, func.ty(p), t.as_ref()).map_err(|e| ArgError { param_ty: format!("{p}: {}", e.param_ty), ..e })
+        })
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("@{}: {e}", func.name))
 }
@@ -124,9 +148,7 @@ fn parse_buffer(src: &str, elem: Scalar) -> Result<Vec<u64>, String> {
     let kind = parts.next().unwrap_or_default();
     let count = parts.next().ok_or_else(|| format!("expected `{kind}:N`, e.g. `zeros:1024`, or a list `[1, 2]`"))?;
     let n: u64 = count.parse().map_err(|_| format!("`{count}` is not an element count"))?;
-    if n == 0 || n > MAX_ELEMENTS {
-        return Err(format!("element count {n} is out of range 1..={MAX_ELEMENTS}"));
-    }
+    check_count(n, elem)?;
     let seed = match (kind, parts.next()) {
         ("rand", Some(s)) => s.parse::<u64>().map_err(|_| format!("`{s}` is not a seed"))?,
         (_, None) => 0,
@@ -143,6 +165,172 @@ fn parse_buffer(src: &str, elem: Scalar) -> Result<Vec<u64>, String> {
             Ok((0..n).map(|_| random_bits(elem, rng.next_u64())).collect())
         }
         other => Err(format!("unknown buffer form `{other}` (expected zeros, iota, rand or a list)")),
+    }
+}
+
+/// A buffer's element count must be in 1..=[`max_elements`].
+fn check_count(n: u64, elem: Scalar) -> Result<(), String> {
+    let max = max_elements(elem);
+    if n == 0 || n > max {
+        return Err(format!(
+            "element count {n} is out of range 1..={max} (at most {} MiB of {elem} per buffer)",
+            MAX_BUFFER_BYTES >> 20
+        ));
+    }
+    Ok(())
+}
+
+/// Reads a buffer of `elem` from `path` (`@PATH`): a `.npy` file, or raw
+/// little-endian bytes under any other name. Reads at most a little more
+/// than [`MAX_BUFFER_BYTES`], whatever the file's size.
+pub fn read_buffer_file(path: &std::path::Path, elem: Scalar) -> Result<Vec<u64>, String> {
+    use std::io::Read;
+    let shown = path.display();
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    // A header is at most 64 KiB (v1) or what v2 asks, bounded here too.
+    let cap = MAX_BUFFER_BYTES + npy::MAX_HEADER;
+    let mut bytes = Vec::new();
+    file.take(cap + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if bytes.len() as u64 > cap {
+        return Err(format!("{shown}: larger than a buffer may be ({} MiB)", MAX_BUFFER_BYTES >> 20));
+    }
+    let is_npy = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    let data = if is_npy {
+        npy::decode(&bytes, elem).map_err(|e| format!("{shown}: {e}"))?
+    } else {
+        let size = elem.size() as usize;
+        if bytes.len() % size != 0 {
+            return Err(format!(
+                "{shown}: {} bytes is not a whole number of {elem} elements ({size} bytes each, raw little-endian; a `.npy` file must be named *.npy)",
+                bytes.len()
+            ));
+        }
+        check_count((bytes.len() / size) as u64, elem).map_err(|e| format!("{shown}: {e}"))?;
+        &bytes[..]
+    };
+    let bits = from_bytes(elem, data);
+    if elem == Scalar::Bool {
+        if let Some(i) = bits.iter().position(|&b| b > 1) {
+            return Err(format!("{shown}: element {i} is {} (a bool is one byte, 0 or 1)", bits[i]));
+        }
+    }
+    Ok(bits)
+}
+
+/// NumPy's `.npy` format, versions 1.0 to 3.0, read for buffers of any
+/// C-order shape (flattened) and written with one dimension
+/// (<https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html>):
+/// the magic `\x93NUMPY`, a major and a minor version byte, the header's
+/// length (u16 little-endian in 1.0, u32 in 2.0 and 3.0), then the header,
+/// a Python dict literal `{'descr': '<f4', 'fortran_order': False,
+/// 'shape': (3,), }` padded with spaces to a multiple of 64 bytes and
+/// ended by `\n`, then the elements.
+pub mod npy {
+    use relok_ir::Scalar;
+
+    const MAGIC: &[u8] = b"\x93NUMPY";
+
+    /// The longest header read (format 1.0 allows 65 535 bytes).
+    pub const MAX_HEADER: u64 = 1 << 16;
+
+    /// The dtype of `elem`, as `descr` writes it (`word`: an unsigned 64-bit integer).
+    pub const fn descr(elem: Scalar) -> &'static str {
+        match elem {
+            Scalar::Bool => "|b1",
+            Scalar::I32 => "<i4",
+            Scalar::U32 => "<u4",
+            Scalar::F32 => "<f4",
+            Scalar::I64 => "<i8",
+            Scalar::U64 | Scalar::Word => "<u8",
+            Scalar::F64 => "<f8",
+        }
+    }
+
+    /// The element bytes of `file`, checked: the format's magic, version
+    /// and header, a dtype equal to `elem`'s, C order (or one dimension),
+    /// and exactly as many bytes as the shape says.
+    pub fn decode(file: &[u8], elem: Scalar) -> Result<&[u8], String> {
+        let rest = file.strip_prefix(MAGIC).ok_or("not a .npy file (no \\x93NUMPY magic)")?;
+        let truncated = || "truncated .npy header".to_owned();
+        let (&[major, _minor], rest) = rest.split_first_chunk::<2>().ok_or_else(truncated)?;
+        let (len, rest) = match major {
+            1 => {
+                let (l, r) = rest.split_first_chunk::<2>().ok_or_else(truncated)?;
+                (usize::from(u16::from_le_bytes(*l)), r)
+            }
+            2 | 3 => {
+                let (l, r) = rest.split_first_chunk::<4>().ok_or_else(truncated)?;
+                (u32::from_le_bytes(*l) as usize, r)
+            }
+            v => return Err(format!(".npy format version {v} is not supported (1, 2 or 3)")),
+        };
+        if len as u64 > MAX_HEADER || len > rest.len() {
+            return Err(format!("a .npy header of {len} bytes is too long or truncated"));
+        }
+        let header = std::str::from_utf8(&rest[..len]).map_err(|_| "the .npy header is not text")?;
+        let data = &rest[len..];
+        let dtype = field(header, "descr")?.trim_matches(|c| c == '\'' || c == '"');
+        // `=` is the writer's native order and `<b1` a bool's: numpy writes
+        // `<` and `|b1`, others may not.
+        let normal = dtype.replacen('=', "<", 1).replacen("<b1", "|b1", 1);
+        if normal != descr(elem) {
+            return Err(format!(
+                "dtype `{dtype}` does not match the parameter's element type {elem} (expected `{}`)",
+                descr(elem)
+            ));
+        }
+        let fortran = field(header, "fortran_order")?;
+        let shape = field(header, "shape")?;
+        let dims: Vec<u64> = shape
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| d.trim_end_matches('L').parse::<u64>().map_err(|_| format!("bad shape {shape}")))
+            .collect::<Result<_, _>>()?;
+        if fortran == "True" && dims.iter().filter(|&&d| d != 1).count() > 1 {
+            return Err(format!("shape {shape} is in Fortran order (save a C-order array: numpy.ascontiguousarray)"));
+        }
+        let count = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or(format!("shape {shape} is too large"))?;
+        super::check_count(count, elem).map_err(|e| format!("shape {shape}: {e}"))?;
+        let want = count * u64::from(elem.size());
+        if data.len() as u64 != want {
+            return Err(format!("shape {shape} of {elem} needs {want} bytes of data, the file has {}", data.len()));
+        }
+        Ok(data)
+    }
+
+    /// The text of `key`'s value in the header's dict: a parenthesised
+    /// tuple whole, anything else up to the next `,` or `}`.
+    fn field<'h>(header: &'h str, key: &str) -> Result<&'h str, String> {
+        let at = [format!("'{key}'"), format!("\"{key}\"")]
+            .iter()
+            .find_map(|k| header.find(k.as_str()))
+            .ok_or(format!("the .npy header has no `{key}`"))?;
+        let after = header[at + key.len() + 2..].trim_start();
+        let value = after.strip_prefix(':').ok_or(format!("bad .npy header after `{key}`"))?.trim_start();
+        let end = if value.starts_with('(') {
+            value.find(')').map(|i| i + 1).ok_or(format!("bad .npy header: `{key}` has no `)`"))?
+        } else {
+            value.find([',', '}']).unwrap_or(value.len())
+        };
+        Ok(value[..end].trim())
+    }
+
+    /// A `.npy` file (format 1.0) of one dimension holding `bits` as `elem`.
+    pub fn encode(elem: Scalar, bits: &[u64]) -> Vec<u8> {
+        let dict = format!("{{'descr': '{}', 'fortran_order': False, 'shape': ({},), }}", descr(elem), bits.len());
+        // Magic, version, length, dict and `\n` padded to 64 bytes.
+        let unpadded = MAGIC.len() + 2 + 2 + dict.len() + 1;
+        let header = format!("{dict}{}\n", " ".repeat(unpadded.next_multiple_of(64) - unpadded));
+        let mut out = Vec::with_capacity(unpadded + bits.len() * elem.size() as usize + 64);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&[1, 0]);
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(&super::to_bytes(elem, bits));
+        out
     }
 }
 
@@ -253,6 +441,9 @@ mod tests {
         let a = parse_arg(1, &buf(Scalar::F32), "rand:4:7").unwrap();
         assert_eq!(a, parse_arg(1, &buf(Scalar::F32), "rand:4:7").unwrap());
         assert_ne!(a, parse_arg(1, &buf(Scalar::F32), "rand:4:8").unwrap());
+        // The limit is in bytes: 2^26 u32 elements, 2^25 u64 ones.
+        assert!(parse_arg(1, &buf(Scalar::U32), "zeros:67108865").is_err());
+        assert!(parse_arg(1, &buf(Scalar::U64), "zeros:33554433").unwrap_err().message.contains("256 MiB of u64"));
         for bad in ["zeros", "zeros:0", "zeros:x", "iota:99999999999", "[]", "[1, 2", "blah:3", "rand:2:1:1", "zeros:2:1"] {
             assert!(parse_arg(1, &buf(Scalar::U32), bad).is_err(), "{bad} should be rejected");
         }
@@ -262,6 +453,41 @@ mod tests {
     fn bytes_round_trip() {
         let bits = vec![1, 0xffff_ffff, 7];
         assert_eq!(from_bytes(Scalar::U32, &to_bytes(Scalar::U32, &bits)), bits);
+    }
+
+    #[test]
+    fn npy_round_trips_and_checks_dtype_shape_and_length() {
+        for (elem, bits) in [
+            (Scalar::F32, vec![u64::from(1.5f32.to_bits()), u64::from((-2.0f32).to_bits())]),
+            (Scalar::U64, vec![u64::MAX, 0, 7]),
+            (Scalar::Bool, vec![1, 0, 1]),
+            (Scalar::I32, vec![0xffff_ffff]),
+        ] {
+            let file = npy::encode(elem, &bits);
+            // numpy's rule: the data starts at a multiple of 64 bytes.
+            assert_eq!((file.len() - bits.len() * elem.size() as usize) % 64, 0, "{elem}");
+            assert_eq!(from_bytes(elem, npy::decode(&file, elem).expect("decodes")), bits, "{elem}");
+        }
+        let f32s = npy::encode(Scalar::F32, &[0, 0]);
+        let e = npy::decode(&f32s, Scalar::F64).unwrap_err();
+        assert!(e.contains("dtype `<f4` does not match the parameter's element type f64 (expected `<f8`)"), "{e}");
+        assert!(npy::decode(&f32s[..f32s.len() - 1], Scalar::F32).unwrap_err().contains("needs 8 bytes of data, the file has 7"));
+        assert!(npy::decode(b"P6\n", Scalar::F32).unwrap_err().contains("not a .npy file"));
+        // What numpy.save writes for a (2, 3) C-order and a Fortran-order u4 array.
+        let header = |dict: &str| {
+            let mut f = b"\x93NUMPY\x01\x00".to_vec();
+            let h = format!("{dict:<117}\n");
+            f.extend_from_slice(&(h.len() as u16).to_le_bytes());
+            f.extend_from_slice(h.as_bytes());
+            f.extend_from_slice(&[0; 24]);
+            f
+        };
+        let c = header("{'descr': '<u4', 'fortran_order': False, 'shape': (2, 3), }");
+        assert_eq!(npy::decode(&c, Scalar::U32).map(<[u8]>::len), Ok(24));
+        let f = header("{'descr': '<u4', 'fortran_order': True, 'shape': (2, 3), }");
+        assert!(npy::decode(&f, Scalar::U32).unwrap_err().contains("Fortran order"));
+        let big = header("{'descr': '>u4', 'fortran_order': False, 'shape': (6,), }");
+        assert!(npy::decode(&big, Scalar::U32).unwrap_err().contains("dtype `>u4`"));
     }
 
     #[test]

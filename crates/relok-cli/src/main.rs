@@ -56,7 +56,9 @@ enum Command {
         #[arg(long, short, default_value = "1")]
         block: String,
         /// One per kernel parameter, in order: a literal for a scalar;
-        /// `[a, b]`, `zeros:N`, `iota:N` or `rand:N[:SEED]` for a buffer.
+        /// `[a, b]`, `zeros:N`, `iota:N`, `rand:N[:SEED]` or `@FILE` (a
+        /// `.npy` file, else raw little-endian bytes) for a buffer of at
+        /// most 256 MiB.
         #[arg(long = "arg", short = 'a', allow_hyphen_values = true)]
         args: Vec<String>,
         /// Device: `cpu[:N]`, `cuda[:N]`, `wgpu[:N]` (`RELOK_WGPU_ADAPTER`
@@ -76,6 +78,10 @@ enum Command {
         /// Print whole buffers (otherwise long ones are elided).
         #[arg(long)]
         full: bool,
+        /// After the run, write every buffer argument to DIR as a `.npy`
+        /// file named by its parameter (`v2.npy`); DIR is created.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
     },
     /// Measure parse + verify per example and the cpu interpreter's
     /// throughput; `bench cache`: the kernel cache against compiling.
@@ -227,15 +233,58 @@ fn main() -> ExitCode {
         _ => tracing::Level::WARN,
     };
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).without_time().with_target(false).init();
-    match run(Cli::parse(), started) {
+    // `--json` asks for JSON on failure too, usage errors included.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() && std::env::args().any(|a| a == "--json") => {
+            json_error(&e.render().to_string());
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
+    let json = wants_json(&cli.command);
+    match run(cli, started) {
         Ok(code) => code,
         Err(message) => {
+            if json {
+                json_error(&message);
+            }
             eprint!("{message}");
             if !message.ends_with('\n') {
                 eprintln!();
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Whether the command prints JSON records (and so one on failure).
+fn wants_json(command: &Command) -> bool {
+    match command {
+        Command::Devices { json } | Command::Run { json, .. } | Command::Bench { json, .. } | Command::Demo { json, .. } => {
+            *json
+        }
+        Command::Cache { command: CacheCommand::Stats { json } | CacheCommand::List { json } } => *json,
+        _ => false,
+    }
+}
+
+/// One JSON record on standard output for a failure: `{"error": "..."}`
+/// (the text also goes to standard error). A closed pipe is not an error.
+fn json_error(message: &str) {
+    use std::io::Write;
+    let record = serde_json::json!({ "error": message.trim_end() });
+    let _ = writeln!(std::io::stdout().lock(), "{record}");
+}
+
+/// `Ok(false)` when standard output was closed by its reader (`relok run …
+/// | head`): the caller stops writing and exits quietly.
+fn quiet_on_closed_pipe(r: std::io::Result<()>) -> Result<bool, String> {
+    match r {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(format!("cannot write standard output: {e}")),
     }
 }
 
@@ -321,7 +370,7 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { file, kernel, grid, block, args, device, step_budget, strategy, json, full } => {
+        Command::Run { file, kernel, grid, block, args, device, step_budget, strategy, json, full, out_dir } => {
             let src = source::load(&file).map_err(|e| e.0)?;
             let kernel = pick_kernel(&src, kernel)?;
             let func = src
@@ -343,6 +392,20 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
             let target = launch::Target { device: &dev, session: &session, cache: &cache, strategy };
             let out = launch::run_kernel(&target, &src.module, &kernel, &config, &inputs).map_err(|e| e.to_string())?;
             let elapsed = start.elapsed();
+            let mut written = Vec::new();
+            if let Some(dir) = &out_dir {
+                std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+                for (&p, a) in func.params.iter().zip(&out.args) {
+                    if let ArgValue::Buffer(t, bits) = a {
+                        let path = dir.join(format!("{p}.npy"));
+                        std::fs::write(&path, relok_cli::args::npy::encode(*t, bits))
+                            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                        written.push(path.display().to_string());
+                    }
+                }
+            }
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
             if json {
                 let args: Vec<serde_json::Value> = out
                     .args
@@ -357,14 +420,22 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
                 let record = serde_json::json!({
                     "kernel": kernel, "device": dev_name, "strategy": strategy.name(), "grid": config.grid, "block": config.block,
                     "args": args, "steps": out.stats.steps, "time_us": elapsed.as_secs_f64() * 1e6,
-                    "compile_us": out.compile_us, "cache": cache.stats(),
+                    "compile_us": out.compile_us, "cache": cache.stats(), "out_files": written,
                 });
-                println!("{record}");
+                if !quiet_on_closed_pipe(writeln!(stdout, "{record}"))? {
+                    return Ok(ExitCode::SUCCESS);
+                }
             } else {
                 for (&p, a) in func.params.iter().zip(&out.args) {
                     if let ArgValue::Buffer(t, bits) = a {
-                        println!("{p} = {}", format_buffer(*t, bits, if full { usize::MAX } else { 32 }));
+                        let text = format_buffer(*t, bits, if full { usize::MAX } else { 32 });
+                        if !quiet_on_closed_pipe(writeln!(stdout, "{p} = {text}"))? {
+                            return Ok(ExitCode::SUCCESS);
+                        }
                     }
+                }
+                if !quiet_on_closed_pipe(stdout.flush())? {
+                    return Ok(ExitCode::SUCCESS);
                 }
                 let st = cache.stats();
                 let from = if st.compiles > 0 { "compiled" } else { "from the artifact store" };
