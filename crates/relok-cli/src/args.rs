@@ -209,10 +209,10 @@ pub fn read_buffer_file(path: &std::path::Path, elem: Scalar) -> Result<Vec<u64>
         &bytes[..]
     };
     let bits = from_bytes(elem, data);
-    if elem == Scalar::Bool {
-        if let Some(i) = bits.iter().position(|&b| b > 1) {
-            return Err(format!("{shown}: element {i} is {} (a bool is one byte, 0 or 1)", bits[i]));
-        }
+    if elem == Scalar::Bool
+        && let Some(i) = bits.iter().position(|&b| b > 1)
+    {
+        return Err(format!("{shown}: element {i} is {} (a bool is one byte, 0 or 1)", bits[i]));
     }
     Ok(bits)
 }
@@ -488,6 +488,21 @@ mod tests {
         assert!(npy::decode(&f, Scalar::U32).unwrap_err().contains("Fortran order"));
         let big = header("{'descr': '>u4', 'fortran_order': False, 'shape': (6,), }");
         assert!(npy::decode(&big, Scalar::U32).unwrap_err().contains("dtype `>u4`"));
+    }
+
+    #[test]
+    fn raw_files_are_little_endian_elements_and_bools_are_0_or_1() {
+        let dir = std::env::temp_dir().join(format!("relok-args-raw-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("b.bin");
+        std::fs::write(&path, [1, 0, 0, 0, 2, 0, 0, 0]).expect("write");
+        assert_eq!(read_buffer_file(&path, Scalar::U32), Ok(vec![1, 2]));
+        assert_eq!(read_buffer_file(&path, Scalar::U64), Ok(vec![0x2_0000_0001]));
+        let e = read_buffer_file(&path, Scalar::Bool).unwrap_err();
+        assert!(e.ends_with("b.bin: element 4 is 2 (a bool is one byte, 0 or 1)"), "{e}");
+        std::fs::write(&path, []).expect("write");
+        assert!(read_buffer_file(&path, Scalar::U32).unwrap_err().contains("element count 0 is out of range"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
