@@ -16,6 +16,7 @@
 //!       3f/                        first two hex digits of the key
 //!         a9c4…                    the other 62 hex digits: one entry
 //!         .tmp-a9c4…-<pid>-<n>     a write in progress (renamed into place when complete)
+//!       .tmp-stats-<pid>-<n>       a compaction of stats.log in progress
 //!       gc-stamp, gc.lock          when the last collection ran; who runs one now
 //!       stats.log                  one line of counters per process that used the store
 //! ```
@@ -32,12 +33,22 @@
 //! - Reading checks the header (magic, version, kind, identity, key), the
 //!   length and the checksum; any mismatch is a miss reported with its exact
 //!   reason, and the caller's rebuild replaces the entry.
+//! - The store owns only what it wrote: store folders of its own versioned
+//!   pattern, two-hex-digit shards, hex-named entries, `.tmp-*` temporaries
+//!   and its stats log, stamp and lock, each only as a regular file (or
+//!   folder) of this user. Every folder level, shards included, is checked
+//!   (a directory, not a link, this user's, not group- or world-writable);
+//!   files are opened with `O_NOFOLLOW | O_NONBLOCK` and checked to be
+//!   regular on the open file; the store's own files are created with
+//!   `O_CREAT | O_EXCL | O_NOFOLLOW`; reads are bounded before they start.
+//! - A date in the future is stale for locks, stamps and temporary files
+//!   and "now" for the LRU order.
 //! - A hit refreshes the entry's modification time (at most once a minute),
 //!   which is the least-recently-used order of eviction. Eviction, removal
-//!   of temporary files older than an hour and of the folders of other
-//!   identities in the same family unused for a week run in a collection
-//!   that a write starts at most once per interval, on a background
-//!   thread, under a lock file.
+//!   of temporary files older than an hour and of what relok wrote in the
+//!   folders of other identities in the same family unused for a week run
+//!   in a collection that a write starts at most once per interval, on a
+//!   background thread, under a lock file.
 
 pub mod bundle;
 pub mod entry;
@@ -48,6 +59,6 @@ mod store;
 pub use key::Key;
 pub use stats::TierStats;
 pub use store::{
-    default_root, switched_off, CollectReport, EntryInfo, Lookup, Store, StoreConfig, StoreError, DEFAULT_MAX_BYTES,
+    default_root, switched_off, ClearReport, CollectReport, EntryInfo, Lookup, Store, StoreConfig, StoreError, DEFAULT_MAX_BYTES,
     STALE_FOLDER_AGE, TEMP_MAX_AGE,
 };

@@ -5,7 +5,7 @@ use crate::entry::{self, EntryError, Expect, Kind};
 use crate::stats::{Counter, Counters};
 use crate::{Key, TierStats};
 use std::fs::{self, File};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,10 +24,18 @@ const TOUCH_AFTER: Duration = Duration::from_secs(60);
 pub const STALE_FOLDER_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
 /// A collection lock older than this belongs to a dead collector.
 const LOCK_MAX_AGE: Duration = Duration::from_secs(600);
-/// An entry larger than this is not read (a damaged or hostile file).
+/// An entry larger than this (or than the store's cap) is not read (a
+/// damaged or hostile file).
 const MAX_ENTRY_BYTES: u64 = 1 << 30;
 /// The stats log is compacted by a collection once it is this long.
 const STATS_COMPACT_BYTES: u64 = 64 << 10;
+/// At most this much of the stats log is read; the rest counts nothing.
+const STATS_MAX_BYTES: u64 = 1 << 20;
+/// A modification time further ahead of the clock than this is in the
+/// future: stale for locks, stamps and temporary files, "now" for the LRU
+/// order (and reset to now by the next collection or hit). The slack
+/// covers clocks of machines sharing a network file system.
+const FUTURE_SLACK: Duration = Duration::from_secs(60);
 const STATS_LOG: &str = "stats.log";
 const GC_STAMP: &str = "gc-stamp";
 const GC_LOCK: &str = "gc.lock";
@@ -42,8 +50,11 @@ pub struct StoreConfig {
     pub family: String,
     /// This store's folder in the family: format version and identity.
     pub folder: String,
-    /// Folders of the family that start with this prefix and are not
-    /// `folder` belong to other builds: a collection removes them.
+    /// Folders of the family that start with this prefix, continue with at
+    /// least one byte of `[A-Za-z0-9._-]` and are not `folder` belong to
+    /// other builds: a collection removes what relok wrote in them. An
+    /// empty prefix (the artifact store's) means relok's versioned pattern,
+    /// `v<digits>-<name>`; no other folder of the family is touched.
     pub stale_prefix: String,
     /// The identity written into and expected from every entry.
     pub identity: String,
@@ -95,6 +106,22 @@ impl StoreConfig {
     pub fn dir(&self) -> PathBuf {
         self.root.join(&self.family).join(&self.folder)
     }
+
+    /// Whether `name`, a folder of the family, is another build's store
+    /// folder by its name (see `stale_prefix`): a name relok could have
+    /// made, never one it did not.
+    pub fn is_stale_folder_name(&self, name: &str) -> bool {
+        let Some(rest) = name.strip_prefix(self.stale_prefix.as_str()) else { return false };
+        let safe = |s: &str| {
+            !s.is_empty() && s.len() <= 120 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_')
+        };
+        let versioned = |s: &str| {
+            s.strip_prefix('v')
+                .and_then(|s| s.split_once('-'))
+                .is_some_and(|(v, id)| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) && safe(id))
+        };
+        name != self.folder && safe(rest) && (!self.stale_prefix.is_empty() || versioned(name))
+    }
 }
 
 /// `s` with every byte outside `[A-Za-z0-9._-]` replaced by `_`, at most
@@ -136,6 +163,15 @@ pub enum StoreError {
         path: PathBuf,
         /// What is wrong.
         reason: String,
+    },
+    /// An entry larger than the store's cap (or than any entry): never
+    /// written, since it would never be read.
+    #[error("an entry of {len} bytes is larger than the store's cap of {cap} bytes")]
+    TooLarge {
+        /// The entry's length.
+        len: u64,
+        /// The bound.
+        cap: u64,
     },
     /// The file system refused.
     #[error("cache folder {path}: {source}")]
@@ -189,6 +225,28 @@ pub struct CollectReport {
     pub temps_removed: u64,
     /// Folders of other builds removed.
     pub folders_removed: Vec<String>,
+    /// What the collection meant to remove or check and could not, each
+    /// as `path: reason` (a folder it cannot write, a shard it refuses).
+    pub left: Vec<String>,
+}
+
+/// What [`Store::clear`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClearReport {
+    /// Files removed.
+    pub removed: u64,
+    /// What it could not remove, each as `path: reason` (a folder it
+    /// cannot write, a shard it refuses, a link or FIFO under an entry's
+    /// name, which it never touches).
+    pub left: Vec<String>,
+}
+
+/// The number of files removed (so that `"{} files removed"` reads right);
+/// [`ClearReport::left`] says what stayed.
+impl std::fmt::Display for ClearReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.removed)
+    }
 }
 
 /// An opened store. Cheap to share: lookups and writes take `&self`.
@@ -213,8 +271,10 @@ impl Store {
     /// owned by this user, or that others can write, is refused.
     pub fn open(config: StoreConfig) -> Result<Store, StoreError> {
         let dir = config.dir();
-        os::create_private_dir(&dir).map_err(io_err(&dir))?;
+        // Level by level, each checked before the next is made in it: a
+        // folder is never created through a link.
         for p in [config.root.clone(), config.root.join(&config.family), dir.clone()] {
+            os::create_private_dir(&p).map_err(io_err(&p))?;
             os::check_private(&p)?;
         }
         let inner = Inner { config, dir, counters: Counters::default(), flushed: Mutex::new(TierStats::default()) };
@@ -256,27 +316,22 @@ impl Store {
 
     fn read_entry(&self, key: Key) -> Lookup {
         let path = self.entry_path(key);
-        let mut f = match File::open(&path) {
-            Ok(f) => f,
+        match self.check_shard(&path) {
+            Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Lookup::Miss,
-            Err(e) => return Lookup::Rejected(format!("cannot open: {e}")),
-        };
-        let meta = match f.metadata() {
-            Ok(m) => m,
-            Err(e) => return Lookup::Rejected(format!("cannot stat: {e}")),
-        };
-        if !meta.is_file() {
-            return Lookup::Rejected("not a regular file".into());
+            Err(e) => return Lookup::Rejected(e.to_string()),
         }
+        let bound = MAX_ENTRY_BYTES.min(self.inner.config.max_bytes);
+        let (f, meta, mut buf) = match os::read_regular(&path, bound) {
+            Ok(Bounded::Whole(f, meta, buf)) => (f, meta, buf),
+            Ok(Bounded::TooLong(len)) => {
+                return Lookup::Rejected(format!("{len} bytes is larger than any entry of this store (cap {bound})"))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Lookup::Miss,
+            Err(e) => return Lookup::Rejected(format!("cannot read: {e}")),
+        };
         if let Some(why) = os::foreign_owner(&meta) {
             return Lookup::Rejected(why);
-        }
-        if meta.len() > MAX_ENTRY_BYTES {
-            return Lookup::Rejected(format!("{} bytes is larger than any entry", meta.len()));
-        }
-        let mut buf = Vec::with_capacity(meta.len() as usize);
-        if let Err(e) = f.read_to_end(&mut buf) {
-            return Lookup::Rejected(format!("cannot read: {e}"));
         }
         let expect = Expect { kind: self.inner.config.kind, identity: &self.inner.config.identity, key: Some(key) };
         let range = match entry::decode(&buf, &expect) {
@@ -288,7 +343,8 @@ impl Store {
         };
         self.inner.counters.add(Counter::BytesRead, buf.len() as u64);
         let now = SystemTime::now();
-        if meta.modified().is_ok_and(|m| now.duration_since(m).unwrap_or_default() > TOUCH_AFTER) {
+        let touch = |m: SystemTime| now.duration_since(m).unwrap_or_default() > TOUCH_AFTER || in_future(m, now);
+        if meta.modified().is_ok_and(touch) {
             // The LRU clock; failing to set it only makes eviction less exact.
             let _ = f.set_modified(now);
         }
@@ -335,9 +391,14 @@ impl Store {
     /// entry's path.
     fn publish(&self, key: Key, bytes: &[u8]) -> Result<(), StoreError> {
         static SEQ: AtomicU64 = AtomicU64::new(0);
+        let cap = MAX_ENTRY_BYTES.min(self.inner.config.max_bytes);
+        if bytes.len() as u64 > cap {
+            return Err(StoreError::TooLarge { len: bytes.len() as u64, cap });
+        }
         let path = self.entry_path(key);
         let shard = path.parent().unwrap_or(&self.inner.dir);
         os::create_private_dir(shard).map_err(io_err(shard))?;
+        os::check_private(shard)?;
         let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().subsec_nanos();
         let name = format!(
             "{TEMP_PREFIX}{}-{}-{nanos}-{}",
@@ -370,7 +431,19 @@ impl Store {
         self.inner.counters.sub(Counter::Hits, 1);
         self.inner.counters.add(Counter::Misses, 1);
         self.inner.counters.add(Counter::Corrupt, 1);
-        let _ = fs::remove_file(self.entry_path(key));
+        let path = self.entry_path(key);
+        if self.check_shard(&path).is_ok() && fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            let _ = fs::remove_file(path);
+        }
+    }
+
+    /// Checks the shard folder of the entry file `path` as the store's own
+    /// folders are checked: a directory (not a link) of this user that no
+    /// one else can write. `NotFound` when it does not exist.
+    fn check_shard(&self, path: &Path) -> io::Result<()> {
+        let shard = path.parent().unwrap_or(&self.inner.dir);
+        fs::symlink_metadata(shard)?;
+        os::check_private(shard).map_err(|e| io::Error::other(format!("{e}; its entries are not used")))
     }
 
     /// Counts a payload built because this store missed.
@@ -387,7 +460,7 @@ impl Store {
     /// entry count and their bytes, without opening it (for reports over
     /// several stores).
     pub fn survey(dir: &Path) -> (u64, u64, TierStats) {
-        let logged = fs::read_to_string(dir.join(STATS_LOG)).unwrap_or_default();
+        let logged = read_stats_log(dir);
         let inner = Inner {
             config: StoreConfig::artifacts(dir, ""),
             dir: dir.to_owned(),
@@ -407,7 +480,7 @@ impl Store {
     /// The counters of every process that used this store (their stats log
     /// lines) plus this process's unlogged ones.
     pub fn lifetime_stats(&self) -> TierStats {
-        let logged = fs::read_to_string(self.inner.dir.join(STATS_LOG)).unwrap_or_default();
+        let logged = read_stats_log(&self.inner.dir);
         TierStats::sum_lines(&logged).add(&self.unflushed())
     }
 
@@ -436,6 +509,8 @@ impl Store {
             return;
         }
         let path = self.inner.dir.join(STATS_LOG);
+        // Not through a link, never blocking on a FIFO, only into a regular
+        // file of this user.
         let ok = os::append_file(&path).and_then(|mut f| f.write_all(delta.to_line().as_bytes())).is_ok();
         if ok {
             *self.inner.flushed.lock().unwrap_or_else(|e| e.into_inner()) = self.stats();
@@ -462,27 +537,35 @@ impl Store {
         self.entries()
             .into_iter()
             .map(|info| {
-                let r = fs::read(&info.path)
-                    .map_err(|e| e.to_string())
-                    .and_then(|b| entry::decode(&b, &expect(info.key)).map(|_| ()).map_err(|e| e.to_string()));
+                let bound = MAX_ENTRY_BYTES.min(self.inner.config.max_bytes);
+                let r = match os::read_regular(&info.path, bound) {
+                    Ok(Bounded::Whole(_, _, b)) => entry::decode(&b, &expect(info.key)).map(|_| ()).map_err(|e| e.to_string()),
+                    Ok(Bounded::TooLong(len)) => Err(format!("{len} bytes is larger than any entry of this store (cap {bound})")),
+                    Err(e) => Err(format!("cannot read: {e}")),
+                };
                 (info, r)
             })
             .collect()
     }
 
-    /// Removes every entry and temporary file; returns how many files went.
-    pub fn clear(&self) -> u64 {
-        let mut n = 0;
+    /// Removes every entry and temporary file (regular files of this user
+    /// under relok's names, in shards that pass the folder checks); says
+    /// how many went and what stayed.
+    pub fn clear(&self) -> ClearReport {
+        let mut r = ClearReport::default();
         self.inner.walk(&mut |e| {
             let path = match e {
                 Walked::Entry(info) => info.path,
                 Walked::Temp(path, _) => path,
+                Walked::Left(path, why) => return r.left.push(format!("{}: {why}", path.display())),
             };
-            if fs::remove_file(path).is_ok() {
-                n += 1;
+            match fs::remove_file(&path) {
+                Ok(()) => r.removed += 1,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => r.left.push(format!("{}: {e}", path.display())),
             }
         });
-        n
+        r
     }
 
     /// Collects now: removes other builds' folders and stale temporary
@@ -504,13 +587,19 @@ impl Store {
     fn maybe_collect(&self) {
         let dir = &self.inner.dir;
         let interval = self.inner.config.collect_interval;
-        let age = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok().and_then(|m| m.elapsed().ok());
+        let now = SystemTime::now();
+        // Ages from the folder entry alone (lstat): neither file is ever
+        // opened for reading. A date in the future is stale.
+        let age = |p: &Path| {
+            let m = fs::symlink_metadata(p).ok().filter(|m| m.is_file())?.modified().ok()?;
+            (!in_future(m, now)).then(|| now.duration_since(m).unwrap_or_default())
+        };
         if age(&dir.join(GC_STAMP)).is_some_and(|a| a < interval) {
             return;
         }
         let lock = dir.join(GC_LOCK);
         if os::create_private_file(&lock).is_err() {
-            if age(&lock).is_none_or(|a| a <= LOCK_MAX_AGE) {
+            if age(&lock).is_some_and(|a| a <= LOCK_MAX_AGE) {
                 return;
             }
             let _ = fs::remove_file(&lock);
@@ -518,9 +607,11 @@ impl Store {
                 return;
             }
         }
-        let _ = os::create_private_file(&dir.join(GC_STAMP)).or_else(|_| {
-            File::options().write(true).open(dir.join(GC_STAMP)).and_then(|f| f.set_modified(SystemTime::now()).map(|()| f))
-        });
+        // A new stamp, created exclusively: whatever had its name (a link,
+        // a FIFO) is unlinked, never opened.
+        let stamp = dir.join(GC_STAMP);
+        let _ = fs::remove_file(&stamp);
+        let _ = os::create_private_file(&stamp);
         let inner = Arc::clone(&self.inner);
         let mut slot = self.collector.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(h) = slot.take() {
@@ -549,33 +640,111 @@ impl Drop for Store {
 }
 
 enum Walked {
+    /// A regular file of this user named as an entry.
     Entry(EntryInfo),
+    /// A regular file of this user named as a temporary file, in a shard or
+    /// in the store's folder (the stats log's).
     Temp(PathBuf, SystemTime),
+    /// Something under relok's names that is not its to touch (a link, a
+    /// FIFO, a folder, another user's file, a shard that fails the folder
+    /// checks), with why.
+    Left(PathBuf, String),
+}
+
+/// Whether `t` is further in the future than the slack allows.
+fn in_future(t: SystemTime, now: SystemTime) -> bool {
+    t.duration_since(now).is_ok_and(|d| d > FUTURE_SLACK)
+}
+
+/// What a name in a folder of the store is, by its folder entry alone
+/// (lstat: nothing is followed or opened).
+fn classify(path: PathBuf, meta: &fs::Metadata) -> Result<(PathBuf, SystemTime), Walked> {
+    if !meta.is_file() {
+        let what = if meta.is_symlink() { "a symbolic link" } else if meta.is_dir() { "a folder" } else { "not a regular file" };
+        return Err(Walked::Left(path, format!("{what}, not relok's to touch")));
+    }
+    if let Some(why) = os::foreign_owner(meta) {
+        return Err(Walked::Left(path, why));
+    }
+    Ok((path, meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
+}
+
+/// Visits every entry and temporary file of the store folder `dir`
+/// (other names are ignored). Shards are checked like the store's own
+/// folders; one that fails is reported, never entered.
+fn walk(dir: &Path, f: &mut dyn FnMut(Walked)) {
+    let Ok(shards) = fs::read_dir(dir) else { return };
+    for shard in shards.flatten() {
+        let sname = shard.file_name();
+        let Some(sname) = sname.to_str() else { continue };
+        let Ok(meta) = shard.metadata() else { continue };
+        if sname.starts_with(TEMP_PREFIX) {
+            match classify(shard.path(), &meta) {
+                Ok((path, modified)) => f(Walked::Temp(path, modified)),
+                Err(left) => f(left),
+            }
+            continue;
+        }
+        if !(sname.len() == 2 && sname.bytes().all(|b| b.is_ascii_hexdigit())) {
+            continue;
+        }
+        let sname = sname.to_owned();
+        if let Err(e) = os::check_private(&shard.path()) {
+            f(Walked::Left(shard.path(), format!("not used: {e}")));
+            continue;
+        }
+        let files = match fs::read_dir(shard.path()) {
+            Ok(files) => files,
+            Err(e) => {
+                f(Walked::Left(shard.path(), e.to_string()));
+                continue;
+            }
+        };
+        for file in files.flatten() {
+            let name = file.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let temp = name.starts_with(TEMP_PREFIX);
+            let key = Key::from_hex(&format!("{sname}{name}"));
+            if !temp && key.is_none() {
+                continue;
+            }
+            let Ok(meta) = file.metadata() else { continue };
+            match (classify(file.path(), &meta), key) {
+                (Err(left), _) => f(left),
+                (Ok((path, modified)), _) if temp => f(Walked::Temp(path, modified)),
+                (Ok((path, modified)), Some(key)) => f(Walked::Entry(EntryInfo { key, path, len: meta.len(), modified })),
+                (Ok(_), None) => {}
+            }
+        }
+    }
+}
+
+/// The stats log of the store folder `dir`: at most `STATS_MAX_BYTES`, cut
+/// after its last whole line; empty when it is not a regular file of this
+/// user (never followed, never a FIFO).
+fn read_stats_log(dir: &Path) -> String {
+    let buf = match os::read_regular(&dir.join(STATS_LOG), STATS_MAX_BYTES) {
+        Ok(Bounded::Whole(_, meta, buf)) if os::foreign_owner(&meta).is_none() => buf,
+        Ok(Bounded::TooLong(_)) => {
+            // Read again up to the bound; the rest counts nothing.
+            match os::read_prefix(&dir.join(STATS_LOG), STATS_MAX_BYTES) {
+                Ok(mut buf) => {
+                    let whole = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                    buf.truncate(whole);
+                    buf
+                }
+                Err(_) => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
+    };
+    String::from_utf8_lossy(&buf).into_owned()
 }
 
 impl Inner {
     /// Visits every entry and temporary file (other names are ignored).
     fn walk(&self, f: &mut dyn FnMut(Walked)) {
-        let Ok(shards) = fs::read_dir(&self.dir) else { return };
-        for shard in shards.flatten() {
-            let sname = shard.file_name();
-            let Some(sname) = sname.to_str().filter(|s| s.len() == 2 && s.bytes().all(|b| b.is_ascii_hexdigit())) else {
-                continue;
-            };
-            let sname = sname.to_owned();
-            let Ok(files) = fs::read_dir(shard.path()) else { continue };
-            for file in files.flatten() {
-                let name = file.file_name();
-                let Some(name) = name.to_str() else { continue };
-                let Ok(meta) = file.metadata() else { continue };
-                let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-                if name.starts_with(TEMP_PREFIX) {
-                    f(Walked::Temp(file.path(), modified));
-                } else if let Some(key) = Key::from_hex(&format!("{sname}{name}")).filter(|_| meta.is_file()) {
-                    f(Walked::Entry(EntryInfo { key, path: file.path(), len: meta.len(), modified }));
-                }
-            }
-        }
+        walk(&self.dir, f);
     }
 
     fn collect_at(&self, now: SystemTime) -> CollectReport {
@@ -583,12 +752,14 @@ impl Inner {
         let family = self.config.root.join(&self.config.family);
         if let Ok(siblings) = fs::read_dir(&family) {
             for s in siblings.flatten() {
-                let name = s.file_name().to_string_lossy().into_owned();
+                let Some(name) = s.file_name().to_str().map(str::to_owned) else { continue };
+                if !self.config.is_stale_folder_name(&name) {
+                    continue;
+                }
+                // lstat: a link under a store's name is not followed.
                 let ours = s.metadata().is_ok_and(|m| m.is_dir() && os::foreign_owner(&m).is_none());
                 let unused = now.duration_since(last_use(&s.path())).unwrap_or_default() > STALE_FOLDER_AGE;
-                if ours && unused && name != self.config.folder && name.starts_with(&self.config.stale_prefix)
-                    && fs::remove_dir_all(s.path()).is_ok()
-                {
+                if ours && unused && remove_store_folder(&s.path(), &mut report.left) {
                     report.folders_removed.push(name);
                 }
             }
@@ -596,11 +767,30 @@ impl Inner {
         let mut entries = Vec::new();
         self.walk(&mut |w| match w {
             Walked::Temp(path, modified) => {
-                if now.duration_since(modified).unwrap_or_default() > TEMP_MAX_AGE && fs::remove_file(path).is_ok() {
-                    report.temps_removed += 1;
+                let stale = now.duration_since(modified).unwrap_or_default() > TEMP_MAX_AGE || in_future(modified, now);
+                if stale {
+                    match fs::remove_file(&path) {
+                        Ok(()) => report.temps_removed += 1,
+                        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                        Err(e) => report.left.push(format!("{}: {e}", path.display())),
+                    }
                 }
             }
-            Walked::Entry(info) => entries.push(info),
+            Walked::Entry(mut info) => {
+                if in_future(info.modified, now) {
+                    // Dated ahead: last used now, and from now on it ages.
+                    if let Ok(Some(f)) = os::open_regular(&info.path).map(|(f, m)| m.is_file().then_some(f)) {
+                        let _ = f.set_modified(now);
+                    }
+                }
+                info.modified = info.modified.min(now);
+                entries.push(info);
+            }
+            Walked::Left(path, why) => {
+                if why.starts_with("not used") || !why.contains("not relok's") {
+                    report.left.push(format!("{}: {why}", path.display()));
+                }
+            }
         });
         let mut total: u64 = entries.iter().map(|e| e.len).sum();
         if total > self.config.max_bytes {
@@ -608,12 +798,17 @@ impl Inner {
             entries.sort_by_key(|e| (e.modified, e.key));
             let mut kept = Vec::new();
             for e in entries {
-                if total > low_water && fs::remove_file(&e.path).is_ok() {
-                    total -= e.len;
-                    report.evicted += 1;
-                } else {
-                    kept.push(e);
+                if total > low_water {
+                    match fs::remove_file(&e.path) {
+                        Ok(()) => {
+                            total -= e.len;
+                            report.evicted += 1;
+                            continue;
+                        }
+                        Err(err) => report.left.push(format!("{}: {err}", e.path.display())),
+                    }
                 }
+                kept.push(e);
             }
             entries = kept;
         }
@@ -624,42 +819,129 @@ impl Inner {
         report
     }
 
-    /// Rewrites a long stats log as one line. Lines appended between the
-    /// read and the rename are lost: the counters are statistics.
+    /// Rewrites a long stats log as one line, or replaces a stats log that
+    /// is not a regular file of this user. Lines appended between the read
+    /// and the rename are lost: the counters are statistics.
     fn compact_stats(&self) {
+        static SEQ: AtomicU64 = AtomicU64::new(0);
         let path = self.dir.join(STATS_LOG);
-        if fs::metadata(&path).map_or(true, |m| m.len() < STATS_COMPACT_BYTES) {
-            return;
-        }
-        let Ok(text) = fs::read_to_string(&path) else { return };
-        let tmp = self.dir.join(format!("{TEMP_PREFIX}stats-{}", std::process::id()));
-        let line = TierStats::sum_lines(&text).to_line();
-        if fs::write(&tmp, line).and_then(|()| fs::rename(&tmp, &path)).is_err() {
+        let line = match fs::symlink_metadata(&path) {
+            Err(_) => return,
+            Ok(m) if m.is_file() && os::foreign_owner(&m).is_none() => {
+                if m.len() < STATS_COMPACT_BYTES {
+                    return;
+                }
+                TierStats::sum_lines(&read_stats_log(&self.dir)).to_line()
+            }
+            // A link, a FIFO, another user's file: unlinked by the rename
+            // below, never opened.
+            Ok(_) => String::new(),
+        };
+        let tmp = self.dir.join(format!(
+            "{TEMP_PREFIX}stats-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        if os::create_private_file(&tmp).and_then(|mut f| f.write_all(line.as_bytes())).and_then(|()| fs::rename(&tmp, &path)).is_err() {
             let _ = fs::remove_file(&tmp);
+        }
+    }
+}
+
+/// Removes another build's store folder `dir`: only what relok wrote in
+/// it (regular files of this user named as entries or temporary files in
+/// shards, and its stats log, stamp and lock), then the shards and the
+/// folder if nothing else is left in them. Whether the folder went; what
+/// could not be removed is added to `left` (a folder holding something
+/// else stays, silently: it is not relok's).
+fn remove_store_folder(dir: &Path, left: &mut Vec<String>) -> bool {
+    let remove = |path: &Path, left: &mut Vec<String>| match fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => left.push(format!("{}: {e}", path.display())),
+    };
+    walk(dir, &mut |w| match w {
+        Walked::Entry(info) => remove(&info.path, left),
+        Walked::Temp(path, _) => remove(&path, left),
+        Walked::Left(..) => {}
+    });
+    for name in [STATS_LOG, GC_STAMP, GC_LOCK] {
+        let path = dir.join(name);
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && os::foreign_owner(&m).is_none()) {
+            remove(&path, left);
+        }
+    }
+    // The shards, now empty unless something else is in them (then the
+    // rmdir fails and the shard and the folder stay).
+    if let Ok(rd) = fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let n = e.file_name();
+            let is_shard = n.to_str().is_some_and(|n| n.len() == 2 && n.bytes().all(|b| b.is_ascii_hexdigit()));
+            if is_shard && e.metadata().is_ok_and(|m| m.is_dir()) {
+                let _ = fs::remove_dir(e.path());
+            }
+        }
+    }
+    match fs::remove_dir(dir) {
+        Ok(()) => true,
+        Err(e) if e.kind() == io::ErrorKind::DirectoryNotEmpty => false,
+        Err(e) => {
+            left.push(format!("{}: {e}", dir.display()));
+            false
         }
     }
 }
 
 /// When a store folder was last used: the latest modification time of the
 /// folder, its stats log (every process that used it appends there) and
-/// its collection stamp.
+/// its collection stamp, read from their folder entries (never followed).
 fn last_use(dir: &Path) -> SystemTime {
     [dir.to_owned(), dir.join(STATS_LOG), dir.join(GC_STAMP)]
         .iter()
-        .filter_map(|p| fs::metadata(p).and_then(|m| m.modified()).ok())
+        .filter_map(|p| fs::symlink_metadata(p).and_then(|m| m.modified()).ok())
         .max()
         .unwrap_or(SystemTime::UNIX_EPOCH)
 }
 
+/// What a bounded read found.
+enum Bounded {
+    /// The open file, its metadata (fstat) and every byte of it.
+    Whole(File, fs::Metadata, Vec<u8>),
+    /// A file longer than the bound (its length): not read.
+    TooLong(u64),
+}
+
 /// What the operating system is asked, in one place.
 mod os {
-    use super::StoreError;
+    use super::{Bounded, StoreError};
     use std::fs::{self, File, Metadata, OpenOptions};
-    use std::io;
+    use std::io::{self, Read};
     use std::path::Path;
 
     #[cfg(unix)]
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+
+    /// `O_NOFOLLOW`: the last component of a path is never a link.
+    #[cfg(unix)]
+    fn nofollow() -> i32 {
+        rustix::fs::OFlags::NOFOLLOW.bits() as i32
+    }
+
+    /// `O_NOFOLLOW | O_NONBLOCK`: never a link, and opening a FIFO or a
+    /// device returns at once instead of waiting for a peer.
+    #[cfg(unix)]
+    fn nofollow_nonblock() -> i32 {
+        (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32
+    }
+
+    /// An error that names a link (`ELOOP` from `O_NOFOLLOW`) as such.
+    fn named(e: io::Error) -> io::Error {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+            return io::Error::new(io::ErrorKind::InvalidData, "a symbolic link, never followed");
+        }
+        e
+    }
 
     /// Creates `dir` and its missing parents, each readable by the user only.
     pub(super) fn create_private_dir(dir: &Path) -> io::Result<()> {
@@ -670,29 +952,86 @@ mod os {
         b.create(dir)
     }
 
-    /// Creates `path` exclusively, readable by the user only.
+    /// Creates `path` exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`),
+    /// readable by the user only: never through a link, never an existing
+    /// file.
     pub(super) fn create_private_file(path: &Path) -> io::Result<File> {
         let mut o = OpenOptions::new();
         o.write(true).create_new(true);
         #[cfg(unix)]
-        o.mode(0o600);
+        o.mode(0o600).custom_flags(nofollow());
         o.open(path)
     }
 
-    /// Opens `path` for appending, creating it private.
+    /// Opens `path` for appending, creating it private: never through a
+    /// link, never blocking on a FIFO, and only a regular file of this user
+    /// is returned.
     pub(super) fn append_file(path: &Path) -> io::Result<File> {
         let mut o = OpenOptions::new();
         o.append(true).create(true);
         #[cfg(unix)]
-        o.mode(0o600);
-        o.open(path)
+        o.mode(0o600).custom_flags(nofollow_nonblock());
+        let f = o.open(path).map_err(named)?;
+        let meta = f.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "not a regular file"));
+        }
+        if let Some(why) = foreign_owner(&meta) {
+            return Err(io::Error::new(io::ErrorKind::PermissionDenied, why));
+        }
+        Ok(f)
+    }
+
+    /// Opens `path` for reading without following a link or blocking on a
+    /// FIFO, and checks on the open file (fstat) that it is a regular file.
+    pub(super) fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
+        let mut o = OpenOptions::new();
+        o.read(true);
+        #[cfg(unix)]
+        o.custom_flags(nofollow_nonblock());
+        let f = o.open(path).map_err(named)?;
+        let meta = f.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "not a regular file"));
+        }
+        Ok((f, meta))
+    }
+
+    /// [`open_regular`], then every byte when the file is at most `bound`
+    /// bytes long (also if it grows while read: at most `bound + 1` bytes
+    /// are read).
+    pub(super) fn read_regular(path: &Path, bound: u64) -> io::Result<Bounded> {
+        let (f, meta) = open_regular(path)?;
+        if meta.len() > bound {
+            return Ok(Bounded::TooLong(meta.len()));
+        }
+        let mut buf = Vec::with_capacity(meta.len() as usize);
+        (&f).take(bound.saturating_add(1)).read_to_end(&mut buf)?;
+        if buf.len() as u64 > bound {
+            return Ok(Bounded::TooLong(buf.len() as u64));
+        }
+        Ok(Bounded::Whole(f, meta, buf))
+    }
+
+    /// The first `bound` bytes of the regular file `path` (of this user).
+    pub(super) fn read_prefix(path: &Path, bound: u64) -> io::Result<Vec<u8>> {
+        let (f, meta) = open_regular(path)?;
+        if let Some(why) = foreign_owner(&meta) {
+            return Err(io::Error::new(io::ErrorKind::PermissionDenied, why));
+        }
+        let mut buf = Vec::new();
+        (&f).take(bound).read_to_end(&mut buf)?;
+        Ok(buf)
     }
 
     /// Refuses a folder that is not a directory owned by this user, or that
-    /// its group or others can write.
+    /// its group or others can write. A link is refused, never followed.
     pub(super) fn check_private(path: &Path) -> Result<(), StoreError> {
         let insecure = |reason: String| StoreError::Insecure { path: path.to_owned(), reason };
-        let meta = fs::metadata(path).map_err(|e| insecure(e.to_string()))?;
+        let meta = fs::symlink_metadata(path).map_err(|e| insecure(e.to_string()))?;
+        if meta.is_symlink() {
+            return Err(insecure("a symbolic link (never followed)".into()));
+        }
         if !meta.is_dir() {
             return Err(insecure("not a directory".into()));
         }
@@ -756,7 +1095,7 @@ mod tests {
         assert_eq!(st.bytes_read, st.bytes_written);
         assert_eq!(s.entries().len(), 1);
         assert!(s.verify().iter().all(|(_, r)| r.is_ok()));
-        assert_eq!(s.clear(), 1);
+        assert_eq!(s.clear(), ClearReport { removed: 1, left: Vec::new() });
         assert_eq!(s.get(k), Lookup::Miss);
     }
 

@@ -137,6 +137,43 @@ pub fn verify(store: &Store) -> (usize, Vec<(String, String)>) {
     (entries.len(), bad)
 }
 
+/// `relok cache clear`: removes every entry, prints how many went and each
+/// file it could not remove (with why); failure when any stayed.
+pub fn clear(store: &Store) -> std::process::ExitCode {
+    let r = store.clear();
+    println!("{} files removed", r.removed);
+    report_left(&r.left)
+}
+
+/// `relok cache gc`: a collection now, printed; failure when it could not
+/// remove or check something it meant to.
+pub fn gc(store: &Store) -> std::process::ExitCode {
+    let r = store.collect();
+    println!(
+        "{} entries ({} bytes) kept, {} evicted, {} stale temporary files and {} old folders removed",
+        r.entries,
+        r.bytes,
+        r.evicted,
+        r.temps_removed,
+        r.folders_removed.len()
+    );
+    report_left(&r.left)
+}
+
+/// Prints each `path: reason` left behind to stderr; failure if any.
+#[expect(clippy::print_stderr, reason = "what a command could not do goes to stderr")]
+fn report_left(left: &[String]) -> std::process::ExitCode {
+    for l in left {
+        eprintln!("not removed: {l}");
+    }
+    if left.is_empty() {
+        std::process::ExitCode::SUCCESS
+    } else {
+        eprintln!("{} files or folders could not be removed", left.len());
+        std::process::ExitCode::FAILURE
+    }
+}
+
 /// `relok cache import`: the number of artifacts copied into the store.
 pub fn import(store: &Store, bundle_path: &Path) -> Result<usize, String> {
     let bytes = std::fs::read(bundle_path).map_err(|e| format!("{}: {e}", bundle_path.display()))?;
