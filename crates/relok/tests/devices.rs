@@ -21,7 +21,8 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 fn contexts() -> Vec<Context> {
     let mut out = vec![Context::builder().device("cpu").no_cache().build().expect("cpu opens")];
     let wanted = std::env::var("RELOK_TEST_DEVICES").unwrap_or_else(|_| "cuda,wgpu".to_owned());
-    for (spec, required) in [("wgpu", std::env::var("RELOK_REQUIRE_WGPU").is_ok_and(|v| v == "1")), ("cuda", false)] {
+    let required = |var: &str| std::env::var(var).is_ok_and(|v| v == "1");
+    for (spec, required) in [("wgpu", required("RELOK_REQUIRE_WGPU")), ("cuda", required("RELOK_REQUIRE_CUDA"))] {
         if !wanted.split(',').any(|w| w.trim() == spec) {
             eprintln!("skipping the {spec} device: not in RELOK_TEST_DEVICES={wanted}");
             continue;
