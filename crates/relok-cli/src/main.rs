@@ -530,18 +530,9 @@ fn cache_command(command: CacheCommand) -> Result<ExitCode, String> {
                 return Ok(ExitCode::FAILURE);
             }
         }
-        CacheCommand::Gc => {
-            let r = store.collect();
-            println!(
-                "{} entries ({} bytes) kept, {} evicted, {} stale temporary files and {} old folders removed",
-                r.entries,
-                r.bytes,
-                r.evicted,
-                r.temps_removed,
-                r.folders_removed.len()
-            );
-        }
-        CacheCommand::Clear => println!("{} files removed", store.clear()),
+        // Both fail (exit 1) when they leave something behind, and say what.
+        CacheCommand::Gc => return Ok(cachecmd::gc(&store)),
+        CacheCommand::Clear => return Ok(cachecmd::clear(&store)),
         CacheCommand::Import { bundle } => {
             let n = cachecmd::import(&store, &bundle)?;
             println!("{n} artifacts imported into {}", store.dir().display());

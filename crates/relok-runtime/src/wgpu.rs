@@ -988,10 +988,10 @@ impl WgpuDevice {
                 pass.set_bind_group(0, &group, &[0]);
                 pass.dispatch_workgroups(config.grid[0], config.grid[1], config.grid[2]);
             }
-            if (i + 1) % LAUNCHES_PER_SUBMIT == 0 {
-                if let Some(e) = encoder.take() {
-                    self.queue.submit([e.finish()]);
-                }
+            if (i + 1) % LAUNCHES_PER_SUBMIT == 0
+                && let Some(e) = encoder.take()
+            {
+                self.queue.submit([e.finish()]);
             }
         }
         if let Some(e) = encoder.take() {
