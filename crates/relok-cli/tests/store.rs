@@ -686,7 +686,7 @@ fn cache_clear_that_cannot_remove_fails() {
         lock("-i");
     }
     if out.status.success() && perms_locked {
-        eprintln!("SKIPPED cache_clear_that_cannot_remove_fails: neither chattr nor the folder's mode could stop the removal (root without chattr)");
+        note("SKIPPED cache_clear_that_cannot_remove_fails: neither chattr nor the folder's mode could stop the removal (root without chattr)");
         return;
     }
     assert_eq!(out.status.code(), Some(1), "stdout {} stderr {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

@@ -2,6 +2,7 @@
 //! (scale, then add a bias, then square), their launches interleaved on
 //! the device; the host reads each chunk back when its stream is done.
 //! `cargo run -p relok --example pipeline`
+#![expect(clippy::print_stdout, reason = "an example prints what it found")]
 
 use relok::{Context, Grid, Program};
 use std::process::ExitCode;

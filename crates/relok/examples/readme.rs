@@ -1,5 +1,6 @@
 //! The program of the README's "Use relok from Rust" (kept equal to it by
 //! `tests/readme.rs`). `cargo run -p relok --example readme`
+#![expect(clippy::print_stdout, reason = "an example prints what it found")]
 
 use relok::{Context, Grid, Program};
 

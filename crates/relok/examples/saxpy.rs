@@ -1,5 +1,6 @@
 //! y = a·x + y on the device `RELOK_DEVICE` names (default: the best one
 //! found), checked against plain Rust. `cargo run -p relok --example saxpy`
+#![expect(clippy::print_stdout, reason = "an example prints what it found")]
 
 use relok::{Context, Grid, Program};
 use std::process::ExitCode;

@@ -3,6 +3,7 @@
 //! input: the exception comes back at the stream's synchronisation with
 //! its message, block and thread, and the stream goes on.
 //! `cargo run -p relok --example table_and_exception`
+#![expect(clippy::print_stdout, reason = "an example prints what it found")]
 
 use relok::{Context, Error, Grid, Program};
 use std::process::ExitCode;

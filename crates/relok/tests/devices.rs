@@ -6,6 +6,12 @@
 
 use relok::{Arg, Context, Error, Grid, Program};
 
+/// A message that reaches the terminal even when the test passes (libtest
+/// captures `eprintln!`): what was skipped is always said.
+fn note(msg: &str) {
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("note: {msg}\n").as_bytes());
+}
+
 /// Held by every test: one test at a time uses the GPUs. On NVIDIA's
 /// Vulkan driver (580), several wgpu devices driven from concurrent threads
 /// of one process hung (docs/wgpu.md, "Known problems"); one at a time they
@@ -24,13 +30,13 @@ fn contexts() -> Vec<Context> {
     let required = |var: &str| std::env::var(var).is_ok_and(|v| v == "1");
     for (spec, required) in [("wgpu", required("RELOK_REQUIRE_WGPU")), ("cuda", required("RELOK_REQUIRE_CUDA"))] {
         if !wanted.split(',').any(|w| w.trim() == spec) {
-            eprintln!("skipping the {spec} device: not in RELOK_TEST_DEVICES={wanted}");
+            note(&format!("skipping the {spec} device: not in RELOK_TEST_DEVICES={wanted}"));
             continue;
         }
         match Context::builder().device(spec).no_cache().build() {
             Ok(ctx) => out.push(ctx),
             Err(e) if required => panic!("{spec} is required here: {e}"),
-            Err(e) => eprintln!("skipping the {spec} device: {e}"),
+            Err(e) => note(&format!("skipping the {spec} device: {e}")),
         }
     }
     out
