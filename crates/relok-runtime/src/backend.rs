@@ -2,8 +2,8 @@
 //! cpu, cuda and wgpu implements [`Backend`] (memory, load, streams,
 //! launch) in its own module; [`crate::Device`] is the one place that
 //! dispatches over them. What every backend shares lives here: the one
-//! delivery of words ([`deliver_words`]), the map of loaded kernels
-//! (`load_once`), the eager stream, the exception record's decoding.
+//! delivery of words ([`deliver_words`], [`table_bytes`]), the map of
+//! loaded kernels (`load_once`), the exception record's decoding.
 //! See [`crate::device`] for the whole path and the rules of streams.
 
 use crate::error::{DeviceError, LaunchError, ProgramError, SessionError};
@@ -91,12 +91,23 @@ pub trait Backend: DeviceMemory + Send + Sync + std::fmt::Debug {
     fn live_allocations(&self) -> u64;
 }
 
-/// Registers an artifact's values with the session, declares its runtime
+/// Registers a kernel's values with the session, declares its runtime
 /// globals, and resolves its manifest's words on `device` (in rank order):
 /// the delivery every device shares before it places the words.
-pub fn deliver_words<D: DeviceMemory + ?Sized>(session: &Session, device: &D, artifact: &Artifact) -> Result<Vec<u64>, ProgramError> {
-    register_values(session, &artifact.values, &artifact.manifest)?;
-    Ok(session.resolve_manifest(device, &artifact.manifest)?)
+pub fn deliver_words<D: DeviceMemory + ?Sized>(
+    session: &Session,
+    device: &D,
+    values: &[HostValue],
+    manifest: &FrozenManifest,
+) -> Result<Vec<u64>, ProgramError> {
+    register_values(session, values, manifest)?;
+    Ok(session.resolve_manifest(device, manifest)?)
+}
+
+/// The bytes of a relocation table: the words in rank order, little-endian
+/// (what `state.reloc_table[i]` loads on every device).
+pub fn table_bytes(words: &[u64]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
 /// Registers `values` with the session and declares the runtime globals
@@ -120,59 +131,6 @@ pub fn register_values(
         }
     }
     Ok(())
-}
-
-/// A stream whose launches run (or are checked) when enqueued: the cpu
-/// device's. It keeps the first failure and what the launches did until
-/// the next synchronisation.
-#[derive(Debug)]
-pub struct EagerStream {
-    device: DeviceId,
-    pending: Mutex<Pending>,
-}
-
-#[derive(Debug, Default)]
-struct Pending {
-    failure: Option<LaunchError>,
-    stats: LaunchStats,
-}
-
-impl EagerStream {
-    /// A stream of `device`.
-    pub(crate) fn new(device: DeviceId) -> EagerStream {
-        EagerStream { device, pending: Mutex::default() }
-    }
-
-    /// Refuses a launch of `kernel` on this stream from another device.
-    pub(crate) fn check(&self, kernel: &str, device: DeviceId) -> Result<(), LaunchError> {
-        if self.device == device { Ok(()) } else { Err(wrong_device(kernel, "the stream", self.device, device)) }
-    }
-
-    /// Keeps a launch's outcome: what it did, or its failure when it is
-    /// the device's to report at synchronisation (an exception, a fault:
-    /// what a GPU finds out only after the launch); any other error is the
-    /// caller's now.
-    pub(crate) fn record(&self, outcome: Result<LaunchStats, LaunchError>) -> Result<(), LaunchError> {
-        let mut pending = crate::lock(&self.pending);
-        match outcome {
-            Ok(stats) => {
-                pending.stats.steps = pending.stats.steps.saturating_add(stats.steps);
-                pending.stats.threads = pending.stats.threads.saturating_add(stats.threads);
-                Ok(())
-            }
-            Err(e @ (LaunchError::Exception { .. } | LaunchError::Fault { .. } | LaunchError::Device { .. })) => {
-                pending.failure.get_or_insert(e);
-                Ok(())
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The first failure since the last call, or what the launches did.
-    pub(crate) fn take(&self) -> Result<LaunchStats, LaunchError> {
-        let Pending { failure, stats } = std::mem::take(&mut *crate::lock(&self.pending));
-        failure.map_or(Ok(stats), Err)
-    }
 }
 
 /// The error for a kernel or stream of one device used on another.

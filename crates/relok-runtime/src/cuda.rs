@@ -322,7 +322,7 @@ impl CudaDevice {
         // declare exactly that entry (and the patch globals) before the
         // driver sees it.
         artifact.validate()?;
-        let words = crate::backend::deliver_words(session, self, artifact)?;
+        let words = crate::backend::deliver_words(session, self, &artifact.values, &artifact.manifest)?;
         self.bind()?;
         let module = Arc::new(self.module_for(&artifact.code, &artifact.entry)?);
         let function = module.function(&artifact.entry)?;
@@ -345,7 +345,7 @@ impl CudaDevice {
                 }
             }
             Strategy::Table if !words.is_empty() => {
-                let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                let bytes = crate::backend::table_bytes(&words);
                 let t = self.alloc_zeroed(bytes.len() as u64)?;
                 let owned = TableAlloc { ctx: Arc::clone(&self.ctx), allocs: Arc::clone(&self.allocs), ptr: t.0 };
                 self.write_bytes(t, &bytes)?;

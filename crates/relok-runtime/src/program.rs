@@ -26,6 +26,7 @@
 use crate::cpu::{
     CpuDevice, DevicePtr, KernelArg, LaunchConfig, LaunchError, LaunchState, LaunchStats, LoadedKernel,
 };
+use crate::backend::register_values;
 use crate::memory::DeviceId;
 use crate::session::Session;
 use relok_compiler::artifact::{self, lower_stencil, Artifact, CodeTarget, CompileOptions};
@@ -36,7 +37,6 @@ use relok_ir::{Module, Strategy};
 
 pub use crate::backend::DEFAULT_GLOBAL_SIZE;
 pub use crate::error::ProgramError;
-pub use crate::backend::register_values;
 pub use crate::cpu::deliver;
 
 /// A launch error with an exception's message word turned into its text.

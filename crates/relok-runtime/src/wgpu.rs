@@ -110,7 +110,7 @@
 
 use crate::error::{DeviceError, LaunchError, ProgramError};
 use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
-use crate::backend::{load_once, register_values, wrong_device, Backend, Loaded, Thrown};
+use crate::backend::{deliver_words, load_once, wrong_device, Backend, Loaded, Thrown};
 use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
 use crate::session::Session;
 use relok_cache::{Key, Lookup, Store, StoreConfig};
@@ -654,8 +654,7 @@ impl WgpuDevice {
         let limit = self.limits.max_storage_buffers_per_shader_stage;
         relok_compiler::wgsl::limits::check_storage_buffers(&artifact.entry, buffers, limit, &limit_of).map_err(|e| ProgramError::Compile(e.into()))?;
         const { assert!(::wgpu::Limits::defaults().max_storage_buffers_per_shader_stage == relok_compiler::wgsl::limits::WEBGPU_DEFAULT) };
-        register_values(session, &artifact.values, &artifact.manifest)?;
-        let words = session.resolve_manifest(self, &artifact.manifest)?;
+        let words = deliver_words(session, self, &artifact.values, &artifact.manifest)?;
         let resolved = started.elapsed();
         let code = std::str::from_utf8(&artifact.code).map_err(|e| driver("load", format!("WGSL is not UTF-8: {e}")))?;
         let module = self.scoped("createShaderModule", || {
@@ -669,7 +668,7 @@ impl WgpuDevice {
         let layouts = self.layouts(buffers)?;
         let table = match artifact.strategy {
             Strategy::Table if !words.is_empty() => {
-                let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                let bytes = crate::backend::table_bytes(&words);
                 let t = self.buffer("relok table", bytes.len() as u64, ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST)?;
                 self.queue.write_buffer(&t, 0, &bytes);
                 Some(TableBuffer::new(t, &self.tables))

@@ -2,12 +2,12 @@
 //! (the lowered IR in the text format) parsed, verified and compiled for
 //! the interpreter, their words delivered like every device's; streams that
 //! run each launch when it is enqueued and keep the first failure for the
-//! next synchronisation.
+//! next synchronisation ([`CpuStream`]).
 
 use super::{CpuDevice, DeviceMem, LaunchState, LoadedKernel};
-use crate::backend::{load_once, register_values, wrong_device, Backend, EagerStream};
+use crate::backend::{deliver_words, load_once, table_bytes, wrong_device, Backend};
 use crate::error::{DeviceError, LaunchError, ProgramError};
-use crate::launch::{check_args, check_config, KernelArg, LaunchConfig, LaunchStats};
+use crate::launch::{KernelArg, LaunchConfig, LaunchStats};
 use crate::memory::DeviceId;
 use crate::session::Session;
 use relok_compiler::lower::{site_table, Lowered};
@@ -56,8 +56,57 @@ impl CpuKernel {
 }
 
 /// A stream of a cpu device: launches run when enqueued; the first
-/// failure waits for [`Backend::synchronize`].
-pub type CpuStream = EagerStream;
+/// failure and what the launches did wait for [`Backend::synchronize`].
+#[derive(Debug)]
+pub struct CpuStream {
+    device: DeviceId,
+    pending: Mutex<Pending>,
+}
+
+#[derive(Debug, Default)]
+struct Pending {
+    failure: Option<LaunchError>,
+    stats: LaunchStats,
+}
+
+impl CpuStream {
+    /// A stream of `device`.
+    fn new(device: DeviceId) -> CpuStream {
+        CpuStream { device, pending: Mutex::default() }
+    }
+
+    /// Refuses a launch of `kernel` on this stream from another device.
+    fn check(&self, kernel: &str, device: DeviceId) -> Result<(), LaunchError> {
+        if self.device == device { Ok(()) } else { Err(wrong_device(kernel, "the stream", self.device, device)) }
+    }
+
+    /// Keeps a launch's outcome: what it did, or its failure when it is
+    /// the device's to report at synchronisation (an exception, a fault:
+    /// what a GPU finds out only after the launch); any other error is the
+    /// caller's now.
+    fn record(&self, outcome: Result<LaunchStats, LaunchError>) -> Result<(), LaunchError> {
+        let mut pending = crate::lock(&self.pending);
+        match outcome {
+            Ok(stats) => {
+                pending.stats.steps = pending.stats.steps.saturating_add(stats.steps);
+                pending.stats.threads = pending.stats.threads.saturating_add(stats.threads);
+                Ok(())
+            }
+            Err(e @ (LaunchError::Exception { .. } | LaunchError::Fault { .. } | LaunchError::Device { .. })) => {
+                pending.failure.get_or_insert(e);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The first failure since the last call, or what the launches did.
+    fn take(&self) -> Result<LaunchStats, LaunchError> {
+        let Pending { failure, stats } = std::mem::take(&mut *crate::lock(&self.pending));
+        failure.map_or(Ok(stats), Err)
+    }
+}
+
 
 impl Backend for CpuDevice {
     type Kernel = CpuKernel;
@@ -94,7 +143,7 @@ impl Backend for CpuDevice {
     }
 
     fn new_stream(&self) -> Result<CpuStream, DeviceError> {
-        Ok(EagerStream::new(self.id()))
+        Ok(CpuStream::new(self.id()))
     }
 
     fn enqueue(
@@ -109,9 +158,9 @@ impl Backend for CpuDevice {
         if kernel.device != self.id() {
             return Err(wrong_device(name, "the kernel", kernel.device, self.id()));
         }
+        // The geometry and the arguments are checked by `launch_loaded`;
+        // their errors are the caller's now (see `CpuStream::record`).
         stream.check(name, self.id())?;
-        check_config(name, config)?;
-        check_args(name, kernel.kernel.params(), args)?;
         let seeded;
         let state = if rng_seed == kernel.state.rng_seed {
             &kernel.state
@@ -138,12 +187,11 @@ impl Backend for CpuDevice {
 /// patches (`patch`).
 pub fn deliver(session: &Session, device: &CpuDevice, lowered: &Lowered) -> Result<(Vec<u64>, LaunchState), ProgramError> {
     lowered.manifest.validate(&site_table(lowered))?;
-    register_values(session, &lowered.values, &lowered.manifest)?;
-    let words = session.resolve_manifest(device, &lowered.manifest)?;
+    let words = deliver_words(session, device, &lowered.values, &lowered.manifest)?;
     let mut state = LaunchState::default();
     match lowered.module.stage {
         Stage::Lowered(Strategy::Table) if !words.is_empty() => {
-            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let bytes = table_bytes(&words);
             let table = device.alloc(bytes.len() as u64)?;
             device.write(table, &bytes)?;
             state.reloc_table = Some(table);
