@@ -139,8 +139,7 @@ impl ContextBuilder {
             CacheChoice::Off => KernelCache::uncached(),
             CacheChoice::Dir(root) => KernelCache::open(root).unwrap_or_else(|_| KernelCache::uncached()),
         };
-        let name = device.name();
-        Ok(Context { shared: Arc::new(Shared { device, session: Session::new(), cache, strategy: self.strategy, name }) })
+        Ok(Context::new(device, cache, self.strategy))
     }
 }
 
@@ -201,10 +200,13 @@ impl Context {
     /// assert_eq!(relok::Context::cpu().device_name(), "cpu:0");
     /// ```
     pub fn cpu() -> Context {
-        let device = Device::Cpu(relok_runtime::CpuDevice::new(0));
+        Context::new(Device::Cpu(relok_runtime::CpuDevice::new(0)), KernelCache::from_env(), Strategy::Table)
+    }
+
+    /// A context over an open device, with a session of its own.
+    fn new(device: Device, cache: KernelCache, strategy: Strategy) -> Context {
         let name = device.name();
-        let shared = Shared { device, session: Session::new(), cache: KernelCache::from_env(), strategy: Strategy::Table, name };
-        Context { shared: Arc::new(shared) }
+        Context { shared: Arc::new(Shared { device, session: Session::new(), cache, strategy, name }) }
     }
 
     /// The device's name: `cpu:0`, `cuda:0 (NVIDIA H200, sm_90)`,
