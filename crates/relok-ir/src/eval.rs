@@ -3,7 +3,7 @@
 //! with (so a folded kernel computes exactly what the oracle computes).
 //!
 //! A value is held as a value's bits zero-extended to 64, exactly as
-//! [`relok_ir::Op::Const`] spells them: `bool` is 0 or 1, 32-bit types use
+//! [`crate::Op::Const`] spells them: `bool` is 0 or 1, 32-bit types use
 //! the low half (`i32 -1` is `0xffff_ffff`), `f32` is its bit pattern.
 //! Every function here returns canonical bits for the result type.
 

@@ -10,7 +10,7 @@
 //!   `return`. There are no phi nodes: a value that changes across iterations
 //!   lives in a variable (`set` / `get`).
 //!
-//! Invariants (checked by [`crate::verify`], relied on by every consumer of
+//! Invariants (checked by [`crate::verify()`], relied on by every consumer of
 //! a verified module):
 //! - every handle indexes its arena;
 //! - parameters are `values[0..params.len()]` in order, and every other value
