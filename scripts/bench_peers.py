@@ -66,7 +66,13 @@ def child(code, env):
 
 def main():
     rows = []
+    import importlib.util
+    if importlib.util.find_spec("cupy") is None:
+        raise SystemExit("CuPy is not importable here")
     for name, code, var in [("CuPy RawKernel (NVRTC)", CUPY, "CUPY_CACHE_DIR"), ("Triton", TRITON, "TRITON_CACHE_DIR")]:
+        if name == "Triton" and importlib.util.find_spec("triton") is None:
+            print("Triton is not importable here: skipped", file=sys.stderr)
+            continue
         warm_dir = tempfile.mkdtemp(prefix="peer-warm-")
         base = dict(os.environ, CUDA_CACHE_DISABLE="1")
         child(code, dict(base, **{var: warm_dir}))
@@ -80,6 +86,9 @@ def main():
             med = lambda k: statistics.median(r[k] for r in res)
             rows.append((name, mode, med("first_ms"), med("context_ms"), med("import_ms")))
         shutil.rmtree(warm_dir, ignore_errors=True)
+    if "--json" in sys.argv:
+        print(json.dumps([{"tool": n, "cache": m, "first_ms": f, "context_ms": c} for n, m, f, c, _ in rows]))
+        return
     print(f"{'tool':<24} {'cache':<6} {'first launch':>14} {'context':>10} {'import':>10}   (medians of {RUNS}, ms)")
     for name, mode, first, ctx, imp in rows:
         print(f"{name:<24} {mode:<6} {first:>14.2f} {ctx:>10.1f} {imp:>10.1f}")

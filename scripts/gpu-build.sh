@@ -8,9 +8,25 @@ cd "$(dirname "$0")/.."
 grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo '/.dev/' >> .git/info/exclude
 cargo build --release -p relok-cli
 cargo build --release -p relok --examples
+cargo build --release -p relok-runtime --example bare_context --features cuda
 mkdir -p .dev/bin
 cp target/release/relok .dev/bin/
 for e in saxpy table_and_exception pipeline readme; do cp "target/release/examples/$e" ".dev/bin/example-$e"; done
+# The first-launch benchmark's children (relok bench start finds them beside relok).
+cp target/release/examples/first_launch target/release/examples/bare_context .dev/bin/
+# Bundles with cubins for the shipped-path tests and benchmark (the GPU
+# machine has no ptxas): scale for sm_90 and sm_100, saxpy for sm_90.
+ptxas=${RELOK_PTXAS:-$(ls target/tools/nvidia/cu13/bin/ptxas 2>/dev/null || command -v ptxas || true)}
+if [ -n "$ptxas" ]; then
+    mkdir -p .dev/bin/bundles
+    for b in "bench/scale 90" "bench/scale 100" "saxpy 90"; do
+        set -- $b
+        RELOK_PTXAS=$ptxas target/release/relok precompile "examples/$1.rk" --target ptx-sm90 --strategy table --cubin "sm_$2" \
+            -o ".dev/bin/bundles/$(basename "$1")-sm$2.bundle"
+    done
+else
+    echo "warning: no ptxas (set RELOK_PTXAS): no cubin bundles; the shipped-path GPU test will fail" >&2
+fi
 rm -f .dev/bin/test-*
 # Test binaries that take a device (RELOK_TEST_DEVICE).
 cargo test --release --workspace --no-run --message-format=json 2>/dev/null |
@@ -22,11 +38,11 @@ for line in sys.stdin:
     except ValueError:
         continue
     exe = m.get("executable")
-    if m.get("reason") == "compiler-artifact" and exe and m["target"]["name"] in ("filetests", "cuda", "wgpu", "devices", "wgpu_streams"):
+    if m.get("reason") == "compiler-artifact" and exe and m["target"]["name"] in ("filetests", "cuda", "wgpu", "devices", "wgpu_streams", "shipped"):
         shutil.copy(exe, ".dev/bin/test-" + m["target"]["name"])
 '
 # Debug info would not fit the device tool's 64 MiB.
-strip .dev/bin/*
+strip .dev/bin/relok .dev/bin/example-* .dev/bin/test-* .dev/bin/first_launch .dev/bin/bare_context
 du -sh .dev/bin; ls -la .dev/bin
 # Compressed, the binaries fit the device tool's carry: carry
 # `.dev/bin.tar.xz` (gpu-run.sh unpacks it).

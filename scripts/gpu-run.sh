@@ -61,6 +61,15 @@ for d in cuda wgpu; do
     done
 done
 grep -E "wrong|correct|caught|on " "$OUT/examples.log" | head -20
+# Shipped kernels: bundled cubins used only by their own GPU; damaged or
+# foreign machine code refused (bundles made by gpu-build.sh).
+RELOK_TEST_BUNDLES=$PWD/$B/bundles $B/test-shipped > "$OUT/shipped.log" 2>&1 || status=1
+grep -E "^test |test result|panicked|SKIPPED" "$OUT/shipped.log" | head
+# The first launch of a facade program, cold / warm / shipped, the whole
+# process, CuPy and Triton (BENCH_START=1; about 2.5 minutes).
+if [ -n "${BENCH_START:-}" ]; then
+    RELOK_REPO=$PWD RELOK_WGPU_ADAPTER=nvidia $B/relok bench start --devices cuda,wgpu --bundle $B/bundles/scale-sm90.bundle --peers --json > "$OUT/bench-start.json" 2> "$OUT/bench-start.err" || status=1
+fi
 # Host time per asynchronous launch against the bare loops.
 RELOK_WGPU_ADAPTER=nvidia $B/relok bench launch ${BENCH_QUICK:+--quick} > "$OUT/bench-launch.txt" 2>&1 || status=1
 RELOK_WGPU_ADAPTER=nvidia $B/relok bench launch --json ${BENCH_QUICK:+--quick} > "$OUT/bench-launch.json" 2>&1 || status=1

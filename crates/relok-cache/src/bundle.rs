@@ -1,5 +1,8 @@
-//! Bundles: a set of artifact entries in one file, for an application to
-//! ship and import (ahead-of-time "precompilation").
+//! Bundles: a set of entries in one file, for an application to ship and
+//! import (ahead-of-time "precompilation"): artifacts (portable: target
+//! code, manifest, ABI) and, from format version 2, machine code for
+//! particular devices (cubins), so that a shipped program on a machine
+//! with empty caches neither compiles nor JIT-compiles.
 //!
 //! ```text
 //! 0       8     magic "RELOKBDL"
@@ -8,7 +11,8 @@
 //! 11      n     compiler identity (every entry carries the same)
 //! 11+n    4     count of entries, little-endian
 //! …             per entry: its length (4 bytes, little-endian) and the entry
-//!               framed by [`crate::entry`], in key order
+//!               framed by [`crate::entry`] (kind `Artifact` or `Binary`),
+//!               in (kind, key) order
 //! end-32  32    SHA-256 of every byte before it
 //! ```
 //!
@@ -23,8 +27,9 @@ use std::collections::BTreeMap;
 
 /// The magic number at offset 0.
 pub const MAGIC: [u8; 8] = *b"RELOKBDL";
-/// The bundle format version this build writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
+/// The bundle format version this build writes. It reads this one and
+/// version 1 (artifacts only).
+pub const FORMAT_VERSION: u16 = 2;
 
 /// Why bytes are not a usable bundle.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -67,14 +72,25 @@ pub enum BundleError {
     },
 }
 
-/// Packs framed artifact entries written by `identity` into a bundle, in
-/// key order (one entry per key).
+/// One entry of a decoded bundle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BundleEntry<'a> {
+    /// What the payload is.
+    pub kind: Kind,
+    /// Its key.
+    pub key: Key,
+    /// The framed entry (checked; [`crate::entry::decode`] gives the payload).
+    pub bytes: &'a [u8],
+}
+
+/// Packs framed entries (artifacts and machine code) written by `identity`
+/// into a bundle, in (kind, key) order (one entry per kind and key).
 pub fn encode<'a>(identity: &str, entries: impl IntoIterator<Item = &'a [u8]>) -> Result<Vec<u8>, EntryError> {
     let mut by_key = BTreeMap::new();
     for e in entries {
-        let expect = Expect { kind: Kind::Artifact, identity, key: None };
-        entry::decode(e, &expect)?;
-        by_key.insert(entry::header(e)?.key, e);
+        let kind = entry_kind(e)?;
+        entry::decode(e, &Expect { kind, identity, key: None })?;
+        by_key.insert((kind as u8, entry::header(e)?.key), e);
     }
     let id = &identity.as_bytes()[..identity.len().min(MAX_IDENTITY)];
     let mut out = Vec::new();
@@ -92,9 +108,15 @@ pub fn encode<'a>(identity: &str, entries: impl IntoIterator<Item = &'a [u8]>) -
     Ok(out)
 }
 
-/// The entries of a bundle written by `identity`, each checked, with their
-/// keys, in key order.
-pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<(Key, &'a [u8])>, BundleError> {
+/// The kind an entry's header names, if it is one of ours.
+fn entry_kind(e: &[u8]) -> Result<Kind, EntryError> {
+    let found = entry::header(e)?.kind;
+    Kind::from_byte(found).ok_or(EntryError::Kind { found, expected: Kind::Artifact as u8 })
+}
+
+/// The entries of a bundle written by `identity`, each checked, in
+/// (kind, key) order. A version-1 bundle holds artifacts only.
+pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<BundleEntry<'a>>, BundleError> {
     let mut r = Reader(bytes);
     if bytes.len() < 11 + 4 + 32 {
         return Err(BundleError::Truncated);
@@ -103,7 +125,7 @@ pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<(Key, &'a [u8])
         return Err(BundleError::Magic);
     }
     let version = u16::from_le_bytes(r.array()?);
-    if version != FORMAT_VERSION {
+    if version != FORMAT_VERSION && version != 1 {
         return Err(BundleError::Version { found: version, expected: FORMAT_VERSION });
     }
     let n = usize::from(r.take(1)?[0]);
@@ -124,10 +146,15 @@ pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<(Key, &'a [u8])
     for index in 0..count as usize {
         let len = u32::from_le_bytes(r.array()?) as usize;
         let e = r.take(len)?;
-        let expect = Expect { kind: Kind::Artifact, identity, key: None };
         let entry_err = |source| BundleError::Entry { index, source };
-        entry::decode(e, &expect).map_err(entry_err)?;
-        out.push((entry::header(e).map_err(entry_err)?.key, e));
+        let kind = match entry_kind(e).map_err(entry_err)? {
+            Kind::Binary if version == 1 => {
+                return Err(entry_err(EntryError::Kind { found: Kind::Binary as u8, expected: Kind::Artifact as u8 }))
+            }
+            kind => kind,
+        };
+        entry::decode(e, &Expect { kind, identity, key: None }).map_err(entry_err)?;
+        out.push(BundleEntry { kind, key: entry::header(e).map_err(entry_err)?.key, bytes: e });
     }
     if !r.0.is_empty() {
         return Err(BundleError::Trailing(r.0.len()));
@@ -171,7 +198,10 @@ mod tests {
         let y = encode(ID, [b.as_slice(), a.as_slice(), b.as_slice()]).unwrap();
         assert_eq!(x, y);
         let got = decode(&x, ID).unwrap();
-        assert_eq!(got, vec![(Key([1; 32]), b.as_slice()), (Key([2; 32]), a.as_slice())]);
+        let art = |key: u8, bytes: &'static [u8]| (Kind::Artifact, Key([key; 32]), bytes);
+        let got: Vec<_> = got.iter().map(|e| (e.kind, e.key, e.bytes.to_vec())).collect();
+        let want: Vec<_> = [art(1, b""), art(2, b"")].iter().zip([&b, &a]).map(|(w, e)| (w.0, w.1, e.clone())).collect();
+        assert_eq!(got, want);
         assert_eq!(decode(&encode(ID, []).unwrap(), ID).unwrap(), vec![]);
     }
 
@@ -191,5 +221,22 @@ mod tests {
         }
         let other = entry::encode(Kind::Artifact, "relok-other", Key([1; 32]), b"x");
         assert!(encode(ID, [other.as_slice()]).is_err());
+    }
+
+    #[test]
+    fn machine_code_travels_beside_artifacts_in_version_2_only() {
+        let art = e(7, b"artifact");
+        let bin = entry::encode(Kind::Binary, ID, Key([7; 32]), b"cubin");
+        let x = encode(ID, [bin.as_slice(), art.as_slice()]).unwrap();
+        let got = decode(&x, ID).unwrap();
+        assert_eq!(got.iter().map(|e| e.kind).collect::<Vec<_>>(), [Kind::Artifact, Kind::Binary]);
+        assert_eq!(entry::decode(got[1].bytes, &Expect { kind: Kind::Binary, identity: ID, key: Some(Key([7; 32])) }).unwrap(), b"cubin");
+        // The same bytes labelled version 1 (checksum recomputed): machine
+        // code is refused there.
+        let mut v1 = x[..x.len() - 32].to_vec();
+        v1[8..10].copy_from_slice(&1u16.to_le_bytes());
+        let sum = Sha256::digest(&v1);
+        v1.extend_from_slice(&sum);
+        assert!(matches!(decode(&v1, ID), Err(BundleError::Entry { index: 1, .. })));
     }
 }

@@ -43,7 +43,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn from_byte(b: u8) -> Option<Kind> {
+    pub(crate) fn from_byte(b: u8) -> Option<Kind> {
         match b {
             1 => Some(Kind::Artifact),
             2 => Some(Kind::Binary),

@@ -129,14 +129,15 @@ fn read_entry<'a>(bytes: &'a [u8], kind: Kind, identity: &str, key: Key) -> Resu
 }
 
 /// `bundle::decode` on `bytes`, measured.
-fn read_bundle(bytes: &[u8]) -> Result<Vec<(Key, &[u8])>, bundle::BundleError> {
+fn read_bundle(bytes: &[u8]) -> Result<Vec<bundle::BundleEntry<'_>>, bundle::BundleError> {
     let (r, a) = measure(|| bundle::decode(bytes, ID));
     assert!(a.largest <= bound(bytes.len()), "bundle::decode of {} bytes allocated {a:?}", bytes.len());
     if let Ok(v) = &r {
-        for (k, e) in v {
-            // Every entry it returns is valid, under the key it is listed with.
-            let expect = Expect { kind: Kind::Artifact, identity: ID, key: Some(*k) };
-            assert!(entry::decode(e, &expect).is_ok());
+        for e in v {
+            // Every entry it returns is valid, of the kind and under the key
+            // it is listed with.
+            let expect = Expect { kind: e.kind, identity: ID, key: Some(e.key) };
+            assert!(entry::decode(e.bytes, &expect).is_ok());
         }
     }
     r
@@ -332,10 +333,10 @@ proptest! {
         let n = ID.len();
         let mut fields = vec![(10, 1), (11 + n, 4)];
         let mut at = 15 + n;
-        for (_, e) in &want {
+        for e in &want {
             fields.push((at, 4));
             fields.extend(entry_fields(at + 4, n));
-            at += 4 + e.len();
+            at += 4 + e.bytes.len();
         }
         let mut bytes = original.clone();
         for m in &damage {

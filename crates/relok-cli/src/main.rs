@@ -129,6 +129,12 @@ enum Command {
         /// Targets, comma-separated.
         #[arg(long, short, default_value = "cpu", value_delimiter = ',', value_parser = parse_target)]
         target: Vec<CodeTarget>,
+        /// Also assemble each PTX artifact with `ptxas` (RELOK_PTXAS or the
+        /// PATH) into cubins for these GPUs, comma-separated (`sm_80,sm_90`):
+        /// a GPU of one of them then loads machine code from the bundle and
+        /// compiles nothing.
+        #[arg(long, value_delimiter = ',', value_parser = parse_sm)]
+        cubin: Vec<u32>,
     },
     /// Compile one kernel for a target and write its code (PTX, or the
     /// cpu device's lowered IR); `--manifest` prints the frozen manifest.
@@ -195,6 +201,11 @@ enum CacheCommand {
 
 fn parse_target(s: &str) -> Result<CodeTarget, String> {
     CodeTarget::from_name(s).ok_or_else(|| format!("unknown target `{s}` (expected cpu, ptx, ptx-smNN or wgsl)"))
+}
+
+/// `sm_90` (or `90`) → 90.
+fn parse_sm(s: &str) -> Result<u32, String> {
+    s.strip_prefix("sm_").unwrap_or(s).parse::<u32>().ok().filter(|&n| (20..1000).contains(&n)).ok_or_else(|| format!("bad GPU `{s}` (expected sm_NN, e.g. sm_90)"))
 }
 
 fn parse_strategy(s: &str) -> Result<Strategy, String> {
@@ -460,7 +471,7 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
             Ok(if demo::run(&dev, &dev_name, strategy, json, &cache) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Command::Cache { command } => cache_command(command),
-        Command::Precompile { files, out, strategy, target } => {
+        Command::Precompile { files, out, strategy, target, cubin } => {
             let bar = indicatif::ProgressBar::new(0);
             bar.set_style(
                 indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
@@ -471,10 +482,10 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
                 bar.set_position(done as u64);
                 bar.set_message(label.to_owned());
             };
-            let (bytes, items) = cachecmd::precompile(&files, &target, &strategy, &mut progress)?;
+            let (bytes, items) = cachecmd::precompile(&files, &target, &strategy, &cubin, &mut progress)?;
             bar.finish_and_clear();
             cachecmd::write_atomically(&out, &bytes)?;
-            println!("{}: {} artifacts, {} bytes", out.display(), items.len(), bytes.len());
+            println!("{}: {} kernels, {} bytes", out.display(), items.len(), bytes.len());
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -507,11 +507,11 @@ fn eight_processes_share_one_folder() {
 #[test]
 fn a_bundle_starts_a_program_with_zero_compiles() {
     let files: Vec<PathBuf> = example_files();
-    let (bytes, items) = relok_cli::cachecmd::precompile(&files, &[CodeTarget::Cpu], &STRATEGIES, &mut |_, _, _| {})
+    let (bytes, items) = relok_cli::cachecmd::precompile(&files, &[CodeTarget::Cpu], &STRATEGIES, &[], &mut |_, _, _| {})
         .expect("precompiles");
     assert!(items.len() as u64 >= (EXAMPLES.len() as u64 + 1) * 2);
     let cache = KernelCache::uncached();
-    assert_eq!(cache.load_bundle(&bytes).expect("bundle loads"), items.len());
+    assert_eq!(cache.load_bundle(&bytes).expect("bundle loads").artifacts, 2 * items.len(), "each artifact and its source alias");
     let n = run_all(&cache);
     let st = cache.stats();
     assert_eq!((st.compiles, st.bundle.hits), (0, n), "{st:?}");
@@ -520,7 +520,7 @@ fn a_bundle_starts_a_program_with_zero_compiles() {
     let mid = bad.len() / 2;
     bad[mid] ^= 1;
     assert!(KernelCache::uncached().load_bundle(&bad).is_err());
-    assert!(relok_cli::cachecmd::precompile(&files, &[CodeTarget::Cpu], &[Strategy::Bake], &mut |_, _, _| {})
+    assert!(relok_cli::cachecmd::precompile(&files, &[CodeTarget::Cpu], &[Strategy::Bake], &[], &mut |_, _, _| {})
         .expect_err("bake cannot be precompiled")
         .contains("cannot be precompiled"));
 }

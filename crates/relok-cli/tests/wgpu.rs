@@ -357,17 +357,17 @@ fn a_precompiled_wgsl_bundle_runs_every_example_without_compiling() {
     let mut files: Vec<PathBuf> = EXAMPLES.iter().map(|e| repo().join(e.file)).collect();
     files.dedup();
     let target = [relok_compiler::artifact::CodeTarget::Wgsl];
-    let (bytes, items) = relok_cli::cachecmd::precompile(&files, &target, &[Strategy::Patch, Strategy::Table], &mut |_, _, _| {})
+    let (bytes, items) = relok_cli::cachecmd::precompile(&files, &target, &[Strategy::Patch, Strategy::Table], &[], &mut |_, _, _| {})
         .expect("precompiles");
     assert!(items.iter().all(|i| i.strategy == Strategy::Table), "patch is skipped for WGSL");
     let (session, cache) = (Session::new(), KernelCache::uncached());
-    assert_eq!(cache.load_bundle(&bytes).expect("bundle loads"), items.len());
+    assert_eq!(cache.load_bundle(&bytes).expect("bundle loads").artifacts, 2 * items.len(), "each artifact and its source alias");
     let t = Target { device: &gpu, session: &session, cache: &cache, strategy: Strategy::Table };
     for ex in EXAMPLES {
         assert!(run_example(&t, ex).expect("runs").matches, "{}", ex.name);
     }
     assert_eq!(cache.stats().compiles, 0, "{:?}", cache.stats());
-    let only_patch = relok_cli::cachecmd::precompile(&files, &target, &[Strategy::Patch], &mut |_, _, _| {});
+    let only_patch = relok_cli::cachecmd::precompile(&files, &target, &[Strategy::Patch], &[], &mut |_, _, _| {});
     assert!(only_patch.is_err_and(|e| e.contains("patching is impossible on wgpu")));
 }
 

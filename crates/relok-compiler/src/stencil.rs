@@ -62,6 +62,58 @@ impl Stencil {
     }
 }
 
+/// The first-level key of kernel `kernel` of the text-format source
+/// `text` under this compiler ([`SourceKeyInputs`] with [`COMPILER_ID`]).
+/// It costs a hash of the text — no parse, no verification, no stencil —
+/// so a warm start looks its kernel up without touching the compiler. The
+/// compiler is deterministic, so one source key names one artifact (whose
+/// own key, [`Stencil::key`], is the second level and the one artifacts
+/// are compiled and checked under); caches keep the pair.
+pub fn source_key(text: &str, kernel: &str, target: CodeTarget, strategy: Strategy, options: CompileOptions) -> [u8; 32] {
+    SourceKeyInputs { compiler: COMPILER_ID, state_layout: STATE_LAYOUT_VERSION, target, strategy, options, kernel, text }.key()
+}
+
+/// Everything a source key covers: [`KeyInputs`] with the source text and
+/// the kernel's name in place of the canonical IR.
+#[derive(Clone, Copy, Debug)]
+pub struct SourceKeyInputs<'a> {
+    /// The compiler's identity ([`COMPILER_ID`]).
+    pub compiler: &'a str,
+    /// The kernel-state ABI version.
+    pub state_layout: u32,
+    /// What code is generated.
+    pub target: CodeTarget,
+    /// How host objects are delivered.
+    pub strategy: Strategy,
+    /// Compile options.
+    pub options: CompileOptions,
+    /// The kernel's name.
+    pub kernel: &'a str,
+    /// The source text.
+    pub text: &'a str,
+}
+
+impl SourceKeyInputs<'_> {
+    /// SHA-256 over the fields, each length-prefixed, under a version tag
+    /// of its own (a source key never equals an artifact key).
+    pub fn key(&self) -> [u8; 32] {
+        let mut h = Sha256::new();
+        let mut field = |bytes: &[u8]| {
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+        };
+        field(b"relok-source-key-v1");
+        field(self.compiler.as_bytes());
+        field(&self.state_layout.to_le_bytes());
+        field(self.target.name().as_bytes());
+        field(self.strategy.name().as_bytes());
+        field(&self.options.to_bytes());
+        field(self.kernel.as_bytes());
+        field(self.text.as_bytes());
+        h.finalize().into()
+    }
+}
+
 /// Everything a cache key covers. Adding a field here is the only way to
 /// make something part of the key.
 #[derive(Clone, Copy, Debug)]

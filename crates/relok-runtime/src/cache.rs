@@ -10,6 +10,19 @@
 //!                 ─► compile; the artifact goes to the store
 //! ```
 //!
+//! # Two levels of keys
+//!
+//! An artifact's key ([`Stencil::key`]) hashes the kernel's canonical IR:
+//! computing it parses, verifies and links the source. A program whose
+//! kernel text is known (the facade's `Program` and `Source`) also has a
+//! **source key** ([`relok_compiler::stencil::source_key`]: a hash of the
+//! text and the kernel's name, no parsing), and
+//! [`KernelCache::artifact_by_source`] looks it up first: in this
+//! process's map, in bundles, then in the store, where the artifact is
+//! kept under its source key too (an alias entry, written by
+//! [`KernelCache::remember_source`] after the first compile or load). A
+//! warm start therefore never touches the compiler.
+//!
 //! An artifact from a bundle or the store is checked (payload, compiler,
 //! key, target, strategy, state layout) and its code validated against its
 //! ABI and manifest (`Artifact::validate`) before it is used; anything
@@ -50,6 +63,16 @@ pub struct CacheStats {
     pub store: TierStats,
 }
 
+/// What [`KernelCache::load_bundle`] found in a bundle.
+#[derive(Clone, Debug, Default)]
+pub struct BundleContents {
+    /// Artifacts now available to the cache.
+    pub artifacts: usize,
+    /// Machine code for particular devices, by key (see
+    /// `relok_compiler::ptx::cubin_key`), for the device to keep.
+    pub machine_code: Vec<(Key, Arc<[u8]>)>,
+}
+
 /// A process's kernel cache. Share one per process (`&self` everywhere).
 #[derive(Debug)]
 pub struct KernelCache {
@@ -65,6 +88,8 @@ pub struct KernelCache {
     /// Baked artifacts for devices other than the cpu.
     baked_artifacts: Mutex<HashMap<(Key, DeviceId, u64), Arc<Artifact>>>,
     bundles: Mutex<HashMap<Key, Arc<[u8]>>>,
+    /// Artifacts by source key (patch, table).
+    sources: Mutex<HashMap<Key, Arc<Artifact>>>,
     counts: [AtomicU64; 7],
 }
 
@@ -130,6 +155,7 @@ impl KernelCache {
             artifacts: Mutex::default(),
             baked_artifacts: Mutex::default(),
             bundles: Mutex::default(),
+            sources: Mutex::default(),
             counts: Default::default(),
         }
     }
@@ -197,17 +223,25 @@ impl KernelCache {
     /// Makes the artifacts of a bundle (e.g. `include_bytes!` of a file
     /// made by `relok precompile`) available to [`KernelCache::compile`]:
     /// a program that ships its bundle starts with zero compiles. Returns
-    /// how many artifacts it holds. Entries are checked now (framing,
-    /// checksum) and again when used (artifact).
-    pub fn load_bundle(&self, bytes: &[u8]) -> Result<usize, BundleError> {
+    /// how many artifacts it holds and its machine code, for the device
+    /// ([`crate::Device::load_bundle`] hands it over). Entries are checked
+    /// now (framing, checksum) and again when used (artifact).
+    pub fn load_bundle(&self, bytes: &[u8]) -> Result<BundleContents, BundleError> {
         let entries = bundle::decode(bytes, COMPILER_ID)?;
+        let mut contents = BundleContents::default();
         let mut map = lock(&self.bundles);
-        for (index, (key, entry)) in entries.iter().enumerate() {
-            let expect = relok_cache::entry::Expect { kind: relok_cache::entry::Kind::Artifact, identity: COMPILER_ID, key: Some(*key) };
-            let payload = relok_cache::entry::decode(entry, &expect).map_err(|source| BundleError::Entry { index, source })?;
-            map.insert(*key, Arc::from(payload));
+        for (index, e) in entries.iter().enumerate() {
+            let expect = relok_cache::entry::Expect { kind: e.kind, identity: COMPILER_ID, key: Some(e.key) };
+            let payload = relok_cache::entry::decode(e.bytes, &expect).map_err(|source| BundleError::Entry { index, source })?;
+            match e.kind {
+                relok_cache::entry::Kind::Artifact => {
+                    map.insert(e.key, Arc::from(payload));
+                    contents.artifacts += 1;
+                }
+                relok_cache::entry::Kind::Binary => contents.machine_code.push((e.key, Arc::from(payload))),
+            }
         }
-        Ok(entries.len())
+        Ok(contents)
     }
 
     /// Compiles `kernel` of `module` with `strategy`, or takes it from a
@@ -240,7 +274,7 @@ impl KernelCache {
             return Ok(Arc::clone(c));
         }
         self.count(Count::MemoryMisses);
-        let compiled = match self.cached(key, CodeTarget::Cpu, strategy, |a| instantiate(device, &a, None)) {
+        let compiled = match self.cached(key, Some(key), CodeTarget::Cpu, strategy, |a| instantiate(device, &a, None)) {
             Some(c) => c,
             None => {
                 self.count(Count::Compiles);
@@ -283,7 +317,7 @@ impl KernelCache {
             return Ok(Arc::clone(a));
         }
         self.count(Count::MemoryMisses);
-        let artifact = match self.cached(key, target, strategy, Ok) {
+        let artifact = match self.cached(key, Some(key), target, strategy, Ok) {
             Some(a) => a,
             None => {
                 self.count(Count::Compiles);
@@ -293,21 +327,59 @@ impl KernelCache {
         Ok(Arc::clone(lock(&self.artifacts).entry(key).or_insert(Arc::new(artifact))))
     }
 
+    /// The source key of `kernel` of the text-format source `text` for
+    /// `target` and `strategy` with this cache's options (see the module
+    /// docs).
+    pub fn source_key(&self, text: &str, kernel: &str, target: CodeTarget, strategy: Strategy) -> Key {
+        Key(relok_compiler::stencil::source_key(text, kernel, target, strategy, self.options))
+    }
+
+    /// The artifact a source key names, if a tier holds it: this process's
+    /// map, a bundle, the store (checked and validated as every artifact
+    /// from there). Never for `bake` (baked kernels are one session's).
+    pub fn artifact_by_source(&self, source: Key, target: CodeTarget, strategy: Strategy) -> Option<Arc<Artifact>> {
+        if strategy == Strategy::Bake {
+            return None;
+        }
+        if let Some(a) = lock(&self.sources).get(&source) {
+            self.count(Count::MemoryHits);
+            return Some(Arc::clone(a));
+        }
+        let a = Arc::new(self.cached(source, None, target, strategy, Ok)?);
+        lock(&self.artifacts).entry(Key(a.key)).or_insert_with(|| Arc::clone(&a));
+        Some(Arc::clone(lock(&self.sources).entry(source).or_insert(a)))
+    }
+
+    /// Remembers that `source` names `artifact`: in this process and, as an
+    /// alias entry, in the store (a failed write is counted by the store).
+    pub fn remember_source(&self, source: Key, artifact: &Arc<Artifact>) {
+        if artifact.strategy == Strategy::Bake {
+            return;
+        }
+        lock(&self.sources).insert(source, Arc::clone(artifact));
+        if let (Some(store), Ok(payload)) = (&self.store, artifact.to_payload()) {
+            let _ = store.put(source, &payload);
+        }
+    }
+
     /// What a bundle or the store holds for `key`, if it is usable: the
     /// artifact decoded, checked (`Artifact::check`) and validated against
     /// its code (`Artifact::validate`), then made `ready` (the cpu device
     /// instantiates it). Anything that fails is corrupt: a bundle entry is
     /// dropped, a store entry removed, and the caller compiles.
+    /// `artifact_key` is the key the artifact must have been compiled
+    /// under: `key` itself, or for a source key (`None`) the artifact's own.
     fn cached<T>(
         &self,
         key: Key,
+        artifact_key: Option<Key>,
         target: CodeTarget,
         strategy: Strategy,
         ready: impl Fn(Artifact) -> Result<T, ProgramError>,
     ) -> Option<T> {
         let usable = |payload: &[u8]| -> Result<T, ProgramError> {
             let artifact = Artifact::from_payload(payload)?;
-            artifact.check(&key.0, target, strategy)?;
+            artifact.check(&artifact_key.map_or(artifact.key, |k| k.0), target, strategy)?;
             // The cpu device's `instantiate` parses, verifies and checks the
             // manifest itself: validating first would do it twice.
             if target != CodeTarget::Cpu {

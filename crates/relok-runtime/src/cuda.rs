@@ -49,12 +49,11 @@ use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
 use crate::session::Session;
 use cudarc::driver::{result, sys, CudaContext};
 use relok_cache::{Key, Lookup, Store, StoreConfig};
-use sha2::{Digest, Sha256};
 use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_compiler::reloc::Site;
 use relok_compiler::state::{ExceptionLayout, KernelState};
 use relok_ir::Strategy;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -104,6 +103,9 @@ pub struct CudaDevice {
     loaded: Loaded<CudaKernel>,
     /// Tier 2: cubins of this GPU and driver.
     archive: Option<Store>,
+    /// Cubins from bundles the application loaded, by
+    /// [`relok_compiler::ptx::cubin_key`] (checked before the archive).
+    bundled: Mutex<HashMap<Key, Arc<[u8]>>>,
     /// Exception records for the kernels loaded here.
     records: Arc<RecordPool>,
     /// How the code of each load was obtained.
@@ -115,6 +117,7 @@ pub struct CudaDevice {
 #[derive(Debug, Default)]
 struct CodeStats {
     archive_hits: AtomicU64,
+    bundled: AtomicU64,
     linked: AtomicU64,
     ptx_jit: AtomicU64,
 }
@@ -124,6 +127,8 @@ struct CodeStats {
 pub struct CudaLoadStats {
     /// Cubins loaded from the binary archive (no compile at all).
     pub archive_hits: u64,
+    /// Cubins loaded from a bundle the application shipped (no compile).
+    pub bundled: u64,
     /// PTX linked into a cubin by the driver's linker (then archived).
     pub linked: u64,
     /// PTX handed to the driver's JIT (linking failed or no archive).
@@ -160,6 +165,7 @@ impl CudaDevice {
         let name = ctx.name().map_err(driver("cuDeviceGetName"))?;
         let (major, minor) = ctx.compute_capability().map_err(driver("cuDeviceGetAttribute"))?;
         let records = RecordPool::new(&ctx)?;
+        ready_copies(&ctx)?;
         let mut version = 0;
         // SAFETY: a valid out-pointer to an int.
         unsafe { sys::cuDriverGetVersion(&mut version) }.result().map_err(driver("cuDriverGetVersion"))?;
@@ -173,6 +179,7 @@ impl CudaDevice {
             allocs: Arc::default(),
             loaded: Mutex::default(),
             archive: None,
+            bundled: Mutex::default(),
             records,
             code_stats: CodeStats::default(),
         })
@@ -217,30 +224,55 @@ impl CudaDevice {
         let c = &self.code_stats;
         CudaLoadStats {
             archive_hits: c.archive_hits.load(Ordering::Relaxed),
+            bundled: c.bundled.load(Ordering::Relaxed),
             linked: c.linked.load(Ordering::Relaxed),
             ptx_jit: c.ptx_jit.load(Ordering::Relaxed),
             archive: self.archive.as_ref().map(Store::stats).unwrap_or_default(),
         }
     }
 
-    /// The archive key of `ptx` with entry `entry`.
-    fn cubin_key(ptx: &[u8], entry: &str) -> Key {
-        let mut h = Sha256::new();
-        for field in [&b"relok-cubin-v1"[..], ptx, entry.as_bytes(), b"jit-options:"] {
-            h.update((field.len() as u64).to_le_bytes());
-            h.update(field);
-        }
-        Key(h.finalize().into())
+    /// Keeps the machine code of a bundle (see
+    /// [`crate::KernelCache::load_bundle`]) for the loads that need it.
+    /// Only cubins this GPU can run are ever looked up (see
+    /// [`CudaDevice::module_for`]); the rest are never used.
+    pub fn add_machine_code(&self, code: &[(Key, Arc<[u8]>)]) {
+        lock(&self.bundled).extend(code.iter().map(|(k, c)| (*k, Arc::clone(c))));
     }
 
-    /// The module of `ptx`: from the archive, else linked and archived,
-    /// else JIT-compiled from the PTX.
+    /// A bundled cubin of `ptx` this GPU runs: made for its compute
+    /// capability or an earlier one of the same major version (cubins
+    /// run on later minor versions), whose entry the driver finds. One
+    /// the driver refuses is dropped (a miss, with a warning).
+    fn bundled_module(&self, ptx: &[u8], entry: &str) -> Option<PtxModule> {
+        let (major, minor) = (self.sm / 10, self.sm % 10);
+        for sm in (0..=minor).rev().map(|m| major * 10 + m) {
+            let key = Key(relok_compiler::ptx::cubin_key(ptx, entry, sm));
+            let Some(cubin) = lock(&self.bundled).get(&key).cloned() else { continue };
+            match PtxModule::load_image(&self.ctx, &cubin).and_then(|m| m.function(entry).map(|_| m)) {
+                Ok(m) => {
+                    self.code_stats.bundled.fetch_add(1, Ordering::Relaxed);
+                    return Some(m);
+                }
+                Err(e) => {
+                    tracing::warn!("the bundled cubin of @{entry} for sm_{sm} was refused ({e}); compiling instead");
+                    lock(&self.bundled).remove(&key);
+                }
+            }
+        }
+        None
+    }
+
+    /// The module of `ptx`: a bundled cubin, else the archive's, else
+    /// linked and archived, else JIT-compiled from the PTX.
     fn module_for(&self, ptx: &[u8], entry: &str) -> Result<PtxModule, DeviceError> {
+        if let Some(m) = self.bundled_module(ptx, entry) {
+            return Ok(m);
+        }
         let Some(archive) = &self.archive else {
             self.code_stats.ptx_jit.fetch_add(1, Ordering::Relaxed);
             return PtxModule::load(&self.ctx, ptx);
         };
-        let key = CudaDevice::cubin_key(ptx, entry);
+        let key = Key(relok_compiler::ptx::cubin_key(ptx, entry, self.sm));
         if let Lookup::Hit(cubin) = archive.get(key) {
             // A cubin that loads but lacks the entry is another kernel's.
             match PtxModule::load_image(&self.ctx, &cubin).and_then(|m| m.function(entry).map(|_| m)) {
@@ -326,6 +358,13 @@ impl CudaDevice {
         self.bind()?;
         let module = Arc::new(self.module_for(&artifact.code, &artifact.entry)?);
         let function = module.function(&artifact.entry)?;
+        // Under lazy loading (the default since CUDA 12.2) the function is
+        // loaded onto the GPU at its first launch; load it now, so that
+        // the first launch costs what every launch costs.
+        if self.driver_version >= 12040 {
+            // SAFETY: a function of a live module.
+            unsafe { sys::cuFuncLoad(function) }.result().map_err(driver("cuFuncLoad"))?;
+        }
         let mut table = None;
         match artifact.strategy {
             Strategy::Patch => {
@@ -346,10 +385,8 @@ impl CudaDevice {
             }
             Strategy::Table if !words.is_empty() => {
                 let bytes = crate::backend::table_bytes(&words);
-                let t = self.alloc_zeroed(bytes.len() as u64)?;
-                let owned = TableAlloc { ctx: Arc::clone(&self.ctx), allocs: Arc::clone(&self.allocs), ptr: t.0 };
-                self.write_bytes(t, &bytes)?;
-                table = Some(owned);
+                let t = self.alloc_filled(&bytes)?;
+                table = Some(TableAlloc { ctx: Arc::clone(&self.ctx), allocs: Arc::clone(&self.allocs), ptr: t.0 });
             }
             _ => {}
         }
@@ -667,6 +704,25 @@ impl DeviceMemory for CudaDevice {
         Ok(DevicePtr(ptr))
     }
 
+    fn alloc_filled(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
+        self.bind()?;
+        let n = bytes.len().max(1);
+        // SAFETY: a plain allocation in the bound context.
+        let ptr = unsafe { result::malloc_sync(n) }.map_err(driver("cuMemAlloc"))?;
+        if !bytes.is_empty() {
+            // SAFETY: `ptr .. ptr + n` was just allocated and `bytes` fills it.
+            if let Err(e) = unsafe { result::memcpy_htod_sync(ptr, bytes) } {
+                // SAFETY: `ptr` was allocated above and is freed once.
+                let _ = unsafe { result::free_sync(ptr) };
+                return Err(driver("cuMemcpyHtoD")(e));
+            }
+        }
+        lock(&self.allocs).insert(ptr, n as u64);
+        Ok(DevicePtr(ptr))
+    }
+    fn alloc_object_filled(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
+        self.alloc_filled(bytes)
+    }
     fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError> {
         self.check(ptr, bytes.len() as u64)?;
         self.bind()?;
@@ -848,6 +904,23 @@ impl PtxModule {
             message: format!("{name}: {e:?}"),
         })
     }
+}
+
+/// The driver sets device allocation and host↔device copies up lazily,
+/// at their first use (≈0.1–0.2 ms on an H200): do it when the device
+/// opens, with the context, so that the first kernel load and launch pay
+/// only for themselves.
+fn ready_copies(ctx: &Arc<CudaContext>) -> Result<(), DeviceError> {
+    ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+    // SAFETY: a plain allocation in the bound context.
+    let ptr = unsafe { result::malloc_sync(8) }.map_err(driver("cuMemAlloc"))?;
+    let mut back = [0u8; 8];
+    // SAFETY: `ptr .. ptr + 8` was just allocated; both host buffers hold 8 bytes.
+    let copied = unsafe { result::memcpy_htod_sync(ptr, &[1u8; 8]).and_then(|()| result::memcpy_dtoh_sync(&mut back, ptr)) };
+    // SAFETY: allocated above, freed once.
+    let freed = unsafe { result::free_sync(ptr) };
+    copied.map_err(driver("cuMemcpy"))?;
+    freed.map_err(driver("cuMemFree"))
 }
 
 impl Drop for PtxModule {

@@ -96,6 +96,23 @@ pub enum Device {
     Wgpu(Box<crate::wgpu::WgpuDevice>),
 }
 
+/// How a device obtained the machine code of the kernels it loaded, by
+/// [`Device::code_stats`]. On cuda each load counts once in one field; on
+/// wgpu every pipeline is compiled by the driver (`jit`; its pipeline
+/// cache may make that cheap, see `relok_runtime::wgpu`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CodeStats {
+    /// Loaded from the device's binary archive on disk: no compile.
+    pub archived: u64,
+    /// Loaded from a bundle the application shipped: no compile.
+    pub bundled: u64,
+    /// Compiled by relok before loading (PTX linked into a cubin by the
+    /// driver's linker), then archived.
+    pub linked: u64,
+    /// Left to the driver's just-in-time compiler.
+    pub jit: u64,
+}
+
 /// A kernel loaded on a [`Device`] (cheap to clone; freed when the last
 /// clone drops).
 #[derive(Debug, Clone)]
@@ -341,6 +358,33 @@ impl Device {
         self.synchronize(session, stream)
     }
 
+    /// Makes a bundle's artifacts available to `cache` and gives this
+    /// device the bundle's machine code for it (cubins on cuda; the other
+    /// devices have none to take). Returns the number of artifacts.
+    pub fn load_bundle(&self, cache: &KernelCache, bytes: &[u8]) -> Result<usize, relok_cache::bundle::BundleError> {
+        let contents = cache.load_bundle(bytes)?;
+        #[cfg(feature = "cuda")]
+        if let Device::Cuda(d) = self {
+            d.add_machine_code(&contents.machine_code);
+        }
+        Ok(contents.artifacts)
+    }
+
+    /// How this device obtained the machine code of the kernels it loaded
+    /// (all zero on the cpu device, which interprets the IR).
+    pub fn code_stats(&self) -> CodeStats {
+        match self {
+            Device::Cpu(_) => CodeStats::default(),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(d) => {
+                let s = d.load_stats();
+                CodeStats { archived: s.archive_hits, bundled: s.bundled, linked: s.linked, jit: s.ptx_jit }
+            }
+            #[cfg(feature = "wgpu")]
+            Device::Wgpu(d) => CodeStats { jit: d.load_stats().pipelines, ..CodeStats::default() },
+        }
+    }
+
     /// The device's memory, whatever its kind.
     fn memory(&self) -> &dyn DeviceMemory {
         dispatch!(self, |d| d, ())
@@ -356,6 +400,12 @@ impl DeviceMemory for Device {
     }
     fn alloc_object(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
         self.memory().alloc_object(bytes)
+    }
+    fn alloc_filled(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
+        self.memory().alloc_filled(bytes)
+    }
+    fn alloc_object_filled(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
+        self.memory().alloc_object_filled(bytes)
     }
     fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError> {
         self.memory().write_bytes(ptr, bytes)

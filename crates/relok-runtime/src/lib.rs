@@ -40,10 +40,10 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub use cpu::{CpuDevice, CpuKernel, LaunchState, LoadedKernel, PatchCells};
 pub use error::{Access, DeviceError, FaultKind, LaunchError};
 pub use launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats};
-pub use cache::{CacheStats, KernelCache};
+pub use cache::{BundleContents, CacheStats, KernelCache};
 pub use error::{ProgramError, SessionError};
 pub use program::{Compiled, Loaded};
 pub use backend::{Backend, Thrown};
-pub use device::{Device, Kernel, OpenError, Stream};
+pub use device::{CodeStats, Device, Kernel, OpenError, Stream};
 pub use memory::{DeviceId, DeviceKind, DeviceMemory};
 pub use session::Session;

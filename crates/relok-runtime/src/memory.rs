@@ -21,6 +21,19 @@ pub trait DeviceMemory {
     fn alloc_object(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
         self.alloc_zeroed(bytes)
     }
+    /// `bytes.len()` bytes (at least 1) of global memory holding `bytes`:
+    /// [`DeviceMemory::alloc_zeroed`] and a write, unless the device can
+    /// skip the zero fill (cuda does).
+    fn alloc_filled(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
+        let ptr = self.alloc_zeroed(bytes.len() as u64)?;
+        fill(self, ptr, bytes)
+    }
+    /// [`DeviceMemory::alloc_object`] holding `bytes` (a host value's
+    /// copy).
+    fn alloc_object_filled(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
+        let ptr = self.alloc_object(bytes.len() as u64)?;
+        fill(self, ptr, bytes)
+    }
     /// Copies `bytes` to `ptr`.
     fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError>;
     /// Copies `len` bytes from `ptr`.
@@ -29,3 +42,18 @@ pub trait DeviceMemory {
     fn free_bytes(&self, ptr: DevicePtr) -> Result<(), DeviceError>;
 }
 
+
+/// Writes `bytes` to the new allocation `ptr`, freeing it if that fails.
+fn fill<D: DeviceMemory + ?Sized>(device: &D, ptr: DevicePtr, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
+    if bytes.is_empty() {
+        return Ok(ptr);
+    }
+    match device.write_bytes(ptr, bytes) {
+        Ok(()) => Ok(ptr),
+        Err(e) => {
+            // Best effort: the allocation is unusable either way.
+            let _ = device.free_bytes(ptr);
+            Err(e)
+        }
+    }
+}

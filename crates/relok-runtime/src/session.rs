@@ -301,12 +301,7 @@ impl State {
             object: Target::Value(*key).to_string(),
             source,
         };
-        let ptr = device.alloc_object(value.bytes.len() as u64).map_err(err)?;
-        if let Err(e) = device.write_bytes(ptr, &value.bytes) {
-            // Best effort: the copy is unusable either way.
-            let _ = device.free_bytes(ptr);
-            return Err(err(e));
-        }
+        let ptr = device.alloc_object_filled(&value.bytes).map_err(err)?;
         dev.values.insert(*key, ptr);
         Ok(ptr)
     }

@@ -4,11 +4,11 @@
 use crate::buffer::{Allocation, Buffer};
 use crate::error::{Error, Result};
 use crate::kernel::{Kernel, Symbol};
-use crate::program::Program;
+use crate::program::KernelSource;
 use crate::stream::Stream;
 use crate::Element;
 use relok_ir::Strategy;
-use relok_runtime::{CacheStats, Device, DeviceKind, DeviceMemory, KernelCache, Session};
+use relok_runtime::{CacheStats, CodeStats, Device, DeviceKind, DeviceMemory, KernelCache, Session};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -247,11 +247,11 @@ impl Context {
     /// # Ok::<(), relok::Error>(())
     /// ```
     pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
-        let buffer = self.zeros(data.len())?;
-        if !data.is_empty() {
-            self.shared.device.write_bytes(buffer.mem.ptr, bytemuck::cast_slice(data))?;
+        if data.is_empty() {
+            return self.zeros(0);
         }
-        Ok(buffer)
+        let ptr = self.shared.device.alloc_filled(bytemuck::cast_slice(data))?;
+        Ok(Buffer::new(Arc::new(Allocation::new(Arc::clone(&self.shared), ptr)), data.len()))
     }
 
     /// A new buffer of `len` zeros.
@@ -282,8 +282,10 @@ impl Context {
         Stream::new(Arc::clone(&self.shared))
     }
 
-    /// Kernel `name` of `program`, compiled for this device (or taken from
-    /// the cache: memory, bundles, the artifact store) and loaded with this
+    /// Kernel `name` of a [`crate::Program`] or a [`crate::Source`],
+    /// compiled for this device (or taken from the cache: memory, bundles,
+    /// the artifact store — by the text's source key first, so a warm
+    /// start from a `Source` parses nothing) and loaded with this
     /// context's host objects delivered.
     ///
     /// ```
@@ -294,8 +296,8 @@ impl Context {
     /// assert!(matches!(ctx.kernel(&p, "nope"), Err(relok::Error::NoSuchKernel { .. })));
     /// # Ok::<(), relok::Error>(())
     /// ```
-    pub fn kernel(&self, program: &Program, name: &str) -> Result<Kernel> {
-        Kernel::load(&self.shared, program, name)
+    pub fn kernel(&self, from: &impl KernelSource, name: &str) -> Result<Kernel> {
+        Kernel::load(&self.shared, from, name)
     }
 
     /// The symbol `name` (a `word` argument: its word in this program,
@@ -318,7 +320,7 @@ impl Context {
     /// assert!(matches!(err, relok::Error::Bundle(_)));
     /// ```
     pub fn load_bundle(&self, bytes: &[u8]) -> Result<usize> {
-        Ok(self.shared.cache.load_bundle(bytes)?)
+        Ok(self.shared.device.load_bundle(&self.shared.cache, bytes)?)
     }
 
     /// What the kernel cache did in this context: compiles, hits per tier.
@@ -332,6 +334,18 @@ impl Context {
     /// ```
     pub fn cache_stats(&self) -> CacheStats {
         self.shared.cache.stats()
+    }
+
+    /// How the device obtained the machine code of this context's kernels:
+    /// from its binary archive, from a shipped bundle, compiled by relok,
+    /// or by the driver's JIT (all zero on the cpu device).
+    ///
+    /// ```
+    /// let ctx = relok::Context::cpu();
+    /// assert_eq!(ctx.code_stats(), relok::CodeStats::default());
+    /// ```
+    pub fn code_stats(&self) -> CodeStats {
+        self.shared.device.code_stats()
     }
 
     /// Live device allocations of this context: buffers, host objects,

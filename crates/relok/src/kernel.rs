@@ -22,11 +22,11 @@
 use crate::buffer::{Allocation, Buffer, BufferSlice};
 use crate::context::Shared;
 use crate::error::{Error, Result};
-use crate::program::Program;
+use crate::program::KernelSource;
 use crate::stream::{Pending, Stream};
 use crate::{Element, Grid, ScalarArg};
 use relok_ir::{AddrSpace, FuncKind, Scalar, Type};
-use relok_runtime::KernelArg;
+use relok_runtime::{KernelArg, ProgramError};
 use std::sync::Arc;
 
 /// A kernel loaded on one context's device with the context's host objects
@@ -50,7 +50,19 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    pub(crate) fn load(ctx: &Arc<Shared>, program: &Program, name: &str) -> Result<Kernel> {
+    /// Loads kernel `name`: by its source key when the text is known and a
+    /// cache holds it (no parsing), else from the verified program through
+    /// the artifact key, remembering the source key for the next process.
+    pub(crate) fn load(ctx: &Arc<Shared>, from: &impl KernelSource, name: &str) -> Result<Kernel> {
+        let (target, strategy) = (ctx.device.target(), ctx.strategy);
+        let source_key = from.source_text().map(|text| ctx.cache.source_key(text, name, target, strategy));
+        if let Some(artifact) = source_key.and_then(|k| ctx.cache.artifact_by_source(k, target, strategy)) {
+            let types = artifact.param_types().map_err(ProgramError::from)?;
+            let params = types.into_iter().enumerate().map(|(i, t)| (format!("v{i}"), t)).collect();
+            let inner = ctx.device.load_artifact(&ctx.session, &artifact)?;
+            return Ok(Kernel { inner, ctx: Arc::clone(ctx), name: name.to_owned(), params });
+        }
+        let program = from.verified_program()?;
         let module = program.module();
         let found = module.func_by_name(name).map(|id| &module.funcs[id]).filter(|f| f.kind == FuncKind::Kernel);
         let Some(f) = found else {
@@ -58,7 +70,11 @@ impl Kernel {
             return Err(Error::NoSuchKernel { name: name.to_owned(), available });
         };
         let params = f.params.iter().filter_map(|&v| f.values.get(v).map(|d| (v.to_string(), d.ty.clone()))).collect();
-        let inner = ctx.device.load(&ctx.session, &ctx.cache, module, name, ctx.strategy)?;
+        let artifact = ctx.cache.artifact(&ctx.session, &ctx.device, module, name, target, strategy)?;
+        if let Some(k) = source_key {
+            ctx.cache.remember_source(k, &artifact);
+        }
+        let inner = ctx.device.load_artifact(&ctx.session, &artifact)?;
         Ok(Kernel { inner, ctx: Arc::clone(ctx), name: name.to_owned(), params })
     }
 

@@ -68,8 +68,8 @@ pub use element::{Element, ScalarArg};
 pub use error::{Error, Result};
 pub use grid::{Dim3, Grid};
 pub use kernel::{Arg, Args, IntoArg, Kernel, Symbol};
-pub use program::Program;
+pub use program::{KernelSource, Program, Source};
 pub use stream::Stream;
 
 pub use relok_ir::{Scalar, Strategy};
-pub use relok_runtime::{CacheStats, DeviceKind, FaultKind};
+pub use relok_runtime::{CacheStats, CodeStats, DeviceKind, FaultKind};

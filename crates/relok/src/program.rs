@@ -1,9 +1,17 @@
 //! [`Program`]: kernel IR a context can load kernels from — parsed from
 //! the text format (`.rk`) and verified once, with errors that name the
-//! file, line and column.
+//! file, line and column. [`Source`]: kernel text known when the program
+//! is built, parsed only when a kernel of it must be compiled.
+//!
+//! Both keep their text, so a context looks a kernel up by its *source
+//! key* (a hash of the text and the kernel's name) before it computes the
+//! artifact's key from the IR: with a warm cache, loading a kernel from a
+//! `Source` never parses, verifies or links anything (see the runtime's
+//! `cache` module on the two levels of keys).
 
 use crate::error::{Error, Result};
 use relok_ir::{FuncKind, Module};
+use std::sync::{Arc, OnceLock};
 
 /// A verified module of kernels and device functions.
 ///
@@ -22,6 +30,8 @@ use relok_ir::{FuncKind, Module};
 pub struct Program {
     module: Module,
     file: String,
+    /// The text it was parsed from (none for a module built in memory).
+    text: Option<Arc<str>>,
 }
 
 impl Program {
@@ -49,7 +59,7 @@ impl Program {
             col: e.span.col,
             message: e.message,
         })?;
-        Program::verified(module, file)
+        Ok(Program { text: Some(Arc::from(text)), ..Program::verified(module, file)? })
     }
 
     /// Reads, parses and verifies a `.rk` file.
@@ -82,7 +92,7 @@ impl Program {
 
     fn verified(module: Module, file: &str) -> Result<Program> {
         relok_ir::verify(&module).map_err(|errors| Error::Verify { file: file.to_owned(), rendered: errors.render(file), errors })?;
-        Ok(Program { module, file: file.to_owned() })
+        Ok(Program { module, file: file.to_owned(), text: None })
     }
 
     /// The names of the program's kernels, in order.
@@ -116,4 +126,109 @@ impl Program {
     pub fn file(&self) -> &str {
         &self.file
     }
+
+    /// The text it was parsed from (none for [`Program::from_module`]).
+    pub(crate) fn text(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+}
+
+/// Kernel text known when the program is built, typically
+/// `include_str!` of a `.rk` file in a `static`: a context loads its
+/// kernels by their source key first and parses and verifies the text only
+/// when a kernel must be compiled — a warm start, or a program shipping a
+/// bundle (`relok precompile`), never touches the compiler. Errors in the
+/// text therefore surface from [`crate::Context::kernel`] (or at once from
+/// [`Source::program`]), naming the file, line and column.
+///
+/// ```
+/// static FILL: relok::Source = relok::Source::new(
+///     "fill.rk",
+///     "kernel @fill(v0: ptr<global, u32>) {\n    v1: u32 = thread_id.x\n    store v0[v1], v1\n    return\n}\n",
+/// );
+/// let ctx = relok::Context::cpu();
+/// let fill = ctx.kernel(&FILL, "fill")?;
+/// let mut out = ctx.zeros::<u32>(4)?;
+/// let s = ctx.stream();
+/// fill.launch(&s, relok::Grid::new(1, 4), (&mut out,))?;
+/// s.synchronize()?;
+/// assert_eq!(out.download()?, [0, 1, 2, 3]);
+///
+/// static BAD: relok::Source = relok::Source::new("bad.rk", "kernel @k( {");
+/// let err = ctx.kernel(&BAD, "k").unwrap_err();
+/// assert!(matches!(err, relok::Error::Parse { ref file, line: 1, .. } if file == "bad.rk"), "{err}");
+/// # Ok::<(), relok::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Source {
+    file: &'static str,
+    text: &'static str,
+    program: OnceLock<Program>,
+}
+
+impl Source {
+    /// The text `text`, named `file` in errors. Nothing is checked yet.
+    pub const fn new(file: &'static str, text: &'static str) -> Source {
+        Source { file, text, program: OnceLock::new() }
+    }
+
+    /// The text parsed and verified (once; later calls return the same
+    /// program).
+    ///
+    /// ```
+    /// static K: relok::Source = relok::Source::new("k.rk", "kernel @k() {\n    return\n}\n");
+    /// assert_eq!(K.program()?.kernels(), ["k"]);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn program(&self) -> Result<&Program> {
+        if let Some(p) = self.program.get() {
+            return Ok(p);
+        }
+        let parsed = Program::parse_named(self.file, self.text)?;
+        Ok(self.program.get_or_init(|| parsed))
+    }
+
+    /// The file name errors use.
+    ///
+    /// ```
+    /// assert_eq!(relok::Source::new("k.rk", "").file(), "k.rk");
+    /// ```
+    pub fn file(&self) -> &str {
+        self.file
+    }
+}
+
+/// Where [`crate::Context::kernel`] takes kernels from: a [`Program`] or a
+/// [`Source`]. Sealed.
+pub trait KernelSource: sealed::Sealed {
+    /// The text, when known (for the source key).
+    #[doc(hidden)]
+    fn source_text(&self) -> Option<&str>;
+    /// The verified program (parsed now for a [`Source`]).
+    #[doc(hidden)]
+    fn verified_program(&self) -> Result<&Program>;
+}
+
+impl KernelSource for Program {
+    fn source_text(&self) -> Option<&str> {
+        self.text()
+    }
+    fn verified_program(&self) -> Result<&Program> {
+        Ok(self)
+    }
+}
+
+impl KernelSource for Source {
+    fn source_text(&self) -> Option<&str> {
+        Some(self.text)
+    }
+    fn verified_program(&self) -> Result<&Program> {
+        self.program()
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Program {}
+    impl Sealed for super::Source {}
 }

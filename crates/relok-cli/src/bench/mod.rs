@@ -11,7 +11,10 @@
 //! - `cuda` (`relok bench cuda`): first launch in a new process, per-launch
 //!   host overhead and the run-time cost of a relocation, on a GPU;
 //! - `wgpu` (`relok bench wgpu`): first launch in a new process and the
-//!   host time of a launch, with a wgpu adapter.
+//!   host time of a launch, with a wgpu adapter;
+//! - `start` (`relok bench start`): the first launch of a program written
+//!   against the `relok` facade, on every device, cold, warm and shipped,
+//!   and the whole process, beside CuPy and Triton.
 //!
 //! This file holds the clap subcommands ([`BenchCommand`]), the one entry
 //! point ([`run`]: runs a bench and prints its report as text or JSON) and
@@ -24,6 +27,7 @@ pub mod cache;
 pub mod cuda;
 pub mod frontend;
 pub mod launch;
+pub mod start;
 #[cfg(feature = "wgpu")]
 pub mod wgpu;
 
@@ -47,6 +51,24 @@ pub enum BenchCommand {
     /// found (the cpu device without one), and launches per second on 4
     /// streams.
     Launch,
+    /// The first launch of a facade program in a new process (the
+    /// `first_launch` example as a child): cold, warm and shipped, on each
+    /// device, the whole process against a bare driver start, and CuPy and
+    /// Triton in the same run (with --peers).
+    Start {
+        /// Devices, comma-separated (default: cuda and wgpu where present,
+        /// else cpu).
+        #[arg(long, value_delimiter = ',')]
+        devices: Vec<String>,
+        /// A bundle with the kernel and cubins for this GPU (`relok
+        /// precompile examples/bench/scale.rk --target ptx-sm90 --strategy
+        /// table --cubin sm_90 -o FILE`): adds the shipped mode on cuda.
+        #[arg(long)]
+        bundle: Option<PathBuf>,
+        /// Also run CuPy and Triton (scripts/bench_peers.py).
+        #[arg(long)]
+        peers: bool,
+    },
     /// Cold compile against a warm load from the artifact store, in this
     /// process and in a new one, per example; store open and lookups with
     /// many entries.
@@ -133,6 +155,12 @@ pub fn run(what: Option<BenchCommand>, quick: bool, json: bool, started: Instant
         }
         Some(BenchCommand::CacheChild { store }) => print_json(&cache::child(&cpu().0, &store)?),
         Some(BenchCommand::Launch) => report(&launch::run(quick)?, json, launch::print),
+        Some(BenchCommand::Start { mut devices, bundle, peers }) => {
+            if devices.is_empty() {
+                devices = default_devices();
+            }
+            start::print(&start::run(&devices, bundle.as_deref(), quick, peers)?, json)
+        }
         #[cfg(feature = "cuda")]
         Some(BenchCommand::Cuda) => report(&cuda::run(&relok_binary()?, quick)?, json, cuda::print),
         #[cfg(feature = "cuda")]
@@ -146,6 +174,23 @@ pub fn run(what: Option<BenchCommand>, quick: bool, json: bool, started: Instant
             print_json(&wgpu::child(started, &example, &store, archive)?)
         }
     }
+}
+
+/// cuda and wgpu where present, else cpu.
+fn default_devices() -> Vec<String> {
+    let mut found = Vec::new();
+    #[cfg(feature = "cuda")]
+    if relok_runtime::cuda::device_count() > 0 {
+        found.push("cuda".to_owned());
+    }
+    #[cfg(feature = "wgpu")]
+    if relok_runtime::wgpu::list_adapters().iter().any(|a| a.hardware) {
+        found.push("wgpu".to_owned());
+    }
+    if found.is_empty() {
+        found.push("cpu".to_owned());
+    }
+    found
 }
 
 /// The `relok` binary, which the benches start their children from.

@@ -136,3 +136,20 @@ pub fn check_code(code: &str, entry: &str, params: &[Type], manifest: &FrozenMan
     }
     Ok(())
 }
+
+/// The key of the machine code (a cubin) that `ptx` with entry `entry`
+/// assembles to for compute capability `sm` (× 10, 90 for sm_90): SHA-256
+/// of a version tag, the PTX bytes, the entry name, the JIT options (none
+/// today) and the compute capability. A device's binary archive and a
+/// bundle's machine code are both keyed by it, so a cubin is only ever
+/// looked up for the GPU it was made for.
+pub fn cubin_key(ptx: &[u8], entry: &str, sm: u32) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let sm = sm.to_le_bytes();
+    for field in [&b"relok-cubin-v2"[..], ptx, entry.as_bytes(), b"jit-options:", &sm] {
+        h.update((field.len() as u64).to_le_bytes());
+        h.update(field);
+    }
+    h.finalize().into()
+}

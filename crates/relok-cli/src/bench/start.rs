@@ -1,0 +1,311 @@
+//! `relok bench start`: the first launch of a kernel in a new process, as a
+//! user's program meets it, on every device found, beside CuPy and Triton
+//! in the same run (docs/benchmarks.md holds results).
+//!
+//! Every figure is a child process of the facade's `first_launch` example
+//! (`crates/relok/examples/first_launch.rs`): a program that opens a
+//! context, parses a kernel, loads it, uploads 4 KiB, launches, waits and
+//! reads 4 KiB back, and prints what it timed: the context (the driver's
+//! start-up: `cuInit` and the primary context on cuda, the instance,
+//! adapter and device on wgpu) and the **first launch**: everything from
+//! `main` but the context. Per device, medians of `runs` children:
+//!
+//! - `cold`: empty caches (relok's store and archives, and the CUDA
+//!   driver's own JIT cache switched off with `CUDA_CACHE_DISABLE=1`);
+//! - `warm`: the store and the machine-code archive filled by an earlier
+//!   process (driver JIT cache still off: nothing is hidden there);
+//! - `warm, eager module loading` (cuda): `CUDA_MODULE_LOADING=EAGER`;
+//! - `shipped` (cuda, with `--bundle`): empty caches, the kernels and
+//!   their cubins from a bundle made by
+//!   `relok precompile … --target ptx-sm90 --cubin sm_90`;
+//! - `whole process`: exec to exit of a warm child, timed by this process,
+//!   beside `bare_context` (`crates/relok-runtime/examples`), a program
+//!   that only initialises the driver and creates the context.
+//!
+//! The peers: `scripts/bench_peers.py` (CuPy `RawKernel`, Triton `@jit`,
+//! cold and warm caches, the same kernel, timed from after their context
+//! to the end of the first launch, inputs uploaded before the clock
+//! starts), when `python3` can import them; otherwise skipped, saying so.
+
+use super::{median, print_json};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// What one `first_launch` child printed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Child {
+    /// The device's name.
+    pub device: String,
+    /// Context creation, µs.
+    pub context_us: f64,
+    /// The first launch from `main`, context excluded, µs.
+    pub first_us: f64,
+    /// Elements that differed from the expected result (0).
+    pub wrong: u64,
+    /// relok compiles.
+    pub compiles: u64,
+    /// Artifact-store hits.
+    pub store_hits: u64,
+    /// Bundle hits.
+    pub bundle_hits: u64,
+    /// How the machine code was obtained.
+    pub machine_code: MachineCode,
+    /// Each step, µs.
+    pub phases: Vec<(String, f64)>,
+}
+
+/// `relok::CodeStats` as the child prints it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MachineCode {
+    /// From the binary archive.
+    pub archived: u64,
+    /// From a bundle.
+    pub bundled: u64,
+    /// Linked by relok.
+    pub linked: u64,
+    /// Left to the driver's JIT.
+    pub jit: u64,
+}
+
+/// One mode on one device.
+#[derive(Debug, Serialize)]
+pub struct Row {
+    /// `cuda`, `wgpu`, `cpu`.
+    pub device: String,
+    /// The mode (see the module docs).
+    pub mode: String,
+    /// Median first launch, µs.
+    pub first_us: f64,
+    /// Median context creation, µs.
+    pub context_us: f64,
+    /// Median of each step, µs.
+    pub phases: Vec<(String, f64)>,
+    /// The last child's record (what served the kernel).
+    pub last: Child,
+}
+
+/// Exec to exit, timed by the parent.
+#[derive(Debug, Serialize)]
+pub struct Whole {
+    /// What ran.
+    pub program: String,
+    /// Median, µs.
+    pub median_us: f64,
+    /// Median of exec to exit minus the context creation the child
+    /// reported, µs: what the program adds to the driver's start-up, far
+    /// less noisy than the whole (the context varies by ±10 ms).
+    pub minus_context_us: f64,
+}
+
+/// A peer's figure.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Peer {
+    /// The tool.
+    pub tool: String,
+    /// `cold` or `warm`.
+    pub cache: String,
+    /// Median first launch, ms.
+    pub first_ms: f64,
+    /// Median context creation, ms.
+    pub context_ms: f64,
+}
+
+/// Everything `relok bench start` measured.
+#[derive(Debug, Serialize)]
+pub struct StartBench {
+    /// Children per row.
+    pub runs: usize,
+    /// First launches.
+    pub rows: Vec<Row>,
+    /// Whole processes.
+    pub whole: Vec<Whole>,
+    /// CuPy and Triton, when found.
+    pub peers: Vec<Peer>,
+    /// Why the peers are missing, when they are.
+    pub peers_skipped: Option<String>,
+}
+
+/// The `first_launch` example (and `bare_context`) beside the relok binary
+/// or in cargo's `examples/` folder under it.
+fn find_child(name: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    [dir.join(name), dir.join(format!("example-{name}")), dir.join("examples").join(name)].into_iter().find(|p| p.is_file())
+}
+
+/// Runs one child with `env`; its record.
+fn run_child(exe: &Path, env: &[(&str, &str)], cache: &Path, bundle: Option<&Path>) -> Result<Child, String> {
+    let mut c = Command::new(exe);
+    c.env("RELOK_CACHE_DIR", cache).env("CUDA_CACHE_DISABLE", "1").envs(env.iter().copied());
+    if let Some(b) = bundle {
+        c.arg("--bundle").arg(b);
+    }
+    let out = c.output().map_err(|e| format!("{}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} failed: {}{}", exe.display(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    }
+    let child: Child = serde_json::from_slice(&out.stdout).map_err(|e| format!("child output: {e}"))?;
+    if child.wrong != 0 {
+        return Err(format!("{}: {} wrong results", child.device, child.wrong));
+    }
+    Ok(child)
+}
+
+fn temp(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("relok-bench-start-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    p
+}
+
+/// Medians of `runs` children (each on a fresh cache folder if `cold`).
+fn row(exe: &Path, device: &str, mode: &str, runs: usize, env: &[(&str, &str)], cache: Option<&Path>, bundle: Option<&Path>) -> Result<Row, String> {
+    let mut children = Vec::new();
+    for i in 0..runs {
+        let fresh = temp(&format!("{device}-cold-{i}"));
+        let child = run_child(exe, env, cache.unwrap_or(&fresh), bundle);
+        let _ = std::fs::remove_dir_all(&fresh);
+        children.push(child?);
+    }
+    let last = children.last().cloned().ok_or("no runs")?;
+    let phases = last
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| (name.clone(), median(children.iter().filter_map(|c| c.phases.get(i).map(|p| p.1)).collect())))
+        .collect();
+    Ok(Row {
+        device: device.into(),
+        mode: mode.into(),
+        first_us: median(children.iter().map(|c| c.first_us).collect()),
+        context_us: median(children.iter().map(|c| c.context_us).collect()),
+        phases,
+        last,
+    })
+}
+
+/// Exec to exit of `exe` (which prints `{"context_us": …}`) with `env`,
+/// `runs` times: the medians of the whole and of the whole minus the
+/// context, µs.
+fn whole(program: String, exe: &Path, env: &[(&str, &str)], cache: &Path, runs: usize) -> Result<Whole, String> {
+    #[derive(Deserialize)]
+    struct Context {
+        context_us: f64,
+    }
+    let (mut times, mut minus) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let t = Instant::now();
+        let out = Command::new(exe)
+            .env("RELOK_CACHE_DIR", cache)
+            .env("CUDA_CACHE_DISABLE", "1")
+            .envs(env.iter().copied())
+            .output()
+            .map_err(|e| format!("{}: {e}", exe.display()))?;
+        let us = t.elapsed().as_secs_f64() * 1e6;
+        if !out.status.success() {
+            return Err(format!("{} failed: {}", exe.display(), String::from_utf8_lossy(&out.stderr)));
+        }
+        let ctx: Context = serde_json::from_slice(&out.stdout).map_err(|e| format!("{} output: {e}", exe.display()))?;
+        times.push(us);
+        minus.push(us - ctx.context_us);
+    }
+    Ok(Whole { program, median_us: median(times), minus_context_us: median(minus) })
+}
+
+/// The peers' figures from `scripts/bench_peers.py --json`, or why not.
+fn peers(runs: usize) -> Result<Vec<Peer>, String> {
+    let repo = std::env::var_os("RELOK_REPO").map_or_else(|| PathBuf::from("."), PathBuf::from);
+    let script = repo.join("scripts/bench_peers.py");
+    if !script.is_file() {
+        return Err(format!("{} not found (run from the repository or set RELOK_REPO)", script.display()));
+    }
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg("--json")
+        .env("RUNS", runs.to_string())
+        .output()
+        .map_err(|e| format!("python3: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("bench_peers.py failed: {}", err.lines().last().unwrap_or("")));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text.lines().last().ok_or("bench_peers.py printed nothing")?;
+    serde_json::from_str(last).map_err(|e| format!("bench_peers.py output: {e}"))
+}
+
+/// Runs the whole benchmark on `devices` (`cuda`, `wgpu`, `cpu`); `bundle`
+/// enables the shipped mode on cuda.
+pub fn run(devices: &[String], bundle: Option<&Path>, quick: bool, with_peers: bool) -> Result<StartBench, String> {
+    let exe = find_child("first_launch").ok_or("the first_launch example was not found beside relok (cargo build --release -p relok --examples)")?;
+    let runs = if quick { 3 } else { 11 };
+    let mut rows = Vec::new();
+    let mut wholes = Vec::new();
+    for device in devices {
+        let dev_env = [("RELOK_DEVICE", device.as_str())];
+        let warm = temp(&format!("{device}-warm"));
+        // Fill the store and the archive.
+        run_child(&exe, &dev_env, &warm, None)?;
+        rows.push(row(&exe, device, "cold", runs, &dev_env, None, None)?);
+        rows.push(row(&exe, device, "warm", runs, &dev_env, Some(&warm), None)?);
+        if device == "cuda" {
+            let eager = [dev_env[0], ("CUDA_MODULE_LOADING", "EAGER")];
+            rows.push(row(&exe, device, "warm, eager module loading", runs, &eager, Some(&warm), None)?);
+            if let Some(b) = bundle {
+                rows.push(row(&exe, device, "shipped (bundle with cubins, empty caches)", runs, &dev_env, None, Some(b))?);
+            }
+        }
+        wholes.push(whole(format!("first_launch on {device}, warm"), &exe, &dev_env, &warm, runs)?);
+        if device == "cuda" {
+            if let Some(bare) = find_child("bare_context") {
+                wholes.push(whole("bare_context: cuInit + primary context".into(), &bare, &[], &warm, runs)?);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&warm);
+    }
+    let (peers, peers_skipped) = if with_peers {
+        match peers(if quick { 3 } else { 7 }) {
+            Ok(p) => (p, None),
+            Err(why) => (Vec::new(), Some(why)),
+        }
+    } else {
+        (Vec::new(), Some("not asked for (--peers)".into()))
+    };
+    Ok(StartBench { runs, rows, whole: wholes, peers, peers_skipped })
+}
+
+/// Prints the report as text (or JSON).
+pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
+    if json {
+        return print_json(r);
+    }
+    let cupy_warm = r.peers.iter().find(|p| p.tool.starts_with("CuPy") && p.cache == "warm").map(|p| p.first_ms * 1e3);
+    println!("relok bench start: first launch in a new process, µs from main, context excluded; medians of {} children", r.runs);
+    println!("{:<6} {:<44} {:>10} {:>11} {:>9}  served by", "device", "mode", "first", "context", "vs CuPy");
+    for row in &r.rows {
+        let l = &row.last;
+        let ratio = cupy_warm.map_or("-".to_owned(), |c| format!("{:.2}×", row.first_us / c));
+        println!(
+            "{:<6} {:<44} {:>10.1} {:>11.0} {:>9}  compiles {} store {} bundle {} | code: archived {} bundled {} linked {} jit {}",
+            row.device, row.mode, row.first_us, row.context_us, ratio, l.compiles, l.store_hits, l.bundle_hits,
+            l.machine_code.archived, l.machine_code.bundled, l.machine_code.linked, l.machine_code.jit
+        );
+        let steps: Vec<String> = row.phases.iter().map(|(n, us)| format!("{n} {us:.1}")).collect();
+        println!("{:<6} {:<44} steps: {}", "", "", steps.join(", "));
+    }
+    println!("\nwhole process, exec to exit (and minus the context the child reported), µs:");
+    for w in &r.whole {
+        println!("  {:<48} {:>10.0} {:>10.0}", w.program, w.median_us, w.minus_context_us);
+    }
+    match &r.peers_skipped {
+        Some(why) => println!("\npeers SKIPPED: {why}"),
+        None => {
+            println!("\npeers (timed from after their context to the first launch's end, inputs uploaded before), ms:");
+            for p in &r.peers {
+                println!("  {:<28} {:<5} first {:>9.3}  context {:>8.1}", p.tool, p.cache, p.first_ms, p.context_ms);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! Shipped kernels and the warm path (issue: warm first launch): a program
+//! that loads its kernels from a `relok::Source` finds them by their source
+//! key (no parsing) in a bundle made by `relok precompile` or in the store
+//! a previous process filled; the source key and the artifact key name the
+//! same artifact for every example; a bundle's machine code is used only by
+//! the GPU it was made for, and damaged or foreign machine code is a miss,
+//! never a wrong kernel.
+//!
+//! The cuda part runs where a CUDA GPU is present (`RELOK_REQUIRE_CUDA=1`
+//! makes its absence a failure) with cubin bundles from
+//! `RELOK_TEST_BUNDLES` (made by `scripts/gpu-build.sh`) or, when `ptxas`
+//! is found, made here.
+
+use relok::{Context, Grid, Source};
+use relok_cache::entry::{self, Expect, Kind};
+use relok_cache::{bundle, Key};
+use relok_cli::cachecmd::precompile;
+use relok_compiler::artifact::{self, Artifact, CodeTarget, CompileOptions, COMPILER_ID};
+use relok_compiler::state::STATE_LAYOUT_VERSION;
+use relok_compiler::stencil::{source_key, KeyInputs, SourceKeyInputs, Stencil};
+use relok_ir::Strategy;
+use std::path::{Path, PathBuf};
+
+static SCALE: Source = Source::new("examples/bench/scale.rk", include_str!("../../../examples/bench/scale.rk"));
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn note(msg: &str) {
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("note: {msg}\n").as_bytes());
+}
+
+/// A folder removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let p = std::env::temp_dir().join(format!("relok-shipped-{name}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&p).expect("temp dir");
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs scale (y = 2x) once on `ctx`; panics on a wrong result.
+fn run_scale(ctx: &Context) {
+    let kernel = ctx.kernel(&SCALE, "scale").expect("scale loads");
+    let x: Vec<f32> = (0..1000).map(|i| i as f32 - 17.0).collect();
+    let dx = ctx.upload(&x).expect("upload");
+    let mut dy = ctx.zeros::<f32>(x.len()).expect("zeros");
+    let s = ctx.stream();
+    kernel.launch(&s, Grid::cover(x.len(), 128), (x.len() as u32, &dx, &mut dy)).expect("launch");
+    s.synchronize().expect("synchronize");
+    let y = dy.download().expect("download");
+    assert!(y.iter().zip(&x).all(|(y, x)| *y == 2.0 * x), "scale computed a wrong result on {}", ctx.device_name());
+}
+
+fn scale_bundle(target: CodeTarget, cubins: &[u32]) -> Vec<u8> {
+    precompile(&[repo().join("examples/bench/scale.rk")], &[target], &[Strategy::Table], cubins, &mut |_, _, _| {}).expect("precompiles").0
+}
+
+#[test]
+fn source_keys_and_artifact_keys_name_the_same_artifact_for_every_example() {
+    let mut files = Vec::new();
+    for d in ["examples", "examples/reloc", "examples/bench"] {
+        for e in std::fs::read_dir(repo().join(d)).expect("examples").flatten() {
+            if e.path().extension().is_some_and(|x| x == "rk") {
+                files.push(e.path());
+            }
+        }
+    }
+    files.sort();
+    let targets = [CodeTarget::Cpu, CodeTarget::Ptx { sm: 90 }, CodeTarget::Wgsl];
+    let strategies = [Strategy::Patch, Strategy::Table];
+    let (bytes, items) = precompile(&files, &targets, &strategies, &[], &mut |_, _, _| {}).expect("precompiles");
+    let entries = bundle::decode(&bytes, COMPILER_ID).expect("decodes");
+    let payload = |key: Key| {
+        let e = entries.iter().find(|e| e.key == key && e.kind == Kind::Artifact).expect("entry present");
+        entry::decode(e.bytes, &Expect { kind: Kind::Artifact, identity: COMPILER_ID, key: Some(key) }).expect("entry decodes").to_vec()
+    };
+    let options = CompileOptions::default();
+    let mut checked = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("reads");
+        let module = relok_ir::parse(&text).expect("parses");
+        for (_, k) in module.kernels() {
+            let stencil = Stencil::new(&module, &k.name).expect("stencil");
+            for t in targets {
+                for s in strategies.into_iter().filter(|&s| t.supports(s)) {
+                    let by_ir = stencil.key(t, s, options);
+                    let by_source = source_key(&text, &k.name, t, s, options);
+                    assert_ne!(by_ir, by_source, "the two levels never share keys");
+                    let via_alias = Artifact::from_payload(&payload(Key(by_source))).expect("alias decodes");
+                    assert_eq!(via_alias.key, by_ir, "{}: @{} {} {s}: the source key names another artifact", f.display(), k.name, t.name());
+                    assert_eq!(via_alias, artifact::compile(&stencil, t, s, options, None).expect("compiles"));
+                    // Another compiler build changes both levels.
+                    let other = "relok-other-build";
+                    let ir = KeyInputs { compiler: other, state_layout: STATE_LAYOUT_VERSION, target: t, strategy: s, options, ir: &stencil.text };
+                    let src = SourceKeyInputs { compiler: other, state_layout: STATE_LAYOUT_VERSION, target: t, strategy: s, options, kernel: &k.name, text: &text };
+                    assert_ne!(ir.key(), by_ir);
+                    assert_ne!(src.key(), by_source);
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, items.len());
+    assert!(checked >= 30, "{checked} kernels checked");
+}
+
+#[test]
+fn a_shipped_program_on_empty_caches_compiles_nothing() {
+    let dir = TempDir::new("shipped");
+    let ctx = Context::builder().device("cpu").cache_dir(&dir.0).build().expect("context");
+    assert_eq!(ctx.load_bundle(&scale_bundle(CodeTarget::Cpu, &[])).expect("bundle loads"), 2, "the artifact and its source alias");
+    run_scale(&ctx);
+    let st = ctx.cache_stats();
+    assert_eq!((st.compiles, st.bundle.hits, st.store.hits), (0, 1, 0), "{st:?}");
+}
+
+#[test]
+fn a_second_process_finds_a_source_by_its_key() {
+    let dir = TempDir::new("warm");
+    let first = Context::builder().device("cpu").cache_dir(&dir.0).build().expect("context");
+    run_scale(&first);
+    assert_eq!(first.cache_stats().compiles, 1);
+    // A new context has a new kernel cache: what it finds comes from the
+    // store, by the source key (one hit, no compile).
+    let second = Context::builder().device("cpu").cache_dir(&dir.0).build().expect("context");
+    run_scale(&second);
+    let st = second.cache_stats();
+    assert_eq!((st.compiles, st.store.hits, st.store.misses), (0, 1, 0), "{st:?}");
+    // A text that differs by one byte is another source: compiled.
+    static EDITED: Source = Source::new("scale.rk", concat!(include_str!("../../../examples/bench/scale.rk"), "\n"));
+    let k = second.kernel(&EDITED, "scale").expect("loads");
+    assert_eq!(k.name(), "scale");
+    assert_eq!((second.cache_stats().compiles, second.cache_stats().store.misses), (0, 1), "the edited text is a new source of the same artifact");
+}
+
+#[test]
+fn damaged_machine_code_in_a_bundle_is_refused() {
+    let art = entry::encode(Kind::Artifact, COMPILER_ID, Key([1; 32]), b"artifact");
+    let bin = entry::encode(Kind::Binary, COMPILER_ID, Key([2; 32]), b"\x7fELF not really a cubin");
+    let good = bundle::encode(COMPILER_ID, [art.as_slice(), bin.as_slice()]).expect("encodes");
+    assert_eq!(bundle::decode(&good, COMPILER_ID).expect("decodes").len(), 2);
+    let ctx = Context::cpu();
+    for i in 0..good.len() {
+        let mut bad = good.clone();
+        bad[i] ^= 0x10;
+        assert!(ctx.load_bundle(&bad).is_err(), "byte {i} flipped was accepted");
+    }
+    for n in [0, 10, good.len() / 2, good.len() - 1] {
+        assert!(ctx.load_bundle(&good[..n]).is_err(), "truncated to {n} bytes was accepted");
+    }
+}
+
+/// A cubin bundle of `name` (`scale-sm90`): from `RELOK_TEST_BUNDLES`, else
+/// made with ptxas when one is found.
+fn cubin_bundle(file: &str, sm: u32, cubin_sm: u32) -> Option<Vec<u8>> {
+    let name = format!("{}-sm{cubin_sm}.bundle", Path::new(file).file_stem()?.to_str()?);
+    if let Some(dir) = std::env::var_os("RELOK_TEST_BUNDLES") {
+        return std::fs::read(Path::new(&dir).join(&name)).ok();
+    }
+    let found = std::env::var_os("RELOK_PTXAS").is_some()
+        || std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("ptxas").is_file()));
+    if !found {
+        return None;
+    }
+    let target = CodeTarget::Ptx { sm: sm.min(90) };
+    precompile(&[repo().join(file)], &[target], &[Strategy::Table], &[cubin_sm], &mut |_, _, _| {}).ok().map(|b| b.0)
+}
+
+#[test]
+fn cuda_uses_bundled_cubins_only_for_its_own_gpu() {
+    let required = std::env::var_os("RELOK_REQUIRE_CUDA").is_some_and(|v| v == "1");
+    let ctx = match Context::open("cuda") {
+        Ok(c) => c,
+        Err(e) if required => panic!("RELOK_REQUIRE_CUDA=1 but cuda does not open: {e}"),
+        Err(e) => return note(&format!("SKIPPED cuda_uses_bundled_cubins_only_for_its_own_gpu: {e}")),
+    };
+    drop(ctx);
+    let name = Context::open("cuda").expect("cuda").device_name().to_owned();
+    let sm: u32 = name.rsplit("sm_").next().and_then(|s| s.trim_end_matches(')').parse().ok()).expect("sm in the device name");
+    let Some(own) = cubin_bundle("examples/bench/scale.rk", sm, sm) else {
+        assert!(!required, "RELOK_REQUIRE_CUDA=1 but no cubin bundle (RELOK_TEST_BUNDLES) and no ptxas");
+        return note("SKIPPED cuda_uses_bundled_cubins_only_for_its_own_gpu: no cubin bundles and no ptxas");
+    };
+    let other = cubin_bundle("examples/bench/scale.rk", sm, sm + 10).expect("a bundle for another GPU");
+    let fresh = |label: &str| {
+        let dir = TempDir::new(label);
+        let ctx = Context::builder().device("cuda").cache_dir(&dir.0).build().expect("cuda context");
+        (dir, ctx)
+    };
+    // Its own GPU's cubin: nothing compiled, nothing JIT-compiled.
+    let (_d, ctx) = fresh("own");
+    ctx.load_bundle(&own).expect("bundle loads");
+    run_scale(&ctx);
+    let code = ctx.code_stats();
+    assert_eq!((ctx.cache_stats().compiles, code.bundled, code.linked, code.jit), (0, 1, 0, 0), "{code:?}");
+    // Another GPU's cubin is never tried: the PTX is compiled, correctly.
+    let (_d, ctx) = fresh("other");
+    ctx.load_bundle(&other).expect("bundle loads");
+    run_scale(&ctx);
+    let code = ctx.code_stats();
+    assert_eq!(code.bundled, 0, "{code:?}");
+    assert_eq!(code.linked + code.jit, 1, "{code:?}");
+    // Another kernel's cubin under scale's key (checksums recomputed, as a
+    // forger would): the driver finds no @scale in it; refused, compiled.
+    let saxpy = cubin_bundle("examples/saxpy.rk", sm, sm).expect("saxpy bundle");
+    let saxpy_cubin = bundle::decode(&saxpy, COMPILER_ID).expect("decodes").into_iter().find(|e| e.kind == Kind::Binary).expect("a cubin").bytes.to_vec();
+    let saxpy_cubin = entry::decode(&saxpy_cubin, &Expect { kind: Kind::Binary, identity: COMPILER_ID, key: None }).expect("decodes").to_vec();
+    let forged_entries: Vec<Vec<u8>> = bundle::decode(&own, COMPILER_ID)
+        .expect("decodes")
+        .iter()
+        .map(|e| match e.kind {
+            Kind::Binary => entry::encode(Kind::Binary, COMPILER_ID, e.key, &saxpy_cubin),
+            Kind::Artifact => e.bytes.to_vec(),
+        })
+        .collect();
+    let forged = bundle::encode(COMPILER_ID, forged_entries.iter().map(Vec::as_slice)).expect("encodes");
+    let (_d, ctx) = fresh("forged");
+    ctx.load_bundle(&forged).expect("bundle loads");
+    run_scale(&ctx);
+    let code = ctx.code_stats();
+    assert_eq!((code.bundled, code.linked + code.jit), (0, 1), "{code:?}");
+}
