@@ -108,6 +108,10 @@ pub struct CudaDevice {
     bundled: Mutex<HashMap<Key, Arc<[u8]>>>,
     /// Exception records for the kernels loaded here.
     records: Arc<RecordPool>,
+    /// Idle streams (see [`StreamPool`]).
+    streams: Arc<StreamPool>,
+    /// The allocation [`ready_copies`] made, freed at drop.
+    reserve: u64,
     /// How the code of each load was obtained.
     code_stats: CodeStats,
 }
@@ -165,7 +169,8 @@ impl CudaDevice {
         let name = ctx.name().map_err(driver("cuDeviceGetName"))?;
         let (major, minor) = ctx.compute_capability().map_err(driver("cuDeviceGetAttribute"))?;
         let records = RecordPool::new(&ctx)?;
-        ready_copies(&ctx)?;
+        let reserve = ready_copies(&ctx)?;
+        let streams = StreamPool::new(&ctx)?;
         let mut version = 0;
         // SAFETY: a valid out-pointer to an int.
         unsafe { sys::cuDriverGetVersion(&mut version) }.result().map_err(driver("cuDriverGetVersion"))?;
@@ -181,6 +186,8 @@ impl CudaDevice {
             archive: None,
             bundled: Mutex::default(),
             records,
+            streams,
+            reserve,
             code_stats: CodeStats::default(),
         })
     }
@@ -773,6 +780,8 @@ impl Drop for CudaDevice {
             // SAFETY: every live allocation, freed once, at drop.
             let _ = unsafe { result::free_sync(ptr) };
         }
+        // SAFETY: made by `ready_copies`, freed once, at drop.
+        let _ = unsafe { result::free_sync(self.reserve) };
     }
 }
 
@@ -906,21 +915,76 @@ impl PtxModule {
     }
 }
 
-/// The driver sets device allocation and host↔device copies up lazily,
-/// at their first use (≈0.1–0.2 ms on an H200): do it when the device
-/// opens, with the context, so that the first kernel load and launch pay
-/// only for themselves.
-fn ready_copies(ctx: &Arc<CudaContext>) -> Result<(), DeviceError> {
+/// The driver sets device allocation, host↔device copies and streams up
+/// lazily, at their first use (≈0.1–0.2 ms together on an H200): do it
+/// when the device opens, with the context, so that the first kernel load
+/// and launch pay only for themselves. The small allocation made here is
+/// kept until the device closes (freeing it would hand the driver's first
+/// block of memory back, and the next allocation would map one again).
+fn ready_copies(ctx: &Arc<CudaContext>) -> Result<u64, DeviceError> {
     ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
     // SAFETY: a plain allocation in the bound context.
     let ptr = unsafe { result::malloc_sync(8) }.map_err(driver("cuMemAlloc"))?;
     let mut back = [0u8; 8];
     // SAFETY: `ptr .. ptr + 8` was just allocated; both host buffers hold 8 bytes.
     let copied = unsafe { result::memcpy_htod_sync(ptr, &[1u8; 8]).and_then(|()| result::memcpy_dtoh_sync(&mut back, ptr)) };
-    // SAFETY: allocated above, freed once.
-    let freed = unsafe { result::free_sync(ptr) };
-    copied.map_err(driver("cuMemcpy"))?;
-    freed.map_err(driver("cuMemFree"))
+    if let Err(e) = copied {
+        // SAFETY: allocated above, freed once.
+        let _ = unsafe { result::free_sync(ptr) };
+        return Err(driver("cuMemcpy")(e));
+    }
+    Ok(ptr)
+}
+
+/// CUDA streams no longer used by a [`CudaStream`], kept for the next
+/// [`Backend::new_stream`](crate::backend::Backend::new_stream) of the
+/// device (creating one costs ≈10 µs); one is made when the device opens.
+/// Destroyed with the pool.
+#[derive(Debug)]
+struct StreamPool {
+    ctx: Arc<CudaContext>,
+    free: Mutex<Vec<RawStream>>,
+}
+
+/// A CUDA stream handle with no work pending.
+#[derive(Debug)]
+struct RawStream(sys::CUstream);
+
+// SAFETY: a stream handle may be used from any thread with its context
+// bound; the pool only holds idle ones.
+unsafe impl Send for RawStream {}
+
+impl StreamPool {
+    fn new(ctx: &Arc<CudaContext>) -> Result<Arc<StreamPool>, DeviceError> {
+        let pool = Arc::new(StreamPool { ctx: Arc::clone(ctx), free: Mutex::default() });
+        let raw = pool.create()?;
+        lock(&pool.free).push(raw);
+        Ok(pool)
+    }
+
+    fn create(&self) -> Result<RawStream, DeviceError> {
+        self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+        result::stream::create(result::stream::StreamKind::Default).map(RawStream).map_err(driver("cuStreamCreate"))
+    }
+
+    /// An idle stream: a kept one, else a new one.
+    fn take(&self) -> Result<RawStream, DeviceError> {
+        match lock(&self.free).pop() {
+            Some(raw) => Ok(raw),
+            None => self.create(),
+        }
+    }
+}
+
+impl Drop for StreamPool {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            for raw in lock(&self.free).drain(..) {
+                // SAFETY: idle streams of this context, destroyed once.
+                let _ = unsafe { result::stream::destroy(raw.0) };
+            }
+        }
+    }
 }
 
 impl Drop for PtxModule {
@@ -1038,6 +1102,8 @@ pub struct CudaStream {
     device: DeviceId,
     ctx: Arc<CudaContext>,
     raw: sys::CUstream,
+    /// Where `raw` goes back when the stream drops.
+    pool: Arc<StreamPool>,
     records: Arc<RecordPool>,
     state: Mutex<StreamRecords>,
 }
@@ -1084,11 +1150,13 @@ impl CudaStream {
 impl Drop for CudaStream {
     fn drop(&mut self) {
         if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: created in `new_stream`, destroyed once, after its
-            // work is done.
-            unsafe {
-                let _ = result::stream::synchronize(self.raw);
-                let _ = result::stream::destroy(self.raw);
+            // SAFETY: the stream's work is done before it is reused or
+            // destroyed.
+            if unsafe { result::stream::synchronize(self.raw) }.is_ok() {
+                lock(&self.pool.free).push(RawStream(self.raw));
+            } else {
+                // SAFETY: created by the pool, destroyed once.
+                let _ = unsafe { result::stream::destroy(self.raw) };
             }
         }
     }
@@ -1115,9 +1183,15 @@ impl crate::backend::Backend for CudaDevice {
     }
 
     fn new_stream(&self) -> Result<CudaStream, DeviceError> {
-        self.bind()?;
-        let raw = result::stream::create(result::stream::StreamKind::Default).map_err(driver("cuStreamCreate"))?;
-        Ok(CudaStream { device: self.id, ctx: Arc::clone(&self.ctx), raw, records: Arc::clone(&self.records), state: Mutex::default() })
+        let RawStream(raw) = self.streams.take()?;
+        Ok(CudaStream {
+            device: self.id,
+            ctx: Arc::clone(&self.ctx),
+            raw,
+            pool: Arc::clone(&self.streams),
+            records: Arc::clone(&self.records),
+            state: Mutex::default(),
+        })
     }
 
     fn enqueue(&self, stream: &CudaStream, kernel: &Arc<CudaKernel>, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<(), LaunchError> {
