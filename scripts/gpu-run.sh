@@ -65,6 +65,14 @@ grep -E "wrong|correct|caught|on " "$OUT/examples.log" | head -20
 # foreign machine code refused (bundles made by gpu-build.sh).
 RELOK_TEST_BUNDLES=$PWD/$B/bundles $B/test-shipped > "$OUT/shipped.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|SKIPPED" "$OUT/shipped.log" | head
+# The application that embeds its kernels and cubins (build.rs), on empty
+# caches: zero compiles on both GPU devices, zero JIT on cuda.
+for d in cuda wgpu; do
+    RELOK_WGPU_ADAPTER=nvidia RELOK_DEVICE=$d RELOK_CACHE_DIR=$(mktemp -d) $B/example-shipped > "$OUT/shipped-app-$d.json" 2>&1 || status=1
+    cat "$OUT/shipped-app-$d.json"
+    grep -q '"compiles":0' "$OUT/shipped-app-$d.json" || { status=1; echo "shipped app on $d compiled"; }
+done
+grep -q '"bundled":1,"linked":0,"jit":0' "$OUT/shipped-app-cuda.json" || { status=1; echo "shipped app on cuda did not load its bundled cubin"; }
 # The first launch of a facade program, cold / warm / shipped, the whole
 # process, CuPy and Triton (BENCH_START=1; about 2.5 minutes).
 if [ -n "${BENCH_START:-}" ]; then

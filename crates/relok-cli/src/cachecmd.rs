@@ -16,8 +16,7 @@
 use crate::source;
 use relok_cache::entry::{self, Kind};
 use relok_cache::{bundle, Key, Store};
-use relok_compiler::artifact::{self, Artifact, CodeTarget, CompileOptions, COMPILER_ID};
-use relok_compiler::stencil::Stencil;
+use relok_compiler::artifact::{Artifact, CodeTarget, COMPILER_ID};
 use relok_ir::Strategy;
 use relok_runtime::cache::store_config;
 use serde::Serialize;
@@ -187,28 +186,13 @@ pub fn import(store: &Store, bundle_path: &Path) -> Result<usize, String> {
     Ok(artifacts.len())
 }
 
-/// One compiled item of a precompile run.
-#[derive(Debug)]
-pub struct Precompiled {
-    /// The file.
-    pub file: String,
-    /// The kernel.
-    pub kernel: String,
-    /// The strategy.
-    pub strategy: Strategy,
-    /// The target.
-    pub target: CodeTarget,
-    /// The artifact's key.
-    pub key: Key,
-}
+pub use relok_build::Precompiled;
 
 /// `relok precompile`: every kernel of `files` for every target and
-/// strategy (but `patch` for WGSL), as a bundle (each artifact under its
-/// key and under its source key, see `relok_runtime::cache`); with `cubins` (compute
-/// capabilities × 10), each PTX artifact also assembled by `ptxas` (see
-/// [`assemble`]) into a cubin for each of them its PTX can target, so a
-/// GPU of one of those finds its machine code in the bundle. `progress` is
-/// called after each item with (done, total, label).
+/// strategy into a bundle, with cubins for `cubins` (compute capabilities
+/// × 10) — `relok_build::bundle_of` over the files loaded here (errors
+/// rendered against the file). `progress` is called after each item with
+/// (done, total, label).
 pub fn precompile(
     files: &[PathBuf],
     targets: &[CodeTarget],
@@ -216,97 +200,12 @@ pub fn precompile(
     cubins: &[u32],
     progress: &mut dyn FnMut(usize, usize, &str),
 ) -> Result<(Vec<u8>, Vec<Precompiled>), String> {
-    if !cubins.is_empty() && !targets.iter().any(|t| matches!(t, CodeTarget::Ptx { .. })) {
-        return Err("--cubin needs a PTX target (--target ptx:sm_NN)".into());
-    }
-    if let Some(s) = strategies.iter().find(|s| **s == Strategy::Bake) {
-        return Err(format!("strategy {s}: baked kernels hold one process's words and cannot be precompiled (use patch or table)"));
-    }
-    // Each target with the strategies it supports (patching is impossible
-    // on wgpu).
-    let pairs: Vec<(CodeTarget, Strategy)> =
-        targets.iter().flat_map(|&t| strategies.iter().filter(move |&&s| t.supports(s)).map(move |&s| (t, s))).collect();
-    if let Some(t) = targets.iter().find(|t| !pairs.iter().any(|(p, _)| p == *t)) {
-        return Err(format!("target {}: none of the strategies given can be used (patching is impossible on wgpu; use table)", t.name()));
-    }
     let mut sources = Vec::new();
     for f in files {
-        sources.push(source::load(f).map_err(|e| e.0)?);
+        let s = source::load(f).map_err(|e| e.0)?;
+        sources.push(relok_build::Source { file: s.file, text: s.text, module: s.module });
     }
-    let total: usize = sources.iter().map(|s| s.module.kernels().count()).sum::<usize>() * pairs.len();
-    let mut entries = Vec::new();
-    let mut done = Vec::new();
-    for src in &sources {
-        for (_, k) in src.module.kernels() {
-            let stencil = Stencil::new(&src.module, &k.name).map_err(|e| format!("{}: @{}: {e}", src.file, k.name))?;
-            for &(target, strategy) in &pairs {
-                let options = CompileOptions::default();
-                let a = artifact::compile(&stencil, target, strategy, options, None)
-                    .map_err(|e| format!("{}: @{}: {e}", src.file, k.name))?;
-                let payload = a.to_payload().map_err(|e| e.to_string())?;
-                let key = Key(a.key);
-                entries.push(entry::encode(Kind::Artifact, COMPILER_ID, key, &payload));
-                // The same artifact under the file's source key: a program
-                // that loads the kernel from this text (`relok::Source`)
-                // finds it without parsing.
-                let alias = Key(relok_compiler::stencil::source_key(&src.text, &k.name, target, strategy, options));
-                entries.push(entry::encode(Kind::Artifact, COMPILER_ID, alias, &payload));
-                if let CodeTarget::Ptx { sm: ptx_sm } = target {
-                    for &sm in cubins.iter().filter(|&&sm| sm >= ptx_sm) {
-                        let cubin = assemble(&a.code, sm).map_err(|e| format!("{}: @{}: {e}", src.file, k.name))?;
-                        let ckey = Key(relok_compiler::ptx::cubin_key(&a.code, &a.entry, sm));
-                        entries.push(entry::encode(Kind::Binary, COMPILER_ID, ckey, &cubin));
-                    }
-                }
-                done.push(Precompiled { file: src.file.clone(), kernel: k.name.clone(), strategy, target, key });
-                progress(done.len(), total, &format!("{} @{} {strategy}", src.file, k.name));
-            }
-        }
-    }
-    let bundle = bundle::encode(COMPILER_ID, entries.iter().map(Vec::as_slice)).map_err(|e| e.to_string())?;
-    Ok((bundle, done))
-}
-
-/// `ptxas` as `RELOK_PTXAS` names it, else from the PATH.
-fn ptxas() -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os("RELOK_PTXAS") {
-        return Ok(PathBuf::from(p));
-    }
-    std::env::var_os("PATH")
-        .and_then(|path| std::env::split_paths(&path).map(|d| d.join("ptxas")).find(|p| p.is_file()))
-        .ok_or_else(|| "ptxas not found: set RELOK_PTXAS or put it on the PATH (it comes with CUDA, or pip's nvidia-cuda-nvcc)".into())
-}
-
-/// Assembles PTX into a cubin for `sm_<sm>` with `ptxas` (see [`ptxas`]).
-pub fn assemble(ptx: &[u8], sm: u32) -> Result<Vec<u8>, String> {
-    let ptxas = ptxas()?;
-    let dir = tempfile_dir()?;
-    let (input, output) = (dir.join("kernel.ptx"), dir.join("kernel.cubin"));
-    let result = (|| {
-        std::fs::write(&input, ptx).map_err(|e| format!("{}: {e}", input.display()))?;
-        let out = std::process::Command::new(&ptxas)
-            .arg(format!("-arch=sm_{sm}"))
-            .arg(&input)
-            .arg("-o")
-            .arg(&output)
-            .output()
-            .map_err(|e| format!("{}: {e}", ptxas.display()))?;
-        if !out.status.success() {
-            return Err(format!("ptxas -arch=sm_{sm} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
-        }
-        std::fs::read(&output).map_err(|e| format!("{}: {e}", output.display()))
-    })();
-    let _ = std::fs::remove_dir_all(&dir);
-    result
-}
-
-/// A new private folder for one `ptxas` run.
-fn tempfile_dir() -> Result<PathBuf, String> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!("relok-ptxas-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
-    std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    Ok(dir)
+    relok_build::bundle_of(&sources, targets, strategies, cubins, progress).map_err(|e| e.to_string())
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename.

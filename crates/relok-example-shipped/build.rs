@@ -1,0 +1,19 @@
+//! Precompiles the application's kernels into `$OUT_DIR/kernels.bundle`:
+//! for the cpu device, wgpu (WGSL) and CUDA GPUs (PTX for sm_90), and —
+//! when `ptxas` is found (`RELOK_PTXAS` or the PATH) — cubins for sm_90, so
+//! an H100/H200 loads machine code from the binary and compiles nothing.
+
+fn main() -> Result<(), relok_build::BuildError> {
+    let ptxas = std::env::var_os("RELOK_PTXAS").is_some()
+        || std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("ptxas").is_file()));
+    let mut kernels = relok_build::Precompile::new()
+        .file("../../examples/bench/scale.rk")
+        .target(relok_build::CodeTarget::Cpu)
+        .target(relok_build::CodeTarget::Wgsl)
+        .target(relok_build::CodeTarget::Ptx { sm: 90 });
+    if ptxas {
+        kernels = kernels.cubin(90);
+    }
+    kernels.write_to_out_dir("kernels.bundle")?;
+    Ok(())
+}
