@@ -27,6 +27,12 @@ if [ -n "$ptxas" ]; then
         RELOK_PTXAS=$ptxas target/release/relok precompile "examples/$1.rk" --target ptx-sm90 --strategy table --cubin "sm_$2" \
             -o ".dev/bin/bundles/$(basename "$1")-sm$2.bundle"
     done
+    # The 64-kernel application of relok bench start, shipped with cubins.
+    app=$(mktemp -d)
+    target/release/examples/first_launch --kernels 64 --write-kernels "$app"
+    RELOK_PTXAS=$ptxas target/release/relok precompile "$app"/*.rk --target ptx-sm90 --strategy table --cubin sm_90 \
+        -o .dev/bin/bundles/app64-sm90.bundle
+    rm -rf "$app"
 else
     echo "warning: no ptxas (set RELOK_PTXAS): no cubin bundles; the shipped-path GPU test will fail" >&2
 fi

@@ -13,18 +13,62 @@
 //! what served the kernel (compiles, store hits, machine code loaded or
 //! compiled). `--bundle FILE` loads a bundle (`relok precompile`) first, as
 //! a program that ships its kernels does; the read is part of the figure.
+//!
+//! `--kernels N` (N > 1) makes it an application that loads N distinct
+//! kernels before its first result: `scale_0 … scale_{N-1}`, each
+//! `scale.rk` with its own factor (a host value of its own), each launched
+//! once into its own output after all are loaded; `--threads T` loads
+//! them from T threads (cold compiles run in parallel); `--write-kernels
+//! DIR` writes their sources as `DIR/scale_<i>.rk` (for `relok
+//! precompile`) and exits.
 #![expect(clippy::print_stdout, reason = "the one JSON line is this program's output")]
 
 use relok::{Context, Grid, Source};
 use std::process::ExitCode;
 use std::time::Instant;
 
-static SCALE: Source = Source::new("examples/bench/scale.rk", include_str!("../../../examples/bench/scale.rk"));
+const SCALE_TEXT: &str = include_str!("../../../examples/bench/scale.rk");
 const N: usize = 1024;
+
+/// The value after `flag` on the command line.
+fn arg(flag: &str) -> Option<String> {
+    std::env::args().skip_while(|a| a != flag).nth(1)
+}
+
+/// Kernel `i` of `count`: scale.rk itself for one kernel, else its copy
+/// named `scale_<i>` with factor `i + 2`. Returns (file, text, name,
+/// factor).
+fn kernel_source(i: usize, count: usize) -> (String, String, String, f32) {
+    if count == 1 {
+        return ("examples/bench/scale.rk".into(), SCALE_TEXT.into(), "scale".into(), 2.0);
+    }
+    let factor = (i + 2) as f32;
+    let text = SCALE_TEXT
+        .replace("const @factor: f32 = 2.0", &format!("const @factor: f32 = {factor:.1}"))
+        .replace("kernel @scale(", &format!("kernel @scale_{i}("));
+    (format!("scale_{i}.rk"), text, format!("scale_{i}"), factor)
+}
 
 fn main() -> Result<ExitCode, relok::Error> {
     let started = Instant::now();
-    let bundle = std::env::args().skip_while(|a| a != "--bundle").nth(1);
+    let count: usize = arg("--kernels").and_then(|n| n.parse().ok()).unwrap_or(1).max(1);
+    let threads: usize = arg("--threads").and_then(|n| n.parse().ok()).unwrap_or(1).clamp(1, count);
+    if let Some(dir) = arg("--write-kernels") {
+        for i in 0..count {
+            let (file, text, _, _) = kernel_source(i, count);
+            let path = std::path::Path::new(&dir).join(file);
+            std::fs::write(&path, text).map_err(|source| relok::Error::Io { path: path.display().to_string(), source })?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The sources live as long as the program, as `static`s would.
+    let sources: Vec<(Source, String, f32)> = (0..count)
+        .map(|i| {
+            let (file, text, name, factor) = kernel_source(i, count);
+            (Source::new(Box::leak(file.into_boxed_str()), Box::leak(text.into_boxed_str())), name, factor)
+        })
+        .collect();
+    let bundle = arg("--bundle");
     let ctx = Context::from_env()?;
     let context_us = started.elapsed().as_secs_f64() * 1e6;
     let mut laps: Vec<(&str, f64)> = Vec::new();
@@ -39,20 +83,42 @@ fn main() -> Result<ExitCode, relok::Error> {
         ctx.load_bundle(&bytes)?;
         lap("bundle");
     }
-    let kernel = ctx.kernel(&SCALE, "scale")?;
+    let kernels: Vec<relok::Kernel> = if threads == 1 {
+        sources.iter().map(|(s, name, _)| ctx.kernel(s, name)).collect::<Result<_, _>>()?
+    } else {
+        let per = count.div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = sources
+                .chunks(per)
+                .map(|chunk| {
+                    let ctx = &ctx;
+                    scope.spawn(move || chunk.iter().map(|(s, name, _)| ctx.kernel(s, name)).collect::<Result<Vec<_>, _>>())
+                })
+                .collect();
+            let mut all = Vec::with_capacity(count);
+            for h in handles {
+                all.extend(h.join().expect("a loading thread panicked")?);
+            }
+            Ok::<_, relok::Error>(all)
+        })?
+    };
     lap("kernel");
     let x: Vec<f32> = (0..N).map(|i| i as f32 + 1.0).collect();
     let dx = ctx.upload(&x)?;
-    let mut dy = ctx.zeros::<f32>(N)?;
+    let mut outs = (0..count).map(|_| ctx.zeros::<f32>(N)).collect::<Result<Vec<_>, _>>()?;
     lap("upload");
     let stream = ctx.stream();
-    kernel.launch(&stream, Grid::cover(N, 256), (N as u32, &dx, &mut dy))?;
+    for (kernel, out) in kernels.iter().zip(&mut outs) {
+        kernel.launch(&stream, Grid::cover(N, 256), (N as u32, &dx, out))?;
+    }
     stream.synchronize()?;
     lap("launch");
-    let y = dy.download()?;
+    let mut wrong = 0;
+    for (out, (_, _, factor)) in outs.iter().zip(&sources) {
+        wrong += out.download()?.iter().zip(&x).filter(|&(y, x)| *y != factor * x).count();
+    }
     lap("download");
     let first_us = started.elapsed().as_secs_f64() * 1e6 - context_us;
-    let wrong = y.iter().zip(&x).filter(|&(y, x)| *y != 2.0 * x).count();
     let stats = ctx.cache_stats();
     let code = ctx.code_stats();
     let phases: Vec<String> = laps.iter().map(|(n, us)| format!("[\"{n}\",{us:.1}]")).collect();

@@ -68,6 +68,19 @@ pub enum BenchCommand {
         /// Also run CuPy and Triton (scripts/bench_peers.py).
         #[arg(long)]
         peers: bool,
+        /// The application rows: this many distinct kernels loaded before
+        /// the first result (0: none).
+        #[arg(long, default_value_t = 64)]
+        app_kernels: usize,
+        /// Threads for the application's parallel cold row.
+        #[arg(long, default_value_t = 8)]
+        app_threads: usize,
+        /// A bundle of the application's kernels with cubins (`first_launch
+        /// --kernels 64 --write-kernels DIR`, then `relok precompile
+        /// DIR/*.rk --target ptx-sm90 --strategy table --cubin sm_90`): adds
+        /// its shipped row on cuda.
+        #[arg(long)]
+        app_bundle: Option<PathBuf>,
     },
     /// Cold compile against a warm load from the artifact store, in this
     /// process and in a new one, per example; store open and lookups with
@@ -155,11 +168,12 @@ pub fn run(what: Option<BenchCommand>, quick: bool, json: bool, started: Instant
         }
         Some(BenchCommand::CacheChild { store }) => print_json(&cache::child(&cpu().0, &store)?),
         Some(BenchCommand::Launch) => report(&launch::run(quick)?, json, launch::print),
-        Some(BenchCommand::Start { mut devices, bundle, peers }) => {
+        Some(BenchCommand::Start { mut devices, bundle, peers, app_kernels, app_threads, app_bundle }) => {
             if devices.is_empty() {
                 devices = default_devices();
             }
-            start::print(&start::run(&devices, bundle.as_deref(), quick, peers)?, json)
+            let app = start::App { kernels: app_kernels, threads: app_threads.max(1), bundle: app_bundle };
+            start::print(&start::run(&devices, bundle.as_deref(), &app, quick, peers)?, json)
         }
         #[cfg(feature = "cuda")]
         Some(BenchCommand::Cuda) => report(&cuda::run(&relok_binary()?, quick)?, json, cuda::print),

@@ -18,6 +18,9 @@
 //! - `shipped` (cuda, with `--bundle`): empty caches, the kernels and
 //!   their cubins from a bundle made by
 //!   `relok precompile … --target ptx-sm90 --cubin sm_90`;
+//! - the application (`--app-kernels N`, default 64): N distinct kernels
+//!   loaded before the first result, cold with one thread and with
+//!   `--app-threads` threads, warm, and (cuda, `--app-bundle`) shipped;
 //! - `whole process`: exec to exit of a warm child, timed by this process,
 //!   beside `bare_context` (`crates/relok-runtime/examples`), a program
 //!   that only initialises the driver and creates the context.
@@ -135,10 +138,10 @@ fn find_child(name: &str) -> Option<PathBuf> {
     [dir.join(name), dir.join(format!("example-{name}")), dir.join("examples").join(name)].into_iter().find(|p| p.is_file())
 }
 
-/// Runs one child with `env`; its record.
-fn run_child(exe: &Path, env: &[(&str, &str)], cache: &Path, bundle: Option<&Path>) -> Result<Child, String> {
+/// Runs one child with `env` and `args`; its record.
+fn run_child(exe: &Path, env: &[(&str, &str)], cache: &Path, bundle: Option<&Path>, args: &[String]) -> Result<Child, String> {
     let mut c = Command::new(exe);
-    c.env("RELOK_CACHE_DIR", cache).env("CUDA_CACHE_DISABLE", "1").envs(env.iter().copied());
+    c.env("RELOK_CACHE_DIR", cache).env("CUDA_CACHE_DISABLE", "1").envs(env.iter().copied()).args(args);
     if let Some(b) = bundle {
         c.arg("--bundle").arg(b);
     }
@@ -159,12 +162,21 @@ fn temp(name: &str) -> PathBuf {
     p
 }
 
-/// Medians of `runs` children (each on a fresh cache folder if `cold`).
-fn row(exe: &Path, device: &str, mode: &str, runs: usize, env: &[(&str, &str)], cache: Option<&Path>, bundle: Option<&Path>) -> Result<Row, String> {
+/// How a row's children run.
+struct Mode<'a> {
+    env: &'a [(&'a str, &'a str)],
+    /// The warm cache folder; `None`: a fresh one per child (cold).
+    cache: Option<&'a Path>,
+    bundle: Option<&'a Path>,
+    args: &'a [String],
+}
+
+/// Medians of `runs` children.
+fn row(exe: &Path, device: &str, mode: &str, runs: usize, m: &Mode<'_>) -> Result<Row, String> {
     let mut children = Vec::new();
     for i in 0..runs {
         let fresh = temp(&format!("{device}-cold-{i}"));
-        let child = run_child(exe, env, cache.unwrap_or(&fresh), bundle);
+        let child = run_child(exe, m.env, m.cache.unwrap_or(&fresh), m.bundle, m.args);
         let _ = std::fs::remove_dir_all(&fresh);
         children.push(child?);
     }
@@ -214,7 +226,7 @@ fn whole(program: String, exe: &Path, env: &[(&str, &str)], cache: &Path, runs: 
 }
 
 /// The peers' figures from `scripts/bench_peers.py --json`, or why not.
-fn peers(runs: usize) -> Result<Vec<Peer>, String> {
+fn peers(runs: usize, kernels: usize) -> Result<Vec<Peer>, String> {
     let repo = std::env::var_os("RELOK_REPO").map_or_else(|| PathBuf::from("."), PathBuf::from);
     let script = repo.join("scripts/bench_peers.py");
     if !script.is_file() {
@@ -224,6 +236,7 @@ fn peers(runs: usize) -> Result<Vec<Peer>, String> {
         .arg(&script)
         .arg("--json")
         .env("RUNS", runs.to_string())
+        .env("APP_KERNELS", kernels.to_string())
         .output()
         .map_err(|e| format!("python3: {e}"))?;
     if !out.status.success() {
@@ -235,9 +248,22 @@ fn peers(runs: usize) -> Result<Vec<Peer>, String> {
     serde_json::from_str(last).map_err(|e| format!("bench_peers.py output: {e}"))
 }
 
+/// The application's part: `kernels` distinct kernels loaded before the
+/// first result (see the `first_launch` example's `--kernels`).
+#[derive(Debug, Clone)]
+pub struct App {
+    /// How many kernels (0: no application rows).
+    pub kernels: usize,
+    /// Threads for the parallel cold row.
+    pub threads: usize,
+    /// A bundle of the application's kernels (with cubins) for the
+    /// shipped row on cuda.
+    pub bundle: Option<PathBuf>,
+}
+
 /// Runs the whole benchmark on `devices` (`cuda`, `wgpu`, `cpu`); `bundle`
-/// enables the shipped mode on cuda.
-pub fn run(devices: &[String], bundle: Option<&Path>, quick: bool, with_peers: bool) -> Result<StartBench, String> {
+/// enables the shipped mode on cuda; `app` adds the application rows.
+pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, with_peers: bool) -> Result<StartBench, String> {
     let exe = find_child("first_launch").ok_or("the first_launch example was not found beside relok (cargo build --release -p relok --examples)")?;
     let runs = if quick { 3 } else { 11 };
     let mut rows = Vec::new();
@@ -245,16 +271,33 @@ pub fn run(devices: &[String], bundle: Option<&Path>, quick: bool, with_peers: b
     for device in devices {
         let dev_env = [("RELOK_DEVICE", device.as_str())];
         let warm = temp(&format!("{device}-warm"));
+        let none: &[String] = &[];
+        let mode = |cache, bundle, args| Mode { env: &dev_env, cache, bundle, args };
         // Fill the store and the archive.
-        run_child(&exe, &dev_env, &warm, None)?;
-        rows.push(row(&exe, device, "cold", runs, &dev_env, None, None)?);
-        rows.push(row(&exe, device, "warm", runs, &dev_env, Some(&warm), None)?);
+        run_child(&exe, &dev_env, &warm, None, none)?;
+        rows.push(row(&exe, device, "cold", runs, &mode(None, None, none))?);
+        rows.push(row(&exe, device, "warm", runs, &mode(Some(&warm), None, none))?);
         if device == "cuda" {
             let eager = [dev_env[0], ("CUDA_MODULE_LOADING", "EAGER")];
-            rows.push(row(&exe, device, "warm, eager module loading", runs, &eager, Some(&warm), None)?);
+            rows.push(row(&exe, device, "warm, eager module loading", runs, &Mode { env: &eager, cache: Some(&warm), bundle: None, args: none })?);
             if let Some(b) = bundle {
-                rows.push(row(&exe, device, "shipped (bundle with cubins, empty caches)", runs, &dev_env, None, Some(b))?);
+                rows.push(row(&exe, device, "shipped (bundle with cubins, empty caches)", runs, &mode(None, Some(b), none))?);
             }
+        }
+        if app.kernels > 1 {
+            let n = app.kernels;
+            let serial = ["--kernels".to_owned(), n.to_string()];
+            let parallel = ["--kernels".to_owned(), n.to_string(), "--threads".to_owned(), app.threads.to_string()];
+            let app_runs = runs.min(5);
+            let app_warm = temp(&format!("{device}-app-warm"));
+            run_child(&exe, &dev_env, &app_warm, None, &serial)?;
+            rows.push(row(&exe, device, &format!("{n} kernels, cold, 1 thread"), app_runs, &mode(None, None, &serial))?);
+            rows.push(row(&exe, device, &format!("{n} kernels, cold, {} threads", app.threads), app_runs, &mode(None, None, &parallel))?);
+            rows.push(row(&exe, device, &format!("{n} kernels, warm"), app_runs, &mode(Some(&app_warm), None, &serial))?);
+            if let (Some(b), true) = (&app.bundle, device == "cuda") {
+                rows.push(row(&exe, device, &format!("{n} kernels, shipped (bundle with cubins)"), app_runs, &mode(None, Some(b), &serial))?);
+            }
+            let _ = std::fs::remove_dir_all(&app_warm);
         }
         wholes.push(whole(format!("first_launch on {device}, warm"), &exe, &dev_env, &warm, runs)?);
         if device == "cuda" {
@@ -265,7 +308,7 @@ pub fn run(devices: &[String], bundle: Option<&Path>, quick: bool, with_peers: b
         let _ = std::fs::remove_dir_all(&warm);
     }
     let (peers, peers_skipped) = if with_peers {
-        match peers(if quick { 3 } else { 7 }) {
+        match peers(if quick { 3 } else { 7 }, app.kernels) {
             Ok(p) => (p, None),
             Err(why) => (Vec::new(), Some(why)),
         }
