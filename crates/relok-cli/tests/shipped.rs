@@ -142,6 +142,11 @@ fn a_second_process_finds_a_source_by_its_key() {
     let k = second.kernel(&EDITED, "scale").expect("loads");
     assert_eq!(k.name(), "scale");
     assert_eq!((second.cache_stats().compiles, second.cache_stats().store.misses), (0, 1), "the edited text is a new source of the same artifact");
+    // `relok cache verify` takes the aliases for what they are.
+    drop((first, second));
+    let store = relok_cache::Store::open(relok_runtime::cache::store_config(&dir.0).expect("config")).expect("store");
+    let (entries, bad) = relok_cli::cachecmd::verify(&store);
+    assert_eq!((entries, bad), (3, vec![]), "the artifact and two aliases, all valid");
 }
 
 #[test]

@@ -300,10 +300,8 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
             let _ = std::fs::remove_dir_all(&app_warm);
         }
         wholes.push(whole(format!("first_launch on {device}, warm"), &exe, &dev_env, &warm, runs)?);
-        if device == "cuda" {
-            if let Some(bare) = find_child("bare_context") {
-                wholes.push(whole("bare_context: cuInit + primary context".into(), &bare, &[], &warm, runs)?);
-            }
+        if let (true, Some(bare)) = (device == "cuda", find_child("bare_context")) {
+            wholes.push(whole("bare_context: cuInit + primary context".into(), &bare, &[], &warm, runs)?);
         }
         let _ = std::fs::remove_dir_all(&warm);
     }
