@@ -15,14 +15,14 @@ for e in saxpy table_and_exception pipeline readme; do cp "target/release/exampl
 # The first-launch benchmark's children (relok bench start finds them beside relok).
 cp target/release/examples/first_launch target/release/examples/bare_context .dev/bin/
 # Bundles with cubins for the shipped-path tests and benchmark (the GPU
-# machine has no ptxas): scale for sm_90 and sm_100, saxpy for sm_90; and
+# machine has no ptxas): scale and saxpy for sm_90; and
 # the application whose build.rs embeds its kernels and their cubins.
 ptxas=${RELOK_PTXAS:-$(ls target/tools/nvidia/cu13/bin/ptxas 2>/dev/null || command -v ptxas || true)}
 if [ -n "$ptxas" ]; then
     RELOK_PTXAS=$ptxas cargo build --release -p relok-example-shipped
     cp target/release/relok-example-shipped .dev/bin/example-shipped
     mkdir -p .dev/bin/bundles
-    for b in "bench/scale 90" "bench/scale 100" "saxpy 90"; do
+    for b in "bench/scale 90" "saxpy 90"; do
         set -- $b
         RELOK_PTXAS=$ptxas target/release/relok precompile "examples/$1.rk" --target ptx-sm90 --strategy table --cubin "sm_$2" \
             -o ".dev/bin/bundles/$(basename "$1")-sm$2.bundle"

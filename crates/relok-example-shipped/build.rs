@@ -4,8 +4,7 @@
 //! an H100/H200 loads machine code from the binary and compiles nothing.
 
 fn main() -> Result<(), relok_build::BuildError> {
-    let ptxas = std::env::var_os("RELOK_PTXAS").is_some()
-        || std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("ptxas").is_file()));
+    let ptxas = relok_build::find_ptxas().is_some();
     let mut kernels = relok_build::Precompile::new()
         .file("../../examples/bench/scale.rk")
         .target(relok_build::CodeTarget::Cpu)

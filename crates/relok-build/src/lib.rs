@@ -223,7 +223,7 @@ impl Precompile {
         for f in &self.files {
             lines.push_str(&format!("cargo::rerun-if-changed={}\n", f.display()));
         }
-        lines.push_str("cargo::rerun-if-env-changed=RELOK_PTXAS\n");
+        lines.push_str("cargo::rerun-if-env-changed=RELOK_PTXAS\ncargo::rerun-if-env-changed=PATH\n");
         // A build script talks to cargo on its standard output.
         let _ = std::io::Write::write_all(&mut std::io::stdout(), lines.as_bytes());
         Ok(path)
@@ -242,8 +242,12 @@ pub fn bundle_of(
     cubins: &[u32],
     progress: &mut dyn FnMut(usize, usize, &str),
 ) -> Result<(Vec<u8>, Vec<Precompiled>), BuildError> {
-    if !cubins.is_empty() && !targets.iter().any(|t| matches!(t, CodeTarget::Ptx { .. })) {
-        return Err(BuildError::Request("cubins need a PTX target (ptx-smNN)".into()));
+    // Every cubin asked for must come from some PTX target: PTX for sm_NN
+    // assembles for sm_NN and later, never earlier.
+    if let Some(sm) = cubins.iter().find(|&&sm| !targets.iter().any(|t| matches!(t, CodeTarget::Ptx { sm: p } if *p <= sm))) {
+        return Err(BuildError::Request(format!(
+            "cubin sm_{sm} needs a PTX target for sm_{sm} or earlier (e.g. ptx-sm{sm}); PTX assembles only for its own GPU and later ones"
+        )));
     }
     if let Some(s) = strategies.iter().find(|s| **s == Strategy::Bake) {
         return Err(BuildError::Request(format!(
@@ -269,14 +273,21 @@ pub fn bundle_of(
                 target: target.name(),
                 message,
             };
-            let stencil = Stencil::new(&src.module, &k.name).map_err(|e| failed(CodeTarget::Cpu, e.to_string()))?;
+            let stencil = Stencil::new(&src.module, &k.name).map_err(|e| BuildError::Compile {
+                file: src.file.clone(),
+                kernel: k.name.clone(),
+                target: "any".into(),
+                message: e.to_string(),
+            })?;
             for &(target, strategy) in &pairs {
                 let a = artifact::compile(&stencil, target, strategy, options, None).map_err(|e| failed(target, e.to_string()))?;
                 let payload = a.to_payload().map_err(|e| failed(target, e.to_string()))?;
                 entries.push(entry::encode(Kind::Artifact, COMPILER_ID, Key(a.key), &payload));
-                // The same artifact under the text's source key.
-                let alias = Key(source_key(&src.text, &k.name, target, strategy, options));
-                entries.push(entry::encode(Kind::Artifact, COMPILER_ID, alias, &payload));
+                // The same artifact under the text's source key, marked as
+                // its alias.
+                let alias = source_key(&src.text, &k.name, target, strategy, options);
+                let alias_payload = a.alias_under(alias).to_payload().map_err(|e| failed(target, e.to_string()))?;
+                entries.push(entry::encode(Kind::Artifact, COMPILER_ID, Key(alias), &alias_payload));
                 let mut made = Vec::new();
                 if let CodeTarget::Ptx { sm: ptx_sm } = target {
                     for &sm in cubins.iter().filter(|&&sm| sm >= ptx_sm) {
@@ -297,22 +308,25 @@ pub fn bundle_of(
     Ok((bytes, done))
 }
 
-/// `ptxas` as `RELOK_PTXAS` names it, else from the PATH.
-fn ptxas() -> Result<PathBuf, String> {
+/// `ptxas` as `RELOK_PTXAS` names it, else the first on the PATH; `None`
+/// without one (cubins cannot be made; a build script may then leave them
+/// out, as `crates/relok-example-shipped/build.rs` does).
+pub fn find_ptxas() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("RELOK_PTXAS") {
-        return Ok(PathBuf::from(p));
+        return Some(PathBuf::from(p));
     }
-    std::env::var_os("PATH")
-        .and_then(|path| std::env::split_paths(&path).map(|d| d.join("ptxas")).find(|p| p.is_file()))
-        .ok_or_else(|| "ptxas not found: set RELOK_PTXAS or put it on the PATH (it comes with CUDA, or pip's nvidia-cuda-nvcc)".into())
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join("ptxas")).find(|p| p.is_file())
 }
 
 /// Assembles PTX into a cubin for `sm_<sm>` with `ptxas`.
 pub fn assemble(ptx: &[u8], sm: u32) -> Result<Vec<u8>, String> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
-    let ptxas = ptxas()?;
+    let ptxas = find_ptxas()
+        .ok_or("ptxas not found: set RELOK_PTXAS or put it on the PATH (it comes with CUDA, or pip's nvidia-cuda-nvcc)")?;
     let dir = std::env::temp_dir().join(format!("relok-ptxas-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    // A folder left by a crashed process of the same id is ours to reuse.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let (input, output) = (dir.join("kernel.ptx"), dir.join("kernel.cubin"));
     let result = (|| {
@@ -361,7 +375,9 @@ mod tests {
         let err = bundle_of(&[src()], &[CodeTarget::Cpu], &[Strategy::Bake], &[], &mut |_, _, _| {}).unwrap_err();
         assert!(err.to_string().contains("cannot be precompiled"), "{err}");
         let err = bundle_of(&[src()], &[CodeTarget::Cpu], &[Strategy::Table], &[90], &mut |_, _, _| {}).unwrap_err();
-        assert!(err.to_string().contains("PTX target"), "{err}");
+        assert!(err.to_string().contains("needs a PTX target"), "{err}");
+        let err = bundle_of(&[src()], &[CodeTarget::Ptx { sm: 90 }], &[Strategy::Table], &[80], &mut |_, _, _| {}).unwrap_err();
+        assert!(err.to_string().starts_with("cubin sm_80 needs a PTX target for sm_80 or earlier"), "{err}");
         let err = bundle_of(&[src()], &[CodeTarget::Wgsl], &[Strategy::Patch], &[], &mut |_, _, _| {}).unwrap_err();
         assert!(err.to_string().contains("patching is impossible"), "{err}");
         let err = Source::parse("bad.rk", "kernel @k( {").unwrap_err();

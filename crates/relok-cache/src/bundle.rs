@@ -62,6 +62,13 @@ pub enum BundleError {
     /// Bytes after the last entry.
     #[error("bundle has {0} bytes after its last entry")]
     Trailing(usize),
+    /// Entries out of (kind, key) order, or one twice: not written by
+    /// [`encode`].
+    #[error("bundle entry {index} is out of order or repeated")]
+    Order {
+        /// Its position.
+        index: usize,
+    },
     /// An entry is invalid.
     #[error("bundle entry {index}: {source}")]
     Entry {
@@ -108,7 +115,8 @@ pub fn encode<'a>(identity: &str, entries: impl IntoIterator<Item = &'a [u8]>) -
     Ok(out)
 }
 
-/// The kind an entry's header names, if it is one of ours.
+/// The kind an entry's header names, if it is one of ours (an unknown kind
+/// byte is reported against the first kind).
 fn entry_kind(e: &[u8]) -> Result<Kind, EntryError> {
     let found = entry::header(e)?.kind;
     Kind::from_byte(found).ok_or(EntryError::Kind { found, expected: Kind::Artifact as u8 })
@@ -154,7 +162,11 @@ pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<BundleEntry<'a>
             kind => kind,
         };
         entry::decode(e, &Expect { kind, identity, key: None }).map_err(entry_err)?;
-        out.push(BundleEntry { kind, key: entry::header(e).map_err(entry_err)?.key, bytes: e });
+        let key = entry::header(e).map_err(entry_err)?.key;
+        if out.last().is_some_and(|p: &BundleEntry<'_>| (p.kind as u8, p.key) >= (kind as u8, key)) {
+            return Err(BundleError::Order { index });
+        }
+        out.push(BundleEntry { kind, key, bytes: e });
     }
     if !r.0.is_empty() {
         return Err(BundleError::Trailing(r.0.len()));
@@ -221,6 +233,32 @@ mod tests {
         }
         let other = entry::encode(Kind::Artifact, "relok-other", Key([1; 32]), b"x");
         assert!(encode(ID, [other.as_slice()]).is_err());
+    }
+
+    /// A bundle of `entries` in the order given (as `encode` would frame
+    /// them, unsorted).
+    fn raw(entries: &[&[u8]]) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.push(ID.len() as u8);
+        out.extend_from_slice(ID.as_bytes());
+        out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+        for e in entries {
+            out.extend_from_slice(&(e.len() as u32).to_le_bytes());
+            out.extend_from_slice(e);
+        }
+        let sum = Sha256::digest(&out);
+        out.extend_from_slice(&sum);
+        out
+    }
+
+    #[test]
+    fn entries_out_of_order_or_repeated_are_refused() {
+        let (a, b) = (e(1, b"one"), e(2, b"two"));
+        assert_eq!(raw(&[&a, &b]), encode(ID, [b.as_slice(), a.as_slice()]).unwrap());
+        assert!(decode(&raw(&[&a, &b]), ID).is_ok());
+        assert_eq!(decode(&raw(&[&b, &a]), ID), Err(BundleError::Order { index: 1 }));
+        assert_eq!(decode(&raw(&[&a, &a]), ID), Err(BundleError::Order { index: 1 }));
     }
 
     #[test]

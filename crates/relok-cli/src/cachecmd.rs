@@ -101,9 +101,10 @@ fn read_artifact(key: Key, path: &Path) -> Result<Artifact, String> {
     let expect = entry::Expect { kind: Kind::Artifact, identity: COMPILER_ID, key: Some(key) };
     let payload = entry::decode(&bytes, &expect).map_err(|e| e.to_string())?;
     let a = Artifact::from_payload(payload).map_err(|e| e.to_string())?;
-    // An entry is the artifact under its own key, or under a source key
-    // (an alias, docs/cache.md: the artifact's own key then differs).
-    a.check(&a.key, a.target, a.strategy).map_err(|e| e.to_string())?;
+    // An entry is the artifact under its own key, or its alias under a
+    // source key (docs/cache.md), which says so.
+    let own = if a.alias == Some(key.0) { a.key } else { key.0 };
+    a.check(&own, a.target, a.strategy).map_err(|e| e.to_string())?;
     a.validate().map_err(|e| e.to_string())?;
     Ok(a)
 }

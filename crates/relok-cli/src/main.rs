@@ -485,7 +485,7 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
             let (bytes, items) = cachecmd::precompile(&files, &target, &strategy, &cubin, &mut progress)?;
             bar.finish_and_clear();
             cachecmd::write_atomically(&out, &bytes)?;
-            println!("{}: {} kernels, {} bytes", out.display(), items.len(), bytes.len());
+            println!("{}: {} artifacts, {} bytes", out.display(), items.len(), bytes.len());
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -99,7 +99,8 @@ fn source_keys_and_artifact_keys_name_the_same_artifact_for_every_example() {
                     assert_ne!(by_ir, by_source, "the two levels never share keys");
                     let via_alias = Artifact::from_payload(&payload(Key(by_source))).expect("alias decodes");
                     assert_eq!(via_alias.key, by_ir, "{}: @{} {} {s}: the source key names another artifact", f.display(), k.name, t.name());
-                    assert_eq!(via_alias, artifact::compile(&stencil, t, s, options, None).expect("compiles"));
+                    assert_eq!(via_alias.alias, Some(by_source), "an alias says it is one");
+                    assert_eq!(Artifact { alias: None, ..via_alias }, artifact::compile(&stencil, t, s, options, None).expect("compiles"));
                     // Another compiler build changes both levels.
                     let other = "relok-other-build";
                     let ir = KeyInputs { compiler: other, state_layout: STATE_LAYOUT_VERSION, target: t, strategy: s, options, ir: &stencil.text };
@@ -147,10 +148,24 @@ fn a_second_process_finds_a_source_by_its_key() {
     let store = relok_cache::Store::open(relok_runtime::cache::store_config(&dir.0).expect("config")).expect("store");
     let (entries, bad) = relok_cli::cachecmd::verify(&store);
     assert_eq!((entries, bad), (3, vec![]), "the artifact and two aliases, all valid");
+    // An artifact (not an alias) under another key is reported, as is an
+    // alias moved under another key.
+    let listed = store.entries();
+    let payload_of = |key: Key| match store.get(key) {
+        relok_cache::Lookup::Hit(p) => p,
+        other => panic!("{other:?}"),
+    };
+    for (i, e) in listed.iter().enumerate() {
+        let moved = Key([0xA0 + i as u8; 32]);
+        store.put(moved, &payload_of(e.key)).expect("put");
+        let (_, bad) = relok_cli::cachecmd::verify(&store);
+        assert!(bad.iter().any(|(k, _)| *k == moved.to_hex()), "entry {i} moved under another key passed verify");
+        std::fs::remove_file(store.entry_path(moved)).expect("removed");
+    }
 }
 
 #[test]
-fn damaged_machine_code_in_a_bundle_is_refused() {
+fn a_damaged_bundle_is_refused_as_a_whole() {
     let art = entry::encode(Kind::Artifact, COMPILER_ID, Key([1; 32]), b"artifact");
     let bin = entry::encode(Kind::Binary, COMPILER_ID, Key([2; 32]), b"\x7fELF not really a cubin");
     let good = bundle::encode(COMPILER_ID, [art.as_slice(), bin.as_slice()]).expect("encodes");
@@ -173,11 +188,7 @@ fn cubin_bundle(file: &str, sm: u32, cubin_sm: u32) -> Option<Vec<u8>> {
     if let Some(dir) = std::env::var_os("RELOK_TEST_BUNDLES") {
         return std::fs::read(Path::new(&dir).join(&name)).ok();
     }
-    let found = std::env::var_os("RELOK_PTXAS").is_some()
-        || std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("ptxas").is_file()));
-    if !found {
-        return None;
-    }
+    relok_build::find_ptxas()?;
     let target = CodeTarget::Ptx { sm: sm.min(90) };
     precompile(&[repo().join(file)], &[target], &[Strategy::Table], &[cubin_sm], &mut |_, _, _| {}).ok().map(|b| b.0)
 }
@@ -197,7 +208,28 @@ fn cuda_uses_bundled_cubins_only_for_its_own_gpu() {
         assert!(!required, "RELOK_REQUIRE_CUDA=1 but no cubin bundle (RELOK_TEST_BUNDLES) and no ptxas");
         return note("SKIPPED cuda_uses_bundled_cubins_only_for_its_own_gpu: no cubin bundles and no ptxas");
     };
-    let other = cubin_bundle("examples/bench/scale.rk", sm, sm + 10).expect("a bundle for another GPU");
+    // This GPU's valid cubin filed under another GPU's key (checksums
+    // recomputed): a lookup that ignored the compute capability would use
+    // it; it must not.
+    let own_entries = bundle::decode(&own, COMPILER_ID).expect("decodes");
+    let artifact = own_entries
+        .iter()
+        .filter(|e| e.kind == Kind::Artifact)
+        .map(|e| Artifact::from_payload(entry::decode(e.bytes, &Expect { kind: Kind::Artifact, identity: COMPILER_ID, key: None }).expect("decodes")).expect("artifact"))
+        .find(|a| a.alias.is_none())
+        .expect("the artifact");
+    let rekeyed: Vec<Vec<u8>> = own_entries
+        .iter()
+        .map(|e| match e.kind {
+            Kind::Binary => {
+                let cubin = entry::decode(e.bytes, &Expect { kind: Kind::Binary, identity: COMPILER_ID, key: None }).expect("decodes");
+                let key = Key(relok_compiler::ptx::cubin_key(&artifact.code, &artifact.entry, sm + 10));
+                entry::encode(Kind::Binary, COMPILER_ID, key, cubin)
+            }
+            Kind::Artifact => e.bytes.to_vec(),
+        })
+        .collect();
+    let other = bundle::encode(COMPILER_ID, rekeyed.iter().map(Vec::as_slice)).expect("encodes");
     let fresh = |label: &str| {
         let dir = TempDir::new(label);
         let ctx = Context::builder().device("cuda").cache_dir(&dir.0).build().expect("cuda context");
@@ -209,7 +241,7 @@ fn cuda_uses_bundled_cubins_only_for_its_own_gpu() {
     run_scale(&ctx);
     let code = ctx.code_stats();
     assert_eq!((ctx.cache_stats().compiles, code.bundled, code.linked, code.jit), (0, 1, 0, 0), "{code:?}");
-    // Another GPU's cubin is never tried: the PTX is compiled, correctly.
+    // Another GPU's cubin is never looked at: the PTX is compiled, correctly.
     let (_d, ctx) = fresh("other");
     ctx.load_bundle(&other).expect("bundle loads");
     run_scale(&ctx);

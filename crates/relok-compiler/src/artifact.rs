@@ -62,6 +62,11 @@ pub struct Artifact {
     pub values: Vec<HostValue>,
     /// The target code.
     pub code: Vec<u8>,
+    /// `Some(source key)` when this copy is stored under a source key (an
+    /// alias, see [`crate::stencil::source_key`]): an entry says which of
+    /// the two it is, so a checker can tell an alias from an artifact
+    /// under a wrong key.
+    pub alias: Option<[u8; 32]>,
 }
 
 /// Why an artifact cannot be used.
@@ -137,6 +142,7 @@ pub fn compile(
         manifest: lowered.manifest,
         values: lowered.values,
         code,
+        alias: None,
     })
 }
 
@@ -157,6 +163,11 @@ pub fn lower_stencil(
 }
 
 impl Artifact {
+    /// This artifact as the alias stored under `source_key`.
+    pub fn alias_under(&self, source_key: [u8; 32]) -> Artifact {
+        Artifact { alias: Some(source_key), ..self.clone() }
+    }
+
     /// The artifact serialised (postcard).
     pub fn to_payload(&self) -> Result<Vec<u8>, ArtifactError> {
         postcard::to_allocvec(self).map_err(|e| ArtifactError::Payload(e.to_string()))

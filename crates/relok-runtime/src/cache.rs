@@ -357,7 +357,7 @@ impl KernelCache {
             return;
         }
         lock(&self.sources).insert(source, Arc::clone(artifact));
-        if let (Some(store), Ok(payload)) = (&self.store, artifact.to_payload()) {
+        if let (Some(store), Ok(payload)) = (&self.store, artifact.alias_under(source.0).to_payload()) {
             let _ = store.put(source, &payload);
         }
     }
@@ -368,7 +368,8 @@ impl KernelCache {
     /// instantiates it). Anything that fails is corrupt: a bundle entry is
     /// dropped, a store entry removed, and the caller compiles.
     /// `artifact_key` is the key the artifact must have been compiled
-    /// under: `key` itself, or for a source key (`None`) the artifact's own.
+    /// under: `key` itself (then it must be no alias), or for a source key
+    /// (`None`) the artifact's own (then it must be the alias of `key`).
     fn cached<T>(
         &self,
         key: Key,
@@ -378,7 +379,12 @@ impl KernelCache {
         ready: impl Fn(Artifact) -> Result<T, ProgramError>,
     ) -> Option<T> {
         let usable = |payload: &[u8]| -> Result<T, ProgramError> {
-            let artifact = Artifact::from_payload(payload)?;
+            let mut artifact = Artifact::from_payload(payload)?;
+            let alias = if artifact_key.is_some() { None } else { Some(key.0) };
+            if artifact.alias != alias {
+                return Err(relok_compiler::artifact::ArtifactError::Key.into());
+            }
+            artifact.alias = None;
             artifact.check(&artifact_key.map_or(artifact.key, |k| k.0), target, strategy)?;
             // The cpu device's `instantiate` parses, verifies and checks the
             // manifest itself: validating first would do it twice.

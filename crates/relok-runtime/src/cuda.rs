@@ -169,11 +169,12 @@ impl CudaDevice {
         let name = ctx.name().map_err(driver("cuDeviceGetName"))?;
         let (major, minor) = ctx.compute_capability().map_err(driver("cuDeviceGetAttribute"))?;
         let records = RecordPool::new(&ctx)?;
-        let reserve = ready_copies(&ctx)?;
         let streams = StreamPool::new(&ctx)?;
         let mut version = 0;
         // SAFETY: a valid out-pointer to an int.
         unsafe { sys::cuDriverGetVersion(&mut version) }.result().map_err(driver("cuDriverGetVersion"))?;
+        // Last: nothing after it can fail and leak its allocation.
+        let reserve = ready_copies(&ctx)?;
         let id = DeviceId::allocate(DeviceKind::Cuda, ordinal as u64);
         Ok(CudaDevice {
             ctx,
@@ -255,7 +256,7 @@ impl CudaDevice {
         for sm in (0..=minor).rev().map(|m| major * 10 + m) {
             let key = Key(relok_compiler::ptx::cubin_key(ptx, entry, sm));
             let Some(cubin) = lock(&self.bundled).get(&key).cloned() else { continue };
-            match PtxModule::load_image(&self.ctx, &cubin).and_then(|m| m.function(entry).map(|_| m)) {
+            match PtxModule::load_image_with(&self.ctx, &cubin, entry) {
                 Ok(m) => {
                     self.code_stats.bundled.fetch_add(1, Ordering::Relaxed);
                     return Some(m);
@@ -281,8 +282,7 @@ impl CudaDevice {
         };
         let key = Key(relok_compiler::ptx::cubin_key(ptx, entry, self.sm));
         if let Lookup::Hit(cubin) = archive.get(key) {
-            // A cubin that loads but lacks the entry is another kernel's.
-            match PtxModule::load_image(&self.ctx, &cubin).and_then(|m| m.function(entry).map(|_| m)) {
+            match PtxModule::load_image_with(&self.ctx, &cubin, entry) {
                 Ok(m) => {
                     self.code_stats.archive_hits.fetch_add(1, Ordering::Relaxed);
                     return Ok(m);
@@ -712,17 +712,18 @@ impl DeviceMemory for CudaDevice {
     }
 
     fn alloc_filled(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
+        if bytes.is_empty() {
+            return self.alloc_zeroed(1);
+        }
         self.bind()?;
-        let n = bytes.len().max(1);
+        let n = bytes.len();
         // SAFETY: a plain allocation in the bound context.
         let ptr = unsafe { result::malloc_sync(n) }.map_err(driver("cuMemAlloc"))?;
-        if !bytes.is_empty() {
-            // SAFETY: `ptr .. ptr + n` was just allocated and `bytes` fills it.
-            if let Err(e) = unsafe { result::memcpy_htod_sync(ptr, bytes) } {
-                // SAFETY: `ptr` was allocated above and is freed once.
-                let _ = unsafe { result::free_sync(ptr) };
-                return Err(driver("cuMemcpyHtoD")(e));
-            }
+        // SAFETY: `ptr .. ptr + n` was just allocated and `bytes` fills it.
+        if let Err(e) = unsafe { result::memcpy_htod_sync(ptr, bytes) } {
+            // SAFETY: `ptr` was allocated above and is freed once.
+            let _ = unsafe { result::free_sync(ptr) };
+            return Err(driver("cuMemcpyHtoD")(e));
         }
         lock(&self.allocs).insert(ptr, n as u64);
         Ok(DevicePtr(ptr))
@@ -899,6 +900,14 @@ impl PtxModule {
         Ok(PtxModule { raw, ctx: Arc::clone(ctx) })
     }
 
+    /// [`PtxModule::load_image`] of a cubin that must hold `entry`: one
+    /// that loads but lacks it is another kernel's, refused.
+    fn load_image_with(ctx: &Arc<CudaContext>, cubin: &[u8], entry: &str) -> Result<PtxModule, DeviceError> {
+        let m = PtxModule::load_image(ctx, cubin)?;
+        m.function(entry)?;
+        Ok(m)
+    }
+
     fn function(&self, name: &str) -> Result<sys::CUfunction, DeviceError> {
         let c = CString::new(name).map_err(|_| DeviceError::Driver { call: "cuModuleGetFunction", message: "bad name".into() })?;
         // SAFETY: a live module.
@@ -938,8 +947,8 @@ fn ready_copies(ctx: &Arc<CudaContext>) -> Result<u64, DeviceError> {
 
 /// CUDA streams no longer used by a [`CudaStream`], kept for the next
 /// [`Backend::new_stream`](crate::backend::Backend::new_stream) of the
-/// device (creating one costs ≈10 µs); one is made when the device opens.
-/// Destroyed with the pool.
+/// device (creating one costs ≈10 µs), up to [`StreamPool::KEEP`]; one is
+/// made when the device opens. Destroyed with the pool.
 #[derive(Debug)]
 struct StreamPool {
     ctx: Arc<CudaContext>,
@@ -955,6 +964,9 @@ struct RawStream(sys::CUstream);
 unsafe impl Send for RawStream {}
 
 impl StreamPool {
+    /// Idle streams kept at most; more are destroyed.
+    const KEEP: usize = 8;
+
     fn new(ctx: &Arc<CudaContext>) -> Result<Arc<StreamPool>, DeviceError> {
         let pool = Arc::new(StreamPool { ctx: Arc::clone(ctx), free: Mutex::default() });
         let raw = pool.create()?;
@@ -1150,10 +1162,12 @@ impl CudaStream {
 impl Drop for CudaStream {
     fn drop(&mut self) {
         if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: the stream's work is done before it is reused or
-            // destroyed.
-            if unsafe { result::stream::synchronize(self.raw) }.is_ok() {
-                lock(&self.pool.free).push(RawStream(self.raw));
+            // SAFETY: a live stream of the bound context, waited for: its
+            // work is done before it is kept for reuse or destroyed.
+            let idle = unsafe { result::stream::synchronize(self.raw) }.is_ok();
+            let mut free = lock(&self.pool.free);
+            if idle && free.len() < StreamPool::KEEP {
+                free.push(RawStream(self.raw));
             } else {
                 // SAFETY: created by the pool, destroyed once.
                 let _ = unsafe { result::stream::destroy(self.raw) };

@@ -311,9 +311,12 @@ impl Context {
         Symbol::new(&self.shared, name)
     }
 
-    /// Makes a bundle's precompiled kernels (from `relok precompile`)
-    /// available: a program that ships one starts with zero compiles.
-    /// Returns how many artifacts it holds.
+    /// Makes a bundle's precompiled kernels (from `relok precompile` or
+    /// `relok-build`) available, and gives the device the bundle's machine
+    /// code for it: a program that ships one starts with zero compiles.
+    /// Returns how many artifact entries it holds (each kernel's artifact
+    /// and its source-key alias: two per kernel, target and strategy). A
+    /// damaged bundle, or one made by another relok, is refused as a whole.
     ///
     /// ```
     /// let err = relok::Context::cpu().load_bundle(b"not a bundle").unwrap_err();

@@ -167,7 +167,14 @@ pub struct Source {
 }
 
 impl Source {
-    /// The text `text`, named `file` in errors. Nothing is checked yet.
+    /// The text `text`, named `file` in errors. Nothing is checked yet: a
+    /// `const fn`, for a `static` (typically of `include_str!`).
+    ///
+    /// ```
+    /// static NOOP: relok::Source = relok::Source::new("noop.rk", "kernel @noop() {\n    return\n}\n");
+    /// assert_eq!(relok::Context::cpu().kernel(&NOOP, "noop")?.name(), "noop");
+    /// # Ok::<(), relok::Error>(())
+    /// ```
     pub const fn new(file: &'static str, text: &'static str) -> Source {
         Source { file, text, program: OnceLock::new() }
     }
@@ -199,7 +206,18 @@ impl Source {
 }
 
 /// Where [`crate::Context::kernel`] takes kernels from: a [`Program`] or a
-/// [`Source`]. Sealed.
+/// [`Source`] (or a reference, `Box` or `Arc` of one). Sealed.
+///
+/// ```
+/// fn load(ctx: &relok::Context, from: &impl relok::KernelSource) -> relok::Result<relok::Kernel> {
+///     ctx.kernel(from, "k")
+/// }
+/// let ctx = relok::Context::cpu();
+/// let program = std::sync::Arc::new(relok::Program::parse("kernel @k() {\n    return\n}\n")?);
+/// static K: relok::Source = relok::Source::new("k.rk", "kernel @k() {\n    return\n}\n");
+/// assert_eq!(load(&ctx, &program)?.name(), load(&ctx, &K)?.name());
+/// # Ok::<(), relok::Error>(())
+/// ```
 pub trait KernelSource: sealed::Sealed {
     /// The text, when known (for the source key).
     #[doc(hidden)]
@@ -227,8 +245,26 @@ impl KernelSource for Source {
     }
 }
 
+macro_rules! forward_kernel_source {
+    ($($wrapper:ty),*) => {$(
+        impl<T: KernelSource + ?Sized> KernelSource for $wrapper {
+            fn source_text(&self) -> Option<&str> {
+                (**self).source_text()
+            }
+            fn verified_program(&self) -> Result<&Program> {
+                (**self).verified_program()
+            }
+        }
+    )*};
+}
+
+forward_kernel_source!(&T, Box<T>, Arc<T>);
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for super::Program {}
     impl Sealed for super::Source {}
+    impl<T: Sealed + ?Sized> Sealed for &T {}
+    impl<T: Sealed + ?Sized> Sealed for Box<T> {}
+    impl<T: Sealed + ?Sized> Sealed for std::sync::Arc<T> {}
 }

@@ -197,6 +197,17 @@ fn row(exe: &Path, device: &str, mode: &str, runs: usize, m: &Mode<'_>) -> Resul
     })
 }
 
+/// A shipped row must have been served by its bundle alone: no compile,
+/// no machine code compiled (a bundle for another GPU or another relok
+/// would otherwise print a figure for something else).
+fn shipped(row: Row) -> Result<Row, String> {
+    let (l, c) = (&row.last, &row.last.machine_code);
+    if l.compiles != 0 || c.linked + c.jit != 0 || c.bundled == 0 {
+        return Err(format!("the '{}' row was not served by its bundle alone: {l:?}", row.mode));
+    }
+    Ok(row)
+}
+
 /// Exec to exit of `exe` (which prints `{"context_us": …}`) with `env`,
 /// `runs` times: the medians of the whole and of the whole minus the
 /// context, µs.
@@ -281,7 +292,7 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
             let eager = [dev_env[0], ("CUDA_MODULE_LOADING", "EAGER")];
             rows.push(row(&exe, device, "warm, eager module loading", runs, &Mode { env: &eager, cache: Some(&warm), bundle: None, args: none })?);
             if let Some(b) = bundle {
-                rows.push(row(&exe, device, "shipped (bundle with cubins, empty caches)", runs, &mode(None, Some(b), none))?);
+                rows.push(shipped(row(&exe, device, "shipped (bundle with cubins, empty caches)", runs, &mode(None, Some(b), none))?)?);
             }
         }
         if app.kernels > 1 {
@@ -295,7 +306,7 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
             rows.push(row(&exe, device, &format!("{n} kernels, cold, {} threads", app.threads), app_runs, &mode(None, None, &parallel))?);
             rows.push(row(&exe, device, &format!("{n} kernels, warm"), app_runs, &mode(Some(&app_warm), None, &serial))?);
             if let (Some(b), true) = (&app.bundle, device == "cuda") {
-                rows.push(row(&exe, device, &format!("{n} kernels, shipped (bundle with cubins)"), app_runs, &mode(None, Some(b), &serial))?);
+                rows.push(shipped(row(&exe, device, &format!("{n} kernels, shipped (bundle with cubins)"), app_runs, &mode(None, Some(b), &serial))?)?);
             }
             let _ = std::fs::remove_dir_all(&app_warm);
         }
@@ -321,12 +332,19 @@ pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
     if json {
         return print_json(r);
     }
-    let cupy_warm = r.peers.iter().find(|p| p.tool.starts_with("CuPy") && p.cache == "warm").map(|p| p.first_ms * 1e3);
+    // Each row against CuPy's warm figure for as many kernels.
+    let cupy_warm = |mode: &str| {
+        let app = mode.split_once(" kernels").map(|(n, _)| format!(", {n} kernels"));
+        r.peers
+            .iter()
+            .find(|p| p.cache == "warm" && p.tool.starts_with("CuPy") && app.as_deref().map_or(!p.tool.contains(" kernels"), |s| p.tool.ends_with(s)))
+            .map(|p| p.first_ms * 1e3)
+    };
     println!("relok bench start: first launch in a new process, µs from main, context excluded; medians of {} children", r.runs);
     println!("{:<6} {:<44} {:>10} {:>11} {:>9}  served by", "device", "mode", "first", "context", "vs CuPy");
     for row in &r.rows {
         let l = &row.last;
-        let ratio = cupy_warm.map_or("-".to_owned(), |c| format!("{:.2}×", row.first_us / c));
+        let ratio = cupy_warm(&row.mode).map_or("-".to_owned(), |c| format!("{:.2}×", row.first_us / c));
         println!(
             "{:<6} {:<44} {:>10.1} {:>11.0} {:>9}  compiles {} store {} bundle {} | code: archived {} bundled {} linked {} jit {}",
             row.device, row.mode, row.first_us, row.context_us, ratio, l.compiles, l.store_hits, l.bundle_hits,
