@@ -53,12 +53,13 @@
 pub mod bundle;
 pub mod entry;
 mod key;
+pub mod remote;
 mod stats;
 mod store;
 
 pub use key::Key;
-pub use stats::TierStats;
+pub use stats::{RemoteStats, TierStats};
 pub use store::{
-    default_root, switched_off, ClearReport, CollectReport, EntryInfo, Lookup, Store, StoreConfig, StoreError, DEFAULT_MAX_BYTES,
-    STALE_FOLDER_AGE, TEMP_MAX_AGE,
+    default_root, switched_off, ClearReport, CollectReport, EntryInfo, Lookup, PullReport, PushReport, Store, StoreConfig, StoreError,
+    DEFAULT_MAX_BYTES, STALE_FOLDER_AGE, TEMP_MAX_AGE,
 };
