@@ -255,10 +255,9 @@ impl std::fmt::Display for ClearReport {
 pub struct Store {
     inner: Arc<Inner>,
     collector: Mutex<Option<JoinHandle<()>>>,
-    /// The remote tier behind this store, if one was given.
-    remote: Option<Tier>,
-    /// What of the remote's counters was last appended to the stats log.
-    remote_flushed: Mutex<RemoteStats>,
+    /// The remote tier behind this store, if one was given (boxed: a
+    /// store without one stays small).
+    remote: Option<Box<Tier>>,
 }
 
 /// What [`Store::push`] did.
@@ -310,7 +309,7 @@ impl Store {
             os::check_private(&p)?;
         }
         let inner = Inner { config, dir, counters: Counters::default(), flushed: Mutex::new(TierStats::default()) };
-        Ok(Store { inner: Arc::new(inner), collector: Mutex::new(None), remote: None, remote_flushed: Mutex::default() })
+        Ok(Store { inner: Arc::new(inner), collector: Mutex::new(None), remote: None })
     }
 
     /// This store with `remote` behind it: a local miss is looked up there
@@ -318,7 +317,7 @@ impl Store {
     /// it when this process holds the signing key. Its entries are named
     /// `relok:<family>/<folder>/<key hex>` (see [`crate::remote`]).
     pub fn with_remote(mut self, remote: Arc<Remote>) -> Store {
-        self.remote = Some(Tier::new(remote, &self.inner.config.family, &self.inner.config.folder));
+        self.remote = Some(Box::new(Tier::new(remote, &self.inner.config.family, &self.inner.config.folder)));
         self
     }
 
@@ -327,20 +326,15 @@ impl Store {
         self.remote.as_ref().map(|t| &t.remote)
     }
 
-    /// The name of `key`'s entry in a remote.
-    pub fn remote_name(&self, key: Key) -> String {
-        format!("relok:{}/{}/{key}", self.inner.config.family, self.inner.config.folder)
-    }
-
     /// This process's remote counters for this store (zero without one).
     pub fn remote_stats(&self) -> RemoteStats {
-        self.remote.as_ref().map(Tier::stats).unwrap_or_default()
+        self.remote.as_ref().map(|t| t.stats()).unwrap_or_default()
     }
 
     /// The remote counters of every process that used this store (their
     /// stats log lines) plus this process's unlogged ones.
     pub fn lifetime_remote_stats(&self) -> RemoteStats {
-        let before = *self.remote_flushed.lock().unwrap_or_else(|e| e.into_inner());
+        let before = self.remote.as_ref().map(|t| *lock(&t.flushed)).unwrap_or_default();
         RemoteStats::sum_lines(&read_stats_log(&self.inner.dir)).add(&self.remote_stats().since(&before))
     }
 
@@ -661,7 +655,7 @@ impl Store {
     pub fn flush_stats(&self) {
         let delta = self.unflushed();
         let remote_now = self.remote_stats();
-        let remote_delta = remote_now.since(&self.remote_flushed.lock().unwrap_or_else(|e| e.into_inner()));
+        let remote_delta = remote_now.since(&self.remote.as_ref().map(|t| *lock(&t.flushed)).unwrap_or_default());
         if delta.is_zero() && remote_delta.is_zero() {
             return;
         }
@@ -675,7 +669,9 @@ impl Store {
         let ok = os::append_file(&path).and_then(|mut f| f.write_all(text.as_bytes())).is_ok();
         if ok {
             *self.inner.flushed.lock().unwrap_or_else(|e| e.into_inner()) = self.stats();
-            *self.remote_flushed.lock().unwrap_or_else(|e| e.into_inner()) = remote_now;
+            if let Some(t) = &self.remote {
+                *lock(&t.flushed) = remote_now;
+            }
         }
     }
 
@@ -1020,6 +1016,10 @@ impl Inner {
             let _ = fs::remove_file(&tmp);
         }
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Removes another build's store folder `dir`: only what relok wrote in

@@ -495,6 +495,8 @@ pub(crate) struct Tier {
     /// Keys this process took from the remote (a caller's `reject` of one
     /// counts against the remote, not the local store).
     served: Mutex<HashSet<Key>>,
+    /// What of the counters was last appended to the store's stats log.
+    pub(crate) flushed: Mutex<RemoteStats>,
 }
 
 /// What [`Tier::get`] found.
@@ -513,6 +515,7 @@ impl Tier {
             prefix: format!("relok:{family}/{folder}/"),
             counters: Arc::default(),
             served: Mutex::default(),
+            flushed: Mutex::default(),
         }
     }
 
