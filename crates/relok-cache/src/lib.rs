@@ -5,7 +5,9 @@
 //! format version, the kind of payload, the identity of the program that
 //! wrote it, the key and a checksum — in a [`Store`]: one file per entry in a
 //! folder per format and identity. [`bundle`] packs entries into one file
-//! that an application ships and imports.
+//! that an application ships and imports. [`remote`] puts a Redis server
+//! that machines share behind a store ([`Store::with_remote`]): entries
+//! signed with Ed25519, read on a local miss, written in the background.
 //!
 //! # Layout on disk
 //!

@@ -338,6 +338,18 @@ impl Store {
         RemoteStats::sum_lines(&read_stats_log(&self.inner.dir)).add(&self.remote_stats().since(&before))
     }
 
+    /// Waits for this process's queued remote writes, at most the remote's
+    /// flush time limit (as dropping the store does); returns how many are
+    /// left.
+    pub fn flush_remote(&self) -> usize {
+        let Some(tier) = &self.remote else { return 0 };
+        let left = tier.remote.flush(tier.remote.flush_timeout());
+        if left > 0 {
+            tracing::warn!("{left} writes to the remote cache {} not finished within the flush time limit", tier.remote.url());
+        }
+        left
+    }
+
     /// The remote counters every process logged in the store folder `dir`.
     pub fn survey_remote(dir: &Path) -> RemoteStats {
         RemoteStats::sum_lines(&read_stats_log(dir))
@@ -793,12 +805,7 @@ impl Drop for Store {
         if let Some(h) = self.collector.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
             let _ = h.join();
         }
-        if let Some(tier) = &self.remote {
-            let left = tier.remote.flush(tier.remote.flush_timeout());
-            if left > 0 {
-                tracing::warn!("{left} writes to the remote cache {} not finished within the flush time limit", tier.remote.url());
-            }
-        }
+        self.flush_remote();
         self.flush_stats();
     }
 }

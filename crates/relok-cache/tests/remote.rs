@@ -252,3 +252,23 @@ fn push_and_pull() {
     let p = fresh.pull(&keys);
     assert_eq!((p.local, p.fetched, p.missing), (100, 0, 10));
 }
+
+/// With a Redis user that may only read, even a process holding the
+/// signing key adds nothing: the server refuses, the remote goes off.
+#[test]
+fn a_read_only_redis_user_cannot_write_even_with_the_key() {
+    let Some(server) = RedisServer::start("a_read_only_redis_user_cannot_write_even_with_the_key") else { return };
+    assert_eq!(server.cli(&["ACL", "SETUSER", "reader", "on", ">rpw", "~relok:*", "+getrange", "+ping", "+select"]).trim(), "OK");
+    let url = format!("redis://reader:rpw@127.0.0.1:{}/0", server.port());
+    let t = tempfile::tempdir().unwrap();
+    let k = signing(1);
+    let s = store(t.path(), ID, &remote(&url, &k, true));
+    assert_eq!(s.get(key(1)), Lookup::Miss, "the reader user reads");
+    assert_eq!(s.remote_stats().misses, 1);
+    s.put(key(1), b"x").unwrap();
+    assert_eq!(s.flush_remote(), 0);
+    let st = s.remote_stats();
+    assert_eq!((st.writes, st.errors, st.dropped), (0, 1, 1), "{st:?}");
+    assert!(s.remote().unwrap().is_off());
+    assert!(server.keys().is_empty(), "{:?}", server.keys());
+}

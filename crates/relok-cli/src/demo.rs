@@ -135,6 +135,11 @@ pub fn run(device: &Device, device_name: &str, strategy: Strategy, json: bool, c
         }
     }
     let n = |what: &str| sources.iter().filter(|s| **s == what).count();
+    // The summary counts the remote writes of this run: wait for them (at
+    // most the remote's flush time limit).
+    if let Some(s) = cache.store() {
+        s.flush_remote();
+    }
     let store = match cache.store() {
         Some(s) => format!("artifact store {}", s.dir().display()),
         None => cache.warning().unwrap_or("no artifact store (RELOK_CACHE=off)").to_owned(),
