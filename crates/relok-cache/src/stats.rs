@@ -135,7 +135,7 @@ mod tests {
 /// What the remote tier did for one store: in one process
 /// ([`crate::Store::remote_stats`]) or summed over every process that used
 /// the store ([`crate::Store::lifetime_remote_stats`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct RemoteStats {
     /// Lookups after a local miss that found a valid signed entry (then
     /// written to the local store).

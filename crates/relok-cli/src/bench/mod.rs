@@ -11,7 +11,10 @@
 //! - `cuda` (`relok bench cuda`): first launch in a new process, per-launch
 //!   host overhead and the run-time cost of a relocation, on a GPU;
 //! - `wgpu` (`relok bench wgpu`): first launch in a new process and the
-//!   host time of a launch, with a wgpu adapter.
+//!   host time of a launch, with a wgpu adapter;
+//! - `remote` (`relok bench remote`): a new process loading 64 kernels
+//!   from a warm Redis (loopback, 1 ms round trip) against compiling
+//!   them, and 16 such processes at once.
 //!
 //! This file holds the clap subcommands ([`BenchCommand`]), the one entry
 //! point ([`run`]: runs a bench and prints its report as text or JSON) and
@@ -24,6 +27,7 @@ pub mod cache;
 pub mod cuda;
 pub mod frontend;
 pub mod launch;
+pub mod remote;
 #[cfg(feature = "wgpu")]
 pub mod wgpu;
 
@@ -51,6 +55,20 @@ pub enum BenchCommand {
     /// process and in a new one, per example; store open and lookups with
     /// many entries.
     Cache,
+    /// A new process loading 64 kernels from a warm remote cache (Redis on
+    /// loopback, and at a 1 ms round trip) against compiling them, and 16
+    /// such processes at once.
+    Remote {
+        /// A Redis to use (`redis://host:port/db`; entries under relok's
+        /// names are overwritten); default: start `redis-server` on a free
+        /// loopback port.
+        #[arg(long)]
+        url: Option<String>,
+    },
+    /// The child process of `bench remote`: loads its 64 kernels with the
+    /// cache the environment names and prints one JSON record.
+    #[command(hide = true)]
+    RemoteChild,
     /// The child process of `bench cache`: loads every example from the
     /// store under ROOT and prints one JSON record.
     #[command(hide = true)]
@@ -133,6 +151,8 @@ pub fn run(what: Option<BenchCommand>, quick: bool, json: bool, started: Instant
         }
         Some(BenchCommand::CacheChild { store }) => print_json(&cache::child(&cpu().0, &store)?),
         Some(BenchCommand::Launch) => report(&launch::run(quick)?, json, launch::print),
+        Some(BenchCommand::Remote { url }) => report(&remote::run(&relok_binary()?, quick, url)?, json, remote::print),
+        Some(BenchCommand::RemoteChild) => print_json(&remote::child()?),
         #[cfg(feature = "cuda")]
         Some(BenchCommand::Cuda) => report(&cuda::run(&relok_binary()?, quick)?, json, cuda::print),
         #[cfg(feature = "cuda")]
