@@ -27,6 +27,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+/// The `relok` binary (`RELOK_BIN` for a test binary run elsewhere, as on
+/// the GPU machine).
+fn relok_bin() -> PathBuf {
+    std::env::var_os("RELOK_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_relok")), PathBuf::from)
+}
+
+/// The repository root (`RELOK_REPO` for a test binary run elsewhere).
+fn repo() -> PathBuf {
+    std::env::var_os("RELOK_REPO").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), PathBuf::from)
+}
+
 /// A Redis, a key pair, and a folder of hosts.
 struct Fleet {
     server: RedisServer,
@@ -44,7 +55,7 @@ impl Fleet {
     fn start(test: &str) -> Option<Fleet> {
         let server = RedisServer::start(test)?;
         let dir = tempfile::tempdir().expect("tempdir");
-        let out = Command::new(env!("CARGO_BIN_EXE_relok")).args(["cache", "keygen"]).arg(dir.path().join("keys")).output().expect("relok");
+        let out = Command::new(relok_bin()).args(["cache", "keygen"]).arg(dir.path().join("keys")).output().expect("relok");
         assert!(out.status.success(), "keygen: {}", String::from_utf8_lossy(&out.stderr));
         Some(Fleet { server, dir })
     }
@@ -58,7 +69,7 @@ impl Fleet {
     fn command(&self, host: &str, role: Role, url: &str, args: &[&str]) -> Command {
         let home = self.dir.path().join(host);
         std::fs::create_dir_all(&home).expect("home");
-        let mut c = Command::new(env!("CARGO_BIN_EXE_relok"));
+        let mut c = Command::new(relok_bin());
         for v in ["RELOK_CACHE", "RELOK_CACHE_DIR", "XDG_CACHE_HOME", "RELOK_BINARY_CACHE", "RELOK_REMOTE_SIGNING_KEY", "RELOK_REMOTE_PUBLIC_KEY"] {
             c.env_remove(v);
         }
@@ -181,7 +192,7 @@ fn eight_hosts_on_the_cpu_device() {
 /// Whether `relok devices` lists a device of `kind`; otherwise the test
 /// skips, or fails under `require`.
 fn has_device(test: &str, kind: &str, require: &str) -> bool {
-    let out = Command::new(env!("CARGO_BIN_EXE_relok")).args(["devices", "--json"]).output().expect("relok devices");
+    let out = Command::new(relok_bin()).args(["devices", "--json"]).output().expect("relok devices");
     let found = String::from_utf8_lossy(&out.stdout).lines().any(|l| l.contains(&format!("\"{kind}:")));
     if !found {
         assert!(std::env::var_os(require).is_none(), "{test}: {require} is set but there is no {kind} device");
@@ -371,7 +382,7 @@ fn push_pull_and_stats_from_the_command_line() {
     assert_eq!(fleet.artifact_names().len() as u64, n);
     // Pull what the examples need into a fresh host; then it compiles
     // nothing even without the remote.
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let repo = repo();
     let mut files: Vec<String> = relok_cli::examples::EXAMPLES.iter().map(|e| repo.join(e.file).display().to_string()).collect();
     files.dedup();
     let mut args = vec!["cache", "pull", "--strategy", "table"];
