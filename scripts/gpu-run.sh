@@ -61,10 +61,13 @@ grep -E "test result|panicked" "$OUT/wgpu-streams.log" | head
 # libraries).
 if [ -f .dev/redis.tar.xz ] && [ ! -x .dev/redis/redis-server ]; then tar -C .dev -xJf .dev/redis.tar.xz; fi
 if [ -x .dev/redis/redis-server ]; then
-    PATH=$PWD/.dev/redis:$PATH LD_LIBRARY_PATH=$PWD/.dev/redis/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-        RELOK_REQUIRE_REDIS=1 RELOK_WGPU_ADAPTER=nvidia RELOK_REPO=$PWD RELOK_BIN=$PWD/$B/relok \
+    PATH=$PWD/.dev/redis:$PATH RELOK_REQUIRE_REDIS=1 RELOK_WGPU_ADAPTER=nvidia RELOK_REPO=$PWD RELOK_BIN=$PWD/$B/relok \
         $B/test-fleet > "$OUT/fleet-tests.log" 2>&1 || status=1
     grep -E "^test |test result|panicked|SKIPPED" "$OUT/fleet-tests.log" | head -20
+    # A new process loading 64 kernels (and their cubins) from the remote
+    # against compiling them (docs/benchmarks.md).
+    PATH=$PWD/.dev/redis:$PATH $B/relok bench remote --device cuda ${BENCH_QUICK:+--quick} > "$OUT/bench-remote-cuda.txt" 2>&1 || status=1
+    cat "$OUT/bench-remote-cuda.txt"
 else
     echo "remote tier fleet tests not run: no .dev/redis.tar.xz (run scripts/gpu-build.sh where redis-server is installed)"
 fi

@@ -59,6 +59,10 @@ pub enum BenchCommand {
     /// loopback, and at a 1 ms round trip) against compiling them, and 16
     /// such processes at once.
     Remote {
+        /// The device the processes load on: `cpu`, `cuda`, `wgpu` (on a
+        /// GPU the machine code also comes from the remote).
+        #[arg(long, short, default_value = "cpu")]
+        device: String,
         /// A Redis to use (`redis://host:port/db`; entries under relok's
         /// names are overwritten); default: start `redis-server` on a free
         /// loopback port.
@@ -68,7 +72,11 @@ pub enum BenchCommand {
     /// The child process of `bench remote`: loads its 64 kernels with the
     /// cache the environment names and prints one JSON record.
     #[command(hide = true)]
-    RemoteChild,
+    RemoteChild {
+        /// The device.
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
     /// The child process of `bench cache`: loads every example from the
     /// store under ROOT and prints one JSON record.
     #[command(hide = true)]
@@ -151,8 +159,8 @@ pub fn run(what: Option<BenchCommand>, quick: bool, json: bool, started: Instant
         }
         Some(BenchCommand::CacheChild { store }) => print_json(&cache::child(&cpu().0, &store)?),
         Some(BenchCommand::Launch) => report(&launch::run(quick)?, json, launch::print),
-        Some(BenchCommand::Remote { url }) => report(&remote::run(&relok_binary()?, quick, url)?, json, remote::print),
-        Some(BenchCommand::RemoteChild) => print_json(&remote::child()?),
+        Some(BenchCommand::Remote { device, url }) => report(&remote::run(&relok_binary()?, &device, quick, url)?, json, remote::print),
+        Some(BenchCommand::RemoteChild { device }) => print_json(&remote::child(&device)?),
         #[cfg(feature = "cuda")]
         Some(BenchCommand::Cuda) => report(&cuda::run(&relok_binary()?, quick)?, json, cuda::print),
         #[cfg(feature = "cuda")]

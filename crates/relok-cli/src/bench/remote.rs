@@ -22,8 +22,7 @@ use super::median;
 use crate::examples::EXAMPLES;
 use relok_cache::RemoteStats;
 use relok_ir::Strategy;
-use relok_runtime::cpu::CpuDevice;
-use relok_runtime::{KernelCache, Session};
+use relok_runtime::{Device, KernelCache, Session};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -45,8 +44,10 @@ pub struct ChildReport {
     pub load_ms: f64,
     /// Kernels compiled.
     pub compiles: u64,
-    /// The remote tier's counters.
+    /// The remote tier's counters (artifacts).
     pub remote: RemoteStats,
+    /// The remote tier's counters behind the device's binary archive.
+    pub archive: RemoteStats,
 }
 
 /// One way of getting the 64 kernels into a new process: medians.
@@ -60,11 +61,16 @@ pub struct Row {
     pub wall_ms: f64,
     /// Mean remote lookup, µs (0 without a remote).
     pub lookup_us: f64,
+    /// Machine code (cubins, pipeline-cache blobs) the device's archive
+    /// took from the remote, in the last run.
+    pub machine_code_hits: u64,
 }
 
 /// `relok bench remote`'s report.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct RemoteReport {
+    /// The device the children load on.
+    pub device: String,
     /// Kernels per process.
     pub kernels: usize,
     /// Runs per row.
@@ -105,22 +111,29 @@ fn kernels() -> Result<Vec<(relok_ir::Module, String)>, String> {
         .collect()
 }
 
-/// The child (`relok bench remote-child`): loads the 64 kernels with the
-/// cache the environment names.
-pub fn child() -> Result<ChildReport, String> {
+/// The child (`relok bench remote-child`): loads the 64 kernels on
+/// `device` (`cpu`, `cuda`, `wgpu`: opened first, not timed) with the
+/// cache the environment names; on a GPU the device's binary archive
+/// (and its remote) gives or takes the machine code.
+pub fn child(device: &str) -> Result<ChildReport, String> {
     let modules = kernels()?;
-    let (device, session) = (CpuDevice::new(0), Session::new());
+    let device = Device::open(device).map_err(|e| e.to_string())?;
+    let session = Session::new();
     let t = Instant::now();
     let cache = KernelCache::from_env();
     for (m, k) in &modules {
-        cache.compile(&session, &device, m, k, Strategy::Table).map_err(|e| format!("@{k}: {e}"))?;
+        device.load(&session, &cache, m, k, Strategy::Table).map_err(|e| format!("@{k}: {e}"))?;
     }
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
     if let Some(s) = cache.store() {
         s.flush_remote();
     }
+    if let Some(s) = device.archive() {
+        s.flush_remote();
+    }
     let st = cache.stats();
-    Ok(ChildReport { load_ms, compiles: st.compiles, remote: st.remote })
+    let archive = device.archive().map(relok_cache::Store::remote_stats).unwrap_or_default();
+    Ok(ChildReport { load_ms, compiles: st.compiles, remote: st.remote, archive })
 }
 
 /// A `redis-server` on a free loopback port in a temporary folder, killed
@@ -231,10 +244,10 @@ fn pump(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
 
 /// Starts a child over a fresh local cache under `dir` with `url` (none:
 /// no remote) and the key in `env`.
-fn spawn_child(relok: &Path, dir: &Path, url: Option<&str>, key: (&str, &Path)) -> Result<Child, String> {
+fn spawn_child(relok: &Path, device: &str, dir: &Path, url: Option<&str>, key: (&str, &Path)) -> Result<Child, String> {
     let cache = dir.join(format!("cache-{}", next_id()));
     let mut c = Command::new(relok);
-    c.args(["bench", "remote-child"]).env("RELOK_CACHE_DIR", &cache).env_remove("RELOK_CACHE").env_remove("RELOK_REMOTE_SIGNING_KEY");
+    c.args(["bench", "remote-child", "--device", device]).env("RELOK_CACHE_DIR", &cache).env_remove("RELOK_CACHE").env_remove("RELOK_REMOTE_SIGNING_KEY");
     c.env_remove("RELOK_REMOTE_PUBLIC_KEY").env(key.0, key.1).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     match url {
         Some(u) => c.env("RELOK_REMOTE", u),
@@ -260,9 +273,9 @@ fn finish(child: Child) -> Result<ChildReport, String> {
 }
 
 /// One child, timed.
-fn timed_child(relok: &Path, dir: &Path, url: Option<&str>, key: (&str, &Path)) -> Result<(ChildReport, f64), String> {
+fn timed_child(relok: &Path, device: &str, dir: &Path, url: Option<&str>, key: (&str, &Path)) -> Result<(ChildReport, f64), String> {
     let t = Instant::now();
-    let r = finish(spawn_child(relok, dir, url, key)?)?;
+    let r = finish(spawn_child(relok, device, dir, url, key)?)?;
     Ok((r, t.elapsed().as_secs_f64() * 1e3))
 }
 
@@ -278,7 +291,7 @@ fn commands(remote: &relok_cache::remote::Remote) -> Result<u64, String> {
 /// Runs `relok bench remote` with the `relok` binary `relok`; `url` names a
 /// Redis to use instead of starting one (its data is overwritten under
 /// relok's names).
-pub fn run(relok: &Path, quick: bool, url: Option<String>) -> Result<RemoteReport, String> {
+pub fn run(relok: &Path, device: &str, quick: bool, url: Option<String>) -> Result<RemoteReport, String> {
     let runs = if quick { 3 } else { 11 };
     let fleet_runs = if quick { 1 } else { 5 };
     let tmp = tempdir()?;
@@ -295,7 +308,7 @@ pub fn run(relok: &Path, quick: bool, url: Option<String>) -> Result<RemoteRepor
     let writer = ("RELOK_REMOTE_SIGNING_KEY", key.as_path());
     let reader = ("RELOK_REMOTE_PUBLIC_KEY", public.as_path());
     // Fill the remote: one writer compiles and writes the 64 kernels.
-    let (fill, _) = timed_child(relok, &dir, Some(&url), writer)?;
+    let (fill, _) = timed_child(relok, device, &dir, Some(&url), writer)?;
     if fill.remote.writes != KERNELS as u64 {
         return Err(format!("filling the remote wrote {} of {KERNELS} kernels: {:?}", fill.remote.writes, fill.remote));
     }
@@ -313,9 +326,9 @@ pub fn run(relok: &Path, quick: bool, url: Option<String>) -> Result<RemoteRepor
     let delayed_url = format!("redis://{}/0", proxy.addr);
     let mut rows = Vec::new();
     for (what, u) in [("cold compile, no remote", None), ("remote, loopback", Some(url.as_str())), ("remote, 1 ms round trip", Some(delayed_url.as_str()))] {
-        let (mut loads, mut walls, mut lookups) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut loads, mut walls, mut lookups, mut code) = (Vec::new(), Vec::new(), Vec::new(), 0);
         for _ in 0..runs {
-            let (r, wall) = timed_child(relok, &dir, u, reader)?;
+            let (r, wall) = timed_child(relok, device, &dir, u, reader)?;
             let expect_compiles = if u.is_none() { KERNELS as u64 } else { 0 };
             if r.compiles != expect_compiles || r.remote.rejected != 0 || r.remote.errors != 0 {
                 return Err(format!("{what}: {} compiles, remote {:?}", r.compiles, r.remote));
@@ -323,8 +336,9 @@ pub fn run(relok: &Path, quick: bool, url: Option<String>) -> Result<RemoteRepor
             loads.push(r.load_ms);
             walls.push(wall);
             lookups.push(r.remote.get_us as f64 / r.remote.lookups().max(1) as f64);
+            code = r.archive.hits;
         }
-        rows.push(Row { what: what.into(), load_ms: median(loads), wall_ms: median(walls), lookup_us: median(lookups) });
+        rows.push(Row { what: what.into(), load_ms: median(loads), wall_ms: median(walls), lookup_us: median(lookups), machine_code_hits: code });
     }
     drop(proxy);
     let (mut fleet_walls, mut fleet_loads, mut ops) = (Vec::new(), Vec::new(), Vec::new());
@@ -332,7 +346,7 @@ pub fn run(relok: &Path, quick: bool, url: Option<String>) -> Result<RemoteRepor
     for _ in 0..fleet_runs {
         let before = commands(&admin)?;
         let t = Instant::now();
-        let children = (0..FLEET).map(|_| spawn_child(relok, &dir, Some(&url), reader)).collect::<Result<Vec<_>, _>>()?;
+        let children = (0..FLEET).map(|_| spawn_child(relok, device, &dir, Some(&url), reader)).collect::<Result<Vec<_>, _>>()?;
         let reports = children.into_iter().map(finish).collect::<Result<Vec<_>, _>>()?;
         let wall = t.elapsed().as_secs_f64();
         let after = commands(&admin)?;
@@ -348,6 +362,7 @@ pub fn run(relok: &Path, quick: bool, url: Option<String>) -> Result<RemoteRepor
     }
     let ratio = |i: usize| rows[0].load_ms / rows[i].load_ms;
     Ok(RemoteReport {
+        device: device.to_owned(),
         kernels: KERNELS,
         runs,
         compile_over_loopback: ratio(1),
@@ -383,9 +398,15 @@ impl Drop for TempDir {
 
 /// Prints the report as text.
 pub fn print(r: &RemoteReport) {
-    println!("relok bench remote: {} kernels per new process, medians of {} runs (local cache empty each time)", r.kernels, r.runs);
+    println!(
+        "relok bench remote on {}: {} kernels per new process, medians of {} runs (local cache empty each time)",
+        r.device, r.kernels, r.runs
+    );
     for row in &r.rows {
-        println!("  {:<26} loads {:>8.1} ms   process {:>8.1} ms   lookup {:>7.0} µs", row.what, row.load_ms, row.wall_ms, row.lookup_us);
+        println!(
+            "  {:<26} loads {:>8.1} ms   process {:>8.1} ms   lookup {:>7.0} µs   machine code from the remote: {}",
+            row.what, row.load_ms, row.wall_ms, row.lookup_us, row.machine_code_hits
+        );
     }
     println!("  compile / remote: {:.1}x on loopback, {:.1}x at a 1 ms round trip", r.compile_over_loopback, r.compile_over_delayed);
     println!(
