@@ -180,11 +180,7 @@ fn a_slow_remote_is_bounded_by_the_timeout() {
     let rem = Arc::new(Remote::open(config).unwrap());
     let s = store(t.path(), ID, &rem);
     assert_eq!(s.get(key(1)), Lookup::Miss, "connected");
-    let port = server.port().to_string();
-    let sleeper = std::thread::spawn(move || {
-        std::process::Command::new("redis-cli").args(["-p", &port, "DEBUG", "SLEEP", "2"]).output().expect("redis-cli")
-    });
-    std::thread::sleep(Duration::from_millis(100));
+    let sleeper = server.sleep_in_background(2);
     let start = Instant::now();
     for n in 2..20 {
         assert_eq!(s.get(key(n)), Lookup::Miss);
@@ -195,6 +191,12 @@ fn a_slow_remote_is_bounded_by_the_timeout() {
     assert_eq!(s.remote_stats().misses, 1);
     assert!(rem.is_off());
     sleeper.join().unwrap();
+    let start = Instant::now();
+    for n in 20..40 {
+        assert_eq!(s.get(key(n)), Lookup::Miss);
+    }
+    assert!(start.elapsed() < Duration::from_millis(100), "an off remote costs nothing: {:?}", start.elapsed());
+    assert_eq!(s.remote_stats().errors, 1);
 }
 
 #[test]

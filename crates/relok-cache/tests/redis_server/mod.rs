@@ -134,6 +134,29 @@ impl RedisServer {
         k
     }
 
+    /// Runs `DEBUG SLEEP seconds` on a thread of its own and returns once
+    /// the server is busy with it (a PING on another connection gets no
+    /// answer within 100 ms). Join the handle to wait for the end.
+    pub fn sleep_in_background(&self, seconds: u32) -> std::thread::JoinHandle<()> {
+        let port = self.port.to_string();
+        let handle = std::thread::spawn(move || {
+            let out = Command::new("redis-cli").args(["-p", &port, "DEBUG", "SLEEP", &seconds.to_string()]).output().expect("redis-cli");
+            assert!(out.status.success(), "DEBUG SLEEP: {}", String::from_utf8_lossy(&out.stderr));
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            assert!(Instant::now() < deadline, "the server never became busy with DEBUG SLEEP");
+            let mut s = TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)).expect("connect");
+            s.set_read_timeout(Some(Duration::from_millis(100))).expect("timeout");
+            s.write_all(b"PING\r\n").expect("ping");
+            let mut buf = [0u8; 16];
+            match std::io::Read::read(&mut s, &mut buf) {
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => return handle,
+                _ => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    }
+
     /// Stops the server now (SIGKILL) and waits for it.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
