@@ -387,14 +387,27 @@ impl Store {
     }
 
     /// Looks every key up, fetching from the remote what the local store
-    /// lacks (`relok cache pull`).
+    /// lacks (`relok cache pull`): 64 keys per round trip.
     pub fn pull(&self, keys: &[Key]) -> PullReport {
         let mut r = PullReport::default();
         let before = self.remote_stats();
+        let mut wanted = Vec::new();
         for &key in keys {
-            let local_hits = self.stats().hits;
-            if matches!(self.get(key), Lookup::Hit(_)) && self.stats().hits > local_hits {
-                r.local += 1;
+            let found = self.read_entry(key);
+            self.count_lookup(key, &found);
+            match found {
+                Lookup::Hit(_) => r.local += 1,
+                Lookup::Miss | Lookup::Rejected(_) => wanted.push(key),
+            }
+        }
+        if let Some(tier) = &self.remote {
+            for batch in wanted.chunks(64) {
+                let found = tier.get_many(batch, self.entry_bound(), |k, b| self.check_entry(k, b));
+                for (&key, f) in batch.iter().zip(found) {
+                    if let TierLookup::Entry(bytes) = f {
+                        self.backfill(key, &bytes);
+                    }
+                }
             }
         }
         let d = self.remote_stats().since(&before);
@@ -431,9 +444,18 @@ impl Store {
     /// verified remote entry is written to the local store and is a hit
     /// (of the remote; the local store counts the miss).
     pub fn get(&self, key: Key) -> Lookup {
-        let c = &self.inner.counters;
         let found = self.read_entry(key);
-        match &found {
+        self.count_lookup(key, &found);
+        match (&found, &self.remote) {
+            (Lookup::Hit(_), _) | (_, None) => found,
+            (_, Some(tier)) => self.get_remote(tier, key).unwrap_or(found),
+        }
+    }
+
+    /// Counts a local lookup.
+    fn count_lookup(&self, key: Key, found: &Lookup) {
+        let c = &self.inner.counters;
+        match found {
             Lookup::Hit(_) => c.add(Counter::Hits, 1),
             Lookup::Miss => c.add(Counter::Misses, 1),
             Lookup::Rejected(why) => {
@@ -442,28 +464,36 @@ impl Store {
                 c.add(Counter::Corrupt, 1);
             }
         }
-        match (&found, &self.remote) {
-            (Lookup::Hit(_), _) | (_, None) => found,
-            (_, Some(tier)) => self.get_remote(tier, key).unwrap_or(found),
-        }
+    }
+
+    /// Whether the framed `bytes` are a valid entry of this store for `key`.
+    fn check_entry(&self, key: Key, bytes: &[u8]) -> Result<(), String> {
+        entry::decode(bytes, &self.expect(key)).map(|_| ()).map_err(|e| e.to_string())
+    }
+
+    /// The bound of an entry's size.
+    fn entry_bound(&self) -> u64 {
+        MAX_ENTRY_BYTES.min(self.inner.config.max_bytes)
     }
 
     /// `key` from the remote, checked as a local entry is, then written
     /// locally (a failed write is counted; the hit stands).
     fn get_remote(&self, tier: &Tier, key: Key) -> Option<Lookup> {
-        let bound = MAX_ENTRY_BYTES.min(self.inner.config.max_bytes);
-        let expect = self.expect(key);
-        let check = |bytes: &[u8]| entry::decode(bytes, &expect).map(|_| ()).map_err(|e| e.to_string());
-        let TierLookup::Entry(bytes) = tier.get(key, bound, check) else { return None };
-        match self.publish(key, &bytes) {
+        let TierLookup::Entry(bytes) = tier.get(key, self.entry_bound(), |k, b| self.check_entry(k, b)) else { return None };
+        self.backfill(key, &bytes);
+        let payload = entry::decode(&bytes, &self.expect(key)).ok()?;
+        Some(Lookup::Hit(payload.to_vec()))
+    }
+
+    /// Writes a verified remote entry to the local store.
+    fn backfill(&self, key: Key, bytes: &[u8]) {
+        match self.publish(key, bytes) {
             Ok(()) => self.inner.counters.add(Counter::BytesWritten, bytes.len() as u64),
             Err(e) => {
                 tracing::warn!("could not write cache entry {key} fetched from the remote: {e}");
                 self.inner.counters.add(Counter::WriteErrors, 1);
             }
         }
-        let payload = entry::decode(&bytes, &expect).ok()?;
-        Some(Lookup::Hit(payload.to_vec()))
     }
 
     fn read_entry(&self, key: Key) -> Lookup {

@@ -247,12 +247,19 @@ fn push_and_pull() {
     let r = writer.push().unwrap();
     assert_eq!((r.pushed, r.skipped.len()), (100, 0));
     assert_eq!(server.cli(&["DBSIZE"]).trim(), "100");
+    // Among them, a list and an unsigned value under relok's names: each
+    // is that name's rejection, not the pipeline's (the pull goes on).
+    let name = |n: u8| format!("relok:artifacts/v1-{ID}/{}", key(n));
+    server.cli(&["LPUSH", &name(105), "x"]);
+    server.set_raw(&name(106), b"unsigned");
     let fresh = store(&t.path().join("b"), ID, &remote(&server.url(), &k, false));
     let keys: Vec<Key> = (0..110).map(key).collect();
     let p = fresh.pull(&keys);
-    assert_eq!((p.local, p.fetched, p.missing, p.rejected, p.errors), (0, 100, 10, 0, 0));
+    assert_eq!((p.local, p.fetched, p.missing, p.rejected, p.errors), (0, 100, 8, 2, 0));
+    assert!(!fresh.remote().unwrap().is_off());
+    assert_eq!(fresh.get(key(42)), Lookup::Hit(vec![42; 100]));
     let p = fresh.pull(&keys);
-    assert_eq!((p.local, p.fetched, p.missing), (100, 0, 10));
+    assert_eq!((p.local, p.fetched, p.missing, p.rejected), (100, 0, 8, 2));
 }
 
 /// With a Redis user that may only read, even a process holding the

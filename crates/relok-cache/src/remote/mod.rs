@@ -368,6 +368,66 @@ impl Remote {
         }
     }
 
+    /// [`Remote::fetch`] of many names in one round trip (a pipeline).
+    pub(crate) fn fetch_many(&self, names: &[String], bound: u64) -> Vec<Fetched> {
+        let failed = |first: Fetched| {
+            let mut v = vec![first];
+            v.extend(names.iter().skip(1).map(|_| Fetched::Off));
+            v.truncate(names.len());
+            v
+        };
+        if names.is_empty() {
+            return Vec::new();
+        }
+        let mut slot = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+        if self.shared.is_off() {
+            return failed(Fetched::Off);
+        }
+        if slot.is_none() {
+            match self.shared.connect() {
+                Ok(c) => *slot = Some(c),
+                Err(e) => {
+                    self.shared.switch_off(&format!("cannot connect: {e}"));
+                    return failed(Fetched::Failed);
+                }
+            }
+        }
+        let Some(con) = slot.as_mut() else { return failed(Fetched::Off) };
+        let end = i64::try_from(bound).unwrap_or(i64::MAX);
+        let mut pipe = redis::pipe();
+        pipe.ignore_errors();
+        for n in names {
+            pipe.cmd("GETRANGE").arg(n).arg(0).arg(end);
+        }
+        // Each reply on its own: a value of the wrong type is that name's
+        // rejection; any other error, or a connection failure, the remote's.
+        let replies = match pipe.query::<Vec<redis::RedisResult<Vec<u8>>>>(con) {
+            Ok(r) if r.len() == names.len() => r,
+            other => {
+                *slot = None;
+                let why = match other {
+                    Err(e) => e.to_string(),
+                    Ok(_) => "a pipeline's replies did not match its commands".into(),
+                };
+                self.shared.switch_off(&why);
+                return failed(Fetched::Failed);
+            }
+        };
+        let mut out = Vec::with_capacity(names.len());
+        for reply in replies {
+            out.push(match reply {
+                Ok(v) if v.is_empty() => Fetched::Absent,
+                Ok(v) => Fetched::Value(v),
+                Err(e) if e.code() == Some("WRONGTYPE") => Fetched::WrongType,
+                Err(e) => {
+                    self.shared.switch_off(&e.to_string());
+                    Fetched::Failed
+                }
+            });
+        }
+        out
+    }
+
     /// Queues `entry` (framed) to be signed and written under `name` by the
     /// writer thread (started on the first call). False when it was not
     /// queued: no signing key, the remote is off, or the queue is full.
@@ -526,13 +586,28 @@ impl Tier {
 
     /// Looks `key` up; `check` checks the framed entry (kind, identity,
     /// key, checksum) and says why it is not valid. At most `bound` bytes.
-    pub(crate) fn get(&self, key: Key, bound: u64, check: impl Fn(&[u8]) -> Result<(), String>) -> TierLookup {
-        use RemoteCounter as C;
-        let c = &self.counters;
+    pub(crate) fn get(&self, key: Key, bound: u64, check: impl Fn(Key, &[u8]) -> Result<(), String>) -> TierLookup {
         let name = self.name(key);
         let start = Instant::now();
         let fetched = self.remote.fetch(&name, bound);
-        c.add(C::GetUs, start.elapsed().as_micros() as u64);
+        self.counters.add(RemoteCounter::GetUs, start.elapsed().as_micros() as u64);
+        self.judge(key, &name, fetched, bound, &check)
+    }
+
+    /// [`Tier::get`] of many keys in one round trip (a pipeline of
+    /// GETRANGEs), in order.
+    pub(crate) fn get_many(&self, keys: &[Key], bound: u64, check: impl Fn(Key, &[u8]) -> Result<(), String>) -> Vec<TierLookup> {
+        let names: Vec<String> = keys.iter().map(|&k| self.name(k)).collect();
+        let start = Instant::now();
+        let fetched = self.remote.fetch_many(&names, bound);
+        self.counters.add(RemoteCounter::GetUs, start.elapsed().as_micros() as u64);
+        keys.iter().zip(&names).zip(fetched).map(|((&k, n), f)| self.judge(k, n, f, bound, &check)).collect()
+    }
+
+    /// What a fetched value is worth: verified, counted.
+    fn judge(&self, key: Key, name: &str, fetched: Fetched, bound: u64, check: &impl Fn(Key, &[u8]) -> Result<(), String>) -> TierLookup {
+        use RemoteCounter as C;
+        let c = &self.counters;
         let reject = |why: String| {
             tracing::warn!("remote cache entry {name} rejected: {why}; compiling it here");
             c.add(C::Rejected, 1);
@@ -550,9 +625,9 @@ impl Tier {
             }
             Fetched::WrongType => reject("not a string value".into()),
             Fetched::Value(v) if v.len() as u64 > bound => reject(format!("larger than this store's cap of {bound} bytes")),
-            Fetched::Value(v) => match signed::open(&self.remote.verifier, &name, &v) {
+            Fetched::Value(v) => match signed::open(&self.remote.verifier, name, &v) {
                 Err(e) => reject(e.to_string()),
-                Ok(entry) => match check(entry) {
+                Ok(entry) => match check(key, entry) {
                     Err(why) => reject(why),
                     Ok(()) => {
                         c.add(C::Hits, 1);
