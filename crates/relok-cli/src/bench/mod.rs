@@ -76,6 +76,9 @@ pub enum BenchCommand {
         /// The device.
         #[arg(long, default_value = "cpu")]
         device: String,
+        /// Pull the 64 artifacts first, in one round trip.
+        #[arg(long)]
+        pull: bool,
     },
     /// The child process of `bench cache`: loads every example from the
     /// store under ROOT and prints one JSON record.
@@ -160,7 +163,7 @@ pub fn run(what: Option<BenchCommand>, quick: bool, json: bool, started: Instant
         Some(BenchCommand::CacheChild { store }) => print_json(&cache::child(&cpu().0, &store)?),
         Some(BenchCommand::Launch) => report(&launch::run(quick)?, json, launch::print),
         Some(BenchCommand::Remote { device, url }) => report(&remote::run(&relok_binary()?, &device, quick, url)?, json, remote::print),
-        Some(BenchCommand::RemoteChild { device }) => print_json(&remote::child(&device)?),
+        Some(BenchCommand::RemoteChild { device, pull }) => print_json(&remote::child(&device, pull)?),
         #[cfg(feature = "cuda")]
         Some(BenchCommand::Cuda) => report(&cuda::run(&relok_binary()?, quick)?, json, cuda::print),
         #[cfg(feature = "cuda")]

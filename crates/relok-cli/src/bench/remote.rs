@@ -10,6 +10,8 @@
 //!   and entry checks, written locally), checked to compile none;
 //! - **remote, 1 ms round trip**: the same through a delaying proxy on
 //!   loopback that holds every chunk 0.5 ms each way;
+//! - **pulled first**: the same at 1 ms, the process first pulling the 64
+//!   artifacts in one round trip (`Store::pull`, as `relok cache pull`);
 //! - **16 processes at once**, each loading the 64 kernels from the
 //!   remote: the wall time of the fleet, Redis's commands per second over
 //!   it, and their rejects and errors (zero).
@@ -81,6 +83,8 @@ pub struct RemoteReport {
     pub compile_over_loopback: f64,
     /// Cold compile over the remote at 1 ms.
     pub compile_over_delayed: f64,
+    /// Cold compile over the remote at 1 ms, pulled first.
+    pub compile_over_pulled: f64,
     /// Processes loading at once.
     pub fleet_processes: usize,
     /// Their wall time (first start to last exit), median ms.
@@ -115,12 +119,27 @@ fn kernels() -> Result<Vec<(relok_ir::Module, String)>, String> {
 /// `device` (`cpu`, `cuda`, `wgpu`: opened first, not timed) with the
 /// cache the environment names; on a GPU the device's binary archive
 /// (and its remote) gives or takes the machine code.
-pub fn child(device: &str) -> Result<ChildReport, String> {
+///
+/// With `pull`, the 64 artifacts are first pulled into the local store in
+/// one round trip (`Store::pull`, as `relok cache pull` does), inside the
+/// timed part.
+pub fn child(device: &str, pull: bool) -> Result<ChildReport, String> {
     let modules = kernels()?;
     let device = Device::open(device).map_err(|e| e.to_string())?;
     let session = Session::new();
+    let target = device.target();
     let t = Instant::now();
     let cache = KernelCache::from_env();
+    if let (true, Some(store)) = (pull, cache.store()) {
+        let keys = modules
+            .iter()
+            .map(|(m, k)| {
+                let stencil = relok_compiler::stencil::Stencil::new(m, k).map_err(|e| format!("@{k}: {e}"))?;
+                Ok(relok_cache::Key(stencil.key(target, Strategy::Table, relok_compiler::artifact::CompileOptions::default())))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        store.pull(&keys);
+    }
     for (m, k) in &modules {
         device.load(&session, &cache, m, k, Strategy::Table).map_err(|e| format!("@{k}: {e}"))?;
     }
@@ -244,10 +263,14 @@ fn pump(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
 
 /// Starts a child over a fresh local cache under `dir` with `url` (none:
 /// no remote) and the key in `env`.
-fn spawn_child(relok: &Path, device: &str, dir: &Path, url: Option<&str>, key: (&str, &Path)) -> Result<Child, String> {
+fn spawn_child(relok: &Path, device: &str, dir: &Path, url: Option<&str>, key: (&str, &Path), pull: bool) -> Result<Child, String> {
     let cache = dir.join(format!("cache-{}", next_id()));
     let mut c = Command::new(relok);
-    c.args(["bench", "remote-child", "--device", device]).env("RELOK_CACHE_DIR", &cache).env_remove("RELOK_CACHE").env_remove("RELOK_REMOTE_SIGNING_KEY");
+    c.args(["bench", "remote-child", "--device", device]);
+    if pull {
+        c.arg("--pull");
+    }
+    c.env("RELOK_CACHE_DIR", &cache).env_remove("RELOK_CACHE").env_remove("RELOK_REMOTE_SIGNING_KEY");
     c.env_remove("RELOK_REMOTE_PUBLIC_KEY").env(key.0, key.1).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     match url {
         Some(u) => c.env("RELOK_REMOTE", u),
@@ -273,9 +296,9 @@ fn finish(child: Child) -> Result<ChildReport, String> {
 }
 
 /// One child, timed.
-fn timed_child(relok: &Path, device: &str, dir: &Path, url: Option<&str>, key: (&str, &Path)) -> Result<(ChildReport, f64), String> {
+fn timed_child(relok: &Path, device: &str, dir: &Path, url: Option<&str>, key: (&str, &Path), pull: bool) -> Result<(ChildReport, f64), String> {
     let t = Instant::now();
-    let r = finish(spawn_child(relok, device, dir, url, key)?)?;
+    let r = finish(spawn_child(relok, device, dir, url, key, pull)?)?;
     Ok((r, t.elapsed().as_secs_f64() * 1e3))
 }
 
@@ -308,7 +331,7 @@ pub fn run(relok: &Path, device: &str, quick: bool, url: Option<String>) -> Resu
     let writer = ("RELOK_REMOTE_SIGNING_KEY", key.as_path());
     let reader = ("RELOK_REMOTE_PUBLIC_KEY", public.as_path());
     // Fill the remote: one writer compiles and writes the 64 kernels.
-    let (fill, _) = timed_child(relok, device, &dir, Some(&url), writer)?;
+    let (fill, _) = timed_child(relok, device, &dir, Some(&url), writer, false)?;
     if fill.remote.writes != KERNELS as u64 {
         return Err(format!("filling the remote wrote {} of {KERNELS} kernels: {:?}", fill.remote.writes, fill.remote));
     }
@@ -325,10 +348,16 @@ pub fn run(relok: &Path, device: &str, quick: bool, url: Option<String>) -> Resu
     let proxy = DelayProxy::start(port_addr, Duration::from_micros(500))?;
     let delayed_url = format!("redis://{}/0", proxy.addr);
     let mut rows = Vec::new();
-    for (what, u) in [("cold compile, no remote", None), ("remote, loopback", Some(url.as_str())), ("remote, 1 ms round trip", Some(delayed_url.as_str()))] {
+    let cases = [
+        ("cold compile, no remote", None, false),
+        ("remote, loopback", Some(url.as_str()), false),
+        ("remote, 1 ms round trip", Some(delayed_url.as_str()), false),
+        ("pulled first, 1 ms", Some(delayed_url.as_str()), true),
+    ];
+    for (what, u, pull) in cases {
         let (mut loads, mut walls, mut lookups, mut code) = (Vec::new(), Vec::new(), Vec::new(), 0);
         for _ in 0..runs {
-            let (r, wall) = timed_child(relok, device, &dir, u, reader)?;
+            let (r, wall) = timed_child(relok, device, &dir, u, reader, pull)?;
             let expect_compiles = if u.is_none() { KERNELS as u64 } else { 0 };
             if r.compiles != expect_compiles || r.remote.rejected != 0 || r.remote.errors != 0 {
                 return Err(format!("{what}: {} compiles, remote {:?}", r.compiles, r.remote));
@@ -346,7 +375,7 @@ pub fn run(relok: &Path, device: &str, quick: bool, url: Option<String>) -> Resu
     for _ in 0..fleet_runs {
         let before = commands(&admin)?;
         let t = Instant::now();
-        let children = (0..FLEET).map(|_| spawn_child(relok, device, &dir, Some(&url), reader)).collect::<Result<Vec<_>, _>>()?;
+        let children = (0..FLEET).map(|_| spawn_child(relok, device, &dir, Some(&url), reader, false)).collect::<Result<Vec<_>, _>>()?;
         let reports = children.into_iter().map(finish).collect::<Result<Vec<_>, _>>()?;
         let wall = t.elapsed().as_secs_f64();
         let after = commands(&admin)?;
@@ -367,6 +396,7 @@ pub fn run(relok: &Path, device: &str, quick: bool, url: Option<String>) -> Resu
         runs,
         compile_over_loopback: ratio(1),
         compile_over_delayed: ratio(2),
+        compile_over_pulled: ratio(3),
         rows,
         fleet_processes: FLEET,
         fleet_wall_ms: median(fleet_walls),
@@ -408,7 +438,10 @@ pub fn print(r: &RemoteReport) {
             row.what, row.load_ms, row.wall_ms, row.lookup_us, row.machine_code_hits
         );
     }
-    println!("  compile / remote: {:.1}x on loopback, {:.1}x at a 1 ms round trip", r.compile_over_loopback, r.compile_over_delayed);
+    println!(
+        "  compile / remote: {:.1}x on loopback, {:.1}x at a 1 ms round trip, {:.1}x pulled first",
+        r.compile_over_loopback, r.compile_over_delayed, r.compile_over_pulled
+    );
     println!(
         "  {} processes at once: {:.0} ms wall, {:.1} ms of loads each, {:.0} Redis commands/s; rejected {}, errors {}, compiles {}",
         r.fleet_processes, r.fleet_wall_ms, r.fleet_load_ms, r.fleet_ops_per_s, r.fleet_rejected, r.fleet_errors, r.fleet_compiles
