@@ -7,7 +7,8 @@
 //!                    baked: per (key, device, session), never on disk (bake)
 //!                 ─► bundles loaded by the application (load_bundle)
 //!                 ─► the artifact store on disk (relok_cache::Store)
-//!                 ─► compile; the artifact goes to the store
+//!                     └► behind it the remote tier, when RELOK_REMOTE names one ([`remote`])
+//!                 ─► compile; the artifact goes to the store (and, from a writer, the remote)
 //! ```
 //!
 //! An artifact from a bundle or the store is checked (payload, compiler,
