@@ -47,7 +47,7 @@ for line in sys.stdin:
     except ValueError:
         continue
     exe = m.get("executable")
-    if m.get("reason") == "compiler-artifact" and exe and m["target"]["name"] in ("filetests", "cuda", "wgpu", "devices", "wgpu_streams", "shipped"):
+    if m.get("reason") == "compiler-artifact" and exe and m["target"]["name"] in ("filetests", "cuda", "wgpu", "devices", "wgpu_streams", "shipped", "fleet"):
         shutil.copy(exe, ".dev/bin/test-" + m["target"]["name"])
 '
 # Debug info would not fit the device tool's 64 MiB.
@@ -57,3 +57,20 @@ du -sh .dev/bin; ls -la .dev/bin
 # `.dev/bin.tar.xz` (gpu-run.sh unpacks it).
 tar -C .dev -cJf .dev/bin.tar.xz bin
 du -sh .dev/bin.tar.xz
+# redis-server and redis-cli with the libraries they load beyond glibc, for
+# the remote tier's fleet tests (the GPU machine has no package access):
+# carry `.dev/redis.tar.xz` too.
+if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then
+    rm -rf .dev/redis && mkdir -p .dev/redis/lib .dev/redis/bin
+    cp -L "$(command -v redis-server)" "$(command -v redis-cli)" .dev/redis/bin/
+    ldd "$(command -v redis-server)" "$(command -v redis-cli)" | awk '/=> \//{print $3}' | sort -u |
+        grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' | xargs -I{} cp -L {} .dev/redis/lib/
+    # Wrappers on the PATH: the libraries for redis alone (never for relok
+    # or the GPU drivers).
+    for t in redis-server redis-cli; do
+        printf '#!/bin/sh\nd=$(dirname "$0")\nLD_LIBRARY_PATH="$d/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$d/bin/%s" "$@"\n' "$t" > ".dev/redis/$t"
+        chmod +x ".dev/redis/$t"
+    done
+    tar -C .dev -cJf .dev/redis.tar.xz redis
+    du -sh .dev/redis.tar.xz
+fi

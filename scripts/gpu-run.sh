@@ -55,6 +55,22 @@ RELOK_WGPU_ADAPTER=nvidia $B/test-devices > "$OUT/facade-tests.log" 2>&1 || stat
 grep -E "^test |test result|panicked|skipping" "$OUT/facade-tests.log" | head -30
 RELOK_WGPU_ADAPTER=nvidia $B/test-wgpu_streams > "$OUT/wgpu-streams.log" 2>&1 || status=1
 grep -E "test result|panicked" "$OUT/wgpu-streams.log" | head
+# The remote tier (Redis): eight hosts on the cpu device and on NVIDIA's
+# Vulkan, two cuda nodes sharing cubins, poisoning and faults. Needs
+# .dev/redis.tar.xz (scripts/gpu-build.sh packs redis-server and its
+# libraries).
+if [ -f .dev/redis.tar.xz ] && [ ! -x .dev/redis/redis-server ]; then tar -C .dev -xJf .dev/redis.tar.xz; fi
+if [ -x .dev/redis/redis-server ]; then
+    PATH=$PWD/.dev/redis:$PATH RELOK_REQUIRE_REDIS=1 RELOK_WGPU_ADAPTER=nvidia RELOK_REPO=$PWD RELOK_BIN=$PWD/$B/relok \
+        $B/test-fleet > "$OUT/fleet-tests.log" 2>&1 || status=1
+    grep -E "^test |test result|panicked|SKIPPED" "$OUT/fleet-tests.log" | head -20
+    # A new process loading 64 kernels (and their cubins) from the remote
+    # against compiling them (docs/benchmarks.md).
+    PATH=$PWD/.dev/redis:$PATH $B/relok bench remote --device cuda ${BENCH_QUICK:+--quick} > "$OUT/bench-remote-cuda.txt" 2>&1 || status=1
+    cat "$OUT/bench-remote-cuda.txt"
+else
+    echo "remote tier fleet tests not run: no .dev/redis.tar.xz (run scripts/gpu-build.sh where redis-server is installed)"
+fi
 for d in cuda wgpu; do
     for e in saxpy table_and_exception pipeline readme; do
         RELOK_WGPU_ADAPTER=nvidia RELOK_DEVICE=$d $B/example-$e >> "$OUT/examples.log" 2>&1 || { status=1; echo "example $e on $d FAILED"; }

@@ -5,7 +5,9 @@
 //! format version, the kind of payload, the identity of the program that
 //! wrote it, the key and a checksum — in a [`Store`]: one file per entry in a
 //! folder per format and identity. [`bundle`] packs entries into one file
-//! that an application ships and imports.
+//! that an application ships and imports. [`remote`] puts a Redis server
+//! that machines share behind a store ([`Store::with_remote`]): entries
+//! signed with Ed25519, read on a local miss, written in the background.
 //!
 //! # Layout on disk
 //!
@@ -53,12 +55,13 @@
 pub mod bundle;
 pub mod entry;
 mod key;
+pub mod remote;
 mod stats;
 mod store;
 
 pub use key::Key;
-pub use stats::TierStats;
+pub use stats::{RemoteStats, TierStats};
 pub use store::{
-    default_root, switched_off, ClearReport, CollectReport, EntryInfo, Lookup, Store, StoreConfig, StoreError, DEFAULT_MAX_BYTES,
-    STALE_FOLDER_AGE, TEMP_MAX_AGE,
+    default_root, switched_off, ClearReport, CollectReport, EntryInfo, Lookup, PullReport, PushReport, Store, StoreConfig, StoreError,
+    DEFAULT_MAX_BYTES, STALE_FOLDER_AGE, TEMP_MAX_AGE,
 };

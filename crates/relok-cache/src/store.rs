@@ -2,8 +2,9 @@
 //! the rules).
 
 use crate::entry::{self, EntryError, Expect, Kind};
+use crate::remote::{Remote, RemoteError, Tier, TierLookup};
 use crate::stats::{Counter, Counters};
-use crate::{Key, TierStats};
+use crate::{Key, RemoteStats, TierStats};
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -254,6 +255,36 @@ impl std::fmt::Display for ClearReport {
 pub struct Store {
     inner: Arc<Inner>,
     collector: Mutex<Option<JoinHandle<()>>>,
+    /// The remote tier behind this store, if one was given (boxed: a
+    /// store without one stays small).
+    remote: Option<Box<Tier>>,
+}
+
+/// What [`Store::push`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PushReport {
+    /// Entries written to the remote.
+    pub pushed: u64,
+    /// Bytes written (signed values).
+    pub bytes: u64,
+    /// Local entries not pushed because they are not valid, each as
+    /// `key: reason`.
+    pub skipped: Vec<String>,
+}
+
+/// What [`Store::pull`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PullReport {
+    /// Keys already in the local store.
+    pub local: u64,
+    /// Keys fetched from the remote (and written locally).
+    pub fetched: u64,
+    /// Keys in neither.
+    pub missing: u64,
+    /// Remote values rejected (see [`RemoteStats::rejected`]).
+    pub rejected: u64,
+    /// Lookups that failed (the remote is then off).
+    pub errors: u64,
 }
 
 #[derive(Debug)]
@@ -278,7 +309,117 @@ impl Store {
             os::check_private(&p)?;
         }
         let inner = Inner { config, dir, counters: Counters::default(), flushed: Mutex::new(TierStats::default()) };
-        Ok(Store { inner: Arc::new(inner), collector: Mutex::new(None) })
+        Ok(Store { inner: Arc::new(inner), collector: Mutex::new(None), remote: None })
+    }
+
+    /// This store with `remote` behind it: a local miss is looked up there
+    /// (a verified entry is written locally), a local write is queued for
+    /// it when this process holds the signing key. Its entries are named
+    /// `relok:<family>/<folder>/<key hex>` (see [`crate::remote`]).
+    pub fn with_remote(mut self, remote: Arc<Remote>) -> Store {
+        self.remote = Some(Box::new(Tier::new(remote, &self.inner.config.family, &self.inner.config.folder)));
+        self
+    }
+
+    /// The remote behind this store, if any.
+    pub fn remote(&self) -> Option<&Arc<Remote>> {
+        self.remote.as_ref().map(|t| &t.remote)
+    }
+
+    /// This process's remote counters for this store (zero without one).
+    pub fn remote_stats(&self) -> RemoteStats {
+        self.remote.as_ref().map(|t| t.stats()).unwrap_or_default()
+    }
+
+    /// The remote counters of every process that used this store (their
+    /// stats log lines) plus this process's unlogged ones.
+    pub fn lifetime_remote_stats(&self) -> RemoteStats {
+        let before = self.remote.as_ref().map(|t| *lock(&t.flushed)).unwrap_or_default();
+        RemoteStats::sum_lines(&read_stats_log(&self.inner.dir)).add(&self.remote_stats().since(&before))
+    }
+
+    /// Waits for this process's queued remote writes, at most the remote's
+    /// flush time limit (as dropping the store does); returns how many are
+    /// left.
+    pub fn flush_remote(&self) -> usize {
+        let Some(tier) = &self.remote else { return 0 };
+        let left = tier.remote.flush(tier.remote.flush_timeout());
+        if left > 0 {
+            tracing::warn!("{left} writes to the remote cache {} not finished within the flush time limit", tier.remote.url());
+        }
+        left
+    }
+
+    /// The remote counters every process logged in the store folder `dir`.
+    pub fn survey_remote(dir: &Path) -> RemoteStats {
+        RemoteStats::sum_lines(&read_stats_log(dir))
+    }
+
+    /// Writes every valid local entry to the remote now, signed (`relok
+    /// cache push`). Needs the signing key.
+    pub fn push(&self) -> Result<PushReport, RemoteError> {
+        let tier = self.remote.as_ref().ok_or(RemoteError::NoKey)?;
+        if !tier.remote.is_writer() {
+            return Err(RemoteError::ReadOnly);
+        }
+        let mut report = PushReport::default();
+        let bound = MAX_ENTRY_BYTES.min(self.inner.config.max_bytes);
+        let mut batch = Vec::new();
+        let entries = self.entries();
+        for (i, info) in entries.iter().enumerate() {
+            match os::read_regular(&info.path, bound) {
+                Ok(Bounded::Whole(_, _, bytes)) => match entry::decode(&bytes, &self.expect(info.key)) {
+                    Ok(_) => batch.push((tier.name(info.key), bytes)),
+                    Err(e) => report.skipped.push(format!("{}: {e}", info.key)),
+                },
+                Ok(Bounded::TooLong(len)) => report.skipped.push(format!("{}: {len} bytes, larger than the cap", info.key)),
+                Err(e) => report.skipped.push(format!("{}: {e}", info.key)),
+            }
+            if batch.len() == 64 || (i + 1 == entries.len() && !batch.is_empty()) {
+                report.bytes += tier.remote.put_now(&batch)?;
+                report.pushed += batch.len() as u64;
+                tier.counters.add(crate::stats::RemoteCounter::Writes, batch.len() as u64);
+                batch.clear();
+            }
+        }
+        tier.counters.add(crate::stats::RemoteCounter::BytesWritten, report.bytes);
+        Ok(report)
+    }
+
+    /// Looks every key up, fetching from the remote what the local store
+    /// lacks (`relok cache pull`): 64 keys per round trip.
+    pub fn pull(&self, keys: &[Key]) -> PullReport {
+        let mut r = PullReport::default();
+        let before = self.remote_stats();
+        let mut wanted = Vec::new();
+        for &key in keys {
+            let found = self.read_entry(key);
+            self.count_lookup(key, &found);
+            match found {
+                Lookup::Hit(_) => r.local += 1,
+                Lookup::Miss | Lookup::Rejected(_) => wanted.push(key),
+            }
+        }
+        if let Some(tier) = &self.remote {
+            for batch in wanted.chunks(64) {
+                let found = tier.get_many(batch, self.entry_bound(), |k, b| self.check_entry(k, b));
+                for (&key, f) in batch.iter().zip(found) {
+                    if let TierLookup::Entry(bytes) = f {
+                        self.backfill(key, &bytes);
+                    }
+                }
+            }
+        }
+        let d = self.remote_stats().since(&before);
+        (r.fetched, r.missing, r.rejected, r.errors) = (d.hits, d.misses, d.rejected, d.errors);
+        if self.remote.is_none() {
+            r.missing = keys.len() as u64 - r.local;
+        }
+        r
+    }
+
+    fn expect(&self, key: Key) -> Expect<'_> {
+        Expect { kind: self.inner.config.kind, identity: &self.inner.config.identity, key: Some(key) }
     }
 
     /// The configuration.
@@ -299,10 +440,22 @@ impl Store {
 
     /// Looks `key` up: a valid entry's payload, a miss, or a rejected
     /// entry with its reason (also a miss).
+    /// A local miss is then looked up in the remote, if there is one: a
+    /// verified remote entry is written to the local store and is a hit
+    /// (of the remote; the local store counts the miss).
     pub fn get(&self, key: Key) -> Lookup {
-        let c = &self.inner.counters;
         let found = self.read_entry(key);
-        match &found {
+        self.count_lookup(key, &found);
+        match (&found, &self.remote) {
+            (Lookup::Hit(_), _) | (_, None) => found,
+            (_, Some(tier)) => self.get_remote(tier, key).unwrap_or(found),
+        }
+    }
+
+    /// Counts a local lookup.
+    fn count_lookup(&self, key: Key, found: &Lookup) {
+        let c = &self.inner.counters;
+        match found {
             Lookup::Hit(_) => c.add(Counter::Hits, 1),
             Lookup::Miss => c.add(Counter::Misses, 1),
             Lookup::Rejected(why) => {
@@ -311,7 +464,36 @@ impl Store {
                 c.add(Counter::Corrupt, 1);
             }
         }
-        found
+    }
+
+    /// Whether the framed `bytes` are a valid entry of this store for `key`.
+    fn check_entry(&self, key: Key, bytes: &[u8]) -> Result<(), String> {
+        entry::decode(bytes, &self.expect(key)).map(|_| ()).map_err(|e| e.to_string())
+    }
+
+    /// The bound of an entry's size.
+    fn entry_bound(&self) -> u64 {
+        MAX_ENTRY_BYTES.min(self.inner.config.max_bytes)
+    }
+
+    /// `key` from the remote, checked as a local entry is, then written
+    /// locally (a failed write is counted; the hit stands).
+    fn get_remote(&self, tier: &Tier, key: Key) -> Option<Lookup> {
+        let TierLookup::Entry(bytes) = tier.get(key, self.entry_bound(), |k, b| self.check_entry(k, b)) else { return None };
+        self.backfill(key, &bytes);
+        let payload = entry::decode(&bytes, &self.expect(key)).ok()?;
+        Some(Lookup::Hit(payload.to_vec()))
+    }
+
+    /// Writes a verified remote entry to the local store.
+    fn backfill(&self, key: Key, bytes: &[u8]) {
+        match self.publish(key, bytes) {
+            Ok(()) => self.inner.counters.add(Counter::BytesWritten, bytes.len() as u64),
+            Err(e) => {
+                tracing::warn!("could not write cache entry {key} fetched from the remote: {e}");
+                self.inner.counters.add(Counter::WriteErrors, 1);
+            }
+        }
     }
 
     fn read_entry(&self, key: Key) -> Lookup {
@@ -358,7 +540,12 @@ impl Store {
     /// caller goes on without the store.
     pub fn put(&self, key: Key, payload: &[u8]) -> Result<(), StoreError> {
         let bytes = entry::encode(self.inner.config.kind, &self.inner.config.identity, key, payload);
-        match self.publish(key, &bytes) {
+        let published = self.publish(key, &bytes);
+        if let Some(tier) = &self.remote {
+            // Local first, then the remote, off the caller's path.
+            tier.put(key, bytes.clone());
+        }
+        match published {
             Ok(()) => {
                 self.inner.counters.add(Counter::BytesWritten, bytes.len() as u64);
                 self.maybe_collect();
@@ -426,11 +613,15 @@ impl Store {
 
     /// Removes `key`'s entry after a hit whose payload the caller could not
     /// use: that lookup counts as a miss and the entry as corrupt.
+    /// An entry that came from the remote counts as a remote rejection
+    /// instead (the local store counted a miss already).
     pub fn reject(&self, key: Key, why: &str) {
         tracing::warn!("artifact cache entry {key} rejected: {why}; it will be rebuilt");
-        self.inner.counters.sub(Counter::Hits, 1);
-        self.inner.counters.add(Counter::Misses, 1);
-        self.inner.counters.add(Counter::Corrupt, 1);
+        if !self.remote.as_ref().is_some_and(|t| t.take_back(key)) {
+            self.inner.counters.sub(Counter::Hits, 1);
+            self.inner.counters.add(Counter::Misses, 1);
+            self.inner.counters.add(Counter::Corrupt, 1);
+        }
         let path = self.entry_path(key);
         if self.check_shard(&path).is_ok() && fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
             let _ = fs::remove_file(path);
@@ -505,15 +696,24 @@ impl Store {
     /// log (one line, one `write` in append mode). Also done on drop.
     pub fn flush_stats(&self) {
         let delta = self.unflushed();
-        if delta.is_zero() {
+        let remote_now = self.remote_stats();
+        let remote_delta = remote_now.since(&self.remote.as_ref().map(|t| *lock(&t.flushed)).unwrap_or_default());
+        if delta.is_zero() && remote_delta.is_zero() {
             return;
+        }
+        let mut text = if delta.is_zero() { String::new() } else { delta.to_line() };
+        if !remote_delta.is_zero() {
+            text.push_str(&remote_delta.to_line());
         }
         let path = self.inner.dir.join(STATS_LOG);
         // Not through a link, never blocking on a FIFO, only into a regular
         // file of this user.
-        let ok = os::append_file(&path).and_then(|mut f| f.write_all(delta.to_line().as_bytes())).is_ok();
+        let ok = os::append_file(&path).and_then(|mut f| f.write_all(text.as_bytes())).is_ok();
         if ok {
             *self.inner.flushed.lock().unwrap_or_else(|e| e.into_inner()) = self.stats();
+            if let Some(t) = &self.remote {
+                *lock(&t.flushed) = remote_now;
+            }
         }
     }
 
@@ -635,6 +835,7 @@ impl Drop for Store {
         if let Some(h) = self.collector.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
             let _ = h.join();
         }
+        self.flush_remote();
         self.flush_stats();
     }
 }
@@ -831,7 +1032,13 @@ impl Inner {
                 if m.len() < STATS_COMPACT_BYTES {
                     return;
                 }
-                TierStats::sum_lines(&read_stats_log(&self.dir)).to_line()
+                let log = read_stats_log(&self.dir);
+                let mut line = TierStats::sum_lines(&log).to_line();
+                let remote = RemoteStats::sum_lines(&log);
+                if !remote.is_zero() {
+                    line.push_str(&remote.to_line());
+                }
+                line
             }
             // A link, a FIFO, another user's file: unlinked by the rename
             // below, never opened.
@@ -846,6 +1053,10 @@ impl Inner {
             let _ = fs::remove_file(&tmp);
         }
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Removes another build's store folder `dir`: only what relok wrote in

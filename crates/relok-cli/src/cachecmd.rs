@@ -10,13 +10,20 @@
 //!   least-recently-used entries over the cap);
 //! - `clear`: removes every entry;
 //! - `import BUNDLE`: copies a bundle's artifacts into the store;
+//! - `keygen DIR`: a key pair for the remote tier;
+//! - `push`: every valid local entry (artifacts and binary archives) to
+//!   the remote, signed;
+//! - `pull`: fetches from the remote what bundles or kernel files need;
 //! - `precompile FILES… --out BUNDLE`: compiles every kernel of the files
 //!   for the chosen targets and strategies into one bundle.
 
 use crate::source;
 use relok_cache::entry::{self, Kind};
-use relok_cache::{bundle, Key, Store};
-use relok_compiler::artifact::{Artifact, CodeTarget, COMPILER_ID};
+use relok_cache::remote::{Remote, RemoteConfig};
+use relok_cache::{bundle, Key, PullReport, PushReport, RemoteStats, Store, StoreConfig};
+use std::sync::Arc;
+use relok_compiler::artifact::{Artifact, CodeTarget, CompileOptions, COMPILER_ID};
+use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
 use relok_runtime::cache::store_config;
 use serde::Serialize;
@@ -45,6 +52,11 @@ pub struct StoreReport {
     pub max_bytes: u64,
     /// Counters summed over every process that used it.
     pub lifetime: relok_cache::TierStats,
+    /// The remote tier's counters for it, summed over every process.
+    pub remote: RemoteStats,
+    /// The remote the environment names (`RELOK_REMOTE`, without its
+    /// password) and this process's access, or why there is none.
+    pub remote_config: String,
     /// The binary archives (tier 2) under the same root, one per device and
     /// driver build.
     pub binary: Vec<ArchiveReport>,
@@ -61,6 +73,8 @@ pub struct ArchiveReport {
     pub bytes: u64,
     /// Counters summed over every process that used it.
     pub lifetime: relok_cache::TierStats,
+    /// The remote tier's counters for it, summed over every process.
+    pub remote: RemoteStats,
 }
 
 /// `relok cache stats`.
@@ -73,8 +87,81 @@ pub fn stats(store: &Store) -> StoreReport {
         bytes: entries.iter().map(|e| e.len).sum(),
         max_bytes: store.config().max_bytes,
         lifetime: store.lifetime_stats(),
+        remote: store.lifetime_remote_stats(),
+        remote_config: match open_remote() {
+            Ok(r) => format!("{} ({}, key {})", r.url(), if r.is_writer() { "reads and writes" } else { "reads only" }, r.key_id()),
+            Err(why) => why,
+        },
         binary: archives(&store.config().root),
     }
+}
+
+/// The remote the environment names, or why there is none.
+pub fn open_remote() -> Result<Arc<Remote>, String> {
+    match RemoteConfig::from_env() {
+        Ok(Some(c)) => Remote::open(c).map(Arc::new).map_err(|e| format!("remote cache off: {e}")),
+        Ok(None) => Err("no remote cache (RELOK_REMOTE is not set)".into()),
+        Err(e) => Err(format!("remote cache off: {e}")),
+    }
+}
+
+/// `relok cache push`: every valid entry of the artifact store and of each
+/// binary archive under its root, signed, to the remote. Per store: its
+/// folder and what was pushed.
+pub fn push(store: &Store) -> Result<Vec<(String, PushReport)>, String> {
+    let remote = open_remote()?;
+    let root = &store.config().root;
+    let mut stores = vec![Store::open(store.config().clone()).map_err(|e| e.to_string())?];
+    for name in archive_names(root) {
+        let config = StoreConfig {
+            root: root.clone(),
+            family: "binary".into(),
+            folder: name.clone(),
+            stale_prefix: name.clone(),
+            identity: name,
+            kind: Kind::Binary,
+            max_bytes: relok_cache::DEFAULT_MAX_BYTES,
+            collect_interval: std::time::Duration::from_secs(3600),
+        };
+        stores.push(Store::open(config).map_err(|e| e.to_string())?);
+    }
+    let mut out = Vec::new();
+    for s in stores {
+        let s = s.with_remote(Arc::clone(&remote));
+        let r = s.push().map_err(|e| e.to_string())?;
+        out.push((s.dir().display().to_string(), r));
+    }
+    Ok(out)
+}
+
+/// `relok cache pull`: the artifacts that `bundles` hold and that every
+/// kernel of `files` compiles to for each target and strategy, fetched
+/// from the remote into the store when it lacks them.
+pub fn pull(store: Store, bundles: &[PathBuf], files: &[PathBuf], targets: &[CodeTarget], strategies: &[Strategy]) -> Result<(usize, PullReport), String> {
+    let remote = open_remote()?;
+    let mut keys = Vec::new();
+    for b in bundles {
+        let bytes = std::fs::read(b).map_err(|e| format!("{}: {e}", b.display()))?;
+        let entries = bundle::decode(&bytes, COMPILER_ID).map_err(|e| format!("{}: {e}", b.display()))?;
+        keys.extend(entries.iter().filter(|e| e.kind == Kind::Artifact).map(|e| e.key));
+    }
+    for f in files {
+        let src = source::load(f).map_err(|e| e.0)?;
+        for (_, k) in src.module.kernels() {
+            let stencil = Stencil::new(&src.module, &k.name).map_err(|e| format!("{}: @{}: {e}", src.file, k.name))?;
+            for &t in targets {
+                for &s in strategies.iter().filter(|&&s| t.supports(s) && s != Strategy::Bake) {
+                    // The artifact and its alias under the file's source key.
+                    keys.push(Key(stencil.key(t, s, CompileOptions::default())));
+                    keys.push(Key(relok_compiler::stencil::source_key(&src.text, &k.name, t, s, CompileOptions::default())));
+                }
+            }
+        }
+    }
+    keys.sort();
+    keys.dedup();
+    let store = store.with_remote(remote);
+    Ok((keys.len(), store.pull(&keys)))
 }
 
 /// One entry as `relok cache list` shows it.
@@ -226,15 +313,25 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
 
 /// Every binary archive folder under `root/binary`, in name order.
 fn archives(root: &Path) -> Vec<ArchiveReport> {
-    let Ok(rd) = std::fs::read_dir(root.join("binary")) else { return Vec::new() };
-    let mut out: Vec<ArchiveReport> = rd
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| {
-            let (entries, bytes, lifetime) = Store::survey(&e.path());
-            ArchiveReport { name: e.file_name().to_string_lossy().into_owned(), entries, bytes, lifetime }
+    archive_names(root)
+        .into_iter()
+        .map(|name| {
+            let dir = root.join("binary").join(&name);
+            let (entries, bytes, lifetime) = Store::survey(&dir);
+            ArchiveReport { name, entries, bytes, lifetime, remote: Store::survey_remote(&dir) }
         })
+        .collect()
+}
+
+/// The folder names of `root/binary` (folders only, never followed), in
+/// order.
+fn archive_names(root: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(root.join("binary")) else { return Vec::new() };
+    let mut out: Vec<String> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
         .collect();
-    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out.sort();
     out
 }

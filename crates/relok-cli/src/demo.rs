@@ -31,8 +31,8 @@ pub struct Outcome {
     pub times_us: Vec<(&'static str, f64)>,
     /// The exception the launch ended with, if any.
     pub exception: Option<String>,
-    /// Where the compiled kernel came from: `compiled`, `artifact store`,
-    /// `bundle` or `memory`.
+    /// Where the compiled kernel came from: `compiled`, `remote`,
+    /// `artifact store`, `bundle` or `memory`.
     pub source: &'static str,
 }
 
@@ -40,6 +40,8 @@ pub struct Outcome {
 pub fn served_by(before: &CacheStats, after: &CacheStats) -> &'static str {
     if after.compiles > before.compiles {
         "compiled"
+    } else if after.remote.hits > before.remote.hits {
+        "remote"
     } else if after.store.hits > before.store.hits {
         "artifact store"
     } else if after.bundle.hits > before.bundle.hits {
@@ -133,18 +135,27 @@ pub fn run(device: &Device, device_name: &str, strategy: Strategy, json: bool, c
         }
     }
     let n = |what: &str| sources.iter().filter(|s| **s == what).count();
+    // The summary counts the remote writes of this run: wait for them (at
+    // most the remote's flush time limit).
+    if let Some(s) = cache.store() {
+        s.flush_remote();
+    }
     let store = match cache.store() {
         Some(s) => format!("artifact store {}", s.dir().display()),
         None => cache.warning().unwrap_or("no artifact store (RELOK_CACHE=off)").to_owned(),
     };
     if json {
-        let summary = serde_json::json!({"compiled": n("compiled"), "artifact_store": n("artifact store"), "store": store});
+        let summary = serde_json::json!({
+            "compiled": n("compiled"), "artifact_store": n("artifact store"), "from_remote": n("remote"), "store": store,
+            "remote": cache.stats().remote, "archive_remote": device.archive().map(relok_cache::Store::remote_stats),
+        });
         println!("{}", serde_json::json!({ "summary": summary }));
     } else {
         println!(
-            "kernels: {} compiled, {} from the artifact store, {} from memory or bundles ({store})",
+            "kernels: {} compiled, {} from the artifact store, {} from the remote, {} from memory or bundles ({store})",
             n("compiled"),
             n("artifact store"),
+            n("remote"),
             n("memory") + n("bundle")
         );
     }

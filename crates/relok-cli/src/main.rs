@@ -197,6 +197,31 @@ enum CacheCommand {
         /// A bundle made by `relok precompile`.
         bundle: PathBuf,
     },
+    /// Make a key pair for the remote cache: DIR/relok-remote.key (the
+    /// signing key, mode 0600: for writers) and DIR/relok-remote.pub (for
+    /// readers).
+    Keygen {
+        /// The folder (created if missing; existing keys are never replaced).
+        dir: PathBuf,
+    },
+    /// Upload every valid local entry (artifacts and binary archives) to
+    /// the remote, signed (RELOK_REMOTE and RELOK_REMOTE_SIGNING_KEY).
+    Push,
+    /// Fetch from the remote what bundles or kernel files need, into the
+    /// local store (RELOK_REMOTE and a key).
+    Pull {
+        /// `.rk` files: every kernel, for each target and strategy.
+        files: Vec<PathBuf>,
+        /// Bundles made by `relok precompile`: every artifact they hold.
+        #[arg(long)]
+        bundle: Vec<PathBuf>,
+        /// Strategies, comma-separated (for `.rk` files).
+        #[arg(long, short, default_value = "patch,table", value_delimiter = ',', value_parser = parse_strategy)]
+        strategy: Vec<Strategy>,
+        /// Targets, comma-separated (for `.rk` files).
+        #[arg(long, short, default_value = "cpu", value_delimiter = ',', value_parser = parse_target)]
+        target: Vec<CodeTarget>,
+    },
 }
 
 fn parse_target(s: &str) -> Result<CodeTarget, String> {
@@ -492,6 +517,12 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
 }
 
 fn cache_command(command: CacheCommand) -> Result<ExitCode, String> {
+    if let CacheCommand::Keygen { dir } = &command {
+        let (key, public) = relok_cache::remote::keys::keygen(dir).map_err(|e| e.to_string())?;
+        println!("signing key  {} (writers: RELOK_REMOTE_SIGNING_KEY; keep it secret)", key.display());
+        println!("public key   {} (readers: RELOK_REMOTE_PUBLIC_KEY)", public.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let store = cachecmd::open_store()?;
     match command {
         CacheCommand::Stats { json } => {
@@ -511,6 +542,22 @@ fn cache_command(command: CacheCommand) -> Result<ExitCode, String> {
                 println!("evictions       {}", l.evictions);
                 println!("corrupt         {} (each rebuilt and replaced)", l.corrupt);
                 println!("write errors    {}", l.write_errors);
+                println!("remote          {}", r.remote_config);
+                let rs = &r.remote;
+                if !rs.is_zero() {
+                    println!(
+                        "remote tier     hits {}, misses {}, rejected {}, errors {}; {} bytes read, {} entries ({} bytes) written, {} dropped; mean lookup {:.0} µs",
+                        rs.hits,
+                        rs.misses,
+                        rs.rejected,
+                        rs.errors,
+                        rs.bytes_read,
+                        rs.writes,
+                        rs.bytes_written,
+                        rs.dropped,
+                        rs.get_us as f64 / rs.lookups().max(1) as f64
+                    );
+                }
                 for a in &r.binary {
                     let l = &a.lifetime;
                     // wgpu folders hold one pipeline-cache blob; cuda ones cubins.
@@ -519,6 +566,13 @@ fn cache_command(command: CacheCommand) -> Result<ExitCode, String> {
                         "binary archive  {}: {} {what} ({} bytes); hits {}, misses {}, {made} {}, evictions {}, corrupt {}",
                         a.name, a.entries, a.bytes, l.hits, l.misses, l.compiles, l.evictions, l.corrupt
                     );
+                    if !a.remote.is_zero() {
+                        let rs = &a.remote;
+                        println!(
+                            "                remote: hits {}, misses {}, rejected {}, errors {}, {} written, {} dropped",
+                            rs.hits, rs.misses, rs.rejected, rs.errors, rs.writes, rs.dropped
+                        );
+                    }
                 }
             }
         }
@@ -547,6 +601,33 @@ fn cache_command(command: CacheCommand) -> Result<ExitCode, String> {
         CacheCommand::Import { bundle } => {
             let n = cachecmd::import(&store, &bundle)?;
             println!("{n} artifacts imported into {}", store.dir().display());
+        }
+        CacheCommand::Keygen { .. } => {}
+        CacheCommand::Push => {
+            let mut failed = false;
+            for (dir, r) in cachecmd::push(&store)? {
+                println!("{dir}: {} entries ({} bytes) pushed", r.pushed, r.bytes);
+                for s in &r.skipped {
+                    eprintln!("not pushed (invalid): {s}");
+                    failed = true;
+                }
+            }
+            if failed {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        CacheCommand::Pull { files, bundle, strategy, target } => {
+            if files.is_empty() && bundle.is_empty() {
+                return Err("relok cache pull: name kernel files or --bundle FILE".into());
+            }
+            let (n, r) = cachecmd::pull(store, &bundle, &files, &target, &strategy)?;
+            println!(
+                "{n} artifacts: {} already local, {} fetched, {} not in the remote, {} rejected, {} errors",
+                r.local, r.fetched, r.missing, r.rejected, r.errors
+            );
+            if r.errors > 0 {
+                return Ok(ExitCode::FAILURE);
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -7,7 +7,8 @@
 //!                    baked: per (key, device, session), never on disk (bake)
 //!                 ─► bundles loaded by the application (load_bundle)
 //!                 ─► the artifact store on disk (relok_cache::Store)
-//!                 ─► compile; the artifact goes to the store
+//!                     └► behind it the remote tier, when RELOK_REMOTE names one ([`remote`])
+//!                 ─► compile; the artifact goes to the store (and, from a writer, the remote)
 //! ```
 //!
 //! # Two levels of keys
@@ -38,7 +39,8 @@ use crate::memory::DeviceId;
 use crate::program::{build, instantiate, Compiled};
 use crate::session::Session;
 use relok_cache::bundle::{self, BundleError};
-use relok_cache::{Key, Lookup, Store, StoreConfig, StoreError, TierStats};
+use relok_cache::remote::{Remote, RemoteConfig};
+use relok_cache::{Key, Lookup, RemoteStats, Store, StoreConfig, StoreError, TierStats};
 use relok_compiler::artifact::{Artifact, CodeTarget, CompileOptions, COMPILER_ID};
 use relok_compiler::stencil::Stencil;
 use relok_ir::{Module, Strategy};
@@ -61,6 +63,8 @@ pub struct CacheStats {
     pub bundle: TierStats,
     /// The artifact store on disk (all counters); zero without a store.
     pub store: TierStats,
+    /// The remote tier behind the artifact store; zero without one.
+    pub remote: RemoteStats,
 }
 
 /// What [`KernelCache::load_bundle`] found in a bundle.
@@ -116,6 +120,41 @@ pub fn store_config(root: &Path) -> Result<StoreConfig, String> {
         config.max_bytes = parse_size(&v).ok_or_else(|| format!("RELOK_CACHE_MAX_BYTES={v:?} is not a size"))?;
     }
     Ok(config)
+}
+
+/// The remote tier the environment names (`RELOK_REMOTE`, the key paths
+/// `RELOK_REMOTE_PUBLIC_KEY` / `RELOK_REMOTE_SIGNING_KEY`, the timeouts;
+/// docs/cache.md), opened once per process and shared by every store.
+/// `None` when `RELOK_REMOTE` is unset (nothing else is read then), or,
+/// with one warning, when it cannot be used (no key, a bad key file, a bad
+/// address). Nothing connects until the first lookup.
+pub fn remote() -> Option<Arc<Remote>> {
+    static REMOTE: std::sync::OnceLock<Option<Arc<Remote>>> = std::sync::OnceLock::new();
+    let opened = REMOTE.get_or_init(|| match RemoteConfig::from_env().and_then(|c| c.map(Remote::open).transpose()) {
+        Ok(r) => {
+            if let Some(r) = &r {
+                let mode = if r.is_writer() { "reads and writes" } else { "reads only" };
+                tracing::info!("remote cache {} ({mode}, key {})", r.url(), r.key_id());
+            }
+            r.map(Arc::new)
+        }
+        Err(e) => {
+            tracing::warn!("remote cache off: {e}");
+            None
+        }
+    });
+    opened.clone()
+}
+
+/// Opens the store of `config` with the environment's [`remote`] behind
+/// it: the one place where the artifact store and the binary archives
+/// are opened for a process.
+pub fn open_store(config: StoreConfig) -> Result<Store, StoreError> {
+    let store = Store::open(config)?;
+    Ok(match remote() {
+        Some(r) => store.with_remote(r),
+        None => store,
+    })
 }
 
 /// A binary archive's configuration (`StoreConfig::binary`) with the cap
@@ -183,7 +222,7 @@ impl KernelCache {
     /// says why.
     pub fn from_env() -> KernelCache {
         let Some(root) = relok_cache::default_root() else { return KernelCache::uncached() };
-        let opened = store_config(&root).and_then(|c| Store::open(c).map_err(|e| e.to_string()));
+        let opened = store_config(&root).and_then(|c| open_store(c).map_err(|e| e.to_string()));
         match opened {
             Ok(store) => KernelCache::with_store(store),
             Err(why) => {
@@ -213,6 +252,7 @@ impl KernelCache {
             baked: TierStats { hits: c(Count::BakedHits), misses: c(Count::BakedMisses), ..TierStats::default() },
             bundle: TierStats { hits: c(Count::BundleHits), corrupt: c(Count::BundleCorrupt), ..TierStats::default() },
             store: self.store.as_ref().map(Store::stats).unwrap_or_default(),
+            remote: self.store.as_ref().map(Store::remote_stats).unwrap_or_default(),
         }
     }
 

@@ -200,7 +200,7 @@ impl CudaDevice {
         let mut d = CudaDevice::open(ordinal)?;
         let off = relok_cache::switched_off("RELOK_BINARY_CACHE");
         if let Some(root) = relok_cache::default_root().filter(|_| !off) {
-            match Store::open(d.archive_config(&root)) {
+            match crate::cache::open_store(d.archive_config(&root)) {
                 Ok(store) => d.archive = Some(store),
                 Err(e) => tracing::warn!("binary archive disabled for this run: {e}"),
             }

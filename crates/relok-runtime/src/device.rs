@@ -255,6 +255,18 @@ impl Device {
         }
     }
 
+    /// The device's binary archive (machine code: cubins, the pipeline-cache
+    /// blob), if it has one; the cpu device has none.
+    pub fn archive(&self) -> Option<&relok_cache::Store> {
+        match self {
+            Device::Cpu(_) => None,
+            #[cfg(feature = "cuda")]
+            Device::Cuda(d) => d.archive(),
+            #[cfg(feature = "wgpu")]
+            Device::Wgpu(d) => d.archive(),
+        }
+    }
+
     /// `cpu:0`, `cuda:0 (NVIDIA H200, sm_90)`, `wgpu:0 (llvmpipe, vulkan)`.
     pub fn name(&self) -> String {
         match self {

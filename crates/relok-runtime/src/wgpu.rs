@@ -435,7 +435,7 @@ impl WgpuDevice {
             stats: Counters::default(),
         };
         if let Some(root) = root.filter(|_| !features.is_empty()) {
-            match Store::open(d.archive_config(&root)) {
+            match crate::cache::open_store(d.archive_config(&root)) {
                 Ok(store) => d.archive = Some(store),
                 Err(e) => tracing::warn!("pipeline-cache archive disabled for this run: {e}"),
             }

@@ -45,7 +45,8 @@ pub struct Context {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum CacheChoice {
     /// `RELOK_CACHE_DIR`, else `$XDG_CACHE_HOME/relok`, else
-    /// `~/.cache/relok`; `RELOK_CACHE=off` turns it off.
+    /// `~/.cache/relok`; `RELOK_CACHE=off` turns it off; `RELOK_REMOTE`
+    /// puts a shared Redis behind it.
     Environment,
     /// No artifact store: this process's memory only.
     Off,
@@ -326,13 +327,18 @@ impl Context {
         Ok(self.shared.device.load_bundle(&self.shared.cache, bytes)?)
     }
 
-    /// What the kernel cache did in this context: compiles, hits per tier.
+    /// What the kernel cache did in this context: compiles, hits per tier,
+    /// and the remote tier's counters (`remote`: hits, misses, rejected,
+    /// errors…) when `RELOK_REMOTE` names one (see docs/cache.md, "The
+    /// remote tier": a shared Redis behind the environment's store, with
+    /// signed entries).
     ///
     /// ```
     /// let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
     /// let p = relok::Program::parse("kernel @k() {\n    return\n}\n")?;
     /// ctx.kernel(&p, "k")?;
     /// assert_eq!(ctx.cache_stats().compiles, 1);
+    /// assert_eq!(ctx.cache_stats().remote.hits, 0);
     /// # Ok::<(), relok::Error>(())
     /// ```
     pub fn cache_stats(&self) -> CacheStats {

@@ -14,7 +14,10 @@
 //!   host time of a launch, with a wgpu adapter;
 //! - `start` (`relok bench start`): the first launch of a program written
 //!   against the `relok` facade, on every device, cold, warm and shipped,
-//!   and the whole process, beside CuPy and Triton.
+//!   and the whole process, beside CuPy and Triton;
+//! - `remote` (`relok bench remote`): a new process loading 64 kernels
+//!   from a warm Redis (loopback, 1 ms round trip) against compiling
+//!   them, and 16 such processes at once.
 //!
 //! This file holds the clap subcommands ([`BenchCommand`]), the one entry
 //! point ([`run`]: runs a bench and prints its report as text or JSON) and
@@ -28,6 +31,7 @@ pub mod cuda;
 pub mod frontend;
 pub mod launch;
 pub mod start;
+pub mod remote;
 #[cfg(feature = "wgpu")]
 pub mod wgpu;
 
@@ -86,6 +90,31 @@ pub enum BenchCommand {
     /// process and in a new one, per example; store open and lookups with
     /// many entries.
     Cache,
+    /// A new process loading 64 kernels from a warm remote cache (Redis on
+    /// loopback, and at a 1 ms round trip) against compiling them, and 16
+    /// such processes at once.
+    Remote {
+        /// The device the processes load on: `cpu`, `cuda`, `wgpu` (on a
+        /// GPU the machine code also comes from the remote).
+        #[arg(long, short, default_value = "cpu")]
+        device: String,
+        /// A Redis to use (`redis://host:port/db`; entries under relok's
+        /// names are overwritten); default: start `redis-server` on a free
+        /// loopback port.
+        #[arg(long)]
+        url: Option<String>,
+    },
+    /// The child process of `bench remote`: loads its 64 kernels with the
+    /// cache the environment names and prints one JSON record.
+    #[command(hide = true)]
+    RemoteChild {
+        /// The device.
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        /// Pull the 64 artifacts first, in one round trip.
+        #[arg(long)]
+        pull: bool,
+    },
     /// The child process of `bench cache`: loads every example from the
     /// store under ROOT and prints one JSON record.
     #[command(hide = true)]
@@ -175,6 +204,8 @@ pub fn run(what: Option<BenchCommand>, quick: bool, json: bool, started: Instant
             let app = start::App { kernels: app_kernels, threads: app_threads.max(1), bundle: app_bundle };
             start::print(&start::run(&devices, bundle.as_deref(), &app, quick, peers)?, json)
         }
+        Some(BenchCommand::Remote { device, url }) => report(&remote::run(&relok_binary()?, &device, quick, url)?, json, remote::print),
+        Some(BenchCommand::RemoteChild { device, pull }) => print_json(&remote::child(&device, pull)?),
         #[cfg(feature = "cuda")]
         Some(BenchCommand::Cuda) => report(&cuda::run(&relok_binary()?, quick)?, json, cuda::print),
         #[cfg(feature = "cuda")]
