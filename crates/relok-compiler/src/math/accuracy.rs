@@ -1,5 +1,5 @@
 //! Measuring the math library's accuracy: an edge-weighted sample of
-//! operands per function ([`sample`]), a reference ([`reference`]), the
+//! operands per function ([`sample`]), a reference ([`reference()`]), the
 //! error in ulps ([`ulp_error`]) and the bound docs/ir.md promises
 //! ([`bound`]). The tests measure [`super::eval_f64`] / [`super::eval_f32`]
 //! (what every device computes), and the device tests measure what a
@@ -164,7 +164,7 @@ fn random_operand(f: MathFn, ty: Scalar, r: &mut Rng) -> f64 {
         1 => {
             let e = (r.next() % 60) as i32 - 30;
             let m = 1.0 + f64::from((r.next() % 5) as u32) * if ty == Scalar::F32 { 1.2e-7 } else { 2.3e-16 };
-            let s = if r.next() % 2 == 0 { 1.0 } else { -1.0 };
+            let s = if r.next().is_multiple_of(2) { 1.0 } else { -1.0 };
             s * libm::ldexp(m, e)
         }
         2 => r.range(-1.0, 1.0),
@@ -180,7 +180,7 @@ fn random_operand(f: MathFn, ty: Scalar, r: &mut Rng) -> f64 {
                 let k = (r.next() % 2000) as f64 - 1000.0;
                 k * std::f64::consts::FRAC_PI_2 + r.range(-1e-6, 1e-6)
             }
-            MathFn::Asin | MathFn::Acos => 1.0 - libm::ldexp(1.0, -((r.next() % 50) as i32)) * if r.next() % 2 == 0 { 1.0 } else { -1.0 },
+            MathFn::Asin | MathFn::Acos => 1.0 - libm::ldexp(1.0, -((r.next() % 50) as i32)) * if r.next().is_multiple_of(2) { 1.0 } else { -1.0 },
             MathFn::Erf | MathFn::Tanh | MathFn::Atan => r.range(-7.0, 7.0),
             _ => r.range(-100.0, 100.0),
         },
@@ -204,7 +204,7 @@ pub fn sample(f: MathFn, ty: Scalar, n: usize) -> Vec<Vec<f64>> {
                 (false, _) => 14 + i,
             };
             let mut args: Vec<f64> = (0..f.arity()).map(|j| operand(f, ty, &mut r, index(j))).collect();
-            if f == MathFn::Pow && i >= 14 * 14 && r.next() % 4 == 0 {
+            if f == MathFn::Pow && i >= 14 * 14 && r.next().is_multiple_of(4) {
                 // Integer exponents and negative bases: the sign rules.
                 args[1] = (r.next() % 41) as f64 - 20.0;
                 args[0] = -args[0].abs().min(1e3);

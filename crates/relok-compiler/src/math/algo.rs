@@ -15,24 +15,21 @@
 //! `1/x` and the `pi/6` addition formula.
 
 use super::cx::Cx;
-use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, LN_2, LOG10_E, LOG2_E, PI, SQRT_2};
+use std::f64::consts::{FRAC_2_PI, FRAC_2_SQRT_PI, FRAC_PI_2, FRAC_PI_4, FRAC_PI_6, LN_2, LOG10_E, LOG2_E, PI, SQRT_2};
 
-const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1; // 0x3fe62e42fee00000
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10; // 0x3dea39ef35793c76
-const LOG10_2_HI: f64 = 3.010_299_956_636_117_713_06e-1; // 0x3FD34413509F6000
-const LOG10_2_LO: f64 = 3.694_239_077_158_930_786_16e-13;
+const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+const LOG10_2_HI: f64 = f64::from_bits(0x3fd3_4413_509f_6000);
+const LOG10_2_LO: f64 = f64::from_bits(0x3d59_fef3_11f1_2b36);
 /// `pi/2` in three parts: 33 bits, 33 bits, the rest.
-const PIO2_1: f64 = 1.570_796_326_734_125_614_17; // 0x3FF921FB54400000
-const PIO2_2: f64 = 6.077_100_506_303_965_976_60e-11; // 0x3DD0B4611A600000
-const PIO2_2T: f64 = 2.022_266_248_795_950_631_54e-21;
-const INV_PIO2: f64 = 6.366_197_723_675_813_824_33e-1;
+const PIO2_1: f64 = f64::from_bits(0x3ff9_21fb_5440_0000);
+const PIO2_2: f64 = f64::from_bits(0x3dd0_b461_1a60_0000);
+const PIO2_2T: f64 = f64::from_bits(0x3ba3_198a_2e03_7073);
 const PIO2_LO: f64 = 6.123_233_995_736_766e-17;
 const PI_LO: f64 = 1.224_646_799_147_353_2e-16;
-const PI_6: f64 = 0.523_598_775_598_298_9;
 const PI_6_LO: f64 = -5.360_408_832_255_455e-17;
 const TAN_PI_12: f64 = 0.267_949_192_431_122_7;
 const SQRT_3: f64 = 1.732_050_807_568_877_2;
-const TWO_OVER_SQRT_PI: f64 = 1.128_379_167_095_512_6;
 const SIGN: i64 = i64::MIN;
 
 /// What differs between the `f64` and the `f32` algorithms: the format,
@@ -85,7 +82,7 @@ pub(super) const F64: Prec = Prec {
     reduce_limit: 1_647_099.0,
     pio2_lo: PIO2_LO,
     pi_lo: PI_LO,
-    pi_6: (PI_6, PI_6_LO),
+    pi_6: (FRAC_PI_6, PI_6_LO),
     terms: [13, 12, 8, 9, 14, 10, 30, 100],
     exp_big: 709.0,
     split_mask: !0x7ff_ffff,
@@ -165,7 +162,7 @@ pub(super) fn copysign<C: Cx>(c: &mut C, p: &Prec, m: C::F, s: C::F) -> C::F {
     let mb = c.iand(mb, max);
     let sb = c.iand(sb, sign);
     let r = c.ior(mb, sb);
-    c.from_bits(r)
+    c.float_of(r)
 }
 
 /// `p * 2^k` for `k` in `[-1080, 1030]`, rounded once.
@@ -176,10 +173,10 @@ fn scale<C: Cx>(c: &mut C, p: &Prec, q: C::F, k: C::I) -> C::F {
     let (bias, sh) = (c.i(p.bias), c.i(p.mant));
     let e1 = c.iadd(k1, bias);
     let e1 = c.shl(e1, sh);
-    let s1 = c.from_bits(e1);
+    let s1 = c.float_of(e1);
     let e2 = c.iadd(k2, bias);
     let e2 = c.shl(e2, sh);
-    let s2 = c.from_bits(e2);
+    let s2 = c.float_of(e2);
     let t = c.mul(q, s1);
     c.mul(t, s2)
 }
@@ -241,7 +238,7 @@ fn log_parts<C: Cx>(c: &mut C, p: &Prec, x: C::F) -> (C::F, C::F, C::F) {
     let (mmask, one_bits) = (c.i(p.mant_mask), c.i(p.bias << p.mant));
     let m = c.iand(b, mmask);
     let m = c.ior(m, one_bits);
-    let m = c.from_bits(m);
+    let m = c.float_of(m);
     let sqrt2 = c.f(SQRT_2);
     let big = c.flt(sqrt2, m);
     let half = c.f(0.5);
@@ -322,7 +319,7 @@ fn reduce_pio2<C: Cx>(c: &mut C, p: &Prec, x: C::F) -> (C::F, C::I) {
     let two_pi = c.f(2.0 * PI);
     let wrapped = c.rem(x, two_pi);
     let x = c.sel(near, x, wrapped);
-    let inv = c.f(INV_PIO2);
+    let inv = c.f(FRAC_2_PI);
     let y = c.mul(x, inv);
     let k = rint(c, y);
     let mut r = x;
@@ -704,7 +701,7 @@ pub(super) fn erf<C: Cx>(c: &mut C, p: &Prec, x: C::F) -> C::F {
     let b = c.bits(a);
     let mask = c.i(p.split_mask);
     let hb = c.iand(b, mask);
-    let ah = c.from_bits(hb);
+    let ah = c.float_of(hb);
     let al = c.sub(a, ah);
     let hi = c.mul(ah, ah);
     let t = c.add(ah, ah);
@@ -731,7 +728,7 @@ pub(super) fn erf<C: Cx>(c: &mut C, p: &Prec, x: C::F) -> C::F {
         term = c.div(t, d);
         sum = c.add(sum, term);
     }
-    let k = c.f(TWO_OVER_SQRT_PI);
+    let k = c.f(FRAC_2_SQRT_PI);
     let s = c.mul(k, a);
     let s = c.mul(s, e);
     let small = c.mul(s, sum);

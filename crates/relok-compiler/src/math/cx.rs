@@ -39,7 +39,7 @@ pub(crate) trait Cx {
     fn sel(&mut self, c: Self::B, a: Self::F, b: Self::F) -> Self::F;
     fn seli(&mut self, c: Self::B, a: Self::I, b: Self::I) -> Self::I;
     fn bits(&mut self, a: Self::F) -> Self::I;
-    fn from_bits(&mut self, a: Self::I) -> Self::F;
+    fn float_of(&mut self, a: Self::I) -> Self::F;
     fn itof(&mut self, a: Self::I) -> Self::F;
     fn ftoi(&mut self, a: Self::F) -> Self::I;
     fn iadd(&mut self, a: Self::I, b: Self::I) -> Self::I;
@@ -114,7 +114,7 @@ impl Cx for EvalCx {
     fn bits(&mut self, a: f64) -> i64 {
         a.to_bits() as i64
     }
-    fn from_bits(&mut self, a: i64) -> f64 {
+    fn float_of(&mut self, a: i64) -> f64 {
         f64::from_bits(a as u64)
     }
     fn itof(&mut self, a: i64) -> f64 {
@@ -219,7 +219,7 @@ impl Cx for Eval32Cx {
     fn bits(&mut self, a: f32) -> i32 {
         a.to_bits() as i32
     }
-    fn from_bits(&mut self, a: i32) -> f32 {
+    fn float_of(&mut self, a: i32) -> f32 {
         f32::from_bits(a as u32)
     }
     fn itof(&mut self, a: i32) -> f32 {
@@ -336,7 +336,7 @@ impl Cx for IrCx<'_, '_> {
         let t = self.int();
         self.k.bitcast(a, t)
     }
-    fn from_bits(&mut self, a: Value) -> Value {
+    fn float_of(&mut self, a: Value) -> Value {
         let t = self.float();
         self.k.bitcast(a, t)
     }

@@ -4,7 +4,7 @@
 //!
 //! Shape:
 //! - `algo.rs`: each function's algorithm on `f64`, once, over the
-//!   primitive operations of `cx.rs`'s [`cx::Cx`]: `add sub mul div rem
+//!   primitive operations of `cx.rs`'s `Cx`: `add sub mul div rem
 //!   sqrt abs neg trunc`, compares, selects, `bitcast`, `convert` and
 //!   integer arithmetic — no `fma`, nothing a device computes natively, so
 //!   every device gets the same bits (`f64` on wgpu through the exact
@@ -165,10 +165,10 @@ pub fn link_math(module: &Module) -> Result<Module, LinkError> {
     let mut needed = BTreeSet::new();
     for f in module.funcs.values() {
         relok_ir::walk_stmts(&f.body, &mut |s| {
-            if let StmtKind::Let { op: Op::Math(m, _), result } = &s.kind {
-                if let (false, Some(ty)) = (m.is_exact(), f.scalar_ty(*result)) {
-                    needed.insert((LIBRARY.iter().position(|x| x == m), *m, ty));
-                }
+            if let StmtKind::Let { op: Op::Math(m, _), result } = &s.kind
+                && let (false, Some(ty)) = (m.is_exact(), f.scalar_ty(*result))
+            {
+                needed.insert((LIBRARY.iter().position(|x| x == m), *m, ty));
             }
         });
     }
@@ -196,12 +196,12 @@ pub fn link_math(module: &Module) -> Result<Module, LinkError> {
     for f in m.funcs.values_mut() {
         let types: Vec<Option<Scalar>> = f.values.values().map(|d| d.ty.as_scalar()).collect();
         relok_ir::walk_stmts_mut(&mut f.body, &mut |s| {
-            if let StmtKind::Let { op, result } = &mut s.kind {
-                if let Op::Math(mf, args) = op {
-                    let ty = types.get(relok_ir::EntityRef::index(*result)).copied().flatten();
-                    if let Some(&(_, _, id)) = imports.iter().find(|(g, t, _)| g == mf && Some(*t) == ty) {
-                        *op = Op::Call(id, std::mem::take(args));
-                    }
+            if let StmtKind::Let { op, result } = &mut s.kind
+                && let Op::Math(mf, args) = op
+            {
+                let ty = types.get(relok_ir::EntityRef::index(*result)).copied().flatten();
+                if let Some(&(_, _, id)) = imports.iter().find(|(g, t, _)| g == mf && Some(*t) == ty) {
+                    *op = Op::Call(id, std::mem::take(args));
                 }
             }
         });
