@@ -478,3 +478,24 @@ fn f64_operations_equal_the_cpu_device_bit_for_bit() {
         assert!(bad.is_empty(), "{strategy}: {} of {} differ:\n{}\n{src}", (0..g.len()).filter(|&i| g[i] != c[i]).count(), g.len(), bad.join("\n"));
     }
 }
+
+#[test]
+fn a_loop_past_llvmpipes_limit_is_a_typed_fault_there_and_runs_elsewhere() {
+    let Some(gpu) = gpu("loop limit") else { return };
+    let Device::Wgpu(wgpu) = &gpu else { panic!("gpu() opens a wgpu device") };
+    // 2000 × 1000 inner iterations: unrolled 16 times, still 2000 × 63
+    // back edges of the inner loop, past llvmpipe's 65 535.
+    let source = std::fs::read_to_string(repo().join("tests/filetests/run_long_loops.rk")).expect("read");
+    let kernels: String = source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect();
+    let text = format!("test run\n; run: @nested(2000, 1000, zeros:1) => _, _, [2000000]\n{kernels}");
+    let result = relok_cli::filetest::run_file("long_nested.rk", &text, &gpu);
+    match wgpu.loop_limit() {
+        Some(limit) => {
+            let errs = result.expect_err("llvmpipe ends the loop: the launch must fail");
+            assert_eq!(errs.len(), 1, "{errs:?}");
+            let expected = format!("a loop would run past the device's limit of {limit} loop iterations per invocation");
+            assert!(errs[0].contains("@nested") && errs[0].contains(&expected), "{}", errs[0]);
+        }
+        None => assert_eq!(result, Ok(0), "no loop limit on {}: the loop runs to its end", gpu.name()),
+    }
+}

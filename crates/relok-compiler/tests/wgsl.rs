@@ -98,6 +98,7 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("run_int_arith_u64.rk", &["bin_u64"]),
         ("run_int_bitwise.rk", &["bw_i32", "bw_i64", "bw_u32", "bw_u64"]),
         ("run_launch_errors.rk", &["k"]),
+        ("run_long_loops.rk", &["count", "first_at_least", "nested", "sum_odd", "two_loops"]),
         ("run_loops.rk", &["find", "nested", "sum_odd"]),
         ("run_memory.rk", &["copy_rev", "grid_1d", "neg_index", "offsets"]),
         ("run_redzones.rk", &["const_next", "local_in_callee", "local_next", "shared_next"]),

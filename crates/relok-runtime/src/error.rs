@@ -151,6 +151,15 @@ pub enum FaultKind {
         /// The function.
         func: String,
     },
+    /// The device ends every loop of an invocation once `limit` iterations
+    /// (all its loops together) have run, and a loop would have run on
+    /// (llvmpipe; docs/wgpu.md, "Long loops"). Block and thread are 0 when
+    /// the loop is in a device function that was not inlined.
+    #[error("a loop would run past the device's limit of {limit} loop iterations per invocation (all loops together); its result would be wrong")]
+    LoopLimit {
+        /// The limit.
+        limit: u64,
+    },
 }
 
 /// A launch failed, before it started or while it ran.

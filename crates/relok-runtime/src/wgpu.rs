@@ -108,7 +108,7 @@
 //! `RELOK_BINARY_CACHE=off` (or `RELOK_CACHE=off`) disables it; the cap is
 //! `RELOK_BINARY_CACHE_MAX_BYTES`.
 
-use crate::error::{DeviceError, LaunchError, ProgramError};
+use crate::error::{DeviceError, FaultKind, LaunchError, ProgramError};
 use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 use crate::backend::{deliver_words, load_once, wrong_device, Backend, Loaded, Thrown};
 use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
@@ -146,6 +146,10 @@ const HEAP_INITIAL: u64 = 64 << 10;
 /// The next buffer id: unique in the process, so a pointer of one wgpu
 /// device names nothing on another.
 static NEXT_BUFFER: AtomicU32 = AtomicU32::new(1);
+/// Mesa's llvmpipe ends every loop of a shader invocation once this many
+/// iterations of its loops have run (`LP_MAX_TGSI_LOOP_ITERATIONS`).
+const LLVMPIPE_LOOP_LIMIT: u32 = 65_535;
+
 /// Bytes of an exception record.
 const RECORD_BYTES: u64 = ExceptionLayout::WORDS as u64 * 8;
 const _: () = assert!(RECORD_BYTES == bindings::EXCEPTION_WORDS as u64 * 4, "the record binding holds the record");
@@ -746,7 +750,12 @@ impl WgpuDevice {
         if let Some(p) = lock(&kernel.pipelines).get(&block) {
             return Ok(p.clone());
         }
-        let constants = [("relok_block_x", f64::from(block[0])), ("relok_block_y", f64::from(block[1])), ("relok_block_z", f64::from(block[2]))];
+        let constants = [
+            ("relok_block_x", f64::from(block[0])),
+            ("relok_block_y", f64::from(block[1])),
+            ("relok_block_z", f64::from(block[2])),
+            (relok_compiler::wgsl::LOOP_BUDGET_OVERRIDE, f64::from(self.loop_limit().unwrap_or(u32::MAX))),
+        ];
         let p = self.scoped("createComputePipeline", || {
             self.device.create_compute_pipeline(&::wgpu::ComputePipelineDescriptor {
                 label: Some(&kernel.entry),
@@ -761,6 +770,24 @@ impl WgpuDevice {
         self.stats.cache_dirty.store(true, Ordering::Relaxed);
         lock(&kernel.pipelines).insert(block, p.clone());
         Ok(p)
+    }
+
+    /// The adapter's limit on loop iterations per invocation, all loops
+    /// together, where it has one: llvmpipe's 65 535 (docs/wgpu.md, "Long
+    /// loops"). The WGSL counts against it and reports a loop it would end.
+    pub fn loop_limit(&self) -> Option<u32> {
+        let llvmpipe = self.info.driver == "llvmpipe" || self.info.name.starts_with("llvmpipe");
+        llvmpipe.then_some(LLVMPIPE_LOOP_LIMIT)
+    }
+
+    /// What a set exception record means: a fault the WGSL recorded
+    /// (a loop at the adapter's limit), else the kernel's throw.
+    fn thrown_error(&self, kernel: &str, t: Thrown) -> LaunchError {
+        if t.message_word == relok_compiler::wgsl::LOOP_LIMIT_MESSAGE {
+            let limit = u64::from(self.loop_limit().unwrap_or(u32::MAX));
+            return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind: FaultKind::LoopLimit { limit } };
+        }
+        LaunchError::Exception { kernel: kernel.to_owned(), message_word: t.message_word, block: t.block, thread: t.thread }
     }
 
     /// Checks the launch shape against this adapter's limits.
@@ -1064,7 +1091,7 @@ impl WgpuDevice {
                 self.queue.write_buffer(&r.buffer, 0, &ZERO_RECORD);
             }
             if let (None, Some(t)) = (&thrown, t) {
-                thrown = Some(LaunchError::Exception { kernel: r.entry.clone(), message_word: t.message_word, block: t.block, thread: t.thread });
+                thrown = Some(self.thrown_error(&r.entry, t));
             }
         }
         // Records of kernels dropped since go back to the pool (zeroed:

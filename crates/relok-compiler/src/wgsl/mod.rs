@@ -61,6 +61,8 @@
 pub mod bindings;
 mod helpers;
 pub mod limits;
+mod unroll;
+pub use unroll::{LOOP_BUDGET_OVERRIDE, LOOP_LIMIT_MESSAGE};
 pub mod writer;
 
 use crate::target::CodeTarget;

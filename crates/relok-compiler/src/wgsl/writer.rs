@@ -2,7 +2,7 @@
 
 use super::bindings::{self, ARGS_VAR, EXCEPTION_VAR, HEAP_VAR, SEED_SLOT, TABLE_VAR};
 use super::helpers::{Helper, Used};
-use super::{Error, Options};
+use super::{unroll, Error, Options};
 use crate::lower::const_image;
 use relok_ir::{
     AtomicOp, Axis, BinaryOp, Block, Builtin, CmpOp, ConstDecl, ConstId, EntityRef, FuncKind,
@@ -54,12 +54,14 @@ pub struct Writer<'m> {
     out: String,
     /// The helper functions the written functions call.
     used: Used,
+    /// Whether a function has a loop ([`super::unroll::declarations`]).
+    loops: bool,
 }
 
 impl<'m> Writer<'m> {
     /// A writer for `module`.
     pub fn new(module: &'m Module, _options: &Options) -> Writer<'m> {
-        Writer { module, out: String::new(), used: Used::default() }
+        Writer { module, out: String::new(), used: Used::default(), loops: false }
     }
 
     /// The text written.
@@ -76,7 +78,9 @@ impl<'m> Writer<'m> {
         for b in bindings::bindings(buffers) {
             let _ = writeln!(self.out, "{}", b.declaration());
         }
-        self.out.push_str("override relok_block_x: u32 = 1u;\noverride relok_block_y: u32 = 1u;\noverride relok_block_z: u32 = 1u;\n\n");
+        self.out.push_str("override relok_block_x: u32 = 1u;\noverride relok_block_y: u32 = 1u;\noverride relok_block_z: u32 = 1u;\n");
+        self.out.push_str(&unroll::budget_declaration());
+        self.out.push('\n');
         for (id, c) in m.consts.iter() {
             self.write_const(id, c)?;
         }
@@ -93,6 +97,9 @@ impl<'m> Writer<'m> {
             }
         }
         self.out.insert_str(helpers_at, &self.used.text());
+        if self.loops {
+            self.out.insert_str(helpers_at, &unroll::declarations());
+        }
         Ok(())
     }
 
@@ -186,6 +193,7 @@ impl<'m> Writer<'m> {
         }
         cx.block(&f.body)?;
         self.used.extend(cx.used);
+        self.loops |= cx.wrote_loop;
         if cx.opaque_zero {
             // The device writes 0 after the arguments (the last slot): a
             // zero the driver cannot know (one it could prove, such as a
@@ -214,6 +222,12 @@ struct FuncCx<'m> {
     used: Used,
     /// Whether the body uses `relok_zero` (see [`FuncCx::binary`]).
     opaque_zero: bool,
+    /// Inside a copy of an unrolled loop body but the last: the flag a
+    /// `continue` sets ([`super::unroll`]).
+    cont_flag: Option<String>,
+    /// Whether a loop was written (the module then declares
+    /// [`super::unroll::declarations`]).
+    wrote_loop: bool,
 }
 
 impl<'m> FuncCx<'m> {
@@ -227,7 +241,7 @@ impl<'m> FuncCx<'m> {
             }
             _ => {}
         });
-        FuncCx { module, f, body: String::new(), depth: 1, temps: 0, bases: HashMap::new(), addressed, consts, used: Used::default(), opaque_zero: false }
+        FuncCx { module, f, body: String::new(), depth: 1, temps: 0, bases: HashMap::new(), addressed, consts, used: Used::default(), opaque_zero: false, cont_flag: None, wrote_loop: false }
     }
 
     /// A call of helper `h` (recorded as used).
@@ -279,7 +293,81 @@ impl<'m> FuncCx<'m> {
     }
 
     fn block(&mut self, b: &Block) -> Result<(), Error> {
-        b.iter().try_for_each(|s| self.write_stmt(s))
+        match self.cont_flag.clone() {
+            None => b.iter().try_for_each(|s| self.write_stmt(s)),
+            Some(flag) => self.guarded_block(b, &flag),
+        }
+    }
+
+    /// `b` in a copy of an unrolled body ([`super::unroll`]): what follows
+    /// a statement that may `continue` runs only while `flag` is clear.
+    fn guarded_block(&mut self, b: &Block, flag: &str) -> Result<(), Error> {
+        let mut open = 0;
+        for s in b {
+            self.write_stmt(s)?;
+            if matches!(s.kind, StmtKind::Continue | StmtKind::Break | StmtKind::Return(_) | StmtKind::Exit) {
+                break;
+            }
+            if unroll::may_continue(s) {
+                self.line(format!("if (!{flag}) {{"));
+                self.depth += 1;
+                open += 1;
+            }
+        }
+        for _ in 0..open {
+            self.depth -= 1;
+            self.line("}".into());
+        }
+        Ok(())
+    }
+
+    /// A loop: an innermost one as copies of its body ([`super::unroll`]).
+    fn write_loop(&mut self, body: &Block) -> Result<(), Error> {
+        let copies = if self.cont_flag.is_none() { unroll::copies(body) } else { 1 };
+        if copies == 1 {
+            self.loop_head();
+            self.block(body)?;
+            return self.loop_tail();
+        }
+        let flag = self.temp();
+        self.line(format!("var {flag}: bool;"));
+        self.loop_head();
+        for copy in 0..copies {
+            self.line("{".into());
+            self.depth += 1;
+            if copy + 1 < copies {
+                self.line(format!("{flag} = false;"));
+                self.cont_flag = Some(flag.clone());
+            }
+            let written = self.block(body);
+            self.cont_flag = None;
+            written?;
+            self.depth -= 1;
+            self.line("}".into());
+        }
+        self.loop_tail()
+    }
+
+    /// A loop's first lines: it counts its iterations ([`super::unroll`]).
+    fn loop_head(&mut self) {
+        self.wrote_loop = true;
+        self.line("loop {".into());
+        self.depth += 1;
+        self.line("relok_iterations += 1u;".into());
+    }
+
+    /// A loop's last lines: at the budget it ends, and the fault is
+    /// recorded after it ([`super::unroll`]).
+    fn loop_tail(&mut self) -> Result<(), Error> {
+        self.line("continuing {".into());
+        self.line(format!("    if (relok_iterations >= {}) {{ relok_truncated = true; }}", unroll::LOOP_BUDGET_OVERRIDE));
+        self.line("    break if relok_truncated;".into());
+        self.line("}".into());
+        self.depth -= 1;
+        self.line("}".into());
+        let ids = if self.f.kind == FuncKind::Kernel { "relok_bid, relok_tid" } else { "vec3<u32>(), vec3<u32>()" };
+        self.line(format!("if (relok_truncated) {{ relok_loop_limit({ids}); }}"));
+        Ok(())
     }
 
     /// The WGSL array a base names and whether it is atomic.
@@ -428,20 +516,16 @@ impl<'m> FuncCx<'m> {
                 }
                 Ok(())
             }
-            StmtKind::Loop(body) => {
-                self.line("loop {".into());
-                self.depth += 1;
-                self.block(body)?;
-                self.depth -= 1;
-                self.line("}".into());
-                Ok(())
-            }
+            StmtKind::Loop(body) => self.write_loop(body),
             StmtKind::Break => {
                 self.line("break;".into());
                 Ok(())
             }
             StmtKind::Continue => {
-                self.line("continue;".into());
+                match &self.cont_flag {
+                    Some(flag) => self.line(format!("{flag} = true;")),
+                    None => self.line("continue;".into()),
+                }
                 Ok(())
             }
             StmtKind::Return(v) => {
