@@ -88,7 +88,7 @@ fn every_file_test_run_line_passes_on_wgpu() {
         }
     }
     skip(&format!("{skipped} file-test run lines"), "`fault:` lines are the cpu device's; `strategy=patch` lines cannot run on wgpu");
-    // Exactly the documented lines (tests/filetests.rs pins them: 15
+    // Exactly the documented lines (tests/filetests.rs pins them: 19
     // `fault:` lines, no `strategy=patch` line): a run that skipped
     // everything cannot pass.
     assert_eq!(skipped, FAULT_LINES + PATCH_ONLY_LINES, "file-test run lines skipped on {}", gpu.name());

@@ -21,6 +21,13 @@ pub trait DeviceMemory {
     fn alloc_object(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
         self.alloc_zeroed(bytes)
     }
+    /// Makes the allocation at `ptr` (a host value's copy, written) read-only
+    /// to kernels: a device that can refuses their writes to it (the cpu
+    /// device faults with `FaultKind::ReadOnly`); by default nothing.
+    fn seal_value(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
+        let _ = ptr;
+        Ok(())
+    }
     /// Copies `bytes` to `ptr`.
     fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError>;
     /// Copies `len` bytes from `ptr`.

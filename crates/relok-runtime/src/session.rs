@@ -302,7 +302,7 @@ impl State {
             source,
         };
         let ptr = device.alloc_object(value.bytes.len() as u64).map_err(err)?;
-        if let Err(e) = device.write_bytes(ptr, &value.bytes) {
+        if let Err(e) = device.write_bytes(ptr, &value.bytes).and_then(|()| device.seal_value(ptr)) {
             // Best effort: the copy is unusable either way.
             let _ = device.free_bytes(ptr);
             return Err(err(e));
