@@ -61,6 +61,7 @@
 pub mod bindings;
 mod helpers;
 pub mod limits;
+pub mod sealed;
 mod unroll;
 pub use unroll::{LOOP_BUDGET_OVERRIDE, LOOP_LIMIT_MESSAGE};
 pub mod writer;

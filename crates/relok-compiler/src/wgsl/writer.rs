@@ -2,7 +2,7 @@
 
 use super::bindings::{self, ARGS_VAR, EXCEPTION_VAR, HEAP_VAR, SEED_SLOT, TABLE_VAR};
 use super::helpers::{Helper, Used};
-use super::{unroll, Error, Options};
+use super::{sealed, unroll, Error, Options};
 use crate::lower::const_image;
 use relok_ir::{
     AtomicOp, Axis, BinaryOp, Block, Builtin, CmpOp, ConstDecl, ConstId, EntityRef, FuncKind,
@@ -56,12 +56,14 @@ pub struct Writer<'m> {
     used: Used,
     /// Whether a function has a loop ([`super::unroll::declarations`]).
     loops: bool,
+    /// Whether a function writes the heap ([`super::sealed::declarations`]).
+    guards: bool,
 }
 
 impl<'m> Writer<'m> {
     /// A writer for `module`.
     pub fn new(module: &'m Module, _options: &Options) -> Writer<'m> {
-        Writer { module, out: String::new(), used: Used::default(), loops: false }
+        Writer { module, out: String::new(), used: Used::default(), loops: false, guards: false }
     }
 
     /// The text written.
@@ -99,6 +101,9 @@ impl<'m> Writer<'m> {
         self.out.insert_str(helpers_at, &self.used.text());
         if self.loops {
             self.out.insert_str(helpers_at, &unroll::declarations());
+        }
+        if self.guards {
+            self.out.insert_str(helpers_at, &sealed::declarations());
         }
         Ok(())
     }
@@ -194,6 +199,7 @@ impl<'m> Writer<'m> {
         cx.block(&f.body)?;
         self.used.extend(cx.used);
         self.loops |= cx.wrote_loop;
+        self.guards |= cx.wrote_guard;
         if cx.opaque_zero {
             // The device writes 0 after the arguments (the last slot): a
             // zero the driver cannot know (one it could prove, such as a
@@ -228,6 +234,8 @@ struct FuncCx<'m> {
     /// Whether a loop was written (the module then declares
     /// [`super::unroll::declarations`]).
     wrote_loop: bool,
+    /// Whether a heap write was guarded ([`super::sealed`]).
+    wrote_guard: bool,
 }
 
 impl<'m> FuncCx<'m> {
@@ -241,7 +249,7 @@ impl<'m> FuncCx<'m> {
             }
             _ => {}
         });
-        FuncCx { module, f, body: String::new(), depth: 1, temps: 0, bases: HashMap::new(), addressed, consts, used: Used::default(), opaque_zero: false, cont_flag: None, wrote_loop: false }
+        FuncCx { module, f, body: String::new(), depth: 1, temps: 0, bases: HashMap::new(), addressed, consts, used: Used::default(), opaque_zero: false, cont_flag: None, wrote_loop: false, wrote_guard: false }
     }
 
     /// A call of helper `h` (recorded as used).
@@ -319,6 +327,19 @@ impl<'m> FuncCx<'m> {
             self.line("}".into());
         }
         Ok(())
+    }
+
+    /// The offset a write to base `b` at `off` uses: on the heap, through
+    /// `relok_heap_guard` ([`super::sealed`]), else `off`.
+    fn heap_guard(&mut self, b: Base, off: &str) -> String {
+        if b != Base::Heap {
+            return off.to_owned();
+        }
+        self.wrote_guard = true;
+        let t = self.temp();
+        let ids = if self.f.kind == FuncKind::Kernel { "relok_bid, relok_tid" } else { "vec3<u32>(), vec3<u32>()" };
+        self.line(format!("let {t}: u32 = relok_heap_guard({off}, {ids});"));
+        t
     }
 
     /// A loop: an innermost one as copies of its body ([`super::unroll`]).
@@ -419,6 +440,8 @@ impl<'m> FuncCx<'m> {
         if matches!(b, Base::Table | Base::Const(_)) {
             return Err(self.unsupported(at, "a store to read-only memory"));
         }
+        let guarded = self.heap_guard(b, off);
+        let off = guarded.as_str();
         match s {
             Scalar::U32 => self.store_word(b, off, v),
             Scalar::I32 | Scalar::F32 => self.store_word(b, off, &format!("bitcast<u32>({v})")),
@@ -690,6 +713,7 @@ impl<'m> FuncCx<'m> {
         let b = self.base(ptr)?;
         let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
         let off = self.offset(ptr, index, size)?;
+        let off = self.heap_guard(b, &off);
         let (a, atomic) = self.array(b);
         let ty = wgsl_ty(sc);
         if !atomic || !matches!(sc, Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::I64) {
@@ -743,6 +767,7 @@ impl<'m> FuncCx<'m> {
         let b = self.base(ptr)?;
         let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
         let off = self.offset(ptr, index, size)?;
+        let off = self.heap_guard(b, &off);
         let (a, atomic) = self.array(b);
         if atomic && op == AtomicOp::Add && matches!(sc, Scalar::U64 | Scalar::I64) {
             let (lo, hi, x) = (self.temp(), self.temp(), format!("v{}", value.index()));
