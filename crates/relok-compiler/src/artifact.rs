@@ -122,6 +122,10 @@ pub fn compile(
     let params = kernel
         .map(|k| k.params.iter().map(|&p| k.values[p].ty.to_string()).collect())
         .unwrap_or_default();
+    if target != CodeTarget::Cpu {
+        // The cpu device checks the same limits when it loads the code.
+        crate::memory_limits::check(&lowered.module)?;
+    }
     let code = match target {
         CodeTarget::Cpu => relok_ir::print(&lowered.module).into_bytes(),
         CodeTarget::Ptx { sm } => crate::ptx::write_string(&lowered.module, &crate::ptx::Options { sm })?.into_bytes(),

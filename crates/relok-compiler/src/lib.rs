@@ -19,6 +19,7 @@ pub mod passes;
 pub mod ptx;
 pub mod link;
 pub mod lower;
+pub mod memory_limits;
 pub mod reloc;
 pub mod state;
 pub mod stencil;
@@ -58,4 +59,7 @@ pub enum CompileError {
     /// WGSL generation failed.
     #[error("WGSL: {0}")]
     Wgsl(#[from] wgsl::Error),
+    /// The kernel exceeds a memory limit every device enforces.
+    #[error(transparent)]
+    MemoryLimit(#[from] memory_limits::MemoryLimitError),
 }

@@ -98,6 +98,7 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("run_int_arith_u64.rk", &["bin_u64"]),
         ("run_int_bitwise.rk", &["bw_i32", "bw_i64", "bw_u32", "bw_u64"]),
         ("run_launch_errors.rk", &["k"]),
+        ("run_memory_limits.rk", &["fits"]),
         ("run_long_loops.rk", &["count", "first_at_least", "nested", "sum_odd", "two_loops"]),
         ("run_loops.rk", &["find", "nested", "sum_odd"]),
         ("run_memory.rk", &["copy_rev", "grid_1d", "neg_index", "offsets"]),
@@ -122,7 +123,7 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
     }
     // What is refused is refused for one of those reasons.
     for r in &refused {
-        let known = ["(WGSL has only 32-bit atomics)", "a 64-bit compare-and-swap", "pointer", "ptr<"];
+        let known = ["(WGSL has only 32-bit atomics)", "a 64-bit compare-and-swap", "pointer", "ptr<", "bytes of local memory per thread, the limit is 65536", "bytes of shared memory, the limit is 49152"];
         assert!(known.iter().any(|k| r.contains(k)), "refused for another reason: {r}");
     }
     assert_eq!(valid.len(), 2 * written.iter().map(|(_, k)| k.len()).sum::<usize>(), "{} valid, {} refused", valid.len(), refused.len());
