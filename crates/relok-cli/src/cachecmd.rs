@@ -5,11 +5,15 @@
 //!   what is in it;
 //! - `list`: one line per entry (key, size, last use, kernel, strategy);
 //! - `verify`: reads every entry back as the loader would (framing,
-//!   artifact, code) and names each one that would be rejected;
+//!   artifact, code, host values hashing to their keys) and names each one
+//!   that would be rejected; `--rebuild` also recompiles each from the
+//!   source it carries and compares every byte (`Artifact::rebuild_check`);
 //! - `gc`: a collection now (other builds' folders, stale temporary files,
 //!   least-recently-used entries over the cap);
 //! - `clear`: removes every entry;
-//! - `import BUNDLE`: copies a bundle's artifacts into the store;
+//! - `import BUNDLE`: copies a bundle's artifacts into the store after
+//!   rebuilding each and comparing bytes (`--trust` skips the rebuild); a
+//!   forged or unreadable artifact rejects the whole bundle;
 //! - `precompile FILES… --out BUNDLE`: compiles every kernel of the files
 //!   for the chosen targets and strategies into one bundle.
 
@@ -125,13 +129,15 @@ pub fn list(store: &Store) -> Vec<Listed> {
         .collect()
 }
 
-/// `relok cache verify`: each entry that would be rejected, with why.
-pub fn verify(store: &Store) -> (usize, Vec<(String, String)>) {
+/// `relok cache verify`: each entry that would be rejected, with why;
+/// with `rebuild`, also each one whose source does not compile to it.
+pub fn verify(store: &Store, rebuild: bool) -> (usize, Vec<(String, String)>) {
     let entries = store.entries();
     let bad = entries
         .iter()
         .filter_map(|e| {
-            read_artifact(e.key, &e.path).err().map(|why| (e.key.to_hex(), why))
+            let proved = read_artifact(e.key, &e.path).and_then(|a| if rebuild { a.rebuild_check().map_err(|e| e.to_string()) } else { Ok(()) });
+            proved.err().map(|why| (e.key.to_hex(), why))
         })
         .collect();
     (entries.len(), bad)
@@ -175,9 +181,26 @@ fn report_left(left: &[String]) -> std::process::ExitCode {
 }
 
 /// `relok cache import`: the number of artifacts copied into the store.
-pub fn import(store: &Store, bundle_path: &Path) -> Result<usize, String> {
+/// With `rebuild`, every artifact is first read as the loader would and
+/// recompiled from its source ([`Artifact::rebuild_check`]): one that fails
+/// rejects the bundle, naming it, and nothing is imported.
+pub fn import(store: &Store, bundle_path: &Path, rebuild: bool) -> Result<usize, String> {
     let bytes = std::fs::read(bundle_path).map_err(|e| format!("{}: {e}", bundle_path.display()))?;
     let entries = bundle::decode(&bytes, COMPILER_ID).map_err(|e| format!("{}: {e}", bundle_path.display()))?;
+    if rebuild {
+        for (key, e) in &entries {
+            let expect = entry::Expect { kind: Kind::Artifact, identity: COMPILER_ID, key: Some(*key) };
+            let proved = entry::decode(e, &expect).map_err(|e| e.to_string()).and_then(|payload| {
+                let a = Artifact::from_payload(payload).map_err(|e| e.to_string())?;
+                a.check(&key.0, a.target, a.strategy).map_err(|e| e.to_string())?;
+                a.validate().map_err(|e| e.to_string())?;
+                a.rebuild_check().map_err(|e| e.to_string())
+            });
+            if let Err(why) = proved {
+                return Err(format!("{}: artifact {key} rejected, nothing imported: {why}", bundle_path.display()));
+            }
+        }
+    }
     for (_, e) in &entries {
         store.put_entry(e).map_err(|e| format!("{}: {e}", bundle_path.display()))?;
     }

@@ -181,15 +181,26 @@ enum CacheCommand {
         json: bool,
     },
     /// Read every entry back as the loader would; exit 1 if any is invalid.
-    Verify,
+    Verify {
+        /// Also recompile each entry from the source it carries and compare
+        /// every byte: proves the code is what its key names.
+        #[arg(long)]
+        rebuild: bool,
+    },
     /// Collect now: other builds' folders, stale temporary files, LRU entries over the cap.
     Gc,
     /// Remove every entry.
     Clear,
-    /// Copy a bundle's artifacts into the store.
+    /// Copy a bundle's artifacts into the store, each recompiled from its
+    /// source and compared byte for byte first (a forged one rejects the
+    /// whole bundle, exit 1).
     Import {
         /// A bundle made by `relok precompile`.
         bundle: PathBuf,
+        /// Skip the rebuild: import artifacts whose framing and checksum
+        /// pass (a bundle from a source trusted as much as the store).
+        #[arg(long)]
+        trust: bool,
     },
 }
 
@@ -520,8 +531,8 @@ fn cache_command(command: CacheCommand) -> Result<ExitCode, String> {
                 }
             }
         }
-        CacheCommand::Verify => {
-            let (n, bad) = cachecmd::verify(&store);
+        CacheCommand::Verify { rebuild } => {
+            let (n, bad) = cachecmd::verify(&store, rebuild);
             for (key, why) in &bad {
                 println!("{key}: {why}");
             }
@@ -533,8 +544,8 @@ fn cache_command(command: CacheCommand) -> Result<ExitCode, String> {
         // Both fail (exit 1) when they leave something behind, and say what.
         CacheCommand::Gc => return Ok(cachecmd::gc(&store)),
         CacheCommand::Clear => return Ok(cachecmd::clear(&store)),
-        CacheCommand::Import { bundle } => {
-            let n = cachecmd::import(&store, &bundle)?;
+        CacheCommand::Import { bundle, trust } => {
+            let n = cachecmd::import(&store, &bundle, !trust)?;
             println!("{n} artifacts imported into {}", store.dir().display());
         }
     }

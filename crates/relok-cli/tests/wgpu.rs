@@ -499,3 +499,24 @@ fn a_loop_past_llvmpipes_limit_is_a_typed_fault_there_and_runs_elsewhere() {
         None => assert_eq!(result, Ok(0), "no loop limit on {}: the loop runs to its end", gpu.name()),
     }
 }
+
+#[test]
+fn checked_mode_reports_the_cpu_devices_out_of_bounds_faults() {
+    let Some(gpu) = gpu("checked mode") else { return };
+    // run_faults.rk's kernels, with its global out-of-bounds lines as
+    // `error:` lines (run on every device) naming access and size: the
+    // cpu device and wgpu in checked mode (the default) fail alike.
+    let source = std::fs::read_to_string(repo().join("tests/filetests/run_faults.rk")).expect("read");
+    let kernels: String = source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect();
+    let lines = [
+        "; run: @oob_load(4, zeros:4) => error: out-of-bounds global read of 4 bytes at 0x",
+        "; run: @oob_store(zeros:4) block=8 => error: out-of-bounds global write of 4 bytes at 0x",
+        "; run: @oob_atomic(zeros:2) block=3 => error: out-of-bounds global atomic of 8 bytes at 0x",
+        "; run: @oob_store(zeros:8) block=8 => [0, 1, 2, 3, 4, 5, 6, 7]",
+    ];
+    let text = format!("test run\n{}\n{kernels}", lines.join("\n"));
+    let cpu = Device::Cpu(CpuDevice::new(0));
+    for device in [&cpu, &gpu] {
+        assert_eq!(relok_cli::filetest::run_file("checked.rk", &text, device), Ok(0), "on {}", device.name());
+    }
+}

@@ -56,6 +56,8 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
                         assert!(e.to_string().contains("is not supported by the WGSL backend"), "{name}: {e}");
                         refused.push(format!("{name}: {e}"));
                     }
+                    // Over a memory limit every target enforces.
+                    Err(CompileError::MemoryLimit(e)) => refused.push(format!("{name}: {e}")),
                     Err(e) => panic!("{name}: {e}"),
                 }
             }
@@ -282,7 +284,7 @@ fn every_64_bit_operation_and_helper_validates() {
     for s in [Strategy::Table, Strategy::Bake] {
         for optimize in [true, false] {
             let words: Option<relok_compiler::lower::WordResolver<'_>> = if s == Strategy::Bake { Some(&fake_word) } else { None };
-            let a = compile(&stencil, CodeTarget::Wgsl, s, CompileOptions { optimize }, words).unwrap_or_else(|e| panic!("{s} {optimize}: {e}"));
+            let a = compile(&stencil, CodeTarget::Wgsl, s, CompileOptions { optimize, ..CompileOptions::default() }, words).unwrap_or_else(|e| panic!("{s} {optimize}: {e}"));
             let text = String::from_utf8(a.code).expect("UTF-8");
             validate(&text).unwrap_or_else(|e| panic!("{s} {optimize}: {e}\n{text}"));
             for h in helpers {
@@ -307,7 +309,7 @@ fn inexact_64_bit_atomics_are_refused_by_name() {
         let src = format!("kernel @k(v0: ptr<global, u64>, v1: u64) {{\n    {body}\n    return\n}}\n");
         let m = relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
         let stencil = Stencil::new(&m, "k").expect("stencil");
-        let e = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false }, None).expect_err(what);
+        let e = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false, ..CompileOptions::default() }, None).expect_err(what);
         assert!(e.to_string().contains(what), "{body}: {e}");
     }
 }
@@ -349,7 +351,7 @@ fn constant_operations_are_written_as_their_ir_values() {
         );
         let m = relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
         let stencil = Stencil::new(&m, "k").expect("stencil");
-        let a = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false }, None).unwrap_or_else(|e| panic!("{op}: {e}"));
+        let a = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false, ..CompileOptions::default() }, None).unwrap_or_else(|e| panic!("{op}: {e}"));
         let text = String::from_utf8(a.code).expect("UTF-8");
         validate(&text).unwrap_or_else(|e| panic!("{ty} {op}: {e}\n{text}"));
         assert!(text.contains(&format!("const v3: {} = {want};", if ty == "u64" { "vec2<u32>" } else { ty })), "{ty} {op}:\n{text}");
@@ -363,7 +365,7 @@ fn ids_in_a_device_function_that_is_not_inlined_are_refused() {
     let src = "fn @tid() -> u32 {\n    v0: u32 = thread_id.x\n    return v0\n}\n\nkernel @k(v0: ptr<global, u32>) {\n    v1: u32 = call @tid()\n    store v0, v1\n    return\n}\n";
     let m = relok_ir::parse(src).expect("parses");
     let stencil = Stencil::new(&m, "k").expect("stencil");
-    let e = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false }, None).expect_err("refused");
+    let e = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false, ..CompileOptions::default() }, None).expect_err("refused");
     assert!(e.to_string().contains("a thread or block id in a device function (inline it)"), "{e}");
     // Inlined (the default), it is written.
     compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions::default(), None).expect("inlined");

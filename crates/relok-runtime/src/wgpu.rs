@@ -108,7 +108,7 @@
 //! `RELOK_BINARY_CACHE=off` (or `RELOK_CACHE=off`) disables it; the cap is
 //! `RELOK_BINARY_CACHE_MAX_BYTES`.
 
-use crate::error::{DeviceError, FaultKind, LaunchError, ProgramError};
+use crate::error::{Access, DeviceError, FaultKind, LaunchError, ProgramError};
 use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 use crate::backend::{deliver_words, load_once, wrong_device, Backend, Loaded, Thrown};
 use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
@@ -800,6 +800,13 @@ impl WgpuDevice {
     /// What a set exception record means: a fault the WGSL recorded
     /// (a loop at the adapter's limit), else the kernel's throw.
     fn thrown_error(&self, kernel: &str, t: Thrown) -> LaunchError {
+        if let Some((_, access, size)) = relok_compiler::wgsl::bounds::decode((t.message_word >> 32) as u32) {
+            // Checked mode: the address is the byte offset in the bound
+            // buffer (from the pointer argument, or in the heap).
+            let access = [Access::Read, Access::Write, Access::Atomic].get(access as usize).copied().unwrap_or(Access::Atomic);
+            let kind = FaultKind::OutOfBounds { space: relok_ir::AddrSpace::Global, access, addr: t.message_word & 0xffff_ffff, size };
+            return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind };
+        }
         if (t.message_word >> 32) as u32 == relok_compiler::wgsl::sealed::READ_ONLY_MESSAGE_HIGH {
             let kind = FaultKind::ReadOnly { addr: t.message_word & 0xffff_ffff };
             return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind };
@@ -1245,8 +1252,9 @@ impl WgpuDevice {
             if at + size > heap.buffer.size() {
                 self.grow_heap(&mut heap, at + size)?;
             }
+            // relok's own, like the header: not a live object (the host
+            // neither reads nor frees it; live_allocations leaves it out).
             heap.top = at + size;
-            heap.live.insert(at, size);
             (at, covered)
         };
         set(&mut seals.bits, at / GRANULE, (at + covered / 8).div_ceil(GRANULE));

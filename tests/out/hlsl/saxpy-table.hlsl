@@ -10,15 +10,56 @@ struct __dynamic_buffer_offsetsTy0 {
 };
 ConstantBuffer<__dynamic_buffer_offsetsTy0> __dynamic_buffer_offsets0: register(b0, space0);
 
+struct _atomic_compare_exchange_result_Uint_4_ {
+    uint old_value;
+    bool exchanged;
+};
+
 static const uint relok_block_x = 64u;
 static const uint relok_block_y = 2u;
 static const uint relok_block_z = 1u;
 
+RWByteAddressBuffer relok_exception : register(u0);
 ByteAddressBuffer relok_args : register(t0);
 RWByteAddressBuffer p0_ : register(u2);
 RWByteAddressBuffer p1_ : register(u3);
 
+uint relok_bounds(uint off, uint size, uint len, uint code, uint3 b, uint3 t)
+{
+    bool local = (bool)0;
+
+    if ((off <= len)) {
+        local = (size <= (len - off));
+    } else {
+        local = false;
+    }
+    bool _e12 = local;
+    if (_e12) {
+        return off;
+    }
+    _atomic_compare_exchange_result_Uint_4_ _e17; relok_exception.InterlockedCompareExchange(0, 0u, 1u, _e17.old_value);
+    _e17.exchanged = (_e17.old_value == 0u);
+    if (_e17.exchanged) {
+        { uint dummy = 0; relok_exception.InterlockedExchange(8, off, dummy); }
+        { uint dummy_1 = 0; relok_exception.InterlockedExchange(12, code, dummy_1); }
+        { uint dummy_2 = 0; relok_exception.InterlockedExchange(16, b.x, dummy_2); }
+        { uint dummy_3 = 0; relok_exception.InterlockedExchange(40, t.x, dummy_3); }
+        { uint dummy_4 = 0; relok_exception.InterlockedExchange(24, b.y, dummy_4); }
+        { uint dummy_5 = 0; relok_exception.InterlockedExchange(48, t.y, dummy_5); }
+        { uint dummy_6 = 0; relok_exception.InterlockedExchange(32, b.z, dummy_6); }
+        { uint dummy_7 = 0; relok_exception.InterlockedExchange(56, t.z, dummy_7); }
+    }
+    return 4294967295u;
+}
+
 uint NagaBufferLength(ByteAddressBuffer buffer)
+{
+    uint ret;
+    buffer.GetDimensions(ret);
+    return ret;
+}
+
+uint NagaBufferLengthRW(RWByteAddressBuffer buffer)
 {
     uint ret;
     buffer.GetDimensions(ret);
@@ -39,15 +80,20 @@ void saxpy(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, uin
     bool v9_ = (v8_ < v0_);
     if (v9_) {
         uint t1_ = (0u + (v8_ * 4u));
-        uint _e32; p0_.InterlockedOr((t1_ >> 2u)*4, 0, _e32);
-        float v10_ = asfloat(_e32);
-        uint t2_ = (0u + (v8_ * 4u));
-        uint _e41; p1_.InterlockedOr((t2_ >> 2u)*4, 0, _e41);
-        float v11_ = asfloat(_e41);
+        const uint _e34 = relok_bounds(t1_, 4u, (((NagaBufferLengthRW(p0_) - 0) / 4) * 4u), 4294706180u, relok_bid, relok_tid);
+        uint _e39; p0_.InterlockedOr((_e34 >> 2u)*4, 0, _e39);
+        float v10_ = asfloat(_e39);
+        uint t3_ = (0u + (v8_ * 4u));
+        const uint _e50 = relok_bounds(t3_, 4u, (((NagaBufferLengthRW(p1_) - 0) / 4) * 4u), 4294706436u, relok_bid, relok_tid);
+        uint _e55; p1_.InterlockedOr((_e50 >> 2u)*4, 0, _e55);
+        float v11_ = asfloat(_e55);
         float v12_ = asfloat((asuint((v1_ * v10_)) ^ relok_zero));
         float v13_ = (v12_ + v11_);
-        uint t3_ = (0u + (v8_ * 4u));
-        { uint dummy = 0; p1_.InterlockedExchange((t3_ >> 2u)*4, asuint(v13_), dummy); }
+        uint t5_ = (0u + (v8_ * 4u));
+        const uint _e71 = relok_bounds(t5_, 4u, (((NagaBufferLengthRW(p1_) - 0) / 4) * 4u), 4294706452u, relok_bid, relok_tid);
+        if ((_e71 != 4294967295u)) {
+            { uint dummy_8 = 0; p1_.InterlockedExchange((_e71 >> 2u)*4, asuint(v13_), dummy_8); }
+        }
     }
     return;
 }

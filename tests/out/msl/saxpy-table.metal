@@ -5,16 +5,82 @@
 using metal::uint;
 
 struct _mslBufferSizes {
-    uint size0;
     uint size1;
     uint size2;
+    uint size3;
 };
 
-typedef uint type_2[1];
-typedef metal::atomic_uint type_3[1];
+struct type_2 {
+    metal::atomic_uint inner[16];
+};
+typedef uint type_3[1];
+typedef metal::atomic_uint type_4[1];
+struct _atomic_compare_exchange_result_Uint_4_ {
+    uint old_value;
+    bool exchanged;
+    char _pad2[3];
+};
+
+template <typename A>
+_atomic_compare_exchange_result_Uint_4_ naga_atomic_compare_exchange_weak_explicit(
+    device A *atomic_ptr,
+    uint cmp,
+    uint v
+) {
+    bool swapped = metal::atomic_compare_exchange_weak_explicit(
+        atomic_ptr, &cmp, v,
+        metal::memory_order_relaxed, metal::memory_order_relaxed
+    );
+    return _atomic_compare_exchange_result_Uint_4_{cmp, swapped};
+}
+template <typename A>
+_atomic_compare_exchange_result_Uint_4_ naga_atomic_compare_exchange_weak_explicit(
+    threadgroup A *atomic_ptr,
+    uint cmp,
+    uint v
+) {
+    bool swapped = metal::atomic_compare_exchange_weak_explicit(
+        atomic_ptr, &cmp, v,
+        metal::memory_order_relaxed, metal::memory_order_relaxed
+    );
+    return _atomic_compare_exchange_result_Uint_4_{cmp, swapped};
+}
 constant uint relok_block_x = 64u;
 constant uint relok_block_y = 2u;
 constant uint relok_block_z = 1u;
+
+uint relok_bounds(
+    uint off,
+    uint size,
+    uint len,
+    uint code,
+    metal::uint3 b,
+    metal::uint3 t,
+    device type_2& relok_exception
+) {
+    bool local = {};
+    if (off <= len) {
+        local = size <= (len - off);
+    } else {
+        local = false;
+    }
+    bool _e12 = local;
+    if (_e12) {
+        return off;
+    }
+    _atomic_compare_exchange_result_Uint_4_ _e17 = naga_atomic_compare_exchange_weak_explicit(&relok_exception.inner[0], 0u, 1u);
+    if (_e17.exchanged) {
+        metal::atomic_store_explicit(&relok_exception.inner[2], off, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[3], code, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[4], b.x, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[10], t.x, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[6], b.y, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[12], t.y, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[8], b.z, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[14], t.z, metal::memory_order_relaxed);
+    }
+    return 4294967295u;
+}
 
 struct saxpyInput {
 };
@@ -22,14 +88,15 @@ struct saxpyInput {
   metal::uint3 relok_tid [[thread_position_in_threadgroup]]
 , metal::uint3 relok_bid [[threadgroup_position_in_grid]]
 , metal::uint3 relok_nblocks [[threadgroups_per_grid]]
-, device type_2 const& relok_args [[buffer(1)]]
-, device type_3 const& p0_ [[buffer(4)]]
-, device type_3& p1_ [[buffer(5)]]
+, device type_2& relok_exception [[buffer(0)]]
+, device type_3 const& relok_args [[buffer(1)]]
+, device type_4 const& p0_ [[buffer(4)]]
+, device type_4& p1_ [[buffer(5)]]
 , constant _mslBufferSizes& _buffer_sizes [[buffer(6)]]
 ) {
-    uint relok_zero = relok_args[metal::min(unsigned((1 + (_buffer_sizes.size0 - 0 - 4) / 4) - 1u), (_buffer_sizes.size0 - 0 - 4) / 4)];
-    uint v0_ = relok_args[metal::min(unsigned(2), (_buffer_sizes.size0 - 0 - 4) / 4)];
-    uint _e15 = relok_args[metal::min(unsigned(4), (_buffer_sizes.size0 - 0 - 4) / 4)];
+    uint relok_zero = relok_args[metal::min(unsigned((1 + (_buffer_sizes.size1 - 0 - 4) / 4) - 1u), (_buffer_sizes.size1 - 0 - 4) / 4)];
+    uint v0_ = relok_args[metal::min(unsigned(2), (_buffer_sizes.size1 - 0 - 4) / 4)];
+    uint _e15 = relok_args[metal::min(unsigned(4), (_buffer_sizes.size1 - 0 - 4) / 4)];
     float v1_ = as_type<float>(_e15);
     uint v4_ = relok_bid.x;
     uint v6_ = relok_tid.x;
@@ -38,15 +105,20 @@ struct saxpyInput {
     bool v9_ = v8_ < v0_;
     if (v9_) {
         uint t1_ = 0u + (v8_ * 4u);
-        uint _e32 = metal::atomic_load_explicit(&p0_[metal::min(unsigned(t1_ >> 2u), (_buffer_sizes.size1 - 0 - 4) / 4)], metal::memory_order_relaxed);
-        float v10_ = as_type<float>(_e32);
-        uint t2_ = 0u + (v8_ * 4u);
-        uint _e41 = metal::atomic_load_explicit(&p1_[metal::min(unsigned(t2_ >> 2u), (_buffer_sizes.size2 - 0 - 4) / 4)], metal::memory_order_relaxed);
-        float v11_ = as_type<float>(_e41);
+        uint _e34 = relok_bounds(t1_, 4u, (1 + (_buffer_sizes.size2 - 0 - 4) / 4) * 4u, 4294706180u, relok_bid, relok_tid, relok_exception);
+        uint _e39 = metal::atomic_load_explicit(&p0_[metal::min(unsigned(_e34 >> 2u), (_buffer_sizes.size2 - 0 - 4) / 4)], metal::memory_order_relaxed);
+        float v10_ = as_type<float>(_e39);
+        uint t3_ = 0u + (v8_ * 4u);
+        uint _e50 = relok_bounds(t3_, 4u, (1 + (_buffer_sizes.size3 - 0 - 4) / 4) * 4u, 4294706436u, relok_bid, relok_tid, relok_exception);
+        uint _e55 = metal::atomic_load_explicit(&p1_[metal::min(unsigned(_e50 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], metal::memory_order_relaxed);
+        float v11_ = as_type<float>(_e55);
         float v12_ = as_type<float>(as_type<uint>(v1_ * v10_) ^ relok_zero);
         float v13_ = v12_ + v11_;
-        uint t3_ = 0u + (v8_ * 4u);
-        metal::atomic_store_explicit(&p1_[metal::min(unsigned(t3_ >> 2u), (_buffer_sizes.size2 - 0 - 4) / 4)], as_type<uint>(v13_), metal::memory_order_relaxed);
+        uint t5_ = 0u + (v8_ * 4u);
+        uint _e71 = relok_bounds(t5_, 4u, (1 + (_buffer_sizes.size3 - 0 - 4) / 4) * 4u, 4294706452u, relok_bid, relok_tid, relok_exception);
+        if (_e71 != 4294967295u) {
+            metal::atomic_store_explicit(&p1_[metal::min(unsigned(_e71 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], as_type<uint>(v13_), metal::memory_order_relaxed);
+        }
     }
     return;
 }

@@ -2,7 +2,7 @@
 
 use super::bindings::{self, ARGS_VAR, EXCEPTION_VAR, HEAP_VAR, SEED_SLOT, TABLE_VAR};
 use super::helpers::{Helper, Used};
-use super::{sealed, unroll, Error, Options};
+use super::{bounds, sealed, unroll, Error, Options};
 use crate::lower::const_image;
 use relok_ir::{
     AtomicOp, Axis, BinaryOp, Block, Builtin, CmpOp, ConstDecl, ConstId, EntityRef, FuncKind,
@@ -58,12 +58,16 @@ pub struct Writer<'m> {
     loops: bool,
     /// Whether a function writes the heap ([`super::sealed::declarations`]).
     guards: bool,
+    /// Checked mode ([`super::bounds`]).
+    checked: bool,
+    /// Whether an access was checked ([`super::bounds::declarations`]).
+    bounded: bool,
 }
 
 impl<'m> Writer<'m> {
     /// A writer for `module`.
-    pub fn new(module: &'m Module, _options: &Options) -> Writer<'m> {
-        Writer { module, out: String::new(), used: Used::default(), loops: false, guards: false }
+    pub fn new(module: &'m Module, options: &Options) -> Writer<'m> {
+        Writer { module, out: String::new(), used: Used::default(), loops: false, guards: false, checked: options.checked, bounded: false }
     }
 
     /// The text written.
@@ -105,6 +109,9 @@ impl<'m> Writer<'m> {
         if self.guards {
             self.out.insert_str(helpers_at, &sealed::declarations());
         }
+        if self.bounded {
+            self.out.insert_str(helpers_at, &bounds::declarations());
+        }
         Ok(())
     }
 
@@ -126,6 +133,7 @@ impl<'m> Writer<'m> {
     fn write_function(&mut self, f: &'m Function) -> Result<(), Error> {
         let kernel = f.kind == FuncKind::Kernel;
         let mut cx = FuncCx::new(self.module, f);
+        cx.checked = self.checked;
         // Shared variables are module-scope in WGSL.
         for (v, d) in f.vars.iter() {
             if d.kind == VarKind::Shared {
@@ -200,6 +208,7 @@ impl<'m> Writer<'m> {
         self.used.extend(cx.used);
         self.loops |= cx.wrote_loop;
         self.guards |= cx.wrote_guard;
+        self.bounded |= cx.wrote_bounds;
         if cx.opaque_zero {
             // The device writes 0 after the arguments (the last slot): a
             // zero the driver cannot know (one it could prove, such as a
@@ -236,6 +245,11 @@ struct FuncCx<'m> {
     wrote_loop: bool,
     /// Whether a heap write was guarded ([`super::sealed`]).
     wrote_guard: bool,
+    /// Checked mode: buffer and heap accesses are bounds-checked
+    /// ([`super::bounds`]).
+    checked: bool,
+    /// Whether an access was bounds-checked.
+    wrote_bounds: bool,
 }
 
 impl<'m> FuncCx<'m> {
@@ -249,7 +263,7 @@ impl<'m> FuncCx<'m> {
             }
             _ => {}
         });
-        FuncCx { module, f, body: String::new(), depth: 1, temps: 0, bases: HashMap::new(), addressed, consts, used: Used::default(), opaque_zero: false, cont_flag: None, wrote_loop: false, wrote_guard: false }
+        FuncCx { module, f, body: String::new(), depth: 1, temps: 0, bases: HashMap::new(), addressed, consts, used: Used::default(), opaque_zero: false, cont_flag: None, wrote_loop: false, wrote_guard: false, checked: false, wrote_bounds: false }
     }
 
     /// A call of helper `h` (recorded as used).
@@ -440,8 +454,43 @@ impl<'m> FuncCx<'m> {
         if matches!(b, Base::Table | Base::Const(_)) {
             return Err(self.unsupported(at, "a store to read-only memory"));
         }
-        let guarded = self.heap_guard(b, off);
+        let checked = self.bounds_check(b, off, s.size(), 1);
+        let open = checked != off;
+        if open {
+            self.line(format!("if ({checked} != {}u) {{", bounds::OUT));
+            self.depth += 1;
+        }
+        let guarded = self.heap_guard(b, &checked);
         let off = guarded.as_str();
+        let written = self.store_checked(b, off, s, v, at);
+        if open {
+            self.depth -= 1;
+            self.line("}".into());
+        }
+        written
+    }
+
+    /// The offset an access of `size` bytes to base `b` at `off` uses: in
+    /// checked mode, on a buffer parameter or the heap, through
+    /// `relok_bounds` ([`super::bounds`]; `access` 0 read, 1 write, 2
+    /// atomic), else `off`.
+    fn bounds_check(&mut self, b: Base, off: &str, size: u32, access: u32) -> String {
+        let binding = match b {
+            Base::Param(k) if self.checked => bindings::buffer_binding(k),
+            Base::Heap if self.checked => bindings::HEAP,
+            _ => return off.to_owned(),
+        };
+        self.wrote_bounds = true;
+        let (a, _) = self.array(b);
+        let t = self.temp();
+        let ids = if self.f.kind == FuncKind::Kernel { "relok_bid, relok_tid" } else { "vec3<u32>(), vec3<u32>()" };
+        let code = bounds::code(binding, access, size);
+        self.line(format!("let {t}: u32 = relok_bounds({off}, {size}u, arrayLength(&{a}) * 4u, {code}u, {ids});"));
+        t
+    }
+
+    /// [`FuncCx::store`] once the offset is checked.
+    fn store_checked(&mut self, b: Base, off: &str, s: Scalar, v: &str, at: Value) -> Result<(), Error> {
         match s {
             Scalar::U32 => self.store_word(b, off, v),
             Scalar::I32 | Scalar::F32 => self.store_word(b, off, &format!("bitcast<u32>({v})")),
@@ -653,6 +702,7 @@ impl<'m> FuncCx<'m> {
                     let off = self.offset(*ptr, *index, size)?;
                     let t = self.temp();
                     self.line(format!("let {t}: u32 = {off};"));
+                    let t = self.bounds_check(b, &t, sc.size(), 0);
                     self.load_expr(b, &t, sc)
                 }
                 Op::Get(var) => match self.reg_var(*var) {
@@ -713,6 +763,7 @@ impl<'m> FuncCx<'m> {
         let b = self.base(ptr)?;
         let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
         let off = self.offset(ptr, index, size)?;
+        let off = self.bounds_check(b, &off, sc.size(), 2);
         let off = self.heap_guard(b, &off);
         let (a, atomic) = self.array(b);
         let ty = wgsl_ty(sc);
@@ -767,6 +818,7 @@ impl<'m> FuncCx<'m> {
         let b = self.base(ptr)?;
         let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
         let off = self.offset(ptr, index, size)?;
+        let off = self.bounds_check(b, &off, sc.size(), 2);
         let off = self.heap_guard(b, &off);
         let (a, atomic) = self.array(b);
         if atomic && op == AtomicOp::Add && matches!(sc, Scalar::U64 | Scalar::I64) {
