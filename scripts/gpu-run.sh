@@ -45,6 +45,12 @@ done
 $B/relok demo --device wgpu --json > "$OUT/demo-wgpu-warm.json" 2>&1 || status=1
 tail -1 "$OUT/demo-wgpu-warm.json"
 $B/relok cache stats > "$OUT/cache-stats.txt" 2>&1
+# Differential testing on both GPU devices (cuda under table, patch and
+# bake; wgpu on NVIDIA's Vulkan under table and bake) against the cpu
+# device: FUZZ_COUNT kernels from FUZZ_SEED (the issue asks for >= 10 000
+# in all: run with FUZZ_SEED=0, 2000, 4000, ... across calls).
+RELOK_WGPU_ADAPTER=nvidia $B/relok fuzz --devices cpu,cuda,wgpu --count "${FUZZ_COUNT:-2000}" --seed "${FUZZ_SEED:-0}" --out-dir "$OUT/fuzz-failures" > "$OUT/fuzz.log" 2>&1 || status=1
+tail -3 "$OUT/fuzz.log"
 # Every example, every file test's run lines (refusals by name), caches.
 RELOK_REPO=$PWD RELOK_BIN=$PWD/$B/relok $B/test-wgpu > "$OUT/wgpu-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|SKIPPED" "$OUT/wgpu-tests.log" | head -60

@@ -520,3 +520,18 @@ fn checked_mode_reports_the_cpu_devices_out_of_bounds_faults() {
         assert_eq!(relok_cli::filetest::run_file("checked.rk", &text, device), Ok(0), "on {}", device.name());
     }
 }
+
+#[test]
+fn a_fixed_seed_fuzz_campaign_finds_wgpu_equal_to_the_cpu_device() {
+    let Some(gpu) = gpu("fuzz campaign") else { return };
+    // `relok fuzz --devices cpu,wgpu --count 12 --seed 1000`: random
+    // kernels (64-bit and f64 arithmetic through the WGSL helpers, loops,
+    // shared memory, atomics) under table and bake.
+    let cpu = Device::Cpu(CpuDevice::new(0));
+    let others = [gpu];
+    let mismatches: Vec<String> = (1000..1012)
+        .filter_map(|seed| relok_cli::fuzz::run_case(&cpu, &others, seed, 24))
+        .map(|m| format!("seed {} ({} steps) on {}: {}\n{}", m.seed, m.steps, m.on, m.what, m.file_test))
+        .collect();
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}

@@ -722,7 +722,15 @@ impl<'m> FuncCx<'m> {
                     match b {
                         Builtin::ThreadId(_) => format!("relok_tid.{axis}"),
                         Builtin::BlockId(_) => format!("relok_bid.{axis}"),
-                        Builtin::BlockDim(_) => format!("relok_block_{axis}"),
+                        // Plus a zero the compiler cannot see: an override
+                        // is a constant after naga processes it, and naga
+                        // 30 then rejects a `let` copying the `let` bound
+                        // to it ("ExpressionAlreadyInScope"; found by
+                        // `relok fuzz`, seed 10).
+                        Builtin::BlockDim(_) => {
+                            self.opaque_zero = true;
+                            format!("relok_block_{axis} + relok_zero")
+                        }
                         Builtin::GridDim(_) => format!("relok_nblocks.{axis}"),
                     }
                 }
