@@ -74,25 +74,26 @@ void saxpy(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, uin
     uint _e15 = asuint(relok_args.Load(16+__dynamic_buffer_offsets0._0));
     float v1_ = asfloat(_e15);
     uint v4_ = relok_bid.x;
+    uint v5_ = (relok_block_x + relok_zero);
     uint v6_ = relok_tid.x;
-    uint v7_ = (v4_ * relok_block_x);
+    uint v7_ = (v4_ * v5_);
     uint v8_ = (v7_ + v6_);
     bool v9_ = (v8_ < v0_);
     if (v9_) {
         uint t1_ = (0u + (v8_ * 4u));
-        const uint _e34 = relok_bounds(t1_, 4u, (((NagaBufferLengthRW(p0_) - 0) / 4) * 4u), 4294706180u, relok_bid, relok_tid);
-        uint _e39; p0_.InterlockedOr((_e34 >> 2u)*4, 0, _e39);
-        float v10_ = asfloat(_e39);
+        const uint _e35 = relok_bounds(t1_, 4u, (((NagaBufferLengthRW(p0_) - 0) / 4) * 4u), 4294706180u, relok_bid, relok_tid);
+        uint _e40; p0_.InterlockedOr((_e35 >> 2u)*4, 0, _e40);
+        float v10_ = asfloat(_e40);
         uint t3_ = (0u + (v8_ * 4u));
-        const uint _e50 = relok_bounds(t3_, 4u, (((NagaBufferLengthRW(p1_) - 0) / 4) * 4u), 4294706436u, relok_bid, relok_tid);
-        uint _e55; p1_.InterlockedOr((_e50 >> 2u)*4, 0, _e55);
-        float v11_ = asfloat(_e55);
+        const uint _e51 = relok_bounds(t3_, 4u, (((NagaBufferLengthRW(p1_) - 0) / 4) * 4u), 4294706436u, relok_bid, relok_tid);
+        uint _e56; p1_.InterlockedOr((_e51 >> 2u)*4, 0, _e56);
+        float v11_ = asfloat(_e56);
         float v12_ = asfloat((asuint((v1_ * v10_)) ^ relok_zero));
         float v13_ = (v12_ + v11_);
         uint t5_ = (0u + (v8_ * 4u));
-        const uint _e71 = relok_bounds(t5_, 4u, (((NagaBufferLengthRW(p1_) - 0) / 4) * 4u), 4294706452u, relok_bid, relok_tid);
-        if ((_e71 != 4294967295u)) {
-            { uint dummy_8 = 0; p1_.InterlockedExchange((_e71 >> 2u)*4, asuint(v13_), dummy_8); }
+        const uint _e72 = relok_bounds(t5_, 4u, (((NagaBufferLengthRW(p1_) - 0) / 4) * 4u), 4294706452u, relok_bid, relok_tid);
+        if ((_e72 != 4294967295u)) {
+            { uint dummy_8 = 0; p1_.InterlockedExchange((_e72 >> 2u)*4, asuint(v13_), dummy_8); }
         }
     }
     return;

@@ -99,25 +99,26 @@ struct saxpyInput {
     uint _e15 = relok_args[metal::min(unsigned(4), (_buffer_sizes.size1 - 0 - 4) / 4)];
     float v1_ = as_type<float>(_e15);
     uint v4_ = relok_bid.x;
+    uint v5_ = relok_block_x + relok_zero;
     uint v6_ = relok_tid.x;
-    uint v7_ = v4_ * relok_block_x;
+    uint v7_ = v4_ * v5_;
     uint v8_ = v7_ + v6_;
     bool v9_ = v8_ < v0_;
     if (v9_) {
         uint t1_ = 0u + (v8_ * 4u);
-        uint _e34 = relok_bounds(t1_, 4u, (1 + (_buffer_sizes.size2 - 0 - 4) / 4) * 4u, 4294706180u, relok_bid, relok_tid, relok_exception);
-        uint _e39 = metal::atomic_load_explicit(&p0_[metal::min(unsigned(_e34 >> 2u), (_buffer_sizes.size2 - 0 - 4) / 4)], metal::memory_order_relaxed);
-        float v10_ = as_type<float>(_e39);
+        uint _e35 = relok_bounds(t1_, 4u, (1 + (_buffer_sizes.size2 - 0 - 4) / 4) * 4u, 4294706180u, relok_bid, relok_tid, relok_exception);
+        uint _e40 = metal::atomic_load_explicit(&p0_[metal::min(unsigned(_e35 >> 2u), (_buffer_sizes.size2 - 0 - 4) / 4)], metal::memory_order_relaxed);
+        float v10_ = as_type<float>(_e40);
         uint t3_ = 0u + (v8_ * 4u);
-        uint _e50 = relok_bounds(t3_, 4u, (1 + (_buffer_sizes.size3 - 0 - 4) / 4) * 4u, 4294706436u, relok_bid, relok_tid, relok_exception);
-        uint _e55 = metal::atomic_load_explicit(&p1_[metal::min(unsigned(_e50 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], metal::memory_order_relaxed);
-        float v11_ = as_type<float>(_e55);
+        uint _e51 = relok_bounds(t3_, 4u, (1 + (_buffer_sizes.size3 - 0 - 4) / 4) * 4u, 4294706436u, relok_bid, relok_tid, relok_exception);
+        uint _e56 = metal::atomic_load_explicit(&p1_[metal::min(unsigned(_e51 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], metal::memory_order_relaxed);
+        float v11_ = as_type<float>(_e56);
         float v12_ = as_type<float>(as_type<uint>(v1_ * v10_) ^ relok_zero);
         float v13_ = v12_ + v11_;
         uint t5_ = 0u + (v8_ * 4u);
-        uint _e71 = relok_bounds(t5_, 4u, (1 + (_buffer_sizes.size3 - 0 - 4) / 4) * 4u, 4294706452u, relok_bid, relok_tid, relok_exception);
-        if (_e71 != 4294967295u) {
-            metal::atomic_store_explicit(&p1_[metal::min(unsigned(_e71 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], as_type<uint>(v13_), metal::memory_order_relaxed);
+        uint _e72 = relok_bounds(t5_, 4u, (1 + (_buffer_sizes.size3 - 0 - 4) / 4) * 4u, 4294706452u, relok_bid, relok_tid, relok_exception);
+        if (_e72 != 4294967295u) {
+            metal::atomic_store_explicit(&p1_[metal::min(unsigned(_e72 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], as_type<uint>(v13_), metal::memory_order_relaxed);
         }
     }
     return;
