@@ -535,3 +535,20 @@ fn a_fixed_seed_fuzz_campaign_finds_wgpu_equal_to_the_cpu_device() {
         .collect();
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }
+
+#[test]
+fn an_endless_loop_is_a_typed_fault_never_a_hang_or_a_success() {
+    let Some(gpu) = gpu("endless loop") else { return };
+    let Device::Wgpu(wgpu) = &gpu else { panic!("gpu() opens a wgpu device") };
+    // run_faults.rk's @forever: the cpu device's step budget ends it; in
+    // checked mode (the default) the WGSL ends it at llvmpipe's limit or
+    // at checked mode's loop budget elsewhere.
+    let source = std::fs::read_to_string(repo().join("tests/filetests/run_faults.rk")).expect("read");
+    let kernels: String = source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect();
+    let expected = match wgpu.loop_limit() {
+        Some(limit) => format!("a loop would run past the device's limit of {limit} loop iterations"),
+        None => format!("loop budget of {} iterations per thread exceeded", relok_compiler::wgsl::CHECKED_LOOP_BUDGET),
+    };
+    let text = format!("test run\n; run: @forever(zeros:1) => error: {expected}\n{kernels}");
+    assert_eq!(relok_cli::filetest::run_file("forever.rk", &text, &gpu), Ok(0), "on {}", gpu.name());
+}

@@ -161,6 +161,15 @@ pub enum FaultKind {
         /// The limit.
         limit: u64,
     },
+    /// Checked mode on a GPU: the thread's loops ran more iterations than
+    /// the budget (all loops together), so the loop was ended (wgpu;
+    /// docs/wgpu.md, "Checked mode"). The cpu device's bound is
+    /// [`FaultKind::StepBudgetExceeded`], counted in instructions.
+    #[error("loop budget of {budget} iterations per thread exceeded (checked mode)")]
+    LoopBudgetExceeded {
+        /// The budget.
+        budget: u64,
+    },
     /// This thread and `other_thread` of the same block accessed the same
     /// byte between the same pair of barriers, at least one of them with a
     /// non-atomic write (the cpu device's race detector).

@@ -811,6 +811,10 @@ impl WgpuDevice {
             let kind = FaultKind::ReadOnly { addr: t.message_word & 0xffff_ffff };
             return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind };
         }
+        if t.message_word == relok_compiler::wgsl::LOOP_BUDGET_MESSAGE {
+            let kind = FaultKind::LoopBudgetExceeded { budget: u64::from(relok_compiler::wgsl::CHECKED_LOOP_BUDGET) };
+            return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind };
+        }
         if t.message_word == relok_compiler::wgsl::LOOP_LIMIT_MESSAGE {
             let limit = u64::from(self.loop_limit().unwrap_or(u32::MAX));
             return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind: FaultKind::LoopLimit { limit } };

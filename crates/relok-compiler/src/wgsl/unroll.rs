@@ -80,6 +80,16 @@ pub(crate) fn may_continue(s: &Stmt) -> bool {
 /// addresses are far below it). The wgpu device turns it into a fault.
 pub const LOOP_LIMIT_MESSAGE: u64 = u64::MAX - 1;
 
+/// The message word of the exception record that reports a loop ended by
+/// checked mode's budget ([`CHECKED_LOOP_BUDGET`]); the wgpu device turns
+/// it into `FaultKind::LoopBudgetExceeded`.
+pub const LOOP_BUDGET_MESSAGE: u64 = u64::MAX - 3;
+
+/// Checked mode's budget: loop iterations of one invocation, all loops
+/// together (an endless loop ends with a fault instead of hanging the
+/// device).
+pub const CHECKED_LOOP_BUDGET: u32 = 1 << 24;
+
 /// The override constant that holds the device's loop limit: iterations of
 /// all loops of one invocation together (the wgpu device sets 65 535 on
 /// llvmpipe, `u32::MAX` elsewhere).
@@ -95,16 +105,25 @@ pub(crate) fn budget_declaration() -> String {
 /// iteration count and whether a loop was ended by the budget, and
 /// `relok_loop_limit`, which records the fault in the exception record
 /// (claiming its flag like a throw; later claims fail).
-pub(crate) fn declarations() -> String {
+/// In checked mode the message says which bound ended the loop: the
+/// device's limit ([`LOOP_LIMIT_MESSAGE`]) or the budget
+/// ([`LOOP_BUDGET_MESSAGE`]).
+pub(crate) fn declarations(checked: bool) -> String {
     let l = crate::state::EXCEPTION_LAYOUT;
     let (msg, block, thread) = (l.message.offset / 4, l.block.offset / 4, l.thread.offset / 4);
-    let lo = LOOP_LIMIT_MESSAGE as u32;
+    let limit = LOOP_LIMIT_MESSAGE as u32;
+    let lo = if checked {
+        format!("select({}u, {limit}u, relok_iterations >= {LOOP_BUDGET_OVERRIDE})", LOOP_BUDGET_MESSAGE as u32)
+    } else {
+        format!("{limit}u")
+    };
     let hi = (LOOP_LIMIT_MESSAGE >> 32) as u32;
+    debug_assert_eq!(hi, (LOOP_BUDGET_MESSAGE >> 32) as u32);
     let mut s = "var<private> relok_iterations: u32;\nvar<private> relok_truncated: bool;\n\n".to_owned();
     s.push_str("fn relok_loop_limit(b: vec3<u32>, t: vec3<u32>) {\n");
     s.push_str("    let r = atomicCompareExchangeWeak(&relok_exception[0], 0u, 1u);\n");
     s.push_str("    if (r.exchanged) {\n");
-    s.push_str(&format!("        atomicStore(&relok_exception[{msg}], {lo}u);\n        atomicStore(&relok_exception[{}], {hi}u);\n", msg + 1));
+    s.push_str(&format!("        atomicStore(&relok_exception[{msg}], {lo});\n        atomicStore(&relok_exception[{}], {hi}u);\n", msg + 1));
     for k in 0..3 {
         let c = ["x", "y", "z"][k as usize];
         s.push_str(&format!("        atomicStore(&relok_exception[{}], b.{c});\n", block + 2 * k));

@@ -104,7 +104,7 @@ impl<'m> Writer<'m> {
         }
         self.out.insert_str(helpers_at, &self.used.text());
         if self.loops {
-            self.out.insert_str(helpers_at, &unroll::declarations());
+            self.out.insert_str(helpers_at, &unroll::declarations(self.checked));
         }
         if self.guards {
             self.out.insert_str(helpers_at, &sealed::declarations());
@@ -395,7 +395,12 @@ impl<'m> FuncCx<'m> {
     /// recorded after it ([`super::unroll`]).
     fn loop_tail(&mut self) -> Result<(), Error> {
         self.line("continuing {".into());
-        self.line(format!("    if (relok_iterations >= {}) {{ relok_truncated = true; }}", unroll::LOOP_BUDGET_OVERRIDE));
+        let bound = if self.checked {
+            format!("min({}, {}u)", unroll::LOOP_BUDGET_OVERRIDE, unroll::CHECKED_LOOP_BUDGET)
+        } else {
+            unroll::LOOP_BUDGET_OVERRIDE.to_owned()
+        };
+        self.line(format!("    if (relok_iterations >= {bound}) {{ relok_truncated = true; }}"));
         self.line("    break if relok_truncated;".into());
         self.line("}".into());
         self.depth -= 1;
