@@ -10,7 +10,7 @@
 //! device), counted loops over a `local`, a `shared` tile read across a
 //! barrier, and a shared `atomic.add` — folded into one `u32` per thread.
 //! [`run_case`] runs it on every device and compares the output buffer
-//! with the cpu device's; a mismatch is minimised ([`minimise`]: the
+//! with the cpu device's; a mismatch is minimised (`minimise`: the
 //! fewest steps that still differ; the RNG is consumed in order, so fewer
 //! steps give a prefix of the same kernel) and written as a file test
 //! whose expectation is the cpu device's output ([`file_test`]).
