@@ -761,6 +761,17 @@ impl<'m> FuncCx<'m> {
         // constants stay `let`: a NaN or infinite `const` is an error.
         let constant = folded.is_some() || matches!(op, Op::Const(_) | Op::BakedWord(_));
         let keyword = if constant && sc != Scalar::F32 { "const" } else { "let" };
+        // A float constant the driver can see lets it fold `0.0 - x` into
+        // `-x` (lavapipe does: -0.0 where the IR gives +0.0; found by
+        // `relok fuzz`, seed 97): in a kernel it is read through the zero
+        // the driver cannot know.
+        let e = match (constant, sc, self.f.kind, folded.or(match op { Op::Const(b) => Some(*b), _ => None })) {
+            (true, Scalar::F32, FuncKind::Kernel, Some(bits)) => {
+                self.opaque_zero = true;
+                format!("bitcast<f32>({}u ^ relok_zero)", bits as u32)
+            }
+            _ => e,
+        };
         self.line(format!("{keyword} {name}: {ty} = {e};"));
         Ok(())
     }
