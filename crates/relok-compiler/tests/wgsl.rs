@@ -105,7 +105,7 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("run_loops.rk", &["find", "nested", "sum_odd"]),
         ("run_memory.rk", &["copy_rev", "grid_1d", "neg_index", "offsets"]),
         ("run_races.rk", &["hist_atomic", "hist_racy", "transpose", "transpose_racy"]),
-        ("run_wgsl_regressions.rk", &["fuzz", "zero_minus"]),
+        ("run_wgsl_regressions.rk", &["fuzz", "fuzz_5056", "zero_minus"]),
         ("run_redzones.rk", &["const_next", "local_in_callee", "local_next", "shared_next"]),
         ("run_shifts.rk", &["bin_i32"]),
         ("run_unary.rk", &["un_f32", "un_f64", "un_i32", "un_i64", "un_u32", "un_u64"]),

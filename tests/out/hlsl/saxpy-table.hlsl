@@ -26,14 +26,14 @@ RWByteAddressBuffer p1_ : register(u3);
 
 uint relok_bounds(uint off, uint size, uint len, uint code, uint3 b, uint3 t)
 {
-    bool local = (bool)0;
+    bool local_1 = (bool)0;
 
     if ((off <= len)) {
-        local = (size <= (len - off));
+        local_1 = (size <= (len - off));
     } else {
-        local = false;
+        local_1 = false;
     }
-    bool _e12 = local;
+    bool _e12 = local_1;
     if (_e12) {
         return off;
     }
@@ -69,6 +69,8 @@ uint NagaBufferLengthRW(RWByteAddressBuffer buffer)
 [numthreads(64, 2, 1)]
 void saxpy(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, uint3 relok_nblocks : SV_GroupID)
 {
+    bool local = (bool)0;
+
     uint relok_zero = asuint(relok_args.Load((((NagaBufferLength(relok_args) - 0) / 4) - 1u)*4+__dynamic_buffer_offsets0._0));
     uint v0_ = asuint(relok_args.Load(8+__dynamic_buffer_offsets0._0));
     uint _e15 = asuint(relok_args.Load(16+__dynamic_buffer_offsets0._0));
@@ -89,11 +91,17 @@ void saxpy(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, uin
         uint _e56; p1_.InterlockedOr((_e51 >> 2u)*4, 0, _e56);
         float v11_ = asfloat(_e56);
         float v12_ = asfloat((asuint((v1_ * v10_)) ^ relok_zero));
-        float v13_ = (v12_ + v11_);
+        if ((asuint(v12_) == 2147483648u)) {
+            local = (asuint(v11_) == 2147483648u);
+        } else {
+            local = false;
+        }
+        bool _e75 = local;
+        float v13_ = asfloat((((asuint((v12_ + v11_)) & 2147483647u) == 0u) ? (_e75 ? 2147483648u : 0u) : asuint((v12_ + v11_))));
         uint t5_ = (0u + (v8_ * 4u));
-        const uint _e72 = relok_bounds(t5_, 4u, (((NagaBufferLengthRW(p1_) - 0) / 4) * 4u), 4294706452u, relok_bid, relok_tid);
-        if ((_e72 != 4294967295u)) {
-            { uint dummy_8 = 0; p1_.InterlockedExchange((_e72 >> 2u)*4, asuint(v13_), dummy_8); }
+        const uint _e94 = relok_bounds(t5_, 4u, (((NagaBufferLengthRW(p1_) - 0) / 4) * 4u), 4294706452u, relok_bid, relok_tid);
+        if ((_e94 != 4294967295u)) {
+            { uint dummy_8 = 0; p1_.InterlockedExchange((_e94 >> 2u)*4, asuint(v13_), dummy_8); }
         }
     }
     return;

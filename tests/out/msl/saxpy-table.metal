@@ -58,13 +58,13 @@ uint relok_bounds(
     metal::uint3 t,
     device type_2& relok_exception
 ) {
-    bool local = {};
+    bool local_1 = {};
     if (off <= len) {
-        local = size <= (len - off);
+        local_1 = size <= (len - off);
     } else {
-        local = false;
+        local_1 = false;
     }
-    bool _e12 = local;
+    bool _e12 = local_1;
     if (_e12) {
         return off;
     }
@@ -94,6 +94,7 @@ struct saxpyInput {
 , device type_4& p1_ [[buffer(5)]]
 , constant _mslBufferSizes& _buffer_sizes [[buffer(6)]]
 ) {
+    bool local = {};
     uint relok_zero = relok_args[metal::min(unsigned((1 + (_buffer_sizes.size1 - 0 - 4) / 4) - 1u), (_buffer_sizes.size1 - 0 - 4) / 4)];
     uint v0_ = relok_args[metal::min(unsigned(2), (_buffer_sizes.size1 - 0 - 4) / 4)];
     uint _e15 = relok_args[metal::min(unsigned(4), (_buffer_sizes.size1 - 0 - 4) / 4)];
@@ -114,11 +115,17 @@ struct saxpyInput {
         uint _e56 = metal::atomic_load_explicit(&p1_[metal::min(unsigned(_e51 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], metal::memory_order_relaxed);
         float v11_ = as_type<float>(_e56);
         float v12_ = as_type<float>(as_type<uint>(v1_ * v10_) ^ relok_zero);
-        float v13_ = v12_ + v11_;
+        if (as_type<uint>(v12_) == 2147483648u) {
+            local = as_type<uint>(v11_) == 2147483648u;
+        } else {
+            local = false;
+        }
+        bool _e75 = local;
+        float v13_ = as_type<float>(((as_type<uint>(v12_ + v11_) & 2147483647u) == 0u) ? (_e75 ? 2147483648u : 0u) : as_type<uint>(v12_ + v11_));
         uint t5_ = 0u + (v8_ * 4u);
-        uint _e72 = relok_bounds(t5_, 4u, (1 + (_buffer_sizes.size3 - 0 - 4) / 4) * 4u, 4294706452u, relok_bid, relok_tid, relok_exception);
-        if (_e72 != 4294967295u) {
-            metal::atomic_store_explicit(&p1_[metal::min(unsigned(_e72 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], as_type<uint>(v13_), metal::memory_order_relaxed);
+        uint _e94 = relok_bounds(t5_, 4u, (1 + (_buffer_sizes.size3 - 0 - 4) / 4) * 4u, 4294706452u, relok_bid, relok_tid, relok_exception);
+        if (_e94 != 4294967295u) {
+            metal::atomic_store_explicit(&p1_[metal::min(unsigned(_e94 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], as_type<uint>(v13_), metal::memory_order_relaxed);
         }
     }
     return;

@@ -936,6 +936,7 @@ impl<'m> FuncCx<'m> {
             }
         };
         Ok(match b {
+            BinaryOp::Add | BinaryOp::Sub if sc == Scalar::F32 => f32_add_sub(b == BinaryOp::Sub, &x, &y),
             BinaryOp::Add => wrap("+"),
             BinaryOp::Sub => wrap("-"),
             BinaryOp::Mul if sc == Scalar::F32 => {
@@ -1107,6 +1108,19 @@ impl<'m> FuncCx<'m> {
 }
 
 /// A WGSL literal of scalar type `s` with these bits.
+/// `x + y` or `x - y` in f32 with IEEE's sign of a zero result: a Vulkan
+/// driver may ignore signed zeros (lavapipe turned `0.0 - x`, after
+/// inlining a conversion that returned the literal 0.0, into `-x`, giving
+/// -0.0 for 0.0 - 0.0; found by `relok fuzz`, seed 5056). A zero sum's sign
+/// is set from the operands' bits: -0.0 only for -0 + -0 and for -0 - +0.
+fn f32_add_sub(sub: bool, x: &str, y: &str) -> String {
+    let (op, y_zero) = if sub { ("-", "0u") } else { ("+", "0x80000000u") };
+    let r = format!("bitcast<u32>({x} {op} {y})");
+    format!(
+        "bitcast<f32>(select({r}, select(0u, 0x80000000u, bitcast<u32>({x}) == 0x80000000u && bitcast<u32>({y}) == {y_zero}), ({r} & 0x7fffffffu) == 0u))"
+    )
+}
+
 fn literal(s: Scalar, bits: u64) -> String {
     match s {
         Scalar::Bool => (bits != 0).to_string(),
