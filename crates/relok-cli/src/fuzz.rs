@@ -7,8 +7,10 @@
 //! defines), compares and `select`, conversions between every integer
 //! type and to and from `f32`/`f64`, `f64` arithmetic (emulated bit for
 //! bit in WGSL), `f32` add/sub/mul of small integers (exact on every
-//! device), counted loops over a `local`, a `shared` tile read across a
-//! barrier, and a shared `atomic.add` — folded into one `u32` per thread.
+//! device), counted loops over a `local`, a host value (a constant table
+//! read through its word), calls of a device function, a `shared` tile
+//! read across a barrier, and a shared `atomic.add` — folded into one
+//! `u32` per thread.
 //! [`run_case`] runs it on every device and compares the output buffer
 //! with the cpu device's; a mismatch is minimised (`minimise`: the
 //! fewest steps that still differ; the RNG is consumed in order, so fewer
@@ -96,7 +98,7 @@ impl Gen {
     }
 
     fn step(&mut self) {
-        match self.rng.below(10) {
+        match self.rng.below(12) {
             0..=3 => {
                 let ty = self.rng.pick(&INTS);
                 let a = self.of(ty);
@@ -152,7 +154,20 @@ impl Gen {
                     None => self.small_f32.push(f),
                 }
             }
-            _ => self.counted_loop(),
+            9 => self.counted_loop(),
+            10 => {
+                // A host value: the module's constant table, through its word.
+                let x = self.of(Scalar::U32);
+                let seven = self.value(Scalar::U32, "const 7".into());
+                let i = self.value(Scalar::U32, format!("and v{x}, v{seven}"));
+                let w = self.value_ptr("word = ref @fuzz_table");
+                let t = self.value_ptr("ptr<global, u32> = wordptr v{w}".replace("{w}", &w.to_string()).as_str());
+                self.value(Scalar::U32, format!("load v{t}[v{i}]"));
+            }
+            _ => {
+                let (a, b) = (self.of(Scalar::U64), self.of(Scalar::U32));
+                self.value(Scalar::U64, format!("call @fuzz_mix(v{a}, v{b})"));
+            }
         }
     }
 
@@ -231,7 +246,15 @@ pub fn generate(seed: u64, steps: usize) -> String {
     let _ = g.value(Scalar::U32, format!("load v{sum}"));
     let h = g.fold();
     let _ = writeln!(g.body, "    store v1[v{gid}], v{h}\n    return");
-    format!("kernel @fuzz(v0: ptr<global, u32>, v1: ptr<global, u32>) {{\n{}{}{}}}\n", g.shared, g.locals, g.body)
+    let mut table = Rng(seed ^ 0x7ab1e);
+    let table: Vec<String> = (0..8).map(|_| (table.next() as u32).to_string()).collect();
+    format!(
+        "const @fuzz_table: [u32; 8] = [{}]\n\n{MIX}\nkernel @fuzz(v0: ptr<global, u32>, v1: ptr<global, u32>) {{\n{}{}{}}}\n",
+        table.join(", "),
+        g.shared,
+        g.locals,
+        g.body
+    )
 }
 
 impl Gen {
@@ -243,6 +266,27 @@ impl Gen {
         v
     }
 }
+
+/// The device function every case may call: 64-bit arithmetic and an
+/// early return.
+const MIX: &str = "fn @fuzz_mix(v0: u64, v1: u32) -> u64 {
+    v2: u64 = convert v1
+    v3: u64 = const 11400714819323198485
+    v4: u64 = mul v0, v3
+    v5: u64 = xor v4, v2
+    v6: u32 = const 1
+    v7: u32 = and v1, v6
+    v8: u32 = const 0
+    v9: bool = eq v7, v8
+    if v9 {
+        return v5
+    }
+    v10: u64 = const 29
+    v11: u64 = shr v5, v10
+    v12: u64 = sub v5, v11
+    return v12
+}
+";
 
 /// The input buffer of case `seed`.
 pub fn input(seed: u64) -> Vec<u64> {
@@ -351,6 +395,11 @@ mod tests {
             assert_eq!(text, generate(seed, 24));
             let out = run_on(&cpu, Strategy::Table, &text, &input(seed));
             assert!(out.is_ok(), "seed {seed}: {out:?}\n{text}");
+        }
+        // Every kind of step occurs.
+        let all: String = (0..40).map(|seed| generate(seed, 24)).collect();
+        for what in ["wordptr", "call @fuzz_mix", "loop {", ": f64 = sqrt", ": f32 = ", "select ", "barrier", "atomic.add"] {
+            assert!(all.contains(what), "no `{what}` in 40 cases");
         }
         // Fewer steps give a prefix of the same kernel's random steps.
         assert!(generate(7, 24).contains(generate(7, 3).lines().nth(8).unwrap_or_default()));
