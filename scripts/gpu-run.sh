@@ -47,9 +47,10 @@ tail -1 "$OUT/demo-wgpu-warm.json"
 $B/relok cache stats > "$OUT/cache-stats.txt" 2>&1
 # Differential testing on both GPU devices (cuda under table, patch and
 # bake; wgpu on NVIDIA's Vulkan under table and bake) against the cpu
-# device: FUZZ_COUNT kernels from FUZZ_SEED (the issue asks for >= 10 000
-# in all: run with FUZZ_SEED=0, 2000, 4000, ... across calls).
-RELOK_WGPU_ADAPTER=nvidia $B/relok fuzz --devices cpu,cuda,wgpu --count "${FUZZ_COUNT:-2000}" --seed "${FUZZ_SEED:-0}" --out-dir "$OUT/fuzz-failures" > "$OUT/fuzz.log" 2>&1 || status=1
+# device: FUZZ_COUNT kernels from FUZZ_SEED (200 here, to stay within one
+# call; the >= 10 000 campaign runs the same command on its own, in calls
+# of a few thousand: FUZZ_SEED=0, 2500, 5000, 7500 with --count 2500).
+RELOK_WGPU_ADAPTER=nvidia $B/relok fuzz --devices cpu,cuda,wgpu --count "${FUZZ_COUNT:-200}" --seed "${FUZZ_SEED:-0}" --out-dir "$OUT/fuzz-failures" > "$OUT/fuzz.log" 2>&1 || status=1
 tail -3 "$OUT/fuzz.log"
 # Every example, every file test's run lines (refusals by name), caches.
 RELOK_REPO=$PWD RELOK_BIN=$PWD/$B/relok $B/test-wgpu > "$OUT/wgpu-tests.log" 2>&1 || status=1
