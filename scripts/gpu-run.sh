@@ -52,6 +52,13 @@ tail -1 "$OUT/demo-wgpu-warm.json"
 RELOK_TEST_DEVICE=wgpu $B/test-math_accuracy --nocapture > "$OUT/math-accuracy-wgpu.log" 2>&1 || status=1
 grep -E "math accuracy|f32:|f64:|test result|panicked" "$OUT/math-accuracy-wgpu.log" | head -50
 $B/relok cache stats > "$OUT/cache-stats.txt" 2>&1
+# Differential testing on both GPU devices (cuda under table, patch and
+# bake; wgpu on NVIDIA's Vulkan under table and bake) against the cpu
+# device: FUZZ_COUNT kernels from FUZZ_SEED (200 here, to stay within one
+# call; the >= 10 000 campaign runs the same command on its own, in calls
+# of a few thousand: FUZZ_SEED=0, 2500, 5000, 7500 with --count 2500).
+RELOK_WGPU_ADAPTER=nvidia $B/relok fuzz --devices cpu,cuda,wgpu --count "${FUZZ_COUNT:-200}" --seed "${FUZZ_SEED:-0}" --out-dir "$OUT/fuzz-failures" > "$OUT/fuzz.log" 2>&1 || status=1
+tail -3 "$OUT/fuzz.log"
 # Every example, every file test's run lines (refusals by name), caches.
 RELOK_REPO=$PWD RELOK_BIN=$PWD/$B/relok $B/test-wgpu > "$OUT/wgpu-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|SKIPPED" "$OUT/wgpu-tests.log" | head -60
@@ -61,6 +68,9 @@ unset RELOK_WGPU_ADAPTER
 RELOK_WGPU_ADAPTER=nvidia $B/test-devices > "$OUT/facade-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|skipping" "$OUT/facade-tests.log" | head -30
 RELOK_WGPU_ADAPTER=nvidia $B/test-wgpu_streams > "$OUT/wgpu-streams.log" 2>&1 || status=1
+# Host values are read-only to kernels (the seal bitmap on NVIDIA's Vulkan).
+RELOK_WGPU_ADAPTER=nvidia $B/test-readonly_values > "$OUT/readonly-values.log" 2>&1 || status=1
+grep -E "test result|panicked" "$OUT/readonly-values.log" | head
 grep -E "test result|panicked" "$OUT/wgpu-streams.log" | head
 # The remote tier (Redis): eight hosts on the cpu device and on NVIDIA's
 # Vulkan, two cuda nodes sharing cubins, poisoning and faults. Needs

@@ -5,11 +5,17 @@
 //!   what is in it;
 //! - `list`: one line per entry (key, size, last use, kernel, strategy);
 //! - `verify`: reads every entry back as the loader would (framing,
-//!   artifact, code) and names each one that would be rejected;
+//!   artifact, code, host values hashing to their keys) and names each one
+//!   that would be rejected; `--rebuild` also recompiles each from the
+//!   source it carries and compares every byte (`Artifact::rebuild_check`);
 //! - `gc`: a collection now (other builds' folders, stale temporary files,
 //!   least-recently-used entries over the cap);
 //! - `clear`: removes every entry;
-//! - `import BUNDLE`: copies a bundle's artifacts into the store;
+//! - `import BUNDLE`: copies a bundle's artifacts into the store after
+//!   rebuilding each and comparing bytes (`--trust` skips the rebuild and
+//!   also takes the bundle's source-key aliases, which cannot be proved
+//!   without the source); a forged or unreadable artifact rejects the
+//!   whole bundle;
 //! - `keygen DIR`: a key pair for the remote tier;
 //! - `push`: every valid local entry (artifacts and binary archives) to
 //!   the remote, signed;
@@ -214,13 +220,15 @@ pub fn list(store: &Store) -> Vec<Listed> {
         .collect()
 }
 
-/// `relok cache verify`: each entry that would be rejected, with why.
-pub fn verify(store: &Store) -> (usize, Vec<(String, String)>) {
+/// `relok cache verify`: each entry that would be rejected, with why;
+/// with `rebuild`, also each one whose source does not compile to it.
+pub fn verify(store: &Store, rebuild: bool) -> (usize, Vec<(String, String)>) {
     let entries = store.entries();
     let bad = entries
         .iter()
         .filter_map(|e| {
-            read_artifact(e.key, &e.path).err().map(|why| (e.key.to_hex(), why))
+            let proved = read_artifact(e.key, &e.path).and_then(|a| if rebuild { a.rebuild_check().map_err(|e| e.to_string()) } else { Ok(()) });
+            proved.err().map(|why| (e.key.to_hex(), why))
         })
         .collect();
     (entries.len(), bad)
@@ -263,17 +271,42 @@ fn report_left(left: &[String]) -> std::process::ExitCode {
     }
 }
 
-/// `relok cache import`: the number of artifacts copied into the store
-/// (a bundle's machine code is for the devices that load the bundle, not
-/// for the artifact store).
-pub fn import(store: &Store, bundle_path: &Path) -> Result<usize, String> {
+/// `relok cache import`: the number of entries copied into the store (a
+/// bundle's machine code is for the devices that load the bundle, not for
+/// the artifact store). With `rebuild`, every artifact is first read as
+/// the loader would and recompiled from its source
+/// ([`Artifact::rebuild_check`]): one that fails rejects the bundle,
+/// naming it, and nothing is imported; source-key aliases are left out
+/// (nothing ties one to its source text here; the store makes its own on
+/// first use).
+pub fn import(store: &Store, bundle_path: &Path, rebuild: bool) -> Result<usize, String> {
     let bytes = std::fs::read(bundle_path).map_err(|e| format!("{}: {e}", bundle_path.display()))?;
     let entries = bundle::decode(&bytes, COMPILER_ID).map_err(|e| format!("{}: {e}", bundle_path.display()))?;
-    let artifacts: Vec<_> = entries.iter().filter(|e| e.kind == Kind::Artifact).collect();
-    for e in &artifacts {
-        store.put_entry(e.bytes).map_err(|e| format!("{}: {e}", bundle_path.display()))?;
+    let mut chosen = Vec::new();
+    for e in entries.iter().filter(|e| e.kind == Kind::Artifact) {
+        let key = e.key;
+        let expect = entry::Expect { kind: Kind::Artifact, identity: COMPILER_ID, key: Some(key) };
+        let read = entry::decode(e.bytes, &expect).map_err(|e| e.to_string()).and_then(|payload| Artifact::from_payload(payload).map_err(|e| e.to_string()));
+        let alias = read.as_ref().is_ok_and(|a| a.alias == Some(key.0));
+        if rebuild {
+            if alias {
+                continue;
+            }
+            let proved = read.and_then(|a| {
+                a.check(&key.0, a.target, a.strategy).map_err(|e| e.to_string())?;
+                a.validate().map_err(|e| e.to_string())?;
+                a.rebuild_check().map_err(|e| e.to_string())
+            });
+            if let Err(why) = proved {
+                return Err(format!("{}: artifact {key} rejected, nothing imported: {why}", bundle_path.display()));
+            }
+        }
+        chosen.push(e.bytes);
     }
-    Ok(artifacts.len())
+    for e in &chosen {
+        store.put_entry(e).map_err(|e| format!("{}: {e}", bundle_path.display()))?;
+    }
+    Ok(chosen.len())
 }
 
 pub use relok_build::Precompiled;

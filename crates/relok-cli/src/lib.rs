@@ -10,6 +10,7 @@ pub mod demo;
 pub mod devices;
 pub mod diag;
 pub mod examples;
+pub mod fuzz;
 pub mod launch;
 pub mod source;
 pub mod filetest;

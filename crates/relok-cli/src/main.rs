@@ -34,6 +34,26 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Differential testing: random well-typed kernels run on the cpu
+    /// device and on every other listed device under each strategy; a
+    /// difference is minimised and written as a file test (exit 1).
+    Fuzz {
+        /// Devices to compare, `cpu` first (the oracle): `cpu,wgpu[,cuda]`.
+        #[arg(long, default_value = "cpu,wgpu", value_delimiter = ',')]
+        devices: Vec<String>,
+        /// Kernels to generate.
+        #[arg(long, default_value_t = 100)]
+        count: u64,
+        /// The first kernel's seed (kernel i has seed + i).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Random steps per kernel.
+        #[arg(long, default_value_t = 24)]
+        steps: usize,
+        /// Where failing cases are written as file tests.
+        #[arg(long, default_value = "fuzz-failures")]
+        out_dir: PathBuf,
+    },
     /// Print a kernel file in canonical form.
     Fmt {
         /// A `.rk` file.
@@ -187,15 +207,26 @@ enum CacheCommand {
         json: bool,
     },
     /// Read every entry back as the loader would; exit 1 if any is invalid.
-    Verify,
+    Verify {
+        /// Also recompile each entry from the source it carries and compare
+        /// every byte: proves the code is what its key names.
+        #[arg(long)]
+        rebuild: bool,
+    },
     /// Collect now: other builds' folders, stale temporary files, LRU entries over the cap.
     Gc,
     /// Remove every entry.
     Clear,
-    /// Copy a bundle's artifacts into the store.
+    /// Copy a bundle's artifacts into the store, each recompiled from its
+    /// source and compared byte for byte first (a forged one rejects the
+    /// whole bundle, exit 1).
     Import {
         /// A bundle made by `relok precompile`.
         bundle: PathBuf,
+        /// Skip the rebuild: import artifacts whose framing and checksum
+        /// pass (a bundle from a source trusted as much as the store).
+        #[arg(long)]
+        trust: bool,
     },
     /// Make a key pair for the remote cache: DIR/relok-remote.key (the
     /// signing key, mode 0600: for writers) and DIR/relok-remote.pub (for
@@ -293,6 +324,28 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `relok fuzz`: prints one line per mismatch and a summary; exit 1 when
+/// a device differed from the cpu device.
+fn fuzz_command(devices: &[String], count: u64, seed: u64, steps: usize, out_dir: &std::path::Path) -> Result<ExitCode, String> {
+    if devices.first().map(String::as_str) != Some("cpu") {
+        return Err("--devices must start with cpu, the oracle (e.g. cpu,wgpu)".to_owned());
+    }
+    let cpu = Device::open("cpu").map_err(|e| e.to_string())?;
+    let others = devices[1..].iter().map(|d| Device::open(d).map_err(|e| format!("{d}: {e}"))).collect::<Result<Vec<_>, _>>()?;
+    let names: Vec<String> = others.iter().map(Device::name).collect();
+    let mut failed = 0;
+    for i in 0..count {
+        let Some(m) = relok_cli::fuzz::run_case(&cpu, &others, seed.wrapping_add(i), steps) else { continue };
+        failed += 1;
+        std::fs::create_dir_all(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+        let path = out_dir.join(format!("run_fuzz_{}.rk", m.seed));
+        std::fs::write(&path, &m.file_test).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("seed {}: {} differs from cpu after {} steps: {} (written to {})", m.seed, m.on, m.steps, m.what, path.display());
+    }
+    println!("{count} kernels (seeds {seed}..{}), {steps} steps each, cpu against {}: {failed} differed", seed.wrapping_add(count), names.join(", "));
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 /// Whether the command prints JSON records (and so one on failure).
@@ -489,6 +542,7 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
             relok_cli::bench::run(what, quick, json, started)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Fuzz { devices, count, seed, steps, out_dir } => fuzz_command(&devices, count, seed, steps, &out_dir),
         Command::Demo { device, json, strategy } => {
             let dev = Device::open(&device).map_err(|e| e.to_string())?;
             let dev_name = dev.name();
@@ -585,8 +639,8 @@ fn cache_command(command: CacheCommand) -> Result<ExitCode, String> {
                 }
             }
         }
-        CacheCommand::Verify => {
-            let (n, bad) = cachecmd::verify(&store);
+        CacheCommand::Verify { rebuild } => {
+            let (n, bad) = cachecmd::verify(&store, rebuild);
             for (key, why) in &bad {
                 println!("{key}: {why}");
             }
@@ -598,8 +652,8 @@ fn cache_command(command: CacheCommand) -> Result<ExitCode, String> {
         // Both fail (exit 1) when they leave something behind, and say what.
         CacheCommand::Gc => return Ok(cachecmd::gc(&store)),
         CacheCommand::Clear => return Ok(cachecmd::clear(&store)),
-        CacheCommand::Import { bundle } => {
-            let n = cachecmd::import(&store, &bundle)?;
+        CacheCommand::Import { bundle, trust } => {
+            let n = cachecmd::import(&store, &bundle, !trust)?;
             println!("{n} artifacts imported into {}", store.dir().display());
         }
         CacheCommand::Keygen { .. } => {}

@@ -146,7 +146,7 @@ fn a_second_process_finds_a_source_by_its_key() {
     // `relok cache verify` takes the aliases for what they are.
     drop((first, second));
     let store = relok_cache::Store::open(relok_runtime::cache::store_config(&dir.0).expect("config")).expect("store");
-    let (entries, bad) = relok_cli::cachecmd::verify(&store);
+    let (entries, bad) = relok_cli::cachecmd::verify(&store, true);
     assert_eq!((entries, bad), (3, vec![]), "the artifact and two aliases, all valid");
     // An artifact (not an alias) under another key is reported, as is an
     // alias moved under another key.
@@ -158,7 +158,7 @@ fn a_second_process_finds_a_source_by_its_key() {
     for (i, e) in listed.iter().enumerate() {
         let moved = Key([0xA0 + i as u8; 32]);
         store.put(moved, &payload_of(e.key)).expect("put");
-        let (_, bad) = relok_cli::cachecmd::verify(&store);
+        let (_, bad) = relok_cli::cachecmd::verify(&store, true);
         assert!(bad.iter().any(|(k, _)| *k == moved.to_hex()), "entry {i} moved under another key passed verify");
         std::fs::remove_file(store.entry_path(moved)).expect("removed");
     }

@@ -692,3 +692,73 @@ fn cache_clear_that_cannot_remove_fails() {
     assert_eq!(out.status.code(), Some(1), "stdout {} stderr {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not removed:"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// An artifact with forged code and a recomputed checksum (what a plain
+/// checksum cannot catch): `relok cache import` rebuilds every artifact
+/// and rejects the bundle, naming the artifact and the field; `relok
+/// cache verify --rebuild` names a forged store entry, while plain
+/// `verify` cannot tell. A corrupted host value is rejected by the loader
+/// and the entry rebuilt.
+#[test]
+fn forged_artifacts_are_rejected_by_rebuilding_them() {
+    use relok_compiler::artifact::Artifact;
+    let dir = TempDir::new("forged");
+    let lookup = repo().join("examples/reloc/lookup.rk");
+    let bundle = dir.path().join("app.bundle");
+    relok(&["precompile", "--out", bundle.to_str().expect("utf-8"), "--strategy", "table", "--target", "cpu", lookup.to_str().expect("utf-8")], dir.path());
+    let bytes = std::fs::read(&bundle).expect("bundle");
+    let entries = relok_cache::bundle::decode(&bytes, COMPILER_ID).expect("decodes");
+    assert_eq!(entries.len(), 2, "the artifact and its source-key alias");
+    let read = |e: &relok_cache::bundle::BundleEntry<'_>| {
+        let expect = entry::Expect { kind: Kind::Artifact, identity: COMPILER_ID, key: Some(e.key) };
+        Artifact::from_payload(entry::decode(e.bytes, &expect).expect("entry")).expect("artifact")
+    };
+    let e = entries.iter().find(|e| read(e).alias.is_none()).expect("the artifact");
+    let key = e.key;
+    let mut a = read(e);
+    // The lowered code reads table[x % 256]: make it % 255, a valid kernel.
+    let code = String::from_utf8(a.code.clone()).expect("utf-8");
+    assert!(code.contains("const 256"), "{code}");
+    a.code = code.replacen("const 256", "const 255", 1).into_bytes();
+    let forged_entry = entry::encode(Kind::Artifact, COMPILER_ID, key, &a.to_payload().expect("payload"));
+    let forged = dir.path().join("forged.bundle");
+    std::fs::write(&forged, relok_cache::bundle::encode(COMPILER_ID, [forged_entry.as_slice()]).expect("bundle")).expect("write");
+    let import = |extra: &[&str]| {
+        clean(Command::new(env!("CARGO_BIN_EXE_relok")))
+            .args(["cache", "import", forged.to_str().expect("utf-8")])
+            .args(extra)
+            .env("RELOK_CACHE_DIR", dir.path())
+            .output()
+            .expect("runs")
+    };
+    let out = import(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&key.to_hex()) && err.contains("its code differs") && err.contains("nothing imported"), "{err}");
+    let s = store(dir.path());
+    assert!(s.entries().is_empty(), "a rejected bundle imports nothing");
+    // `--trust` imports it; plain verify passes it, `--rebuild` does not.
+    assert!(import(&["--trust"]).status.success());
+    relok(&["cache", "verify"], dir.path());
+    let out = clean(Command::new(env!("CARGO_BIN_EXE_relok"))).args(["cache", "verify", "--rebuild"]).env("RELOK_CACHE_DIR", dir.path()).output().expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&key.to_hex()) && text.contains("its code differs"), "{text}");
+    // The genuine bundle imports, and verifies under --rebuild.
+    relok(&["cache", "clear"], dir.path());
+    relok(&["cache", "import", bundle.to_str().expect("utf-8")], dir.path());
+    relok(&["cache", "verify", "--rebuild"], dir.path());
+    // A host value's byte changed (checksum recomputed): the loader
+    // rejects the entry and compiles again, and the kernel runs right.
+    let mut a = read(e);
+    a.values[0].bytes[0] ^= 0x40;
+    s.put(key, &a.to_payload().expect("payload")).expect("put");
+    let out = clean(Command::new(env!("CARGO_BIN_EXE_relok")))
+        .args(["run", lookup.to_str().expect("utf-8"), "--grid", "1", "--block", "4", "--arg", "4", "--arg", "[0, 1, 2, 3]", "--arg", "zeros:4"])
+        .env("RELOK_CACHE_DIR", dir.path())
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("[3, 10, 31, 66]"), "{}", String::from_utf8_lossy(&out.stdout));
+    relok(&["cache", "verify", "--rebuild"], dir.path());
+}

@@ -93,7 +93,7 @@ fn every_file_test_run_line_passes_on_wgpu() {
         }
     }
     skip(&format!("{skipped} file-test run lines"), "`fault:` lines are the cpu device's; `strategy=patch` lines cannot run on wgpu");
-    // Exactly the documented lines (tests/filetests.rs pins them: 15
+    // Exactly the documented lines (tests/filetests.rs pins them: 19
     // `fault:` lines, no `strategy=patch` line): a run that skipped
     // everything cannot pass.
     assert_eq!(skipped, FAULT_LINES + PATCH_ONLY_LINES, "file-test run lines skipped on {}", gpu.name());
@@ -492,4 +492,78 @@ fn f64_operations_equal_the_cpu_device_bit_for_bit() {
             .collect();
         assert!(bad.is_empty(), "{strategy}: {} of {} differ:\n{}\n{src}", (0..g.len()).filter(|&i| g[i] != c[i]).count(), g.len(), bad.join("\n"));
     }
+}
+
+#[test]
+fn a_loop_past_llvmpipes_limit_is_a_typed_fault_there_and_runs_elsewhere() {
+    let Some(gpu) = gpu("loop limit") else { return };
+    let Device::Wgpu(wgpu) = &gpu else { panic!("gpu() opens a wgpu device") };
+    // 2000 × 1000 inner iterations: unrolled 16 times, still 2000 × 63
+    // back edges of the inner loop, past llvmpipe's 65 535.
+    let source = std::fs::read_to_string(repo().join("tests/filetests/run_long_loops.rk")).expect("read");
+    let kernels: String = source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect();
+    let text = format!("test run\n; run: @nested(2000, 1000, zeros:1) => _, _, [2000000]\n{kernels}");
+    let result = relok_cli::filetest::run_file("long_nested.rk", &text, &gpu);
+    match wgpu.loop_limit() {
+        Some(limit) => {
+            let errs = result.expect_err("llvmpipe ends the loop: the launch must fail");
+            assert_eq!(errs.len(), 1, "{errs:?}");
+            let expected = format!("a loop would run past the device's limit of {limit} loop iterations per invocation");
+            assert!(errs[0].contains("@nested") && errs[0].contains(&expected), "{}", errs[0]);
+        }
+        None => assert_eq!(result, Ok(0), "no loop limit on {}: the loop runs to its end", gpu.name()),
+    }
+}
+
+#[test]
+fn checked_mode_reports_the_cpu_devices_out_of_bounds_faults() {
+    let Some(gpu) = gpu("checked mode") else { return };
+    // run_faults.rk's kernels, with its global out-of-bounds lines as
+    // `error:` lines (run on every device) naming access and size: the
+    // cpu device and wgpu in checked mode (the default) fail alike.
+    let source = std::fs::read_to_string(repo().join("tests/filetests/run_faults.rk")).expect("read");
+    let kernels: String = source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect();
+    let lines = [
+        "; run: @oob_load(4, zeros:4) => error: out-of-bounds global read of 4 bytes at 0x",
+        "; run: @oob_store(zeros:4) block=8 => error: out-of-bounds global write of 4 bytes at 0x",
+        "; run: @oob_atomic(zeros:2) block=3 => error: out-of-bounds global atomic of 8 bytes at 0x",
+        "; run: @oob_store(zeros:8) block=8 => [0, 1, 2, 3, 4, 5, 6, 7]",
+    ];
+    let text = format!("test run\n{}\n{kernels}", lines.join("\n"));
+    let cpu = Device::Cpu(CpuDevice::new(0));
+    for device in [&cpu, &gpu] {
+        assert_eq!(relok_cli::filetest::run_file("checked.rk", &text, device), Ok(0), "on {}", device.name());
+    }
+}
+
+#[test]
+fn a_fixed_seed_fuzz_campaign_finds_wgpu_equal_to_the_cpu_device() {
+    let Some(gpu) = gpu("fuzz campaign") else { return };
+    // `relok fuzz --devices cpu,wgpu --count 12 --seed 1000`: random
+    // kernels (64-bit and f64 arithmetic through the WGSL helpers, loops,
+    // shared memory, atomics) under table and bake.
+    let cpu = Device::Cpu(CpuDevice::new(0));
+    let others = [gpu];
+    let mismatches: Vec<String> = (1000..1012)
+        .filter_map(|seed| relok_cli::fuzz::run_case(&cpu, &others, seed, 24))
+        .map(|m| format!("seed {} ({} steps) on {}: {}\n{}", m.seed, m.steps, m.on, m.what, m.file_test))
+        .collect();
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[test]
+fn an_endless_loop_is_a_typed_fault_never_a_hang_or_a_success() {
+    let Some(gpu) = gpu("endless loop") else { return };
+    let Device::Wgpu(wgpu) = &gpu else { panic!("gpu() opens a wgpu device") };
+    // run_faults.rk's @forever: the cpu device's step budget ends it; in
+    // checked mode (the default) the WGSL ends it at llvmpipe's limit or
+    // at checked mode's loop budget elsewhere.
+    let source = std::fs::read_to_string(repo().join("tests/filetests/run_faults.rk")).expect("read");
+    let kernels: String = source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect();
+    let expected = match wgpu.loop_limit() {
+        Some(limit) => format!("a loop would run past the device's limit of {limit} loop iterations"),
+        None => format!("loop budget of {} iterations per thread exceeded", relok_compiler::wgsl::CHECKED_LOOP_BUDGET),
+    };
+    let text = format!("test run\n; run: @forever(zeros:1) => error: {expected}\n{kernels}");
+    assert_eq!(relok_cli::filetest::run_file("forever.rk", &text, &gpu), Ok(0), "on {}", gpu.name());
 }

@@ -67,6 +67,13 @@ pub struct Artifact {
     /// the two it is, so a checker can tell an alias from an artifact
     /// under a wrong key.
     pub alias: Option<[u8; 32]>,
+    /// What it was compiled from: the stencil's canonical text
+    /// ([`Stencil::text`]), from which [`Artifact::rebuild_check`]
+    /// recomputes the key and the code.
+    pub source: String,
+    /// The [`CompileOptions`] it was compiled with
+    /// ([`CompileOptions::to_bytes`]).
+    pub options: Vec<u8>,
 }
 
 /// Why an artifact cannot be used.
@@ -93,6 +100,31 @@ pub enum ArtifactError {
         found: String,
         /// What was asked for.
         expected: String,
+    },
+    /// A host value's bytes do not hash to its key: the entry was changed
+    /// after it was written.
+    #[error("host value {key} does not hash to its key (corrupt or forged)")]
+    Value {
+        /// The value's key, in hex.
+        key: String,
+    },
+    /// Recompiling the artifact's source gives other bytes: its code (or
+    /// another field) is not what its source compiles to.
+    #[error("artifact for @{entry} is not what its source compiles to: its {field} differs (forged or corrupt)")]
+    Forged {
+        /// The entry.
+        entry: String,
+        /// The first field that differs (`key`, `code`, `manifest`, …).
+        field: &'static str,
+    },
+    /// The artifact cannot be rebuilt to prove its code (`bake`, never
+    /// stored, or options this compiler does not know).
+    #[error("artifact for @{entry} cannot be rebuilt: {reason}")]
+    NotRebuildable {
+        /// The entry.
+        entry: String,
+        /// Why.
+        reason: String,
     },
     /// Another kernel-state layout.
     #[error("artifact uses kernel-state layout {found}, this runtime uses {expected}")]
@@ -130,10 +162,14 @@ pub fn compile(
     let params = kernel
         .map(|k| k.params.iter().map(|&p| k.values[p].ty.to_string()).collect())
         .unwrap_or_default();
+    if target != CodeTarget::Cpu {
+        // The cpu device checks the same limits when it loads the code.
+        crate::memory_limits::check(&lowered.module)?;
+    }
     let code = match target {
         CodeTarget::Cpu => relok_ir::print(&lowered.module).into_bytes(),
         CodeTarget::Ptx { sm } => crate::ptx::write_string(&lowered.module, &crate::ptx::Options { sm })?.into_bytes(),
-        CodeTarget::Wgsl => crate::wgsl::write_string(&lowered.module, &crate::wgsl::Options::default())?.into_bytes(),
+        CodeTarget::Wgsl => crate::wgsl::write_string(&lowered.module, &crate::wgsl::Options { checked: options.checked })?.into_bytes(),
     };
     Ok(Artifact {
         key: stencil.key(target, strategy, options),
@@ -146,6 +182,8 @@ pub fn compile(
         values: lowered.values,
         code,
         alias: None,
+        source: stencil.text.clone(),
+        options: options.to_bytes(),
     })
 }
 
@@ -203,7 +241,51 @@ impl Artifact {
         if self.abi.state_layout != STATE_LAYOUT_VERSION {
             return Err(ArtifactError::StateLayout { found: self.abi.state_layout, expected: STATE_LAYOUT_VERSION });
         }
+        if let Some(v) = self.values.iter().find(|v| crate::reloc::ValueKey::of(&v.type_tag, &v.bytes) != v.key) {
+            let key = v.key.0.iter().map(|b| format!("{b:02x}")).collect();
+            return Err(ArtifactError::Value { key });
+        }
         Ok(())
+    }
+
+    /// Proves the artifact's code (docs/cache.md, "What is trusted"):
+    /// parses its source, recomputes the key from it (the key is a hash of
+    /// the source, target, strategy, options and compiler), compiles it
+    /// again and compares every field with this artifact, byte for byte
+    /// (codegen is byte-stable). A forged code, manifest, value or key
+    /// fails with [`ArtifactError::Forged`] naming the first field that
+    /// differs. `bake` artifacts hold one device's words and are never
+    /// stored: [`ArtifactError::NotRebuildable`].
+    pub fn rebuild_check(&self) -> Result<(), ArtifactError> {
+        let cannot = |reason: String| ArtifactError::NotRebuildable { entry: self.entry.clone(), reason };
+        let forged = |field: &'static str| ArtifactError::Forged { entry: self.entry.clone(), field };
+        if self.strategy == Strategy::Bake {
+            return Err(cannot("a baked artifact holds one device's words".to_owned()));
+        }
+        let options = CompileOptions::from_bytes(&self.options).ok_or_else(|| cannot(format!("unknown options {:?}", self.options)))?;
+        let module = relok_ir::parse(&self.source).map_err(|_| forged("source"))?;
+        let stencil = Stencil::new(&module, &self.entry).map_err(|_| forged("source"))?;
+        if stencil.text != self.source {
+            return Err(forged("source"));
+        }
+        if stencil.key(self.target, self.strategy, options) != self.key {
+            return Err(forged("key"));
+        }
+        let again = compile(&stencil, self.target, self.strategy, options, None).map_err(|e| cannot(e.to_string()))?;
+        let fields: [(&'static str, bool); 8] = [
+            ("compiler", again.compiler == self.compiler),
+            ("target", again.target == self.target),
+            ("entry", again.entry == self.entry),
+            ("abi", again.abi == self.abi),
+            ("manifest", again.manifest == self.manifest),
+            ("values", again.values == self.values),
+            ("code", again.code == self.code),
+            ("options", again.options == self.options),
+        ];
+        match fields.iter().find(|(_, same)| !same) {
+            Some((field, _)) => Err(forged(field)),
+            None => Ok(()),
+        }
     }
 
     /// Checks the code against the rest of the artifact, as a loader must
@@ -372,5 +454,43 @@ kernel @k(v0: ptr<global, word>) {
     fn compiler_id_has_version_and_hash() {
         assert!(COMPILER_ID.starts_with(concat!("relok-", env!("CARGO_PKG_VERSION"), "-")));
         assert_eq!(COMPILER_ID.rsplit('-').next().map(str::len), Some(16));
+    }
+
+    #[test]
+    fn a_rebuilt_artifact_proves_its_code_and_a_forged_one_fails() {
+        let m = relok_ir::parse(include_str!("../../../examples/reloc/lookup.rk")).unwrap();
+        let s = Stencil::new(&m, "lookup").unwrap();
+        for target in [CodeTarget::Cpu, CodeTarget::Wgsl, CodeTarget::Ptx { sm: 90 }] {
+            let a = compile(&s, target, Strategy::Table, CompileOptions::default(), None).unwrap();
+            assert_eq!(a.rebuild_check(), Ok(()), "{}", target.name());
+            // Changed code, a changed value (with its key recomputed so the
+            // value check passes), a changed source: each is named.
+            let mut code = a.clone();
+            let last = code.code.len() - 2;
+            code.code[last] ^= 1;
+            assert!(matches!(code.rebuild_check(), Err(ArtifactError::Forged { field: "code", .. })), "{}", target.name());
+            let mut value = a.clone();
+            value.values[0].bytes[0] ^= 1;
+            assert!(matches!(value.check(&a.key, target, Strategy::Table), Err(ArtifactError::Value { .. })));
+            value.values[0].key = crate::reloc::ValueKey::of(&value.values[0].type_tag, &value.values[0].bytes);
+            assert!(matches!(value.rebuild_check(), Err(ArtifactError::Forged { field: "values", .. })));
+            let mut source = a.clone();
+            source.source = source.source.replace("const 256", "const 255");
+            assert!(matches!(source.rebuild_check(), Err(ArtifactError::Forged { field: "key", .. })), "{:?}", source.rebuild_check());
+        }
+        let baked = compile(&s, CodeTarget::Cpu, Strategy::Bake, CompileOptions::default(), Some(&|_| Ok(0x1000))).unwrap();
+        assert!(matches!(baked.rebuild_check(), Err(ArtifactError::NotRebuildable { .. })));
+    }
+
+    #[test]
+    fn options_round_trip_through_their_bytes() {
+        for optimize in [false, true] {
+            for checked in [false, true] {
+                let o = CompileOptions { optimize, checked };
+                assert_eq!(CompileOptions::from_bytes(&o.to_bytes()), Some(o));
+            }
+        }
+        assert_eq!(CompileOptions::from_bytes(&[2, 0]), None);
+        assert_eq!(CompileOptions::from_bytes(&[1]), None);
     }
 }

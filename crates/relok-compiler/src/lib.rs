@@ -20,6 +20,7 @@ pub mod ptx;
 pub mod link;
 pub mod lower;
 pub mod math;
+pub mod memory_limits;
 pub mod reloc;
 pub mod state;
 pub mod stencil;
@@ -59,4 +60,7 @@ pub enum CompileError {
     /// WGSL generation failed.
     #[error("WGSL: {0}")]
     Wgsl(#[from] wgsl::Error),
+    /// The kernel exceeds a memory limit every device enforces.
+    #[error(transparent)]
+    MemoryLimit(#[from] memory_limits::MemoryLimitError),
 }

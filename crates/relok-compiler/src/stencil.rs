@@ -259,7 +259,7 @@ kernel @b(v0: ptr<global, u32>) {
             KeyInputs { state_layout: 2, ..base },
             KeyInputs { strategy: Strategy::Patch, ..base },
             KeyInputs { strategy: Strategy::Bake, ..base },
-            KeyInputs { options: CompileOptions { optimize: false }, ..base },
+            KeyInputs { options: CompileOptions { optimize: false, ..CompileOptions::default() }, ..base },
             KeyInputs { ir: "kernel @j() {\n    return\n}\n", ..base },
             // Length prefixes: moving bytes between fields changes the key.
             KeyInputs { compiler: "relok-0.1.0-aaaak", ir: "ernel @k() {\n    return\n}\n", ..base },

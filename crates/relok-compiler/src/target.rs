@@ -77,18 +77,32 @@ impl CodeTarget {
 pub struct CompileOptions {
     /// Run the optimiser (inline, fold, CSE, DCE) before lowering.
     pub optimize: bool,
+    /// Checked mode (on by default): GPU code bounds-checks every access
+    /// to a buffer parameter or the heap and reports one out of bounds as
+    /// the cpu device's `OutOfBounds` fault (WGSL: docs/wgpu.md, "Checked
+    /// mode"; PTX: not yet). The cpu device always checks.
+    pub checked: bool,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        CompileOptions { optimize: true }
+        CompileOptions { optimize: true, checked: true }
     }
 }
 
 impl CompileOptions {
+    /// The options from [`CompileOptions::to_bytes`]'s bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Option<CompileOptions> {
+        let flag = |b: u8| (b <= 1).then_some(b == 1);
+        match *bytes {
+            [optimize, checked] => Some(CompileOptions { optimize: flag(optimize)?, checked: flag(checked)? }),
+            _ => None,
+        }
+    }
+
     /// The options as key bytes.
     pub fn to_bytes(self) -> Vec<u8> {
-        vec![u8::from(self.optimize)]
+        vec![u8::from(self.optimize), u8::from(self.checked)]
     }
 }
 

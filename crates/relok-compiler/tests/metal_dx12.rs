@@ -91,6 +91,8 @@ fn written() -> (Vec<Written>, Vec<String>) {
                         assert!(e.to_string().contains("is not supported by the WGSL backend"), "{name}: {e}");
                         refused.push(format!("{name}: {e}"));
                     }
+                    // Over a memory limit every target enforces.
+                    Err(CompileError::MemoryLimit(e)) => refused.push(format!("{name}: {e}")),
                     Err(e) => panic!("{name}: {e}"),
                 }
             }

@@ -42,7 +42,14 @@ fn ptxas() -> Option<PathBuf> {
 
 #[test]
 fn every_kernel_assembles_for_sm90_under_every_strategy() {
-    let all = all_ptx();
+    let mut all = all_ptx();
+    // run_memory_limits.rk's two kernels over a limit are refused, by
+    // name, under every strategy (relok_compiler::memory_limits).
+    let over = |n: &str, r: &Result<String, CompileError>| {
+        n.starts_with("run_memory_limits.rk-big_") && matches!(r, Err(CompileError::MemoryLimit(_)))
+    };
+    assert_eq!(all.iter().filter(|(n, r)| over(n, r)).count(), 2 * Strategy::ALL.len());
+    all.retain(|(n, r)| !over(n, r));
     let failed: Vec<String> = all.iter().filter_map(|(n, r)| r.as_ref().err().map(|e| format!("{n}: {e}"))).collect();
     assert!(failed.is_empty(), "PTX generation failed:\n{}", failed.join("\n"));
     assert!(all.len() > 100, "{} kernels", all.len());

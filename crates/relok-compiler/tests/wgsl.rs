@@ -56,6 +56,8 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
                         assert!(e.to_string().contains("is not supported by the WGSL backend"), "{name}: {e}");
                         refused.push(format!("{name}: {e}"));
                     }
+                    // Over a memory limit every target enforces.
+                    Err(CompileError::MemoryLimit(e)) => refused.push(format!("{name}: {e}")),
                     Err(e) => panic!("{name}: {e}"),
                 }
             }
@@ -100,11 +102,15 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("run_int_arith_u64.rk", &["bin_u64"]),
         ("run_int_bitwise.rk", &["bw_i32", "bw_i64", "bw_u32", "bw_u64"]),
         ("run_launch_errors.rk", &["k"]),
+        ("run_memory_limits.rk", &["fits"]),
+        ("run_long_loops.rk", &["count", "first_at_least", "nested", "sum_odd", "two_loops"]),
         ("run_loops.rk", &["find", "nested", "sum_odd"]),
         ("run_math_exact.rk", &["ex_f32", "ex_f32_folded", "ex_f64", "ex_f64_folded", "fma_f64_folded"]),
         ("run_math_f32.rk", &["bin_f32", "bin_f32_folded", "dom_f32", "dom_f32_folded", "un_f32", "un_f32_folded"]),
         ("run_math_specials.rk", &["nan_f32", "spec_f32"]),
         ("run_memory.rk", &["copy_rev", "grid_1d", "neg_index", "offsets"]),
+        ("run_races.rk", &["hist_atomic", "hist_racy", "transpose", "transpose_racy"]),
+        ("run_wgsl_regressions.rk", &["fuzz", "fuzz_5056", "zero_minus"]),
         ("run_redzones.rk", &["const_next", "local_in_callee", "local_next", "shared_next"]),
         ("run_shifts.rk", &["bin_i32"]),
         ("run_unary.rk", &["un_f32", "un_f64", "un_i32", "un_i64", "un_u32", "un_u64"]),
@@ -126,7 +132,7 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
     }
     // What is refused is refused for one of those reasons.
     for r in &refused {
-        let known = ["(WGSL has only 32-bit atomics)", "a 64-bit compare-and-swap", "pointer", "ptr<", "fma on f64 (no exact emulation", "the math library computes it in f64"];
+        let known = ["(WGSL has only 32-bit atomics)", "a 64-bit compare-and-swap", "pointer", "ptr<", "fma on f64 (no exact emulation", "the math library computes it in f64", "bytes of local memory per thread, the limit is 65536", "bytes of shared memory, the limit is 49152"];
         assert!(known.iter().any(|k| r.contains(k)), "refused for another reason: {r}");
     }
     assert_eq!(valid.len(), 2 * written.iter().map(|(_, k)| k.len()).sum::<usize>(), "{} valid, {} refused", valid.len(), refused.len());
@@ -285,7 +291,7 @@ fn every_64_bit_operation_and_helper_validates() {
     for s in [Strategy::Table, Strategy::Bake] {
         for optimize in [true, false] {
             let words: Option<relok_compiler::lower::WordResolver<'_>> = if s == Strategy::Bake { Some(&fake_word) } else { None };
-            let a = compile(&stencil, CodeTarget::Wgsl, s, CompileOptions { optimize }, words).unwrap_or_else(|e| panic!("{s} {optimize}: {e}"));
+            let a = compile(&stencil, CodeTarget::Wgsl, s, CompileOptions { optimize, ..CompileOptions::default() }, words).unwrap_or_else(|e| panic!("{s} {optimize}: {e}"));
             let text = String::from_utf8(a.code).expect("UTF-8");
             validate(&text).unwrap_or_else(|e| panic!("{s} {optimize}: {e}\n{text}"));
             for h in helpers {
@@ -310,7 +316,7 @@ fn inexact_64_bit_atomics_are_refused_by_name() {
         let src = format!("kernel @k(v0: ptr<global, u64>, v1: u64) {{\n    {body}\n    return\n}}\n");
         let m = relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
         let stencil = Stencil::new(&m, "k").expect("stencil");
-        let e = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false }, None).expect_err(what);
+        let e = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false, ..CompileOptions::default() }, None).expect_err(what);
         assert!(e.to_string().contains(what), "{body}: {e}");
     }
 }
@@ -352,7 +358,7 @@ fn constant_operations_are_written_as_their_ir_values() {
         );
         let m = relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
         let stencil = Stencil::new(&m, "k").expect("stencil");
-        let a = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false }, None).unwrap_or_else(|e| panic!("{op}: {e}"));
+        let a = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false, ..CompileOptions::default() }, None).unwrap_or_else(|e| panic!("{op}: {e}"));
         let text = String::from_utf8(a.code).expect("UTF-8");
         validate(&text).unwrap_or_else(|e| panic!("{ty} {op}: {e}\n{text}"));
         assert!(text.contains(&format!("const v3: {} = {want};", if ty == "u64" { "vec2<u32>" } else { ty })), "{ty} {op}:\n{text}");
@@ -366,7 +372,7 @@ fn ids_in_a_device_function_that_is_not_inlined_are_refused() {
     let src = "fn @tid() -> u32 {\n    v0: u32 = thread_id.x\n    return v0\n}\n\nkernel @k(v0: ptr<global, u32>) {\n    v1: u32 = call @tid()\n    store v0, v1\n    return\n}\n";
     let m = relok_ir::parse(src).expect("parses");
     let stencil = Stencil::new(&m, "k").expect("stencil");
-    let e = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false }, None).expect_err("refused");
+    let e = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false, ..CompileOptions::default() }, None).expect_err("refused");
     assert!(e.to_string().contains("a thread or block id in a device function (inline it)"), "{e}");
     // Inlined (the default), it is written.
     compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions::default(), None).expect("inlined");

@@ -428,4 +428,7 @@ impl DeviceMemory for Device {
     fn free_bytes(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
         self.memory().free_bytes(ptr)
     }
+    fn seal_value(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
+        self.memory().seal_value(ptr)
+    }
 }

@@ -98,8 +98,9 @@ pub enum FaultKind {
         /// The required alignment.
         align: u32,
     },
-    /// A store or atomic through a `const` pointer.
-    #[error("write to read-only const memory at {addr:#x}")]
+    /// A store or atomic through a `const` pointer, or into a host value's
+    /// copy (host values are read-only to kernels; the cpu device).
+    #[error("write to read-only memory (a constant or a host value) at {addr:#x}")]
     ReadOnly {
         /// The address.
         addr: u64,
@@ -150,6 +151,40 @@ pub enum FaultKind {
     MissingReturn {
         /// The function.
         func: String,
+    },
+    /// The device ends every loop of an invocation once `limit` iterations
+    /// (all its loops together) have run, and a loop would have run on
+    /// (llvmpipe; docs/wgpu.md, "Long loops"). Block and thread are 0 when
+    /// the loop is in a device function that was not inlined.
+    #[error("a loop would run past the device's limit of {limit} loop iterations per invocation (all loops together); its result would be wrong")]
+    LoopLimit {
+        /// The limit.
+        limit: u64,
+    },
+    /// Checked mode on a GPU: the thread's loops ran more iterations than
+    /// the budget (all loops together), so the loop was ended (wgpu;
+    /// docs/wgpu.md, "Checked mode"). The cpu device's bound is
+    /// [`FaultKind::StepBudgetExceeded`], counted in instructions.
+    #[error("loop budget of {budget} iterations per thread exceeded (checked mode)")]
+    LoopBudgetExceeded {
+        /// The budget.
+        budget: u64,
+    },
+    /// This thread and `other_thread` of the same block accessed the same
+    /// byte between the same pair of barriers, at least one of them with a
+    /// non-atomic write (the cpu device's race detector).
+    #[error("data race on {space} byte {addr:#x}: {access} by this thread, {other_access} by thread ({},{},{}) between the same barriers", other_thread[0], other_thread[1], other_thread[2])]
+    DataRace {
+        /// Global or shared.
+        space: AddrSpace,
+        /// The byte.
+        addr: u64,
+        /// The thread whose earlier access conflicts.
+        other_thread: [u32; 3],
+        /// Its access.
+        other_access: Access,
+        /// This thread's access.
+        access: Access,
     },
 }
 

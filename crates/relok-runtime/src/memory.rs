@@ -34,6 +34,13 @@ pub trait DeviceMemory {
         let ptr = self.alloc_object(bytes.len() as u64)?;
         fill(self, ptr, bytes)
     }
+    /// Makes the allocation at `ptr` (a host value's copy, written) read-only
+    /// to kernels: a device that can refuses their writes to it (the cpu
+    /// device faults with `FaultKind::ReadOnly`); by default nothing.
+    fn seal_value(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
+        let _ = ptr;
+        Ok(())
+    }
     /// Copies `bytes` to `ptr`.
     fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError>;
     /// Copies `len` bytes from `ptr`.

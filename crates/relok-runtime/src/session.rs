@@ -302,6 +302,11 @@ impl State {
             source,
         };
         let ptr = device.alloc_object_filled(&value.bytes).map_err(err)?;
+        if let Err(e) = device.seal_value(ptr) {
+            // Best effort: the copy is unusable either way.
+            let _ = device.free_bytes(ptr);
+            return Err(err(e));
+        }
         dev.values.insert(*key, ptr);
         Ok(ptr)
     }

@@ -108,7 +108,7 @@
 //! `RELOK_BINARY_CACHE=off` (or `RELOK_CACHE=off`) disables it; the cap is
 //! `RELOK_BINARY_CACHE_MAX_BYTES`.
 
-use crate::error::{DeviceError, LaunchError, ProgramError};
+use crate::error::{Access, DeviceError, FaultKind, LaunchError, ProgramError};
 use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 use crate::backend::{deliver_words, load_once, wrong_device, Backend, Loaded, Thrown};
 use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
@@ -146,6 +146,10 @@ const HEAP_INITIAL: u64 = 64 << 10;
 /// The next buffer id: unique in the process, so a pointer of one wgpu
 /// device names nothing on another.
 static NEXT_BUFFER: AtomicU32 = AtomicU32::new(1);
+/// Mesa's llvmpipe ends every loop of a shader invocation once this many
+/// iterations of its loops have run (`LP_MAX_TGSI_LOOP_ITERATIONS`).
+const LLVMPIPE_LOOP_LIMIT: u32 = 65_535;
+
 /// Bytes of an exception record.
 const RECORD_BYTES: u64 = ExceptionLayout::WORDS as u64 * 8;
 const _: () = assert!(RECORD_BYTES == bindings::EXCEPTION_WORDS as u64 * 4, "the record binding holds the record");
@@ -300,6 +304,22 @@ pub struct WgpuDevice {
     /// Tier 2: where the pipeline cache's blob is kept.
     archive: Option<Store>,
     stats: Counters,
+    /// The seal bitmap of host values' copies in the heap (held while it
+    /// is updated and written).
+    seals: Mutex<Seals>,
+}
+
+/// Which 16-byte granules of the heap hold host values' copies, as the
+/// WGSL's `relok_heap_guard` reads them (`relok_compiler::wgsl::sealed`):
+/// this host copy of the bitmap, and where the device's copy lives.
+#[derive(Debug, Default)]
+struct Seals {
+    /// Bit `g` of word `g / 32`: granule `g` is sealed.
+    bits: Vec<u32>,
+    /// The bitmap object's heap offset (0: none yet).
+    at: u64,
+    /// Granules the device's bitmap covers.
+    covered: u64,
 }
 
 /// The device's object heap (buffer 0).
@@ -433,6 +453,7 @@ impl WgpuDevice {
             pipeline_cache: None,
             archive: None,
             stats: Counters::default(),
+            seals: Mutex::default(),
         };
         if let Some(root) = root.filter(|_| !features.is_empty()) {
             match crate::cache::open_store(d.archive_config(&root)) {
@@ -746,7 +767,12 @@ impl WgpuDevice {
         if let Some(p) = lock(&kernel.pipelines).get(&block) {
             return Ok(p.clone());
         }
-        let constants = [("relok_block_x", f64::from(block[0])), ("relok_block_y", f64::from(block[1])), ("relok_block_z", f64::from(block[2]))];
+        let constants = [
+            ("relok_block_x", f64::from(block[0])),
+            ("relok_block_y", f64::from(block[1])),
+            ("relok_block_z", f64::from(block[2])),
+            (relok_compiler::wgsl::LOOP_BUDGET_OVERRIDE, f64::from(self.loop_limit().unwrap_or(u32::MAX))),
+        ];
         let p = self.scoped("createComputePipeline", || {
             self.device.create_compute_pipeline(&::wgpu::ComputePipelineDescriptor {
                 label: Some(&kernel.entry),
@@ -761,6 +787,39 @@ impl WgpuDevice {
         self.stats.cache_dirty.store(true, Ordering::Relaxed);
         lock(&kernel.pipelines).insert(block, p.clone());
         Ok(p)
+    }
+
+    /// The adapter's limit on loop iterations per invocation, all loops
+    /// together, where it has one: llvmpipe's 65 535 (docs/wgpu.md, "Long
+    /// loops"). The WGSL counts against it and reports a loop it would end.
+    pub fn loop_limit(&self) -> Option<u32> {
+        let llvmpipe = self.info.driver == "llvmpipe" || self.info.name.starts_with("llvmpipe");
+        llvmpipe.then_some(LLVMPIPE_LOOP_LIMIT)
+    }
+
+    /// What a set exception record means: a fault the WGSL recorded
+    /// (a loop at the adapter's limit), else the kernel's throw.
+    fn thrown_error(&self, kernel: &str, t: Thrown) -> LaunchError {
+        if let Some((_, access, size)) = relok_compiler::wgsl::bounds::decode((t.message_word >> 32) as u32) {
+            // Checked mode: the address is the byte offset in the bound
+            // buffer (from the pointer argument, or in the heap).
+            let access = [Access::Read, Access::Write, Access::Atomic].get(access as usize).copied().unwrap_or(Access::Atomic);
+            let kind = FaultKind::OutOfBounds { space: relok_ir::AddrSpace::Global, access, addr: t.message_word & 0xffff_ffff, size };
+            return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind };
+        }
+        if (t.message_word >> 32) as u32 == relok_compiler::wgsl::sealed::READ_ONLY_MESSAGE_HIGH {
+            let kind = FaultKind::ReadOnly { addr: t.message_word & 0xffff_ffff };
+            return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind };
+        }
+        if t.message_word == relok_compiler::wgsl::LOOP_BUDGET_MESSAGE {
+            let kind = FaultKind::LoopBudgetExceeded { budget: u64::from(relok_compiler::wgsl::CHECKED_LOOP_BUDGET) };
+            return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind };
+        }
+        if t.message_word == relok_compiler::wgsl::LOOP_LIMIT_MESSAGE {
+            let limit = u64::from(self.loop_limit().unwrap_or(u32::MAX));
+            return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind: FaultKind::LoopLimit { limit } };
+        }
+        LaunchError::Exception { kernel: kernel.to_owned(), message_word: t.message_word, block: t.block, thread: t.thread }
     }
 
     /// Checks the launch shape against this adapter's limits.
@@ -1064,7 +1123,7 @@ impl WgpuDevice {
                 self.queue.write_buffer(&r.buffer, 0, &ZERO_RECORD);
             }
             if let (None, Some(t)) = (&thrown, t) {
-                thrown = Some(LaunchError::Exception { kernel: r.entry.clone(), message_word: t.message_word, block: t.block, thread: t.thread });
+                thrown = Some(self.thrown_error(&r.entry, t));
             }
         }
         // Records of kernels dropped since go back to the pool (zeroed:
@@ -1158,6 +1217,71 @@ impl WgpuDevice {
         let bytes = self.map_read(&staging)?;
         let from = (offset - start) as usize;
         Ok(bytes[from..from + len as usize].to_vec())
+    }
+
+    /// Seals heap object `offset` of `bytes` (a host value's copy): sets its
+    /// granules in the seal bitmap, moving the bitmap to a larger heap
+    /// object first when it does not cover them, and writes what changed
+    /// (docs/wgpu.md, "Host values are read-only").
+    fn seal_heap_object(&self, offset: u64, bytes: u64) -> Result<(), DeviceError> {
+        use relok_compiler::wgsl::sealed::{BITMAP_WORD, GRANULE, GRANULES_WORD};
+        let mut seals = lock(&self.seals);
+        let set = |bits: &mut Vec<u32>, from: u64, to: u64| {
+            for g in from..to {
+                let w = (g / 32) as usize;
+                if bits.len() <= w {
+                    bits.resize(w + 1, 0);
+                }
+                bits[w] |= 1 << (g % 32);
+            }
+        };
+        let (first, end) = (offset / GRANULE, (offset + bytes.max(1)).div_ceil(GRANULE));
+        set(&mut seals.bits, first, end);
+        if end <= seals.covered {
+            let (w0, w1) = ((first / 32) as usize, (end - 1) as usize / 32 + 1);
+            let words: Vec<u8> = seals.bits[w0..w1].iter().flat_map(|w| w.to_le_bytes()).collect();
+            let at = seals.at + 4 * w0 as u64;
+            return self.write_heap_raw(at, &words);
+        }
+        // A new bitmap object covering twice the heap allocated so far
+        // (and itself).
+        let (at, covered) = {
+            let mut heap = lock(&self.heap);
+            let mut covered = end.max(heap.top.div_ceil(GRANULE)).next_multiple_of(32) * 2;
+            let at = heap.top.next_multiple_of(HEAP_ALIGN);
+            while (at + covered / 8).div_ceil(GRANULE) > covered {
+                covered *= 2;
+            }
+            let size = covered / 8;
+            if at + size > heap.buffer.size() {
+                self.grow_heap(&mut heap, at + size)?;
+            }
+            // relok's own, like the header: not a live object (the host
+            // neither reads nor frees it; live_allocations leaves it out).
+            heap.top = at + size;
+            (at, covered)
+        };
+        set(&mut seals.bits, at / GRANULE, (at + covered / 8).div_ceil(GRANULE));
+        seals.bits.resize((covered / 32) as usize, 0);
+        let words: Vec<u8> = seals.bits.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.write_heap_raw(at, &words)?;
+        let mut header = Vec::new();
+        header.extend_from_slice(&(at as u32).to_le_bytes());
+        header.extend_from_slice(&(covered as u32).to_le_bytes());
+        self.write_heap_raw(4 * u64::from(BITMAP_WORD), &header)?;
+        debug_assert_eq!(GRANULES_WORD, BITMAP_WORD + 1);
+        seals.at = at;
+        seals.covered = covered;
+        Ok(())
+    }
+
+    /// Writes 4-byte-aligned `bytes` at heap `offset`, also into relok's
+    /// own words below the first object (after the launches enqueued
+    /// before).
+    fn write_heap_raw(&self, offset: u64, bytes: &[u8]) -> Result<(), DeviceError> {
+        self.submit_all();
+        let heap = lock(&self.heap);
+        self.scoped("writeBuffer", || self.queue.write_buffer(&heap.buffer, offset, bytes))
     }
 
     /// Grows the heap to hold `needed` bytes (copying its contents; no word
@@ -1254,6 +1378,15 @@ impl DeviceMemory for WgpuDevice {
         // Launches enqueued before this read must have written.
         self.submit_all();
         self.with_memory(ptr, len, |buffer, offset| self.read_span(buffer, offset, len))
+    }
+
+    fn seal_value(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
+        let (id, offset) = split(ptr);
+        let size = lock(&self.heap).live.get(&offset).copied().filter(|_| id == 0);
+        match size {
+            Some(bytes) => self.seal_heap_object(offset, bytes),
+            None => Err(DeviceError::OutOfBounds { addr: ptr.0, len: 0 }),
+        }
     }
 
     fn free_bytes(&self, ptr: DevicePtr) -> Result<(), DeviceError> {

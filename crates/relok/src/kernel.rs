@@ -56,7 +56,10 @@ impl Kernel {
     pub(crate) fn load(ctx: &Arc<Shared>, from: &impl KernelSource, name: &str) -> Result<Kernel> {
         let (target, strategy) = (ctx.device.target(), ctx.strategy);
         let source_key = from.source_text().map(|text| ctx.cache.source_key(text, name, target, strategy));
-        if let Some(artifact) = source_key.and_then(|k| ctx.cache.artifact_by_source(k, target, strategy)) {
+        let found = source_key.and_then(|k| ctx.cache.artifact_by_source(k, target, strategy));
+        // The source key covers the name; an artifact of another kernel
+        // under it is a damaged entry: the slow path compiles the right one.
+        if let Some(artifact) = found.filter(|a| a.entry == name) {
             let types = artifact.param_types().map_err(ProgramError::from)?;
             let params = types.into_iter().enumerate().map(|(i, t)| (format!("v{i}"), t)).collect();
             let inner = ctx.device.load_artifact(&ctx.session, &artifact)?;

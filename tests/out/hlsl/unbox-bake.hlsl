@@ -10,6 +10,11 @@ struct __dynamic_buffer_offsetsTy0 {
 };
 ConstantBuffer<__dynamic_buffer_offsetsTy0> __dynamic_buffer_offsets0: register(b0, space0);
 
+struct _atomic_compare_exchange_result_Uint_4_ {
+    uint old_value;
+    bool exchanged;
+};
+
 typedef uint ret_Constructarray4_uint_[4];
 ret_Constructarray4_uint_ Constructarray4_uint_(uint arg0, uint arg1, uint arg2, uint arg3) {
     uint ret[4] = { arg0, arg1, arg2, arg3 };
@@ -20,9 +25,45 @@ static const uint relok_block_x = 64u;
 static const uint relok_block_y = 2u;
 static const uint relok_block_z = 1u;
 
+RWByteAddressBuffer relok_exception : register(u0);
 ByteAddressBuffer relok_args : register(t0);
 RWByteAddressBuffer p0_ : register(u2);
 static uint c0_[4] = Constructarray4_uint_(3193623496u, 3739853691u, 42u, 0u);
+
+uint relok_bounds(uint off, uint size, uint len, uint code, uint3 b, uint3 t)
+{
+    bool local = (bool)0;
+
+    if ((off <= len)) {
+        local = (size <= (len - off));
+    } else {
+        local = false;
+    }
+    bool _e12 = local;
+    if (_e12) {
+        return off;
+    }
+    _atomic_compare_exchange_result_Uint_4_ _e17; relok_exception.InterlockedCompareExchange(0, 0u, 1u, _e17.old_value);
+    _e17.exchanged = (_e17.old_value == 0u);
+    if (_e17.exchanged) {
+        { uint dummy = 0; relok_exception.InterlockedExchange(8, off, dummy); }
+        { uint dummy_1 = 0; relok_exception.InterlockedExchange(12, code, dummy_1); }
+        { uint dummy_2 = 0; relok_exception.InterlockedExchange(16, b.x, dummy_2); }
+        { uint dummy_3 = 0; relok_exception.InterlockedExchange(40, t.x, dummy_3); }
+        { uint dummy_4 = 0; relok_exception.InterlockedExchange(24, b.y, dummy_4); }
+        { uint dummy_5 = 0; relok_exception.InterlockedExchange(48, t.y, dummy_5); }
+        { uint dummy_6 = 0; relok_exception.InterlockedExchange(32, b.z, dummy_6); }
+        { uint dummy_7 = 0; relok_exception.InterlockedExchange(56, t.z, dummy_7); }
+    }
+    return 4294967295u;
+}
+
+uint NagaBufferLengthRW(RWByteAddressBuffer buffer)
+{
+    uint ret;
+    buffer.GetDimensions(ret);
+    return ret;
+}
 
 [numthreads(64, 2, 1)]
 void unbox(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, uint3 relok_nblocks : SV_GroupID)
@@ -36,6 +77,9 @@ void unbox(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, uin
     uint v6_ = c0_[2u];
     bool v8_ = all((v4_ == v0_));
     uint v9_ = (v8_ ? v6_ : 0u);
-    { uint dummy = 0; p0_.InterlockedExchange(0u*4, v9_, dummy); }
+    const uint _e46 = relok_bounds(0u, 4u, (((NagaBufferLengthRW(p0_) - 0) / 4) * 4u), 4294706196u, relok_bid, relok_tid);
+    if ((_e46 != 4294967295u)) {
+        { uint dummy_8 = 0; p0_.InterlockedExchange((_e46 >> 2u)*4, v9_, dummy_8); }
+    }
     return;
 }

@@ -5,16 +5,82 @@
 using metal::uint;
 
 struct _mslBufferSizes {
-    uint size0;
     uint size1;
     uint size2;
+    uint size3;
 };
 
-typedef uint type_2[1];
-typedef metal::atomic_uint type_3[1];
+struct type_2 {
+    metal::atomic_uint inner[16];
+};
+typedef uint type_3[1];
+typedef metal::atomic_uint type_4[1];
+struct _atomic_compare_exchange_result_Uint_4_ {
+    uint old_value;
+    bool exchanged;
+    char _pad2[3];
+};
+
+template <typename A>
+_atomic_compare_exchange_result_Uint_4_ naga_atomic_compare_exchange_weak_explicit(
+    device A *atomic_ptr,
+    uint cmp,
+    uint v
+) {
+    bool swapped = metal::atomic_compare_exchange_weak_explicit(
+        atomic_ptr, &cmp, v,
+        metal::memory_order_relaxed, metal::memory_order_relaxed
+    );
+    return _atomic_compare_exchange_result_Uint_4_{cmp, swapped};
+}
+template <typename A>
+_atomic_compare_exchange_result_Uint_4_ naga_atomic_compare_exchange_weak_explicit(
+    threadgroup A *atomic_ptr,
+    uint cmp,
+    uint v
+) {
+    bool swapped = metal::atomic_compare_exchange_weak_explicit(
+        atomic_ptr, &cmp, v,
+        metal::memory_order_relaxed, metal::memory_order_relaxed
+    );
+    return _atomic_compare_exchange_result_Uint_4_{cmp, swapped};
+}
 constant uint relok_block_x = 64u;
 constant uint relok_block_y = 2u;
 constant uint relok_block_z = 1u;
+
+uint relok_bounds(
+    uint off,
+    uint size,
+    uint len,
+    uint code,
+    metal::uint3 b,
+    metal::uint3 t,
+    device type_2& relok_exception
+) {
+    bool local_1 = {};
+    if (off <= len) {
+        local_1 = size <= (len - off);
+    } else {
+        local_1 = false;
+    }
+    bool _e12 = local_1;
+    if (_e12) {
+        return off;
+    }
+    _atomic_compare_exchange_result_Uint_4_ _e17 = naga_atomic_compare_exchange_weak_explicit(&relok_exception.inner[0], 0u, 1u);
+    if (_e17.exchanged) {
+        metal::atomic_store_explicit(&relok_exception.inner[2], off, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[3], code, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[4], b.x, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[10], t.x, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[6], b.y, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[12], t.y, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[8], b.z, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[14], t.z, metal::memory_order_relaxed);
+    }
+    return 4294967295u;
+}
 
 struct saxpyInput {
 };
@@ -22,31 +88,45 @@ struct saxpyInput {
   metal::uint3 relok_tid [[thread_position_in_threadgroup]]
 , metal::uint3 relok_bid [[threadgroup_position_in_grid]]
 , metal::uint3 relok_nblocks [[threadgroups_per_grid]]
-, device type_2 const& relok_args [[buffer(1)]]
-, device type_3 const& p0_ [[buffer(4)]]
-, device type_3& p1_ [[buffer(5)]]
+, device type_2& relok_exception [[buffer(0)]]
+, device type_3 const& relok_args [[buffer(1)]]
+, device type_4 const& p0_ [[buffer(4)]]
+, device type_4& p1_ [[buffer(5)]]
 , constant _mslBufferSizes& _buffer_sizes [[buffer(6)]]
 ) {
-    uint relok_zero = relok_args[metal::min(unsigned((1 + (_buffer_sizes.size0 - 0 - 4) / 4) - 1u), (_buffer_sizes.size0 - 0 - 4) / 4)];
-    uint v0_ = relok_args[metal::min(unsigned(2), (_buffer_sizes.size0 - 0 - 4) / 4)];
-    uint _e15 = relok_args[metal::min(unsigned(4), (_buffer_sizes.size0 - 0 - 4) / 4)];
+    bool local = {};
+    uint relok_zero = relok_args[metal::min(unsigned((1 + (_buffer_sizes.size1 - 0 - 4) / 4) - 1u), (_buffer_sizes.size1 - 0 - 4) / 4)];
+    uint v0_ = relok_args[metal::min(unsigned(2), (_buffer_sizes.size1 - 0 - 4) / 4)];
+    uint _e15 = relok_args[metal::min(unsigned(4), (_buffer_sizes.size1 - 0 - 4) / 4)];
     float v1_ = as_type<float>(_e15);
     uint v4_ = relok_bid.x;
+    uint v5_ = relok_block_x + relok_zero;
     uint v6_ = relok_tid.x;
-    uint v7_ = v4_ * relok_block_x;
+    uint v7_ = v4_ * v5_;
     uint v8_ = v7_ + v6_;
     bool v9_ = v8_ < v0_;
     if (v9_) {
         uint t1_ = 0u + (v8_ * 4u);
-        uint _e32 = metal::atomic_load_explicit(&p0_[metal::min(unsigned(t1_ >> 2u), (_buffer_sizes.size1 - 0 - 4) / 4)], metal::memory_order_relaxed);
-        float v10_ = as_type<float>(_e32);
-        uint t2_ = 0u + (v8_ * 4u);
-        uint _e41 = metal::atomic_load_explicit(&p1_[metal::min(unsigned(t2_ >> 2u), (_buffer_sizes.size2 - 0 - 4) / 4)], metal::memory_order_relaxed);
-        float v11_ = as_type<float>(_e41);
-        float v12_ = as_type<float>(as_type<uint>(v1_ * v10_) ^ relok_zero);
-        float v13_ = v12_ + v11_;
+        uint _e35 = relok_bounds(t1_, 4u, (1 + (_buffer_sizes.size2 - 0 - 4) / 4) * 4u, 4294706180u, relok_bid, relok_tid, relok_exception);
+        uint _e40 = metal::atomic_load_explicit(&p0_[metal::min(unsigned(_e35 >> 2u), (_buffer_sizes.size2 - 0 - 4) / 4)], metal::memory_order_relaxed);
+        float v10_ = as_type<float>(_e40);
         uint t3_ = 0u + (v8_ * 4u);
-        metal::atomic_store_explicit(&p1_[metal::min(unsigned(t3_ >> 2u), (_buffer_sizes.size2 - 0 - 4) / 4)], as_type<uint>(v13_), metal::memory_order_relaxed);
+        uint _e51 = relok_bounds(t3_, 4u, (1 + (_buffer_sizes.size3 - 0 - 4) / 4) * 4u, 4294706436u, relok_bid, relok_tid, relok_exception);
+        uint _e56 = metal::atomic_load_explicit(&p1_[metal::min(unsigned(_e51 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], metal::memory_order_relaxed);
+        float v11_ = as_type<float>(_e56);
+        float v12_ = as_type<float>(as_type<uint>(v1_ * v10_) ^ relok_zero);
+        if (as_type<uint>(v12_) == 2147483648u) {
+            local = as_type<uint>(v11_) == 2147483648u;
+        } else {
+            local = false;
+        }
+        bool _e75 = local;
+        float v13_ = as_type<float>(((as_type<uint>(v12_ + v11_) & 2147483647u) == 0u) ? (_e75 ? 2147483648u : 0u) : as_type<uint>(v12_ + v11_));
+        uint t5_ = 0u + (v8_ * 4u);
+        uint _e94 = relok_bounds(t5_, 4u, (1 + (_buffer_sizes.size3 - 0 - 4) / 4) * 4u, 4294706452u, relok_bid, relok_tid, relok_exception);
+        if (_e94 != 4294967295u) {
+            metal::atomic_store_explicit(&p1_[metal::min(unsigned(_e94 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], as_type<uint>(v13_), metal::memory_order_relaxed);
+        }
     }
     return;
 }

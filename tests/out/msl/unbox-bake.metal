@@ -5,18 +5,84 @@
 using metal::uint;
 
 struct _mslBufferSizes {
-    uint size0;
     uint size1;
+    uint size2;
 };
 
-typedef uint type_2[1];
-typedef metal::atomic_uint type_4[1];
-struct type_5 {
+struct type_2 {
+    metal::atomic_uint inner[16];
+};
+typedef uint type_3[1];
+typedef metal::atomic_uint type_5[1];
+struct type_6 {
     uint inner[4];
 };
+struct _atomic_compare_exchange_result_Uint_4_ {
+    uint old_value;
+    bool exchanged;
+    char _pad2[3];
+};
+
+template <typename A>
+_atomic_compare_exchange_result_Uint_4_ naga_atomic_compare_exchange_weak_explicit(
+    device A *atomic_ptr,
+    uint cmp,
+    uint v
+) {
+    bool swapped = metal::atomic_compare_exchange_weak_explicit(
+        atomic_ptr, &cmp, v,
+        metal::memory_order_relaxed, metal::memory_order_relaxed
+    );
+    return _atomic_compare_exchange_result_Uint_4_{cmp, swapped};
+}
+template <typename A>
+_atomic_compare_exchange_result_Uint_4_ naga_atomic_compare_exchange_weak_explicit(
+    threadgroup A *atomic_ptr,
+    uint cmp,
+    uint v
+) {
+    bool swapped = metal::atomic_compare_exchange_weak_explicit(
+        atomic_ptr, &cmp, v,
+        metal::memory_order_relaxed, metal::memory_order_relaxed
+    );
+    return _atomic_compare_exchange_result_Uint_4_{cmp, swapped};
+}
 constant uint relok_block_x = 64u;
 constant uint relok_block_y = 2u;
 constant uint relok_block_z = 1u;
+
+uint relok_bounds(
+    uint off,
+    uint size,
+    uint len,
+    uint code,
+    metal::uint3 b,
+    metal::uint3 t,
+    device type_2& relok_exception
+) {
+    bool local = {};
+    if (off <= len) {
+        local = size <= (len - off);
+    } else {
+        local = false;
+    }
+    bool _e12 = local;
+    if (_e12) {
+        return off;
+    }
+    _atomic_compare_exchange_result_Uint_4_ _e17 = naga_atomic_compare_exchange_weak_explicit(&relok_exception.inner[0], 0u, 1u);
+    if (_e17.exchanged) {
+        metal::atomic_store_explicit(&relok_exception.inner[2], off, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[3], code, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[4], b.x, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[10], t.x, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[6], b.y, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[12], t.y, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[8], b.z, metal::memory_order_relaxed);
+        metal::atomic_store_explicit(&relok_exception.inner[14], t.z, metal::memory_order_relaxed);
+    }
+    return 4294967295u;
+}
 
 struct unboxInput {
 };
@@ -24,13 +90,14 @@ struct unboxInput {
   metal::uint3 relok_tid [[thread_position_in_threadgroup]]
 , metal::uint3 relok_bid [[threadgroup_position_in_grid]]
 , metal::uint3 relok_nblocks [[threadgroups_per_grid]]
-, device type_2 const& relok_args [[buffer(1)]]
-, device type_4& p0_ [[buffer(4)]]
+, device type_2& relok_exception [[buffer(0)]]
+, device type_3 const& relok_args [[buffer(1)]]
+, device type_5& p0_ [[buffer(4)]]
 , constant _mslBufferSizes& _buffer_sizes [[buffer(5)]]
 ) {
-    type_5 c0_ = type_5 {{3193623496u, 3739853691u, 42u, 0u}};
-    uint _e5 = relok_args[metal::min(unsigned(2), (_buffer_sizes.size0 - 0 - 4) / 4)];
-    uint _e8 = relok_args[metal::min(unsigned(3), (_buffer_sizes.size0 - 0 - 4) / 4)];
+    type_6 c0_ = type_6 {{3193623496u, 3739853691u, 42u, 0u}};
+    uint _e5 = relok_args[metal::min(unsigned(2), (_buffer_sizes.size1 - 0 - 4) / 4)];
+    uint _e8 = relok_args[metal::min(unsigned(3), (_buffer_sizes.size1 - 0 - 4) / 4)];
     metal::uint2 v0_ = metal::uint2(_e5, _e8);
     uint _e18 = c0_.inner[0u];
     uint _e25 = c0_.inner[1u];
@@ -38,6 +105,9 @@ struct unboxInput {
     uint v6_ = c0_.inner[2u];
     bool v8_ = metal::all(v4_ == v0_);
     uint v9_ = v8_ ? v6_ : 0u;
-    metal::atomic_store_explicit(&p0_[metal::min(unsigned(0u), (_buffer_sizes.size1 - 0 - 4) / 4)], v9_, metal::memory_order_relaxed);
+    uint _e46 = relok_bounds(0u, 4u, (1 + (_buffer_sizes.size2 - 0 - 4) / 4) * 4u, 4294706196u, relok_bid, relok_tid, relok_exception);
+    if (_e46 != 4294967295u) {
+        metal::atomic_store_explicit(&p0_[metal::min(unsigned(_e46 >> 2u), (_buffer_sizes.size2 - 0 - 4) / 4)], v9_, metal::memory_order_relaxed);
+    }
     return;
 }

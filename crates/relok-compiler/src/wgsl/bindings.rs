@@ -164,7 +164,7 @@ kernel @k(v0: u32, v1: ptr<global, u32>, v2: f64, v3: ptr<global, f32>, v4: i32,
         relok_ir::verify(&m).unwrap();
         let s = Stencil::new(&m, "k").unwrap();
         let words = |_: &crate::reloc::Target| Ok(0);
-        let a = compile(&s, CodeTarget::Wgsl, strategy, CompileOptions { optimize: false }, Some(&words)).unwrap();
+        let a = compile(&s, CodeTarget::Wgsl, strategy, CompileOptions { optimize: false, ..CompileOptions::default() }, Some(&words)).unwrap();
         String::from_utf8(a.code).unwrap()
     }
 

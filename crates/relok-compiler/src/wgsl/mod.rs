@@ -59,16 +59,23 @@
 //! Byte-stable: names come from value, variable and constant numbers.
 
 pub mod bindings;
+pub mod bounds;
 mod helpers;
 pub mod limits;
+pub mod sealed;
+mod unroll;
+pub use unroll::{CHECKED_LOOP_BUDGET, LOOP_BUDGET_MESSAGE, LOOP_BUDGET_OVERRIDE, LOOP_LIMIT_MESSAGE};
 pub mod writer;
 
 use crate::target::CodeTarget;
 use relok_ir::{Module, Stage, Value};
 
-/// What to generate for (nothing to choose yet).
+/// What to generate for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Options {}
+pub struct Options {
+    /// Checked mode: bounds-check buffer and heap accesses ([`bounds`]).
+    pub checked: bool,
+}
 
 /// Why a module cannot be written as WGSL.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -2,7 +2,7 @@
 
 use super::bindings::{self, ARGS_VAR, EXCEPTION_VAR, HEAP_VAR, SEED_SLOT, TABLE_VAR};
 use super::helpers::{Helper, Used};
-use super::{Error, Options};
+use super::{bounds, sealed, unroll, Error, Options};
 use crate::lower::const_image;
 use relok_ir::{
     AtomicOp, Axis, BinaryOp, Block, Builtin, CmpOp, ConstDecl, ConstId, EntityRef, FuncKind,
@@ -56,12 +56,20 @@ pub struct Writer<'m> {
     out: String,
     /// The helper functions the written functions call.
     used: Used,
+    /// Whether a function has a loop ([`super::unroll::declarations`]).
+    loops: bool,
+    /// Whether a function writes the heap ([`super::sealed::declarations`]).
+    guards: bool,
+    /// Checked mode ([`super::bounds`]).
+    checked: bool,
+    /// Whether an access was checked ([`super::bounds::declarations`]).
+    bounded: bool,
 }
 
 impl<'m> Writer<'m> {
     /// A writer for `module`.
-    pub fn new(module: &'m Module, _options: &Options) -> Writer<'m> {
-        Writer { module, out: String::new(), used: Used::default() }
+    pub fn new(module: &'m Module, options: &Options) -> Writer<'m> {
+        Writer { module, out: String::new(), used: Used::default(), loops: false, guards: false, checked: options.checked, bounded: false }
     }
 
     /// The text written.
@@ -78,7 +86,9 @@ impl<'m> Writer<'m> {
         for b in bindings::bindings(buffers) {
             let _ = writeln!(self.out, "{}", b.declaration());
         }
-        self.out.push_str("override relok_block_x: u32 = 1u;\noverride relok_block_y: u32 = 1u;\noverride relok_block_z: u32 = 1u;\n\n");
+        self.out.push_str("override relok_block_x: u32 = 1u;\noverride relok_block_y: u32 = 1u;\noverride relok_block_z: u32 = 1u;\n");
+        self.out.push_str(&unroll::budget_declaration());
+        self.out.push('\n');
         for (id, c) in m.consts.iter() {
             self.write_const(id, c)?;
         }
@@ -95,6 +105,15 @@ impl<'m> Writer<'m> {
             }
         }
         self.out.insert_str(helpers_at, &self.used.text());
+        if self.loops {
+            self.out.insert_str(helpers_at, &unroll::declarations(self.checked));
+        }
+        if self.guards {
+            self.out.insert_str(helpers_at, &sealed::declarations());
+        }
+        if self.bounded {
+            self.out.insert_str(helpers_at, &bounds::declarations());
+        }
         Ok(())
     }
 
@@ -116,6 +135,7 @@ impl<'m> Writer<'m> {
     fn write_function(&mut self, f: &'m Function) -> Result<(), Error> {
         let kernel = f.kind == FuncKind::Kernel;
         let mut cx = FuncCx::new(self.module, f);
+        cx.checked = self.checked;
         // Shared variables are module-scope in WGSL.
         for (v, d) in f.vars.iter() {
             if d.kind == VarKind::Shared {
@@ -188,6 +208,9 @@ impl<'m> Writer<'m> {
         }
         cx.block(&f.body)?;
         self.used.extend(cx.used);
+        self.loops |= cx.wrote_loop;
+        self.guards |= cx.wrote_guard;
+        self.bounded |= cx.wrote_bounds;
         if cx.opaque_zero {
             // The device writes 0 after the arguments (the last slot): a
             // zero the driver cannot know (one it could prove, such as a
@@ -216,6 +239,19 @@ struct FuncCx<'m> {
     used: Used,
     /// Whether the body uses `relok_zero` (see [`FuncCx::binary`]).
     opaque_zero: bool,
+    /// Inside a copy of an unrolled loop body but the last: the flag a
+    /// `continue` sets ([`super::unroll`]).
+    cont_flag: Option<String>,
+    /// Whether a loop was written (the module then declares
+    /// [`super::unroll::declarations`]).
+    wrote_loop: bool,
+    /// Whether a heap write was guarded ([`super::sealed`]).
+    wrote_guard: bool,
+    /// Checked mode: buffer and heap accesses are bounds-checked
+    /// ([`super::bounds`]).
+    checked: bool,
+    /// Whether an access was bounds-checked.
+    wrote_bounds: bool,
 }
 
 impl<'m> FuncCx<'m> {
@@ -229,7 +265,7 @@ impl<'m> FuncCx<'m> {
             }
             _ => {}
         });
-        FuncCx { module, f, body: String::new(), depth: 1, temps: 0, bases: HashMap::new(), addressed, consts, used: Used::default(), opaque_zero: false }
+        FuncCx { module, f, body: String::new(), depth: 1, temps: 0, bases: HashMap::new(), addressed, consts, used: Used::default(), opaque_zero: false, cont_flag: None, wrote_loop: false, wrote_guard: false, checked: false, wrote_bounds: false }
     }
 
     /// A call of helper `h` (recorded as used).
@@ -281,7 +317,99 @@ impl<'m> FuncCx<'m> {
     }
 
     fn block(&mut self, b: &Block) -> Result<(), Error> {
-        b.iter().try_for_each(|s| self.write_stmt(s))
+        match self.cont_flag.clone() {
+            None => b.iter().try_for_each(|s| self.write_stmt(s)),
+            Some(flag) => self.guarded_block(b, &flag),
+        }
+    }
+
+    /// `b` in a copy of an unrolled body ([`super::unroll`]): what follows
+    /// a statement that may `continue` runs only while `flag` is clear.
+    fn guarded_block(&mut self, b: &Block, flag: &str) -> Result<(), Error> {
+        let mut open = 0;
+        for s in b {
+            self.write_stmt(s)?;
+            if matches!(s.kind, StmtKind::Continue | StmtKind::Break | StmtKind::Return(_) | StmtKind::Exit) {
+                break;
+            }
+            if unroll::may_continue(s) {
+                self.line(format!("if (!{flag}) {{"));
+                self.depth += 1;
+                open += 1;
+            }
+        }
+        for _ in 0..open {
+            self.depth -= 1;
+            self.line("}".into());
+        }
+        Ok(())
+    }
+
+    /// The offset a write to base `b` at `off` uses: on the heap, through
+    /// `relok_heap_guard` ([`super::sealed`]), else `off`.
+    fn heap_guard(&mut self, b: Base, off: &str) -> String {
+        if b != Base::Heap {
+            return off.to_owned();
+        }
+        self.wrote_guard = true;
+        let t = self.temp();
+        let ids = if self.f.kind == FuncKind::Kernel { "relok_bid, relok_tid" } else { "vec3<u32>(), vec3<u32>()" };
+        self.line(format!("let {t}: u32 = relok_heap_guard({off}, {ids});"));
+        t
+    }
+
+    /// A loop: an innermost one as copies of its body ([`super::unroll`]).
+    fn write_loop(&mut self, body: &Block) -> Result<(), Error> {
+        let copies = if self.cont_flag.is_none() { unroll::copies(body) } else { 1 };
+        if copies == 1 {
+            self.loop_head();
+            self.block(body)?;
+            return self.loop_tail();
+        }
+        let flag = self.temp();
+        self.line(format!("var {flag}: bool;"));
+        self.loop_head();
+        for copy in 0..copies {
+            self.line("{".into());
+            self.depth += 1;
+            if copy + 1 < copies {
+                self.line(format!("{flag} = false;"));
+                self.cont_flag = Some(flag.clone());
+            }
+            let written = self.block(body);
+            self.cont_flag = None;
+            written?;
+            self.depth -= 1;
+            self.line("}".into());
+        }
+        self.loop_tail()
+    }
+
+    /// A loop's first lines: it counts its iterations ([`super::unroll`]).
+    fn loop_head(&mut self) {
+        self.wrote_loop = true;
+        self.line("loop {".into());
+        self.depth += 1;
+        self.line("relok_iterations += 1u;".into());
+    }
+
+    /// A loop's last lines: at the budget it ends, and the fault is
+    /// recorded after it ([`super::unroll`]).
+    fn loop_tail(&mut self) -> Result<(), Error> {
+        self.line("continuing {".into());
+        let bound = if self.checked {
+            format!("min({}, {}u)", unroll::LOOP_BUDGET_OVERRIDE, unroll::CHECKED_LOOP_BUDGET)
+        } else {
+            unroll::LOOP_BUDGET_OVERRIDE.to_owned()
+        };
+        self.line(format!("    if (relok_iterations >= {bound}) {{ relok_truncated = true; }}"));
+        self.line("    break if relok_truncated;".into());
+        self.line("}".into());
+        self.depth -= 1;
+        self.line("}".into());
+        let ids = if self.f.kind == FuncKind::Kernel { "relok_bid, relok_tid" } else { "vec3<u32>(), vec3<u32>()" };
+        self.line(format!("if (relok_truncated) {{ relok_loop_limit({ids}); }}"));
+        Ok(())
     }
 
     /// The WGSL array a base names and whether it is atomic.
@@ -333,6 +461,43 @@ impl<'m> FuncCx<'m> {
         if matches!(b, Base::Table | Base::Const(_)) {
             return Err(self.unsupported(at, "a store to read-only memory"));
         }
+        let checked = self.bounds_check(b, off, s.size(), 1);
+        let open = checked != off;
+        if open {
+            self.line(format!("if ({checked} != {}u) {{", bounds::OUT));
+            self.depth += 1;
+        }
+        let guarded = self.heap_guard(b, &checked);
+        let off = guarded.as_str();
+        let written = self.store_checked(b, off, s, v, at);
+        if open {
+            self.depth -= 1;
+            self.line("}".into());
+        }
+        written
+    }
+
+    /// The offset an access of `size` bytes to base `b` at `off` uses: in
+    /// checked mode, on a buffer parameter or the heap, through
+    /// `relok_bounds` ([`super::bounds`]; `access` 0 read, 1 write, 2
+    /// atomic), else `off`.
+    fn bounds_check(&mut self, b: Base, off: &str, size: u32, access: u32) -> String {
+        let binding = match b {
+            Base::Param(k) if self.checked => bindings::buffer_binding(k),
+            Base::Heap if self.checked => bindings::HEAP,
+            _ => return off.to_owned(),
+        };
+        self.wrote_bounds = true;
+        let (a, _) = self.array(b);
+        let t = self.temp();
+        let ids = if self.f.kind == FuncKind::Kernel { "relok_bid, relok_tid" } else { "vec3<u32>(), vec3<u32>()" };
+        let code = bounds::code(binding, access, size);
+        self.line(format!("let {t}: u32 = relok_bounds({off}, {size}u, arrayLength(&{a}) * 4u, {code}u, {ids});"));
+        t
+    }
+
+    /// [`FuncCx::store`] once the offset is checked.
+    fn store_checked(&mut self, b: Base, off: &str, s: Scalar, v: &str, at: Value) -> Result<(), Error> {
         match s {
             Scalar::U32 => self.store_word(b, off, v),
             Scalar::I32 | Scalar::F32 => self.store_word(b, off, &format!("bitcast<u32>({v})")),
@@ -430,20 +595,16 @@ impl<'m> FuncCx<'m> {
                 }
                 Ok(())
             }
-            StmtKind::Loop(body) => {
-                self.line("loop {".into());
-                self.depth += 1;
-                self.block(body)?;
-                self.depth -= 1;
-                self.line("}".into());
-                Ok(())
-            }
+            StmtKind::Loop(body) => self.write_loop(body),
             StmtKind::Break => {
                 self.line("break;".into());
                 Ok(())
             }
             StmtKind::Continue => {
-                self.line("continue;".into());
+                match &self.cont_flag {
+                    Some(flag) => self.line(format!("{flag} = true;")),
+                    None => self.line("continue;".into()),
+                }
                 Ok(())
             }
             StmtKind::Return(v) => {
@@ -548,6 +709,7 @@ impl<'m> FuncCx<'m> {
                     let off = self.offset(*ptr, *index, size)?;
                     let t = self.temp();
                     self.line(format!("let {t}: u32 = {off};"));
+                    let t = self.bounds_check(b, &t, sc.size(), 0);
                     self.load_expr(b, &t, sc)
                 }
                 Op::Get(var) => match self.reg_var(*var) {
@@ -567,7 +729,15 @@ impl<'m> FuncCx<'m> {
                     match b {
                         Builtin::ThreadId(_) => format!("relok_tid.{axis}"),
                         Builtin::BlockId(_) => format!("relok_bid.{axis}"),
-                        Builtin::BlockDim(_) => format!("relok_block_{axis}"),
+                        // Plus a zero the compiler cannot see: an override
+                        // is a constant after naga processes it, and naga
+                        // 30 then rejects a `let` copying the `let` bound
+                        // to it ("ExpressionAlreadyInScope"; found by
+                        // `relok fuzz`, seed 10).
+                        Builtin::BlockDim(_) => {
+                            self.opaque_zero = true;
+                            format!("relok_block_{axis} + relok_zero")
+                        }
                         Builtin::GridDim(_) => format!("relok_nblocks.{axis}"),
                     }
                 }
@@ -594,6 +764,17 @@ impl<'m> FuncCx<'m> {
         // constants stay `let`: a NaN or infinite `const` is an error.
         let constant = folded.is_some() || matches!(op, Op::Const(_) | Op::BakedWord(_));
         let keyword = if constant && sc != Scalar::F32 { "const" } else { "let" };
+        // A float constant the driver can see lets it fold `0.0 - x` into
+        // `-x` (lavapipe does: -0.0 where the IR gives +0.0; found by
+        // `relok fuzz`, seed 97): in a kernel it is read through the zero
+        // the driver cannot know.
+        let e = match (constant, sc, self.f.kind, folded.or(match op { Op::Const(b) => Some(*b), _ => None })) {
+            (true, Scalar::F32, FuncKind::Kernel, Some(bits)) => {
+                self.opaque_zero = true;
+                format!("bitcast<f32>({}u ^ relok_zero)", bits as u32)
+            }
+            _ => e,
+        };
         self.line(format!("{keyword} {name}: {ty} = {e};"));
         Ok(())
     }
@@ -609,6 +790,8 @@ impl<'m> FuncCx<'m> {
         let b = self.base(ptr)?;
         let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
         let off = self.offset(ptr, index, size)?;
+        let off = self.bounds_check(b, &off, sc.size(), 2);
+        let off = self.heap_guard(b, &off);
         let (a, atomic) = self.array(b);
         let ty = wgsl_ty(sc);
         if !atomic || !matches!(sc, Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::I64) {
@@ -662,6 +845,8 @@ impl<'m> FuncCx<'m> {
         let b = self.base(ptr)?;
         let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
         let off = self.offset(ptr, index, size)?;
+        let off = self.bounds_check(b, &off, sc.size(), 2);
+        let off = self.heap_guard(b, &off);
         let (a, atomic) = self.array(b);
         if atomic && sc.is_float() {
             return self.float_atomic(v, sc, op, &format!("&{a}[({off}) >> 2u]"), value);
@@ -757,6 +942,7 @@ impl<'m> FuncCx<'m> {
             }
         };
         Ok(match b {
+            BinaryOp::Add | BinaryOp::Sub if sc == Scalar::F32 => f32_add_sub(b == BinaryOp::Sub, &x, &y),
             BinaryOp::Add => wrap("+"),
             BinaryOp::Sub => wrap("-"),
             BinaryOp::Mul if sc == Scalar::F32 => {
@@ -928,6 +1114,19 @@ impl<'m> FuncCx<'m> {
 }
 
 /// A WGSL literal of scalar type `s` with these bits.
+/// `x + y` or `x - y` in f32 with IEEE's sign of a zero result: a Vulkan
+/// driver may ignore signed zeros (lavapipe turned `0.0 - x`, after
+/// inlining a conversion that returned the literal 0.0, into `-x`, giving
+/// -0.0 for 0.0 - 0.0; found by `relok fuzz`, seed 5056). A zero sum's sign
+/// is set from the operands' bits: -0.0 only for -0 + -0 and for -0 - +0.
+fn f32_add_sub(sub: bool, x: &str, y: &str) -> String {
+    let (op, y_zero) = if sub { ("-", "0u") } else { ("+", "0x80000000u") };
+    let r = format!("bitcast<u32>({x} {op} {y})");
+    format!(
+        "bitcast<f32>(select({r}, select(0u, 0x80000000u, bitcast<u32>({x}) == 0x80000000u && bitcast<u32>({y}) == {y_zero}), ({r} & 0x7fffffffu) == 0u))"
+    )
+}
+
 fn literal(s: Scalar, bits: u64) -> String {
     match s {
         Scalar::Bool => (bits != 0).to_string(),

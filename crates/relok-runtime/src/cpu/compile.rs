@@ -23,10 +23,12 @@ pub(crate) type Reg = u32;
 /// "No register": no index, no result, no return value.
 pub(crate) const NO_REG: Reg = Reg::MAX;
 
-/// Shared memory a kernel may declare, per block.
-pub(crate) const SHARED_LIMIT: u64 = 48 * 1024;
-/// Local memory a thread may use, over all its live frames.
-pub(crate) const LOCAL_LIMIT: u64 = 64 * 1024;
+/// Shared memory a kernel may declare, per block (the limit of every
+/// device: `relok_compiler::memory_limits`).
+pub(crate) const SHARED_LIMIT: u64 = relok_compiler::memory_limits::SHARED_LIMIT;
+/// Local memory a thread may use, over all its live frames (one frame's
+/// limit on every device: `relok_compiler::memory_limits`).
+pub(crate) const LOCAL_LIMIT: u64 = relok_compiler::memory_limits::LOCAL_LIMIT;
 
 /// An address operand: `regs[ptr] + index * stride`.
 #[derive(Copy, Clone, Debug)]

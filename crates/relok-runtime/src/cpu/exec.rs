@@ -13,6 +13,7 @@
 use super::compile::{Addr, Inst, Program, Reg, LOCAL_LIMIT, NO_REG};
 use crate::error::{Access, FaultKind};
 use super::memory::{GlobalMem, CONST_BASE, LOCAL_BASE, SHARED_BASE};
+use super::race::Shadow;
 use relok_ir::eval as ops;
 use relok_ir::{AddrSpace, Scalar};
 
@@ -88,6 +89,8 @@ pub(crate) struct Env<'a> {
     pub(crate) patch: &'a [u64],
     /// The const image this launch reads (the program's, or a patched copy).
     pub(crate) consts: &'a [u8],
+    /// Whether to run the race detector (`race.rs`).
+    pub(crate) races: bool,
 }
 
 /// Runs every block of the launch; returns the steps executed.
@@ -113,6 +116,8 @@ pub(crate) fn run(
         geometry: [0, 0, 0, block[0], block[1], block[2], grid[0], grid[1], grid[2]],
         steps_left: budget,
         budget,
+        races: (env.races && nthreads > 1).then(Shadow::default),
+        thread: 0,
     };
     for bz in 0..grid[2] {
         for by in 0..grid[1] {
@@ -159,6 +164,11 @@ struct Machine<'a> {
     geometry: [u32; 9],
     steps_left: u64,
     budget: u64,
+    /// The race detector's record of this block phase, when it is on
+    /// (`race.rs`).
+    races: Option<Shadow>,
+    /// The running thread's linear index in its block.
+    thread: u32,
 }
 
 #[inline]
@@ -199,11 +209,16 @@ fn region<'m>(mem: &'m mut [u8], valid: &[bool], start: u64, addr: u64, len: u64
 
 impl Machine<'_> {
     fn run_block(&mut self, threads: &mut [Thread]) -> Result<(), ([u32; 3], FaultKind)> {
+        let block = [self.geometry[3], self.geometry[4], self.geometry[5]];
         loop {
-            for t in threads.iter_mut() {
+            if let Some(r) = &mut self.races {
+                r.clear(block);
+            }
+            for (i, t) in threads.iter_mut().enumerate() {
                 if t.state != State::Running {
                     continue;
                 }
+                self.thread = i as u32;
                 match self.run_thread(t) {
                     Ok(Stop::Barrier) => t.state = State::Waiting,
                     Ok(Stop::Done) => t.state = State::Done,
@@ -270,7 +285,9 @@ impl Machine<'_> {
                 decode(self.global.bytes_mut(addr, size).ok_or_else(oob)?)
             }
         } else {
-            decode(self.bytes(local, local_valid, space, addr, size).ok_or_else(oob)?)
+            let v = decode(self.bytes(local, local_valid, space, addr, size).ok_or_else(oob)?);
+            self.race_check(space, Access::Read, addr, size)?;
+            v
         };
         if ty == Scalar::Bool && v > 1 {
             return Err(FaultKind::InvalidBool { space, addr, byte: v as u8 });
@@ -281,14 +298,23 @@ impl Machine<'_> {
     #[inline]
     fn store(&mut self, local: &mut [u8], local_valid: &[bool], space: AddrSpace, ty: Scalar, addr: u64, v: u64) -> Result<(), FaultKind> {
         let size = Self::check_align(space, Access::Write, addr, ty)?;
-        if space == AddrSpace::Const {
+        if space == AddrSpace::Const || (space == AddrSpace::Global && self.global.sealed(addr)) {
             return Err(FaultKind::ReadOnly { addr });
         }
         let b = self
             .bytes(local, local_valid, space, addr, size)
             .ok_or(FaultKind::OutOfBounds { space, access: Access::Write, addr, size: ty.size() })?;
         encode(b, v);
-        Ok(())
+        self.race_check(space, Access::Write, addr, size)
+    }
+
+    /// Records a global or shared access with the race detector, if on.
+    #[inline]
+    fn race_check(&mut self, space: AddrSpace, access: Access, addr: u64, size: u64) -> Result<(), FaultKind> {
+        match &mut self.races {
+            Some(r) if matches!(space, AddrSpace::Global | AddrSpace::Shared) => r.access(space, access, addr, size, self.thread),
+            _ => Ok(()),
+        }
     }
 
     /// Applies `f` to the old value; stores its result; returns the old value.
@@ -303,7 +329,7 @@ impl Machine<'_> {
         f: impl FnOnce(u64) -> u64,
     ) -> Result<u64, FaultKind> {
         let size = Self::check_align(space, Access::Atomic, addr, ty)?;
-        if space == AddrSpace::Const {
+        if space == AddrSpace::Const || (space == AddrSpace::Global && self.global.sealed(addr)) {
             return Err(FaultKind::ReadOnly { addr });
         }
         let b = self
@@ -311,6 +337,7 @@ impl Machine<'_> {
             .ok_or(FaultKind::OutOfBounds { space, access: Access::Atomic, addr, size: ty.size() })?;
         let old = decode(b);
         encode(b, f(old));
+        self.race_check(space, Access::Atomic, addr, size)?;
         Ok(old)
     }
 

@@ -51,6 +51,8 @@ pub(crate) fn random_base(ordinal: u32) -> u64 {
 pub(crate) struct Alloc {
     pub(crate) base: u64,
     pub(crate) data: Vec<u8>,
+    /// A host value's copy: kernels may not write it.
+    pub(crate) sealed: bool,
 }
 
 /// The global memory of one device.
@@ -109,7 +111,7 @@ impl GlobalMem {
         let mut data = Vec::new();
         data.try_reserve_exact(len).map_err(|_| over())?;
         data.resize(len, 0);
-        let alloc = Alloc { base: addr, data };
+        let alloc = Alloc { base: addr, data, sealed: false };
         let slot = match self.free_slots.pop() {
             Some(s) => {
                 self.slots[s] = Some(alloc);
@@ -157,6 +159,21 @@ impl GlobalMem {
         }
         self.last = slot;
         Some((slot, off as usize))
+    }
+
+    /// Makes the allocation starting at `addr` read-only to kernels.
+    pub(crate) fn seal(&mut self, addr: u64) -> Result<(), DeviceError> {
+        let slot = *self.by_addr.get(&addr).ok_or(DeviceError::OutOfBounds { addr, len: 0 })?;
+        if let Some(a) = self.slots.get_mut(slot).and_then(Option::as_mut) {
+            a.sealed = true;
+        }
+        Ok(())
+    }
+
+    /// Whether `addr` lies in a sealed allocation (a host value's copy).
+    #[inline]
+    pub(crate) fn sealed(&mut self, addr: u64) -> bool {
+        self.find(addr, 1).and_then(|(slot, _)| self.slots.get(slot)?.as_ref()).is_some_and(|a| a.sealed)
     }
 
     /// `len` bytes at `addr`, if inside one live allocation.

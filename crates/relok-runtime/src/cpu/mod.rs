@@ -67,7 +67,13 @@
 //! or all wait at the same barrier statement reached through the same call
 //! sites and are released together, or the block faults with
 //! [`FaultKind::BarrierDivergence`] (also when some threads finished while
-//! others wait). Atomics are trivially atomic. Device-function calls pass
+//! others wait). Atomics are trivially atomic. Because a block's threads
+//! run one after another between barriers, a racy kernel would get one of
+//! its possible answers here: the race detector (`race.rs`, on unless
+//! [`CpuDevice::set_race_detection`] turns it off) faults with
+//! [`FaultKind::DataRace`] when two threads of a block access one byte of
+//! global or shared memory between the same barriers and one of the
+//! accesses is a non-atomic write. Device-function calls pass
 //! arguments by value on a per-thread call stack at most
 //! `MAX_CALL_DEPTH` (64) frames deep. Every executed instruction counts
 //! against the launch's step budget, so an endless loop ends with
@@ -83,6 +89,7 @@ mod backend;
 mod compile;
 mod exec;
 mod memory;
+mod race;
 mod state;
 
 pub use crate::error::{Access, DeviceError, FaultKind, LaunchError};
@@ -169,6 +176,8 @@ pub struct CpuDevice {
     mem: Arc<Mutex<DeviceMem>>,
     /// Kernels loaded with their words, by (artifact key, session).
     loaded: crate::backend::Loaded<CpuKernel>,
+    /// Whether launches run the race detector (on unless turned off).
+    race_detection: std::sync::atomic::AtomicBool,
 }
 
 impl CpuDevice {
@@ -180,7 +189,23 @@ impl CpuDevice {
             id: crate::DeviceId::allocate(crate::session::DeviceKind::Cpu, u64::from(ordinal)),
             mem: Arc::new(Mutex::new(DeviceMem { global, launch: None })),
             loaded: Mutex::default(),
+            race_detection: std::sync::atomic::AtomicBool::new(true),
         }
+    }
+
+    /// Turns the race detector on (the default) or off for later launches:
+    /// two accesses to the same byte of global or shared memory by
+    /// different threads of a block between the same pair of barriers, at
+    /// least one a non-atomic write, are [`FaultKind::DataRace`]. It costs
+    /// a hash-map update per global or shared access of a block with more
+    /// than one thread.
+    pub fn set_race_detection(&self, on: bool) {
+        self.race_detection.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether launches run the race detector ([`CpuDevice::set_race_detection`]).
+    pub fn race_detection(&self) -> bool {
+        self.race_detection.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// This device's identity (see [`crate::DeviceId`]).
@@ -312,7 +337,7 @@ impl CpuDevice {
         let ks = relok_compiler::state::KernelState { reloc_table: table, exception: bufs.exception, rng_seed: state.rng_seed };
         mem.global.write(bufs.state, &state::state_bytes(&ks)).map_err(device_err)?;
         mem.global.write(bufs.exception, &[0u8; 8 * EXC_WORDS]).map_err(device_err)?;
-        let env = exec::Env { state: bufs.state, patch: &patch, consts: &consts };
+        let env = exec::Env { state: bufs.state, patch: &patch, consts: &consts, races: self.race_detection() };
         let result = exec::run(prog, &env, &mut mem.global, config.grid, config.block, &bits, config.step_budget);
         let record = mem.global.read(bufs.exception, 8 * EXC_WORDS as u64).map_err(device_err)?;
         drop(mem);
@@ -371,6 +396,9 @@ impl crate::memory::DeviceMemory for CpuDevice {
     }
     fn free_bytes(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
         self.free(ptr)
+    }
+    fn seal_value(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
+        self.lock().global.seal(ptr.0)
     }
 }
 

@@ -41,7 +41,7 @@ fn any_f64() -> impl Strategy<Value = u64> {
 /// A pair of f64 with close exponents (add/sub cancellation, ties).
 fn close_f64() -> impl Strategy<Value = (u64, u64)> {
     (any_f64(), -3i64..=3, any::<u32>(), any::<bool>(), 0u32..64).prop_map(|(a, d, m, s, k)| {
-        let b = (a as i64).wrapping_add(d << 52).wrapping_add(i64::from(m >> k)) as u64;
+        let b = (a as i64).wrapping_add(d << 52).wrapping_add(i64::from(m.checked_shr(k).unwrap_or(0))) as u64;
         (a, if s { b ^ (1 << 63) } else { b })
     })
 }

@@ -1,0 +1,48 @@
+//! Host values are read-only to kernels (docs/wgpu.md, "Host values are
+//! read-only"): every write or atomic the WGSL makes to the heap goes
+//! through `relok_heap_guard`, which looks the target up in the device's
+//! seal bitmap and redirects a write into a host value's copy to the
+//! heap's scratch words, recording the fault in the exception record.
+//!
+//! The heap's first 16 bytes belong to relok (no object starts below 16):
+//! words 0 and 1 are scratch (a refused write lands there; nothing reads
+//! them), word [`BITMAP_WORD`] is the byte offset of the seal bitmap and
+//! word [`GRANULES_WORD`] the number of 16-byte granules it covers (0
+//! until the device seals a value: nothing is sealed). Bit `g` of the
+//! bitmap (word `g / 32`, bit `g % 32`) is set when granule `g` (heap bytes
+//! `16 g .. 16 g + 16`) belongs to a host value's copy or to the bitmap
+//! itself. Objects start 16-byte aligned, so a granule holds bytes of one
+//! object only.
+
+/// Heap word holding the seal bitmap's byte offset.
+pub const BITMAP_WORD: u32 = 2;
+/// Heap word holding the granules the bitmap covers.
+pub const GRANULES_WORD: u32 = 3;
+/// Bytes per granule (the heap's object alignment).
+pub const GRANULE: u64 = 16;
+
+/// The high half of the exception record's message word that reports a
+/// refused write into a host value; the low half is the heap offset. No
+/// host object's word has it (heap offsets are 32-bit).
+pub const READ_ONLY_MESSAGE_HIGH: u32 = 0xffff_fffd;
+
+/// `relok_heap_guard(off, b, t)`: `off` when the heap byte there may be
+/// written, else 0 (the scratch words) after recording the fault.
+pub(crate) fn declarations() -> String {
+    let l = crate::state::EXCEPTION_LAYOUT;
+    let (msg, block, thread) = (l.message.offset / 4, l.block.offset / 4, l.thread.offset / 4);
+    let mut s = String::from("fn relok_heap_guard(off: u32, b: vec3<u32>, t: vec3<u32>) -> u32 {\n");
+    s.push_str(&format!("    let g = off >> 4u;\n    if (g >= atomicLoad(&relok_heap[{GRANULES_WORD}u])) {{ return off; }}\n"));
+    s.push_str(&format!("    let w = atomicLoad(&relok_heap[(atomicLoad(&relok_heap[{BITMAP_WORD}u]) >> 2u) + (g >> 5u)]);\n"));
+    s.push_str("    if ((w & (1u << (g & 31u))) == 0u) { return off; }\n");
+    s.push_str("    let r = atomicCompareExchangeWeak(&relok_exception[0], 0u, 1u);\n");
+    s.push_str("    if (r.exchanged) {\n");
+    s.push_str(&format!("        atomicStore(&relok_exception[{msg}], off);\n        atomicStore(&relok_exception[{}], {READ_ONLY_MESSAGE_HIGH}u);\n", msg + 1));
+    for k in 0..3 {
+        let c = ["x", "y", "z"][k as usize];
+        s.push_str(&format!("        atomicStore(&relok_exception[{}], b.{c});\n", block + 2 * k));
+        s.push_str(&format!("        atomicStore(&relok_exception[{}], t.{c});\n", thread + 2 * k));
+    }
+    s.push_str("    }\n    return 0u;\n}\n\n");
+    s
+}

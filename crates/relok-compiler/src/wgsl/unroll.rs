@@ -1,0 +1,134 @@
+//! Unrolling innermost loops, so long loops finish on llvmpipe (docs/wgpu.md,
+//! "Long loops").
+//!
+//! Mesa's llvmpipe (lavapipe, the Vulkan driver CI runs wgpu on) keeps one
+//! counter per shader invocation (per SIMD batch of invocations), set to
+//! 65 535 on entry and decremented at the end of every iteration of every
+//! loop; when it reaches zero every loop exits after its current
+//! iteration, and the shader goes on as if the loop had ended
+//! (`lp_exec_endloop` in gallivm). A counting loop to 1 000 000 returns
+//! 65 535 there, and two loops of 40 000 iterations one after the other
+//! stop the second at 25 534: silently wrong results.
+//!
+//! The limit counts the loop's back edges, not the work in them, so the
+//! writer emits an innermost loop (one without a nested loop, a barrier
+//! or a call) as [`copies`] copies of its body in one WGSL `loop`: each
+//! back edge runs that many IR iterations. A copy is a compound statement
+//! (its `let`s are its own); `break` and `return` keep their meaning; a
+//! `continue` in any copy but the last sets a flag and the statements after
+//! it run only while the flag is clear ([`may_continue`]), so control
+//! reaches the next copy — the next iteration. The last copy keeps WGSL's
+//! `continue`. The copy count shrinks as the body grows, so code size stays
+//! within [`BUDGET`] statements per loop.
+//!
+//! A loop the device would still end early is reported, never silent:
+//! every WGSL loop counts its iterations in `relok_iterations` (one count
+//! per invocation, as llvmpipe's); at the end of an iteration that would go
+//! on, a count at the budget ([`LOOP_BUDGET_OVERRIDE`], which the wgpu
+//! device sets to llvmpipe's limit there and leaves at `u32::MAX`
+//! elsewhere) sets `relok_truncated` and leaves the loop, as llvmpipe
+//! does, and after the loop `relok_loop_limit` records
+//! [`LOOP_LIMIT_MESSAGE`] in the exception record, which the device
+//! reports as a fault. Once set, the flag ends every later loop after one
+//! iteration, as llvmpipe's exhausted counter does. The count is exact
+//! for a loop every invocation of a SIMD batch runs alike; llvmpipe counts
+//! a batch's iterations, so invocations of one batch that diverge over
+//! different loops can still exceed its limit unseen (docs/wgpu.md).
+
+use relok_ir::{Block, Op, Stmt, StmtKind};
+
+/// Most copies of one body.
+pub(crate) const MAX_COPIES: usize = 16;
+/// Statements (counted through nested `if`s) all copies of a body may
+/// hold together.
+pub(crate) const BUDGET: usize = 512;
+
+/// How many copies of `body`, a loop's body, to emit: 1 (no unrolling)
+/// when it holds a loop, a barrier or a call, or is too large to copy.
+pub(crate) fn copies(body: &Block) -> usize {
+    let mut size = 0;
+    if !copyable(body, &mut size) {
+        return 1;
+    }
+    (BUDGET / size.max(1)).clamp(1, MAX_COPIES)
+}
+
+/// Whether `b` can be copied (no loop, barrier or call); counts its
+/// statements into `size`.
+fn copyable(b: &[Stmt], size: &mut usize) -> bool {
+    b.iter().all(|s| {
+        *size += 1;
+        match &s.kind {
+            StmtKind::Loop(_) | StmtKind::Barrier | StmtKind::Call(..) | StmtKind::Let { op: Op::Call(..), .. } => false,
+            StmtKind::If { then_body, else_body, .. } => copyable(then_body, size) && copyable(else_body, size),
+            _ => true,
+        }
+    })
+}
+
+/// Whether `s` (in a copyable body) contains a `continue`.
+pub(crate) fn may_continue(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Continue => true,
+        StmtKind::If { then_body, else_body, .. } => then_body.iter().chain(else_body).any(may_continue),
+        _ => false,
+    }
+}
+
+/// The message word of the exception record that reports a loop ended by
+/// the device's limit (a word no host object has: heap offsets and
+/// addresses are far below it). The wgpu device turns it into a fault.
+pub const LOOP_LIMIT_MESSAGE: u64 = u64::MAX - 1;
+
+/// The message word of the exception record that reports a loop ended by
+/// checked mode's budget ([`CHECKED_LOOP_BUDGET`]); the wgpu device turns
+/// it into `FaultKind::LoopBudgetExceeded`.
+pub const LOOP_BUDGET_MESSAGE: u64 = u64::MAX - 3;
+
+/// Checked mode's budget: loop iterations of one invocation, all loops
+/// together (an endless loop ends with a fault instead of hanging the
+/// device).
+pub const CHECKED_LOOP_BUDGET: u32 = 1 << 24;
+
+/// The override constant that holds the device's loop limit: iterations of
+/// all loops of one invocation together (the wgpu device sets 65 535 on
+/// llvmpipe, `u32::MAX` elsewhere).
+pub const LOOP_BUDGET_OVERRIDE: &str = "relok_loop_budget";
+
+/// What every module declares after the block shape: the budget (the
+/// device sets it for every pipeline).
+pub(crate) fn budget_declaration() -> String {
+    format!("override {LOOP_BUDGET_OVERRIDE}: u32 = 4294967295u;\n")
+}
+
+/// What a module with loops declares: the per-invocation
+/// iteration count and whether a loop was ended by the budget, and
+/// `relok_loop_limit`, which records the fault in the exception record
+/// (claiming its flag like a throw; later claims fail).
+/// In checked mode the message says which bound ended the loop: the
+/// device's limit ([`LOOP_LIMIT_MESSAGE`]) or the budget
+/// ([`LOOP_BUDGET_MESSAGE`]).
+pub(crate) fn declarations(checked: bool) -> String {
+    let l = crate::state::EXCEPTION_LAYOUT;
+    let (msg, block, thread) = (l.message.offset / 4, l.block.offset / 4, l.thread.offset / 4);
+    let limit = LOOP_LIMIT_MESSAGE as u32;
+    let lo = if checked {
+        format!("select({}u, {limit}u, relok_iterations >= {LOOP_BUDGET_OVERRIDE})", LOOP_BUDGET_MESSAGE as u32)
+    } else {
+        format!("{limit}u")
+    };
+    let hi = (LOOP_LIMIT_MESSAGE >> 32) as u32;
+    debug_assert_eq!(hi, (LOOP_BUDGET_MESSAGE >> 32) as u32);
+    let mut s = "var<private> relok_iterations: u32;\nvar<private> relok_truncated: bool;\n\n".to_owned();
+    s.push_str("fn relok_loop_limit(b: vec3<u32>, t: vec3<u32>) {\n");
+    s.push_str("    let r = atomicCompareExchangeWeak(&relok_exception[0], 0u, 1u);\n");
+    s.push_str("    if (r.exchanged) {\n");
+    s.push_str(&format!("        atomicStore(&relok_exception[{msg}], {lo});\n        atomicStore(&relok_exception[{}], {hi}u);\n", msg + 1));
+    for k in 0..3 {
+        let c = ["x", "y", "z"][k as usize];
+        s.push_str(&format!("        atomicStore(&relok_exception[{}], b.{c});\n", block + 2 * k));
+        s.push_str(&format!("        atomicStore(&relok_exception[{}], t.{c});\n", thread + 2 * k));
+    }
+    s.push_str("    }\n}\n\n");
+    s
+}
