@@ -21,6 +21,9 @@ pub(crate) struct Shared {
     pub(crate) cache: KernelCache,
     pub(crate) strategy: Strategy,
     pub(crate) name: String,
+    /// Rust kernels loaded here, by the address of their definition
+    /// (`relok::__kernel::KernelDef`): a warm launch finds its kernel here.
+    pub(crate) rust_kernels: std::sync::Mutex<std::collections::HashMap<usize, Kernel>>,
 }
 
 /// A device opened for this program, with its host objects and kernel
@@ -206,7 +209,7 @@ impl Context {
     /// A context over an open device, with a session of its own.
     fn new(device: Device, cache: KernelCache, strategy: Strategy) -> Context {
         let name = device.name();
-        Context { shared: Arc::new(Shared { device, session: Session::new(), cache, strategy, name }) }
+        Context { shared: Arc::new(Shared { device, session: Session::new(), cache, strategy, name, rust_kernels: Default::default() }) }
     }
 
     /// The device's name: `cpu:0`, `cuda:0 (NVIDIA H200, sm_90)`,

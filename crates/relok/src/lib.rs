@@ -60,6 +60,7 @@ mod error;
 mod grid;
 mod kernel;
 mod program;
+mod rust_kernel;
 mod stream;
 
 pub use buffer::{Buffer, BufferSlice};
@@ -71,5 +72,13 @@ pub use kernel::{Arg, Args, IntoArg, Kernel, Symbol};
 pub use program::Program;
 pub use stream::Stream;
 
+/// What the code `#[relok::kernel]` generates calls (not an API).
+#[doc(hidden)]
+pub mod __kernel {
+    pub use crate::rust_kernel::*;
+    pub use relok_ir::{FuncId, UnaryOp, Value};
+}
+
 pub use relok_ir::{Scalar, Strategy};
+pub use relok_macros::{device, host, kernel};
 pub use relok_runtime::{CacheStats, DeviceKind, FaultKind};

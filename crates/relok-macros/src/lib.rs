@@ -1,0 +1,315 @@
+//! `#[relok::kernel]`, `#[relok::device]` and `#[relok::host]`: Rust
+//! kernels as relok IR. Use them through the `relok` crate; the subset,
+//! the mapping of each construct to the IR and what is refused are in
+//! docs/kernels.md.
+//!
+//! Shape: a kernel's body is translated, construct by construct
+//! ([`translate`]), into a Rust function over *staged* values
+//! (`relok::__kernel::Val<T>` and friends) that builds the kernel's IR when
+//! it runs — once per process. rustc type-checks that function, so a type
+//! error in a kernel is a Rust type error at the user's span; a construct
+//! outside the subset is a `compile_error!` at its span, saying what is
+//! supported instead, and the rest of the item is still generated (the
+//! kernel's `launch` exists, so one error does not cascade).
+//!
+//! - [`kernel`] turns `fn name(params)` into `mod name` with `launch`
+//!   (typed after the parameters), `program` and the definition `DEF`;
+//! - [`device`] turns `fn name` into two hidden functions: one defines the
+//!   IR device function in a module (callees first), one stages a call;
+//! - [`host`] keeps the static and adds its companion, naming it by path.
+
+mod translate;
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as Tokens};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use translate::{FnKind, ParamKind, Translator};
+
+/// A kernel: `#[relok::kernel] fn name(x: &[f32], y: &mut [f32], a: f32)`
+/// becomes `mod name` with `launch(&stream, grid, &Buffer<f32>, &mut
+/// Buffer<f32>, f32)`, `program()` (its verified IR) and `DEF`.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand(attr, item, true)
+}
+
+/// A device function a kernel calls: `#[relok::device] fn f(x: f32) -> f32`.
+#[proc_macro_attribute]
+pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand(attr, item, false)
+}
+
+/// A host static a kernel reads by identity (its path; or
+/// `#[relok::host(name = "…")]`): `#[relok::host] static LUT: [u32; 16] = …;`.
+#[proc_macro_attribute]
+pub fn host(attr: TokenStream, item: TokenStream) -> TokenStream {
+    host_static(attr.into(), item.into()).into()
+}
+
+fn expand(attr: TokenStream, item: TokenStream, is_kernel: bool) -> TokenStream {
+    let attr: Tokens = attr.into();
+    let mut errors = Vec::new();
+    if !attr.is_empty() {
+        errors.push(syn::Error::new(attr.span(), "this attribute takes no arguments"));
+    }
+    let f = match syn::parse::<syn::ItemFn>(item) {
+        Ok(f) => f,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    let out = if is_kernel { kernel_fn(&f, errors) } else { device_fn(&f, errors) };
+    out.into()
+}
+
+/// Checks what kernels and device functions share: no generics, no
+/// `async`/`const`/`unsafe`/`extern`, no `self`; the parameters.
+fn signature(f: &syn::ItemFn, errors: &mut Vec<syn::Error>) -> Vec<(syn::Ident, ParamKind)> {
+    let sig = &f.sig;
+    if let Some(t) = &sig.asyncness {
+        errors.push(syn::Error::new(t.span(), "a relok kernel or device function cannot be `async`"));
+    }
+    if let Some(t) = &sig.constness {
+        errors.push(syn::Error::new(t.span(), "a relok kernel or device function cannot be `const`"));
+    }
+    if let Some(t) = &sig.unsafety {
+        errors.push(syn::Error::new(t.span(), "a relok kernel or device function cannot be `unsafe`: its launch is safe"));
+    }
+    if let Some(t) = &sig.abi {
+        errors.push(syn::Error::new(t.span(), "a relok kernel or device function cannot have an ABI"));
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.push(syn::Error::new(
+            sig.generics.span(),
+            "generic kernels are not supported yet: write one kernel per element type",
+        ));
+    }
+    if let Some(v) = &sig.variadic {
+        errors.push(syn::Error::new(v.span(), "variadic parameters are not supported"));
+    }
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(r) => {
+                errors.push(syn::Error::new(r.span(), "a kernel or device function takes no `self`"));
+            }
+            syn::FnArg::Typed(pt) => {
+                let name = match &*pt.pat {
+                    syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                        if let Some(m) = &pi.mutability {
+                            errors.push(syn::Error::new(
+                                m.span(),
+                                "a `mut` parameter is not supported: copy it into a `let mut`",
+                            ));
+                        }
+                        pi.ident.clone()
+                    }
+                    other => {
+                        errors.push(syn::Error::new(other.span(), "a parameter is a plain name (no patterns)"));
+                        format_ident!("__relok_param_{}", params.len())
+                    }
+                };
+                match translate::param_kind(&pt.ty) {
+                    Ok(kind) => params.push((name, kind)),
+                    Err(e) => {
+                        errors.push(e);
+                        params.push((name, ParamKind::Scalar(syn::parse_quote!(u32))));
+                    }
+                }
+            }
+        }
+    }
+    params
+}
+
+fn errors_tokens(errors: &[syn::Error]) -> Tokens {
+    errors.iter().map(syn::Error::to_compile_error).collect()
+}
+
+fn kernel_fn(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
+    let params = signature(f, &mut errors);
+    if let syn::ReturnType::Type(_, ty) = &f.sig.output {
+        errors.push(syn::Error::new(ty.span(), "a kernel returns nothing: write results into a `&mut [T]` parameter"));
+    }
+    let name = &f.sig.ident;
+    let name_str = name.to_string();
+    let vis = &f.vis;
+    let mut t = Translator::new(FnKind::Kernel, &params);
+    let body = t.body(&f.block);
+    errors.extend(t.errors.drain(..));
+    let callees = t.callee_defs();
+    let declare = declare_params(&params);
+    let launch_params = params.iter().map(|(n, k)| {
+        let ty = k.launch_type();
+        quote_spanned!(n.span()=> #n: #ty)
+    });
+    let pushes = params.iter().map(|(n, _)| quote!(::relok::__kernel::LaunchArg::push(#n, &mut __args)?;));
+    let count = params.iter().map(|(_, k)| if matches!(k, ParamKind::Scalar(_)) { 1usize } else { 2 }).sum::<usize>();
+    let errs = errors_tokens(&errors);
+    let docs = f.attrs.iter().filter(|a| a.path().is_ident("doc"));
+    let launch_doc = format!(
+        "Launches the Rust kernel `{name_str}` on `stream` (loaded on the stream's context on first use; its IR is built once per process). Buffers pass their length with them."
+    );
+    quote! {
+        #errs
+        #(#docs)*
+        #[allow(non_snake_case, non_camel_case_types, clippy::all)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[allow(unused_variables, unused_mut, unused_braces, unreachable_code, clippy::all)]
+            fn __build(__m: &mut ::relok::__kernel::ModuleCx) {
+                #callees
+                __m.kernel(#name_str, |__cx| {
+                    #declare
+                    #body
+                    __cx.ret();
+                });
+            }
+
+            /// The kernel's definition: its IR, built once per process.
+            pub static DEF: ::relok::__kernel::KernelDef = ::relok::__kernel::KernelDef::new(#name_str, __build);
+
+            #[doc = #launch_doc]
+            #[allow(clippy::too_many_arguments)]
+            pub fn launch(stream: &::relok::Stream, grid: ::relok::Grid, #(#launch_params),*) -> ::relok::Result<()> {
+                let mut __args = ::std::vec::Vec::with_capacity(#count);
+                #(#pushes)*
+                DEF.launch(stream, grid, __args)
+            }
+
+            /// The kernel's verified IR (built on first use).
+            pub fn program() -> ::relok::Result<&'static ::relok::Program> {
+                DEF.program()
+            }
+        }
+    }
+}
+
+fn declare_params(params: &[(syn::Ident, ParamKind)]) -> Tokens {
+    params
+        .iter()
+        .map(|(n, k)| {
+            let ty = k.dsl_type();
+            quote!(let #n: #ty = __cx.param();)
+        })
+        .collect()
+}
+
+fn device_fn(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
+    let params = signature(f, &mut errors);
+    let ret = match &f.sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, ty) => match translate::scalar_type(ty) {
+            Some(_) => Some((**ty).clone()),
+            None => {
+                errors.push(syn::Error::new(
+                    ty.span(),
+                    "a device function returns a scalar (bool i32 u32 i64 u64 f32 f64 usize) or nothing",
+                ));
+                Some(syn::parse_quote!(u32))
+            }
+        },
+    };
+    let name = &f.sig.ident;
+    let name_str = name.to_string();
+    let vis = &f.vis;
+    let mut t = Translator::new(FnKind::Device { returns: ret.is_some() }, &params);
+    let body = t.body(&f.block);
+    errors.extend(t.errors.drain(..));
+    let callees = t.callee_defs();
+    let declare = declare_params(&params);
+    let define = format_ident!("__relok_device_{}", name);
+    let call = format_ident!("__relok_call_{}", name);
+    let ret_dsl = match &ret {
+        Some(t) => quote!(::relok::__kernel::Val<#t>),
+        None => quote!(()),
+    };
+    let call_params = params.iter().map(|(n, k)| {
+        let ty = k.dsl_type();
+        quote!(#n: #ty)
+    });
+    let pushes = params.iter().map(|(n, _)| quote!(::relok::__kernel::push(&mut __args, #n);));
+    let errs = errors_tokens(&errors);
+    quote! {
+        #errs
+        #[doc(hidden)]
+        #[allow(non_snake_case, unused_variables, unused_mut, unused_braces, unreachable_code, clippy::all)]
+        #vis fn #define(__m: &mut ::relok::__kernel::ModuleCx) -> ::relok::__kernel::FuncId {
+            if let ::std::option::Option::Some(id) = __m.enter(#name_str) {
+                return id;
+            }
+            #callees
+            __m.device::<#ret_dsl>(#name_str, |__cx| {
+                #declare
+                #body
+            })
+        }
+
+        #[doc(hidden)]
+        #[allow(non_snake_case, clippy::all)]
+        #vis fn #call(__cx: &mut ::relok::__kernel::Cx<'_>, __f: ::relok::__kernel::FuncId, #(#call_params),*) -> #ret_dsl {
+            let mut __args = ::std::vec::Vec::new();
+            #(#pushes)*
+            __cx.call(__f, __args)
+        }
+    }
+}
+
+fn host_static(attr: Tokens, item: Tokens) -> Tokens {
+    let s = match syn::parse2::<syn::ItemStatic>(item) {
+        Ok(s) => s,
+        Err(e) => {
+            return syn::Error::new(e.span(), "#[relok::host] applies to a `static NAME: [T; N] = …;`").to_compile_error();
+        }
+    };
+    let mut errors = Vec::new();
+    let mut explicit = None;
+    if !attr.is_empty() {
+        match syn::parse2::<syn::MetaNameValue>(attr.clone()) {
+            Ok(nv) if nv.path.is_ident("name") => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => explicit = Some(s.value()),
+                v => errors.push(syn::Error::new(v.span(), "expected a string: `name = \"…\"`")),
+            },
+            _ => errors.push(syn::Error::new(attr.span(), "expected `name = \"…\"` (the static's identity) or nothing")),
+        }
+    }
+    if let syn::StaticMutability::Mut(m) = &s.mutability {
+        errors.push(syn::Error::new(m.span(), "a host static is read-only to kernels: `static mut` is not supported"));
+    }
+    match &*s.ty {
+        syn::Type::Array(a) if translate::scalar_type(&a.elem).is_some_and(|t| t != "bool" && t != "usize") => {}
+        ty => errors.push(syn::Error::new(
+            ty.span(),
+            "a host static is an array of i32, u32, i64, u64, f32 or f64 (`[T; N]`); pass a scalar as a kernel parameter",
+        )),
+    }
+    let name = &s.ident;
+    let ty = &s.ty;
+    let vis = &s.vis;
+    let companion = format_ident!("__RELOK_HOST_{}", name);
+    let path = match explicit {
+        Some(p) => quote!(#p),
+        None => quote!(concat!(module_path!(), "::", stringify!(#name))),
+    };
+    let errs = errors_tokens(&errors);
+    let companion_def = if errors.is_empty() {
+        quote! {
+            #[doc(hidden)]
+            #[allow(non_upper_case_globals)]
+            #vis static #companion: ::relok::__kernel::HostStatic<#ty> = ::relok::__kernel::HostStatic::new(#path, &#name);
+        }
+    } else {
+        Tokens::new()
+    };
+    quote! {
+        #errs
+        #s
+        #companion_def
+    }
+}
+
+/// A span's `Loc` (file, line, column as Rust reports them).
+fn loc(span: Span) -> Tokens {
+    quote_spanned!(span=> ::relok::__kernel::Loc { file: file!(), line: line!(), col: column!() })
+}
