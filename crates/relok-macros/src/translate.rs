@@ -273,6 +273,33 @@ impl Translator {
     }
 
     fn local(&mut self, l: &syn::Local) -> Tokens {
+        // `let (a, b) = (x, y);`: one `let` per element.
+        if let (syn::Pat::Tuple(pt), Some(init)) = (&l.pat, &l.init) {
+            if let (Expr::Tuple(et), None) = (strip_paren(&init.expr), &init.diverge) {
+                if pt.elems.len() != et.elems.len() {
+                    return self.refuse(l.span(), "the tuple pattern and the tuple have different lengths");
+                }
+                // Every value first (as Rust evaluates them), then the names.
+                let mut out = Tokens::new();
+                let temps: Vec<_> = (0..et.elems.len()).map(|k| format_ident!("__t{}", k)).collect();
+                for (t, e) in temps.iter().zip(&et.elems) {
+                    let v = self.expr(e);
+                    out.extend(quote!(let #t = #v;));
+                }
+                for (t, p) in temps.iter().zip(&pt.elems) {
+                    let one = syn::Local {
+                        attrs: Vec::new(),
+                        let_token: l.let_token,
+                        pat: p.clone(),
+                        init: Some(syn::LocalInit { eq_token: init.eq_token, expr: Box::new(syn::parse_quote!(#t)), diverge: None }),
+                        semi_token: l.semi_token,
+                    };
+                    self.bind(t, Binding::Val);
+                    out.extend(self.local(&one));
+                }
+                return out;
+            }
+        }
         let (ident, mutable, ty) = match &l.pat {
             syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => (pi.ident.clone(), pi.mutability.is_some(), None),
             syn::Pat::Type(pt) => match &*pt.pat {

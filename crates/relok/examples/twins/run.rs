@@ -1,0 +1,153 @@
+//! Runs each Rust twin (kernels.rs) and its `.rk` version on one context,
+//! on the same inputs, and compares what they leave in their buffers (or
+//! the exception they raise).
+
+use crate::kernels;
+use relok::{Context, Error, Grid, Program};
+
+/// One twin's comparison.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The example's name.
+    pub name: &'static str,
+    /// Lines of the Rust kernel (its `fn`, without blank lines).
+    pub rust_lines: usize,
+    /// Lines of the `.rk` kernel (without comments and blank lines).
+    pub rk_lines: usize,
+    /// Whether both left the same results.
+    pub equal: bool,
+}
+
+const KERNELS_RS: &str = include_str!("kernels.rs");
+
+fn rust_lines(name: &str) -> usize {
+    let start = KERNELS_RS.find(&format!("pub fn {name}(")).unwrap_or(0);
+    let body = &KERNELS_RS[start..];
+    let end = body.find("\n}\n").map_or(body.len(), |e| e + 2);
+    body[..end].lines().filter(|l| !l.trim().is_empty()).count()
+}
+
+fn rk_lines(text: &str) -> usize {
+    text.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with(';') && !l.starts_with("import")).count()
+}
+
+/// SplitMix64, as `relok run`'s `rand:N:SEED`.
+pub fn rand(n: usize, seed: u64) -> Vec<u64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+fn floats(n: usize, seed: u64) -> Vec<f32> {
+    rand(n, seed).into_iter().map(|z| (z >> 40) as f32 / (1u64 << 24) as f32).collect()
+}
+
+fn ints(n: usize, seed: u64) -> Vec<u32> {
+    rand(n, seed).into_iter().map(|z| (z >> 48) as u32).collect()
+}
+
+macro_rules! rk {
+    ($file:literal) => {
+        (include_str!(concat!("../../../../examples/", $file)), concat!("examples/", $file))
+    };
+}
+
+fn rk_kernel(ctx: &Context, (text, file): (&str, &str), name: &str) -> Result<relok::Kernel, Error> {
+    ctx.kernel(&Program::parse_named(file, text)?, name)
+}
+
+/// Every twin on `ctx`.
+pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
+    let s = ctx.stream();
+    let mut out = Vec::new();
+    let mut push = |name: &'static str, rk: (&str, &str), equal: bool| {
+        out.push(Outcome { name, rust_lines: rust_lines(name), rk_lines: rk_lines(rk.0), equal });
+    };
+
+    // saxpy
+    let src = rk!("saxpy.rk");
+    let (n, a) = (4000usize, 2.5f32);
+    let x = ctx.upload(&floats(n, 1))?;
+    let (mut y1, mut y2) = (ctx.upload(&floats(n, 2))?, ctx.upload(&floats(n, 2))?);
+    rk_kernel(ctx, src, "saxpy")?.launch(&s, Grid::cover(n, 256), (n as u32, a, &x, &mut y1))?;
+    kernels::saxpy::launch(&s, Grid::cover(n, 256), n as u32, a, &x, &mut y2)?;
+    s.synchronize()?;
+    push("saxpy", src, y1.download()? == y2.download()?);
+
+    // reduce
+    let src = rk!("reduce.rk");
+    let n = 1000usize;
+    let x = ctx.upload(&(0..n).map(|i| i as f32).collect::<Vec<_>>())?;
+    let (mut o1, mut o2) = (ctx.zeros::<f32>(4)?, ctx.zeros::<f32>(4)?);
+    rk_kernel(ctx, src, "reduce")?.launch(&s, Grid::new(4, 256), (n as u32, &x, &mut o1))?;
+    kernels::reduce::launch(&s, Grid::new(4, 256), n as u32, &x, &mut o2)?;
+    s.synchronize()?;
+    push("reduce", src, o1.download()? == o2.download()?);
+
+    // histogram
+    let src = rk!("histogram.rk");
+    let (n, bins) = (10_000usize, 16u32);
+    let data = ctx.upload(&ints(n, 3))?;
+    let (mut h1, mut h2) = (ctx.zeros::<u32>(16)?, ctx.zeros::<u32>(16)?);
+    rk_kernel(ctx, src, "histogram")?.launch(&s, Grid::new(40, 256), (n as u32, bins, &data, &mut h1))?;
+    kernels::histogram::launch(&s, Grid::new(40, 256), n as u32, bins, &data, &mut h2)?;
+    s.synchronize()?;
+    let (h1, h2) = (h1.download()?, h2.download()?);
+    push("histogram", src, h1 == h2 && h1.iter().sum::<u32>() == n as u32);
+
+    // matmul
+    let src = rk!("matmul.rk");
+    let (m, nn, k) = (40u32, 24u32, 36u32);
+    let a = ctx.upload(&floats((m * k) as usize, 4))?;
+    let b = ctx.upload(&floats((k * nn) as usize, 5))?;
+    let (mut c1, mut c2) = (ctx.zeros::<f32>((m * nn) as usize)?, ctx.zeros::<f32>((m * nn) as usize)?);
+    let grid = Grid::new([2, 3, 1], [16, 16, 1]);
+    rk_kernel(ctx, src, "matmul")?.launch(&s, grid, (m, nn, k, &a, &b, &mut c1))?;
+    kernels::matmul::launch(&s, grid, m, nn, k, &a, &b, &mut c2)?;
+    s.synchronize()?;
+    push("matmul", src, c1.download()? == c2.download()?);
+
+    // scan
+    let src = rk!("scan.rk");
+    let n = 1000usize;
+    let x = ctx.upload(&ints(n, 6))?;
+    let (mut o1, mut o2) = (ctx.zeros::<u32>(n)?, ctx.zeros::<u32>(n)?);
+    rk_kernel(ctx, src, "scan")?.launch(&s, Grid::new(4, 256), (n as u32, &x, &mut o1))?;
+    kernels::scan::launch(&s, Grid::new(4, 256), n as u32, &x, &mut o2)?;
+    s.synchronize()?;
+    push("scan", src, o1.download()? == o2.download()?);
+
+    // lookup (a host table)
+    let src = rk!("reloc/lookup.rk");
+    let n = 1000usize;
+    let x = ctx.upload(&ints(n, 7))?;
+    let (mut o1, mut o2) = (ctx.zeros::<u32>(n)?, ctx.zeros::<u32>(n)?);
+    rk_kernel(ctx, src, "lookup")?.launch(&s, Grid::cover(n, 256), (n as u32, &x, &mut o1))?;
+    kernels::lookup::launch(&s, Grid::cover(n, 256), n as u32, &x, &mut o2)?;
+    s.synchronize()?;
+    push("lookup", src, o1.download()? == o2.download()?);
+
+    // throw (an exception)
+    let src = rk!("reloc/throw.rk");
+    let x: Vec<i32> = (1..=40).map(|v| if v == 38 { -38 } else { v }).collect();
+    let x = ctx.upload(&x)?;
+    rk_kernel(ctx, src, "check")?.launch(&s, Grid::new(4, 32), (40u32, &x))?;
+    let e1 = s.synchronize();
+    kernels::check::launch(&s, Grid::new(4, 32), 40, &x)?;
+    let e2 = s.synchronize();
+    let equal = match (e1, e2) {
+        (Err(Error::Exception { message: m1, block: b1, thread: t1, .. }), Err(Error::Exception { message: m2, block: b2, thread: t2, .. })) => {
+            m2.ends_with(&format!(": {m1}")) && b1 == b2 && t1 == t2
+        }
+        _ => false,
+    };
+    push("check", src, equal);
+    Ok(out)
+}
