@@ -214,7 +214,7 @@ fn device_fn(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     let name = &f.sig.ident;
     let name_str = name.to_string();
     let vis = &f.vis;
-    let mut t = Translator::new(FnKind::Device { returns: ret.is_some() }, &params);
+    let mut t = Translator::new(FnKind::Device { ret: ret.clone() }, &params);
     let body = t.body(&f.block);
     errors.extend(t.errors.drain(..));
     let callees = t.callee_defs();

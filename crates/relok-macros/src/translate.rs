@@ -143,12 +143,12 @@ enum Binding {
 }
 
 /// Kernel or device function (and whether it returns a value).
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum FnKind {
     /// A kernel.
     Kernel,
-    /// A device function.
-    Device { returns: bool },
+    /// A device function, with its result type.
+    Device { ret: Option<syn::Type> },
 }
 
 /// The translation state of one function.
@@ -205,10 +205,10 @@ impl Translator {
 
     /// The whole body: statements; a device function's tail is its result.
     pub fn body(&mut self, block: &syn::Block) -> Tokens {
-        match self.kind {
-            FnKind::Device { returns: true } => {
+        match self.kind.clone() {
+            FnKind::Device { ret: Some(ty) } => {
                 let v = self.block_value(block);
-                quote!(let __r = #v; __cx.ret_val(__r);)
+                quote!(let __r = #v; __cx.ret_val::<#ty>(__r);)
             }
             _ => {
                 let b = self.block_unit(block);
@@ -401,12 +401,12 @@ impl Translator {
                 }
                 quote!(__cx.continue_();)
             }
-            Expr::Return(r) => match (self.kind, &r.expr) {
-                (FnKind::Device { returns: true }, Some(v)) => {
+            Expr::Return(r) => match (self.kind.clone(), &r.expr) {
+                (FnKind::Device { ret: Some(ty) }, Some(v)) => {
                     let v = self.expr(v);
-                    quote!({ let __r = #v; __cx.ret_val(__r); })
+                    quote!({ let __r = #v; __cx.ret_val::<#ty>(__r); })
                 }
-                (FnKind::Device { returns: true }, None) => self.refuse(r.span(), "this device function returns a value: `return value`"),
+                (FnKind::Device { ret: Some(_) }, None) => self.refuse(r.span(), "this device function returns a value: `return value`"),
                 (_, Some(v)) => self.refuse(v.span(), "a kernel returns nothing: write results into a `&mut [T]` parameter"),
                 (_, None) => quote!(__cx.ret();),
             },

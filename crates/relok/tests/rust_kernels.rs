@@ -1,0 +1,459 @@
+//! Rust kernels (`#[relok::kernel]`): every twin of the example kernels
+//! verifies, round-trips through the text format, lowers and runs under
+//! bake, patch and table, and equals its `.rk` version on every device
+//! found (the cpu device always; wgpu on lavapipe here; cuda when a GPU is
+//! present); bounds checks, `assert!` and `panic!` raise exceptions naming
+//! the Rust file:line:col on each device; `get_unchecked` skips the check;
+//! a host static is relocated by identity (new contents: zero compiles);
+//! a second process loads every Rust kernel from the artifact store with
+//! zero compiles.
+
+#[path = "../examples/twins/kernels.rs"]
+mod kernels;
+#[path = "../examples/twins/run.rs"]
+mod run;
+
+use relok::__kernel::KernelDef;
+use relok::{Context, Error, Grid, Strategy};
+use std::path::{Path, PathBuf};
+
+/// A message that reaches the terminal even when the test passes.
+fn note(msg: &str) {
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("note: {msg}\n").as_bytes());
+}
+
+/// One test at a time uses the GPUs (docs/wgpu.md, "Known problems").
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The contexts to test, the cpu device first (`RELOK_TEST_DEVICES` narrows
+/// the GPUs tried; `RELOK_REQUIRE_WGPU=1` / `RELOK_REQUIRE_CUDA=1` make a
+/// missing one a failure).
+fn contexts(strategy: Strategy) -> Vec<Context> {
+    let mut out = vec![Context::builder().device("cpu").strategy(strategy).no_cache().build().expect("cpu opens")];
+    let wanted = std::env::var("RELOK_TEST_DEVICES").unwrap_or_else(|_| "cuda,wgpu".to_owned());
+    let required = |var: &str| std::env::var(var).is_ok_and(|v| v == "1");
+    for (spec, required) in [("wgpu", required("RELOK_REQUIRE_WGPU")), ("cuda", required("RELOK_REQUIRE_CUDA"))] {
+        if !wanted.split(',').any(|w| w.trim() == spec) {
+            note(&format!("skipping the {spec} device: not in RELOK_TEST_DEVICES={wanted}"));
+            continue;
+        }
+        match Context::builder().device(spec).strategy(strategy).no_cache().build() {
+            Ok(ctx) => out.push(ctx),
+            Err(Error::Compile(relok_runtime::ProgramError::Unsupported { .. })) => {
+                note(&format!("skipping the {spec} device under {strategy}: it does not offer that strategy"));
+            }
+            Err(e) if required => panic!("{spec} is required here: {e}"),
+            Err(e) => note(&format!("skipping the {spec} device: {e}")),
+        }
+    }
+    out
+}
+
+/// Every Rust kernel of the twins and of this file.
+fn definitions() -> Vec<&'static KernelDef> {
+    vec![
+        &kernels::saxpy::DEF,
+        &kernels::reduce::DEF,
+        &kernels::histogram::DEF,
+        &kernels::matmul::DEF,
+        &kernels::scan::DEF,
+        &kernels::lookup::DEF,
+        &kernels::check::DEF,
+        &oob::DEF,
+        &unchecked_copy::DEF,
+        &asserts::DEF,
+        &control::DEF,
+        &first::k::scale::DEF,
+    ]
+}
+
+#[test]
+fn every_rust_kernel_verifies_round_trips_and_lowers_under_every_strategy() {
+    let _g = serial();
+    for def in definitions() {
+        let program = def.program().unwrap_or_else(|e| panic!("{}: {e}", def.name()));
+        let module = program.module();
+        let text = relok_ir::print(module);
+        let parsed = relok_ir::parse(&text).unwrap_or_else(|e| panic!("{}: {e:?}\n{text}", def.name()));
+        assert_eq!(&parsed, module, "{}: the text format round-trips", def.name());
+        assert_eq!(relok_ir::print(&parsed), text, "{}", def.name());
+        for strategy in Strategy::ALL {
+            let ctx = Context::builder().device("cpu").strategy(strategy).no_cache().build().expect("cpu");
+            def.kernel(&ctx.stream()).unwrap_or_else(|e| panic!("{} under {strategy}: {e}", def.name()));
+        }
+    }
+}
+
+#[test]
+fn rust_twins_equal_their_rk_versions_on_every_device_and_strategy() {
+    let _g = serial();
+    for strategy in Strategy::ALL {
+        for ctx in contexts(strategy) {
+            for o in run::all(&ctx).unwrap_or_else(|e| panic!("{} {strategy}: {e}", ctx.device_name())) {
+                assert!(o.equal, "{} on {} under {strategy}: the Rust twin differs from the .rk", o.name, ctx.device_name());
+                assert!(o.rust_lines < o.rk_lines, "{}: {} lines of Rust against {} of .rk", o.name, o.rust_lines, o.rk_lines);
+            }
+        }
+    }
+}
+
+#[relok::kernel]
+fn oob(x: &[u32], out: &mut [u32], k: u32) {
+    let i = global_id_x();
+    out[i] = x[i + k as usize];
+}
+
+/// Line and column (1-based) of `needle` in this file.
+fn position(needle: &str) -> (usize, usize) {
+    let src = include_str!("rust_kernels.rs");
+    let (line, text) = src.lines().enumerate().find(|(_, l)| l.contains(needle)).expect("needle in this file");
+    (line + 1, text.find(needle).expect("on its line") + 1)
+}
+
+#[test]
+fn an_index_out_of_bounds_raises_rusts_message_with_the_rust_location_on_every_device() {
+    let _g = serial();
+    let (line, col) = position("i + k as usize]");
+    for ctx in contexts(Strategy::Table) {
+        let x = ctx.upload(&[1u32, 2, 3, 4]).expect("upload");
+        let mut out = ctx.zeros::<u32>(4).expect("zeros");
+        let s = ctx.stream();
+        oob::launch(&s, Grid::new(1, 4), &x, &mut out, 0).expect("launch");
+        s.synchronize().expect("in bounds: no exception");
+        assert_eq!(out.download().expect("download"), [1, 2, 3, 4], "{}", ctx.device_name());
+        oob::launch(&s, Grid::new(1, 4), &x, &mut out, 3).expect("launch");
+        match s.synchronize() {
+            Err(Error::Exception { kernel, message, block, thread }) => {
+                assert_eq!(kernel, "oob");
+                assert_eq!(block, [0, 0, 0]);
+                assert!((1..4).contains(&thread[0]), "{thread:?}");
+                let index = thread[0] + 3;
+                let want = format!("{}:{line}:{col}: index out of bounds: the len is 4 but the index is {index}", file!());
+                assert_eq!(message, want, "{}", ctx.device_name());
+            }
+            other => panic!("{}: expected the bounds-check exception, got {other:?}", ctx.device_name()),
+        }
+        // Reported once; the next failure is recorded afresh.
+        s.synchronize().expect("the stream goes on");
+        oob::launch(&s, Grid::new(1, 1), &x, &mut out, 9).expect("launch");
+        let err = s.synchronize().expect_err("index 9");
+        assert!(err.to_string().ends_with("index out of bounds: the len is 4 but the index is 9"), "{err}");
+    }
+}
+
+#[relok::kernel]
+fn unchecked_copy(x: &[u32], out: &mut [u32]) {
+    let i = global_id_x();
+    if i < out.len() {
+        unsafe {
+            *out.get_unchecked_mut(i) = *x.get_unchecked(i) + 1;
+        }
+    }
+}
+
+#[test]
+fn get_unchecked_skips_the_bounds_check() {
+    let _g = serial();
+    let text = relok_ir::print(unchecked_copy::program().expect("builds").module());
+    let kernel = &text[text.find("kernel @unchecked_copy").expect("the kernel")..];
+    assert!(!kernel.contains("relok_rust_oob"), "{kernel}");
+    let checked = relok_ir::print(oob::program().expect("builds").module());
+    assert_eq!(checked[checked.find("kernel @oob").expect("kernel")..].matches("call @relok_rust_oob").count(), 2);
+    for ctx in contexts(Strategy::Table) {
+        let x = ctx.upload(&[5u32, 6, 7]).expect("upload");
+        let mut out = ctx.zeros::<u32>(3).expect("zeros");
+        let s = ctx.stream();
+        unchecked_copy::launch(&s, Grid::new(1, 32), &x, &mut out).expect("launch");
+        s.synchronize().expect("runs");
+        assert_eq!(out.download().expect("download"), [6, 7, 8], "{}", ctx.device_name());
+    }
+    // Past the end, the cpu device's own memory checks fault: no exception.
+    let ctx = Context::builder().device("cpu").no_cache().build().expect("cpu");
+    let x = ctx.upload(&[5u32]).expect("upload");
+    let mut out = ctx.zeros::<u32>(64).expect("zeros");
+    let s = ctx.stream();
+    unchecked_copy::launch(&s, Grid::new(1, 64), &x, &mut out).expect("launch");
+    assert!(matches!(s.synchronize(), Err(Error::Fault { .. })));
+}
+
+#[relok::kernel]
+fn asserts(x: &[i32], mode: u32) {
+    let i = global_id_x();
+    if i == 0 {
+        if mode == 0 {
+            assert!(x[0] > 0);
+        } else if mode == 1 {
+            assert!(x[0] > 0, "x[0] must be positive");
+        } else {
+            panic!("mode out of range");
+        }
+    }
+}
+
+#[test]
+fn assert_and_panic_throw_their_message_and_rust_location_on_every_device() {
+    let _g = serial();
+    let cases = [
+        (0, position("assert!(x[0] > 0);"), "assertion failed: x[0] > 0"),
+        (1, position("assert!(x[0] > 0, \""), "x[0] must be positive"),
+        (2, position("panic!(\"mode out"), "mode out of range"),
+    ];
+    for ctx in contexts(Strategy::Table) {
+        let s = ctx.stream();
+        let ok = ctx.upload(&[1i32]).expect("upload");
+        asserts::launch(&s, Grid::new(1, 1), &ok, 0).expect("launch");
+        s.synchronize().expect("holds");
+        let bad = ctx.upload(&[-1i32]).expect("upload");
+        for (mode, (line, col), text) in cases {
+            asserts::launch(&s, Grid::new(1, 1), &bad, mode).expect("launch");
+            match s.synchronize() {
+                Err(Error::Exception { message, .. }) => {
+                    assert_eq!(message, format!("{}:{line}:{col}: {text}", file!()), "{}", ctx.device_name());
+                }
+                other => panic!("{}: {other:?}", ctx.device_name()),
+            }
+        }
+    }
+}
+
+#[relok::device]
+fn collatz_steps(start: u32) -> u32 {
+    let mut x = start;
+    let mut steps = 0;
+    while x != 1 {
+        if x % 2 == 0 {
+            x /= 2;
+        } else {
+            x = 3 * x + 1;
+        }
+        steps += 1;
+        if steps > 500 {
+            return 0;
+        }
+    }
+    steps
+}
+
+#[relok::device]
+fn sum_to(x: &[f64], end: usize) -> f64 {
+    let mut s = 0.0;
+    for j in 0..end {
+        s += x[j];
+    }
+    s
+}
+
+#[relok::kernel]
+fn control(x: &[u32], w: &[f64], out: &mut [i64], f: &mut [f64], flag: bool) {
+    let i = global_id_x();
+    if i >= x.len() {
+        return;
+    }
+    let v = x[i];
+    let mut acc: i64 = 0;
+    for j in (0..v as usize).step_by(3) {
+        if j % 2 == 1 {
+            continue;
+        }
+        acc += j as i64;
+        if acc > 100 {
+            break;
+        }
+    }
+    let mut k = 0u32;
+    loop {
+        k += 1;
+        if k * k > v {
+            break;
+        }
+    }
+    let sign = if v % 3 == 0 { -1i64 } else if v % 3 == 1 { 0 } else { 1 };
+    let v = v as i64;
+    out[i] = acc * sign + collatz_steps(v as u32 + 1) as i64 + ((k as i64) << 8) - (v >> 1) + (v ^ 5) * 3;
+    let g = v as f64;
+    f[i] = if flag || v > 3 { g.sqrt() + (-g).abs().min(3.5) } else { sum_to(w, (v as usize) % 4) };
+}
+
+/// `control`, in plain Rust.
+fn control_reference(v: u32, w: &[f64], flag: bool) -> (i64, f64) {
+    let mut acc: i64 = 0;
+    for j in (0..v as usize).step_by(3) {
+        if j % 2 == 1 {
+            continue;
+        }
+        acc += j as i64;
+        if acc > 100 {
+            break;
+        }
+    }
+    let mut k = 0u32;
+    loop {
+        k += 1;
+        if k * k > v {
+            break;
+        }
+    }
+    let sign = if v % 3 == 0 { -1i64 } else if v % 3 == 1 { 0 } else { 1 };
+    let mut x = v + 1;
+    let mut steps = 0u32;
+    while x != 1 {
+        x = if x % 2 == 0 { x / 2 } else { 3 * x + 1 };
+        steps += 1;
+        if steps > 500 {
+            steps = 0;
+            break;
+        }
+    }
+    let vi = i64::from(v);
+    let out = acc * sign + i64::from(steps) + (i64::from(k) << 8) - (vi >> 1) + (vi ^ 5) * 3;
+    let g = f64::from(v);
+    let f = if flag || vi > 3 { g.sqrt() + (-g).abs().min(3.5) } else { w[..(v as usize) % 4].iter().fold(0.0, |s, x| s + x) };
+    (out, f)
+}
+
+#[test]
+fn control_flow_casts_and_device_functions_match_plain_rust_on_every_device() {
+    let _g = serial();
+    let xs: Vec<u32> = (0..100).map(|i| (i * 37 + 11) % 97).collect();
+    let ws = [0.5f64, 1.25, -2.0, 8.0];
+    for flag in [false, true] {
+        let want: Vec<(i64, f64)> = xs.iter().map(|&v| control_reference(v, &ws, flag)).collect();
+        for ctx in contexts(Strategy::Table) {
+            let x = ctx.upload(&xs).expect("upload");
+            let w = ctx.upload(&ws).expect("upload");
+            let mut out = ctx.zeros::<i64>(xs.len()).expect("zeros");
+            let mut f = ctx.zeros::<f64>(xs.len()).expect("zeros");
+            let s = ctx.stream();
+            control::launch(&s, Grid::cover(xs.len(), 32), &x, &w, &mut out, &mut f, flag).expect("launch");
+            s.synchronize().unwrap_or_else(|e| panic!("{}: {e}", ctx.device_name()));
+            let out = out.download().expect("download");
+            let f = f.download().expect("download");
+            for (i, (o, g)) in want.iter().enumerate() {
+                assert_eq!(out[i], *o, "{} out[{i}] (x = {})", ctx.device_name(), xs[i]);
+                assert_eq!(f[i].to_bits(), g.to_bits(), "{} f[{i}] (x = {}): {} vs {g}", ctx.device_name(), xs[i], f[i]);
+            }
+        }
+    }
+}
+
+/// Two versions of one host static (one identity, two contents): what a
+/// program that edits the static between two runs sees. One kernel file
+/// for both, so that its messages' locations are the same.
+mod first {
+    #[relok::host(name = "tests.rust_kernels.SCALE")]
+    pub static SCALE: [u32; 4] = [1, 2, 3, 4];
+
+    pub mod k {
+        include!("common/scale_kernel.rs");
+    }
+}
+
+mod second {
+    #[relok::host(name = "tests.rust_kernels.SCALE")]
+    pub static SCALE: [u32; 4] = [10, 20, 30, 40];
+
+    pub mod k {
+        include!("common/scale_kernel.rs");
+    }
+}
+
+/// A fresh folder under the target directory's temp area.
+fn temp_dir(what: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("relok-rust-kernels-{what}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn scaled(ctx: &Context, second_version: bool) -> Vec<u32> {
+    let mut x = ctx.upload(&[1u32, 1, 1, 1, 2, 2, 2, 2]).expect("upload");
+    let s = ctx.stream();
+    if second_version {
+        second::k::scale::launch(&s, Grid::new(1, 8), &mut x).expect("launch");
+    } else {
+        first::k::scale::launch(&s, Grid::new(1, 8), &mut x).expect("launch");
+    }
+    s.synchronize().expect("runs");
+    x.download().expect("download")
+}
+
+#[test]
+fn a_host_static_is_relocated_by_identity_new_contents_need_no_compile() {
+    let _g = serial();
+    let a = first::k::scale::program().expect("builds");
+    let b = second::k::scale::program().expect("builds");
+    assert_eq!(a.module(), b.module(), "the contents are not in the IR");
+    let dir = temp_dir("identity");
+    let ctx = Context::builder().device("cpu").cache_dir(&dir).build().expect("cpu");
+    assert_eq!(scaled(&ctx, false), [1, 2, 3, 4, 2, 4, 6, 8]);
+    assert_eq!(ctx.cache_stats().compiles, 1);
+    // Another session on the same store, with the edited contents.
+    let ctx = Context::builder().device("cpu").cache_dir(&dir).build().expect("cpu");
+    assert_eq!(scaled(&ctx, true), [10, 20, 30, 40, 20, 40, 60, 80]);
+    let stats = ctx.cache_stats();
+    assert_eq!(stats.compiles, 0, "{stats:?}");
+    assert_eq!(stats.store.hits, 1, "{stats:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_warm_launch_neither_rebuilds_nor_looks_the_kernel_up_again() {
+    let _g = serial();
+    let ctx = Context::builder().device("cpu").no_cache().build().expect("cpu");
+    let x = ctx.upload(&[1.0f32; 8]).expect("upload");
+    let mut y = ctx.zeros::<f32>(8).expect("zeros");
+    let s = ctx.stream();
+    kernels::saxpy::launch(&s, Grid::new(1, 8), 8, 2.0, &x, &mut y).expect("launch");
+    let after_first = ctx.cache_stats();
+    assert_eq!(after_first.compiles, 1);
+    let program = kernels::saxpy::program().expect("built") as *const relok::Program;
+    for _ in 0..10 {
+        kernels::saxpy::launch(&s, Grid::new(1, 8), 8, 2.0, &x, &mut y).expect("launch");
+    }
+    s.synchronize().expect("runs");
+    assert_eq!(y.download().expect("download"), [22.0f32; 8]);
+    assert_eq!(ctx.cache_stats(), after_first, "warm launches go around the kernel cache");
+    assert!(std::ptr::eq(program, kernels::saxpy::program().expect("built")), "the IR is built once");
+}
+
+const CHILD: &str = "RELOK_RUST_KERNELS_CHILD";
+
+/// Run by the next test in a process of its own: every Rust kernel from
+/// the store under `$RELOK_RUST_KERNELS_CHILD`, with the edited host
+/// static; prints the number of compiles.
+#[test]
+fn child() {
+    let Ok(dir) = std::env::var(CHILD) else { return };
+    let ctx = Context::builder().device("cpu").cache_dir(Path::new(&dir)).build().expect("cpu");
+    for o in run::all(&ctx).expect("twins run") {
+        assert!(o.equal, "{}", o.name);
+    }
+    assert_eq!(scaled(&ctx, true), [10, 20, 30, 40, 20, 40, 60, 80]);
+    let stats = ctx.cache_stats();
+    let _ = std::io::Write::write_all(&mut std::io::stdout(), format!("CHILD-COMPILES {}\n", stats.compiles).as_bytes());
+}
+
+#[test]
+fn a_second_process_loads_every_rust_kernel_from_the_store_with_zero_compiles() {
+    let _g = serial();
+    let dir = temp_dir("process");
+    let ctx = Context::builder().device("cpu").cache_dir(&dir).build().expect("cpu");
+    assert!(run::all(&ctx).expect("twins run").iter().all(|o| o.equal));
+    assert_eq!(scaled(&ctx, false), [1, 2, 3, 4, 2, 4, 6, 8]);
+    assert!(ctx.cache_stats().compiles >= 8, "{:?}", ctx.cache_stats());
+    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", "child", "--nocapture", "--test-threads=1"])
+        .env(CHILD, &dir)
+        .env_remove("RELOK_CACHE")
+        .output()
+        .expect("child runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "child failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let compiles = stdout.lines().find_map(|l| l.split_once("CHILD-COMPILES ").map(|(_, r)| r)).unwrap_or_else(|| panic!("the child says nothing:\n{stdout}"));
+    assert_eq!(compiles.trim(), "0", "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
