@@ -200,7 +200,9 @@ impl Translator {
 
     fn refuse(&mut self, span: Span, message: impl std::fmt::Display) -> Tokens {
         self.errors.push(syn::Error::new(span, message));
-        quote_spanned!(span=> ::core::panic!())
+        // A block: a statement or a value of any type, never run (the
+        // item does not compile).
+        quote_spanned!(span=> { ::core::panic!() })
     }
 
     /// The whole body: statements; a device function's tail is its result.
@@ -535,7 +537,7 @@ impl Translator {
             }
             Expr::Index(ix) => {
                 let Some(base) = self.indexable(&ix.expr, true) else {
-                    return quote!(::core::panic!());
+                    return quote!({ ::core::panic!() });
                 };
                 let i = self.expr(&ix.index);
                 let at = loc(ix.index.span());
@@ -548,7 +550,7 @@ impl Translator {
                         return self.refuse(m.method.span(), "call to unsafe function `get_unchecked_mut` requires an `unsafe` block");
                     }
                     let Some(base) = self.indexable(&m.receiver, true) else {
-                        return quote!(::core::panic!());
+                        return quote!({ ::core::panic!() });
                     };
                     let i = self.expr(&m.args[0]);
                     let v = combine(quote!(__cx.load_unchecked(__b, __i)));
@@ -625,7 +627,7 @@ impl Translator {
                             return self.refuse(m.method.span(), "call to unsafe function `get_unchecked` requires an `unsafe` block");
                         }
                         let Some(base) = self.indexable(&m.receiver, false) else {
-                            return quote!(::core::panic!());
+                            return quote!({ ::core::panic!() });
                         };
                         let i = self.expr(&m.args[0]);
                         quote_spanned!(span=> { let __b = #base; let __i = #i; __cx.load_unchecked(__b, __i) })
@@ -644,7 +646,7 @@ impl Translator {
             }
             Expr::Index(ix) => {
                 let Some(base) = self.indexable(&ix.expr, false) else {
-                    return quote!(::core::panic!());
+                    return quote!({ ::core::panic!() });
                 };
                 let i = self.expr(&ix.index);
                 let at = loc(ix.index.span());
@@ -738,7 +740,7 @@ impl Translator {
         }
         if name == "len" && m.args.is_empty() {
             let Some(base) = self.indexable(&m.receiver, false) else {
-                return quote!(::core::panic!());
+                return quote!({ ::core::panic!() });
             };
             return quote_spanned!(span=> { let __b = #base; __cx.len(__b) });
         }
@@ -843,7 +845,7 @@ impl Translator {
             other => return self.refuse(other.span(), "an atomic's first argument is `&x[i]` or `&mut x[i]`"),
         };
         let Some(base) = self.indexable(&place.expr, true) else {
-            return quote!(::core::panic!());
+            return quote!({ ::core::panic!() });
         };
         let i = self.expr(&place.index);
         let at = loc(place.index.span());
