@@ -135,7 +135,7 @@ fn kernel_fn(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     let vis = &f.vis;
     let mut t = Translator::new(FnKind::Kernel, &params);
     let body = t.body(&f.block);
-    errors.extend(t.errors.drain(..));
+    errors.append(&mut t.errors);
     let callees = t.callee_defs();
     let declare = declare_params(&params);
     let launch_params = params.iter().map(|(n, k)| {
@@ -214,9 +214,9 @@ fn device_fn(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     let name = &f.sig.ident;
     let name_str = name.to_string();
     let vis = &f.vis;
-    let mut t = Translator::new(FnKind::Device { ret: ret.clone() }, &params);
+    let mut t = Translator::new(FnKind::Device { ret: ret.clone().map(Box::new) }, &params);
     let body = t.body(&f.block);
-    errors.extend(t.errors.drain(..));
+    errors.append(&mut t.errors);
     let callees = t.callee_defs();
     let declare = declare_params(&params);
     let define = format_ident!("__relok_device_{}", name);

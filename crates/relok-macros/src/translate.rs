@@ -114,18 +114,14 @@ pub fn param_kind(ty: &syn::Type) -> syn::Result<ParamKind> {
     if scalar_type(ty).is_some() {
         return Ok(ParamKind::Scalar(ty.clone()));
     }
-    if let syn::Type::Reference(r) = ty {
-        if let syn::Type::Slice(s) = &*r.elem {
-            if let Some(e) = scalar_type(&s.elem) {
-                if e == "bool" || e == "usize" {
-                    return Err(syn::Error::new(
-                        s.elem.span(),
-                        "slices of `bool` or `usize` have no device layout: use `u32`",
-                    ));
-                }
-                return Ok(ParamKind::Slice { elem: (*s.elem).clone(), mutable: r.mutability.is_some() });
-            }
+    if let syn::Type::Reference(r) = ty
+        && let syn::Type::Slice(s) = &*r.elem
+        && let Some(e) = scalar_type(&s.elem)
+    {
+        if e == "bool" || e == "usize" {
+            return Err(syn::Error::new(s.elem.span(), "slices of `bool` or `usize` have no device layout: use `u32`"));
         }
+        return Ok(ParamKind::Slice { elem: (*s.elem).clone(), mutable: r.mutability.is_some() });
     }
     Err(syn::Error::new(
         ty.span(),
@@ -148,7 +144,7 @@ pub enum FnKind {
     /// A kernel.
     Kernel,
     /// A device function, with its result type.
-    Device { ret: Option<syn::Type> },
+    Device { ret: Option<Box<syn::Type>> },
 }
 
 /// The translation state of one function.
@@ -246,13 +242,12 @@ impl Translator {
             let mut out = Tokens::new();
             let n = block.stmts.len();
             for (k, s) in block.stmts.iter().enumerate() {
-                if k + 1 == n {
-                    if let Stmt::Expr(e, None) = s {
-                        if !is_diverging_expr(e) {
-                            let v = t.expr(e);
-                            return quote!({ #out #v });
-                        }
-                    }
+                if k + 1 == n
+                    && let Stmt::Expr(e, None) = s
+                    && !is_diverging_expr(e)
+                {
+                    let v = t.expr(e);
+                    return quote!({ #out #v });
                 }
                 out.extend(t.stmt(s));
                 if diverges(s) {
@@ -276,8 +271,10 @@ impl Translator {
 
     fn local(&mut self, l: &syn::Local) -> Tokens {
         // `let (a, b) = (x, y);`: one `let` per element.
-        if let (syn::Pat::Tuple(pt), Some(init)) = (&l.pat, &l.init) {
-            if let (Expr::Tuple(et), None) = (strip_paren(&init.expr), &init.diverge) {
+        if let (syn::Pat::Tuple(pt), Some(init)) = (&l.pat, &l.init)
+            && let (Expr::Tuple(et), None) = (strip_paren(&init.expr), &init.diverge)
+        {
+            {
                 if pt.elems.len() != et.elems.len() {
                     return self.refuse(l.span(), "the tuple pattern and the tuple have different lengths");
                 }
@@ -609,10 +606,10 @@ impl Translator {
             Expr::Binary(b) => self.binary(b),
             Expr::Unary(u) => match u.op {
                 UnOp::Neg(_) => {
-                    if let Expr::Lit(l) = strip_paren(&u.expr) {
-                        if matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_)) {
-                            return quote_spanned!(span=> __cx.lit(-#l));
-                        }
+                    if let Expr::Lit(l) = strip_paren(&u.expr)
+                        && matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_))
+                    {
+                        return quote_spanned!(span=> __cx.lit(-#l));
                     }
                     let a = self.expr(&u.expr);
                     quote_spanned!(span=> { let __a = #a; __cx.neg(__a) })

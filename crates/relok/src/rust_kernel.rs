@@ -848,15 +848,6 @@ impl<'m> Cx<'m> {
     }
 }
 
-/// The IR arguments of a device-function call.
-pub fn args(params: &[&dyn Fn(&mut Vec<Value>)]) -> Vec<Value> {
-    let mut out = Vec::new();
-    for p in params {
-        p(&mut out);
-    }
-    out
-}
-
 /// Pushes one parameter's IR arguments.
 pub fn push<P: Param>(out: &mut Vec<Value>, p: P) {
     p.values(out);

@@ -297,11 +297,11 @@ fn control_reference(v: u32, w: &[f64], flag: bool) -> (i64, f64) {
             break;
         }
     }
-    let sign = if v % 3 == 0 { -1i64 } else if v % 3 == 1 { 0 } else { 1 };
+    let sign = if v.is_multiple_of(3) { -1i64 } else if v % 3 == 1 { 0 } else { 1 };
     let mut x = v + 1;
     let mut steps = 0u32;
     while x != 1 {
-        x = if x % 2 == 0 { x / 2 } else { 3 * x + 1 };
+        x = if x.is_multiple_of(2) { x / 2 } else { 3 * x + 1 };
         steps += 1;
         if steps > 500 {
             steps = 0;
