@@ -28,20 +28,94 @@ use translate::{FnKind, ParamKind, Translator};
 
 /// A kernel: `#[relok::kernel] fn name(x: &[f32], y: &mut [f32], a: f32)`
 /// becomes `mod name` with `launch(&stream, grid, &Buffer<f32>, &mut
-/// Buffer<f32>, f32)`, `program()` (its verified IR) and `DEF`.
+/// Buffer<f32>, f32)`, `program()` (its verified IR) and `DEF`. The subset
+/// of Rust a kernel is written in is in the repository's docs/kernels.md.
+///
+/// ```
+/// #[relok::kernel]
+/// fn add_one(x: &mut [u32]) {
+///     let i = relok::global_id_x();
+///     if i < x.len() {
+///         x[i] += 1;
+///     }
+/// }
+///
+/// fn main() -> Result<(), relok::Error> {
+///     let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
+///     let mut x = ctx.upload(&[1u32, 2, 3])?;
+///     let s = ctx.stream();
+///     add_one::launch(&s, relok::Grid::cover(3, 64), &mut x)?;
+///     s.synchronize()?;
+///     assert_eq!(x.download()?, [2, 3, 4]);
+///     Ok(())
+/// }
+/// ```
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(attr, item, true)
 }
 
-/// A device function a kernel calls: `#[relok::device] fn f(x: f32) -> f32`.
+/// A device function a kernel calls: `#[relok::device] fn f(x: f32) ->
+/// f32` (scalars and slices in, a scalar or nothing out; an IR device
+/// function, defined once per module).
+///
+/// ```
+/// #[relok::device]
+/// fn square(v: f32) -> f32 {
+///     v * v
+/// }
+///
+/// #[relok::kernel]
+/// fn squares(x: &mut [f32]) {
+///     let i = relok::global_id_x();
+///     if i < x.len() {
+///         x[i] = square(x[i]);
+///     }
+/// }
+///
+/// fn main() -> Result<(), relok::Error> {
+///     let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
+///     let mut x = ctx.upload(&[1.0f32, 2.0, 3.0])?;
+///     let s = ctx.stream();
+///     squares::launch(&s, relok::Grid::cover(3, 64), &mut x)?;
+///     s.synchronize()?;
+///     assert_eq!(x.download()?, [1.0, 4.0, 9.0]);
+///     Ok(())
+/// }
+/// ```
 #[proc_macro_attribute]
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(attr, item, false)
 }
 
 /// A host static a kernel reads by identity (its path; or
-/// `#[relok::host(name = "…")]`): `#[relok::host] static LUT: [u32; 16] = …;`.
+/// `#[relok::host(name = "…")]`): `#[relok::host] static LUT: [u32; 16] =
+/// …;`. The kernel's key holds the path, never the bytes: each context
+/// writes this process's bytes to the device when it loads a kernel that
+/// reads the static, so editing the table recompiles nothing.
+///
+/// ```
+/// #[relok::host]
+/// static PRIMES: [u32; 4] = [2, 3, 5, 7];
+///
+/// #[relok::kernel]
+/// fn nth_prime(x: &mut [u32]) {
+///     let i = relok::global_id_x();
+///     if i < x.len() {
+///         x[i] = PRIMES[x[i] as usize];
+///     }
+/// }
+///
+/// fn main() -> Result<(), relok::Error> {
+///     let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
+///     let mut x = ctx.upload(&[3u32, 0, 9])?;
+///     let s = ctx.stream();
+///     nth_prime::launch(&s, relok::Grid::cover(3, 64), &mut x)?;
+///     let err = s.synchronize().unwrap_err();       // PRIMES[9]: out of bounds
+///     assert!(err.to_string().ends_with("index out of bounds: the len is 4 but the index is 9"), "{err}");
+///     Ok(())
+/// }
+/// ```
 #[proc_macro_attribute]
 pub fn host(attr: TokenStream, item: TokenStream) -> TokenStream {
     host_static(attr.into(), item.into()).into()
