@@ -4,7 +4,7 @@
 //! docs/kernels.md.
 //!
 //! Shape: a kernel's body is translated, construct by construct
-//! ([`translate`]), into a Rust function over *staged* values
+//! (the `translate` module), into a Rust function over *staged* values
 //! (`relok::__kernel::Val<T>` and friends) that builds the kernel's IR when
 //! it runs — once per process. rustc type-checks that function, so a type
 //! error in a kernel is a Rust type error at the user's span; a construct
