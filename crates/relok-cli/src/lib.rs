@@ -11,5 +11,6 @@ pub mod devices;
 pub mod diag;
 pub mod examples;
 pub mod launch;
+pub mod rust_twins;
 pub mod source;
 pub mod filetest;

@@ -2,7 +2,7 @@
 //! on the same inputs, and compares what they leave in their buffers (or
 //! the exception they raise).
 
-use crate::kernels;
+use super::kernels;
 use relok::{Context, Error, Grid, Program};
 
 /// One twin's comparison.
