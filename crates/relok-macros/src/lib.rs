@@ -151,11 +151,8 @@ fn signature(f: &syn::ItemFn, errors: &mut Vec<syn::Error>) -> Vec<(syn::Ident, 
     if let Some(t) = &sig.abi {
         errors.push(syn::Error::new(t.span(), "a relok kernel or device function cannot have an ABI"));
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        errors.push(syn::Error::new(
-            sig.generics.span(),
-            "generic kernels are not supported yet: write one kernel per element type",
-        ));
+    if let Some(w) = &sig.generics.where_clause {
+        errors.push(syn::Error::new(w.span(), "`where` clauses are not supported: write the bound on the parameter (`T: relok::Float`)"));
     }
     if let Some(v) = &sig.variadic {
         errors.push(syn::Error::new(v.span(), "variadic parameters are not supported"));
@@ -199,7 +196,83 @@ fn errors_tokens(errors: &[syn::Error]) -> Tokens {
     errors.iter().map(syn::Error::to_compile_error).collect()
 }
 
+/// A generic kernel's parameters: `<T: bounds, const N: usize>` as
+/// declared in the generated functions, as used, and the key type's.
+struct Generics {
+    decl: Tokens,
+    args: Tokens,
+    /// `type_name`s and values making the instance's IR name.
+    name_parts: Vec<Tokens>,
+    /// The type parameters.
+    types: Vec<syn::Ident>,
+}
+
+fn generics(g: &syn::Generics, errors: &mut Vec<syn::Error>) -> Option<Generics> {
+    if g.params.is_empty() {
+        return None;
+    }
+    let mut decl = Vec::new();
+    let mut args = Vec::new();
+    let mut name_parts = Vec::new();
+    let mut types = Vec::new();
+    for p in &g.params {
+        match p {
+            syn::GenericParam::Type(t) => {
+                let id = &t.ident;
+                let mut bounds = vec![quote!(::relok::__kernel::Elem)];
+                for b in &t.bounds {
+                    let known = match b {
+                        syn::TypeParamBound::Trait(tb) => tb.path.segments.last().map(|s| s.ident.to_string()),
+                        _ => None,
+                    };
+                    match known.as_deref() {
+                        Some("Element" | "Number") => {}
+                        Some(k @ ("Float" | "Int" | "Signed")) => {
+                            let k = format_ident!("{}", k);
+                            bounds.push(quote!(::relok::__kernel::#k));
+                        }
+                        _ => errors.push(syn::Error::new(
+                            b.span(),
+                            "a kernel's type parameter is bounded by `relok::Number` (any element type), `relok::Float`, `relok::Int` or `relok::Signed`",
+                        )),
+                    }
+                }
+                if let Some(d) = &t.default {
+                    errors.push(syn::Error::new(d.span(), "a kernel's type parameter has no default"));
+                }
+                decl.push(quote!(#id: #(#bounds)+*));
+                args.push(quote!(#id));
+                types.push(id.clone());
+                name_parts.push(quote!(::std::any::type_name::<#id>().to_string()));
+            }
+            syn::GenericParam::Const(c) => {
+                let id = &c.ident;
+                let ty = &c.ty;
+                decl.push(quote!(const #id: #ty));
+                args.push(quote!(#id));
+                name_parts.push(quote!(#id.to_string()));
+            }
+            syn::GenericParam::Lifetime(l) => {
+                errors.push(syn::Error::new(l.span(), "a kernel has no lifetime parameters"));
+            }
+        }
+    }
+    Some(Generics { decl: quote!(<#(#decl),*>), args: quote!(<#(#args),*>), name_parts, types })
+}
+
 fn kernel_fn(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
+    let type_params: Vec<String> = f
+        .sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|p| if let syn::GenericParam::Type(t) = p { Some(t.ident.to_string()) } else { None })
+        .collect();
+    translate::with_type_params(type_params, || kernel_fn_inner(f, errors.drain(..).collect()))
+}
+
+fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
+    let generic = generics(&f.sig.generics, &mut errors);
     let params = signature(f, &mut errors);
     if let syn::ReturnType::Type(_, ty) = &f.sig.output {
         errors.push(syn::Error::new(ty.span(), "a kernel returns nothing: write results into a `&mut [T]` parameter"));
@@ -219,10 +292,56 @@ fn kernel_fn(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     let pushes = params.iter().map(|(n, _)| quote!(::relok::__kernel::LaunchArg::push(#n, &mut __args)?;));
     let count = params.iter().map(|(_, k)| if matches!(k, ParamKind::Scalar(_)) { 1usize } else { 2 }).sum::<usize>();
     let errs = errors_tokens(&errors);
-    let docs = f.attrs.iter().filter(|a| a.path().is_ident("doc"));
+    let docs: Vec<_> = f.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
     let launch_doc = format!(
         "Launches the Rust kernel `{name_str}` on `stream` (loaded on the stream's context on first use; its IR is built once per process). Buffers pass their length with them."
     );
+    if let Some(g) = generic {
+        let Generics { decl, args, name_parts, types } = g;
+        return quote! {
+            #errs
+            #(#docs)*
+            #[allow(non_snake_case, non_camel_case_types, clippy::all)]
+            #vis mod #name {
+                #[allow(unused_imports)]
+                use super::*;
+
+                #[allow(unused_variables, unused_mut, unused_braces, unreachable_code, clippy::all)]
+                fn __build #decl (__m: &mut ::relok::__kernel::ModuleCx) {
+                    #callees
+                    let __name = ::relok::__kernel::instance_name(#name_str, &[#(#name_parts),*]);
+                    __m.kernel(&__name, |__cx| {
+                        #declare
+                        #body
+                        __cx.ret();
+                    });
+                }
+
+                struct __Instance #decl (::std::marker::PhantomData<(#(#types,)*)>);
+
+                /// The kernel's instances, one per type and constant: each its own IR and key.
+                pub static INSTANCES: ::relok::__kernel::Instances = ::relok::__kernel::Instances::new(#name_str);
+
+                /// The definition of one instance: its IR, built once.
+                pub fn def #decl () -> &'static ::relok::__kernel::KernelDef {
+                    INSTANCES.get(::std::any::TypeId::of::<__Instance #args>(), __build::#args)
+                }
+
+                #[doc = #launch_doc]
+                #[allow(clippy::too_many_arguments)]
+                pub fn launch #decl (stream: &::relok::Stream, grid: ::relok::Grid, #(#launch_params),*) -> ::relok::Result<()> {
+                    let mut __args = ::std::vec::Vec::with_capacity(#count);
+                    #(#pushes)*
+                    def::#args().launch(stream, grid, __args)
+                }
+
+                /// One instance's verified IR (built on first use).
+                pub fn program #decl () -> ::relok::Result<&'static ::relok::Program> {
+                    def::#args().program()
+                }
+            }
+        };
+    }
     quote! {
         #errs
         #(#docs)*

@@ -97,12 +97,27 @@ impl ParamKind {
     }
 }
 
-/// The subset's name of a scalar type, if `ty` is one.
+thread_local! {
+    /// The type parameters of the generic kernel being expanded: scalar
+    /// types too (set by [`with_type_params`]).
+    static TYPE_PARAMS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with `params` counted as scalar types.
+pub fn with_type_params<R>(params: Vec<String>, f: impl FnOnce() -> R) -> R {
+    let saved = TYPE_PARAMS.with(|t| std::mem::replace(&mut *t.borrow_mut(), params));
+    let r = f();
+    TYPE_PARAMS.with(|t| *t.borrow_mut() = saved);
+    r
+}
+
+/// The subset's name of a scalar type (or a kernel's type parameter), if
+/// `ty` is one.
 pub fn scalar_type(ty: &syn::Type) -> Option<String> {
     match ty {
         syn::Type::Path(p) if p.qself.is_none() => {
             let id = p.path.get_ident()?.to_string();
-            SCALARS.contains(&id.as_str()).then_some(id)
+            (SCALARS.contains(&id.as_str()) || TYPE_PARAMS.with(|t| t.borrow().contains(&id))).then_some(id)
         }
         syn::Type::Paren(p) => scalar_type(&p.elem),
         _ => None,

@@ -81,4 +81,5 @@ pub mod __kernel {
 
 pub use relok_ir::{Scalar, Strategy};
 pub use relok_macros::{device, host, kernel};
+pub use rust_kernel::{Elem as Number, Float, Int, Signed};
 pub use relok_runtime::{CacheStats, DeviceKind, FaultKind};

@@ -63,13 +63,30 @@ pub trait DevScalar: Copy + 'static {
 
 /// Numbers (not `bool`): arithmetic, comparisons, casts.
 pub trait Num: DevScalar {}
-/// Integers: `%` on integers, bit operations, shifts.
+/// Integers: bit operations and shifts in a kernel; a generic kernel's
+/// type parameter bounded by `relok::Int` ranges over `u32 i32 u64 i64`.
+///
+/// ```
+/// fn integer<T: relok::Int>() {}
+/// integer::<u64>();
+/// ```
 pub trait Int: Num {}
-/// Types with `-x`.
+/// Types with `-x` (`i32 i64 f32 f64`); a bound of generic kernels.
+///
+/// ```
+/// fn signed<T: relok::Signed>() {}
+/// signed::<i32>();
+/// ```
 pub trait Signed: Num {}
 /// Types with `!x` (integers and `bool`).
 pub trait Bits: DevScalar {}
-/// Floating point.
+/// Floating point (`f32 f64`): `sqrt` in a kernel; a bound of generic
+/// kernels.
+///
+/// ```
+/// fn float<T: relok::Float>() {}
+/// float::<f32>();
+/// ```
 pub trait Float: Num {}
 
 macro_rules! dev_scalar {
@@ -855,11 +872,78 @@ pub fn push<P: Param>(out: &mut Vec<Value>, p: P) {
 
 // ---------------------------------------------------------------- kernel
 
+/// The element types a generic kernel's type parameter ranges over
+/// (`u32 i32 u64 i64 f32 f64`): `relok::Number`.
+///
+/// ```
+/// #[relok::kernel]
+/// fn double<T: relok::Number>(x: &mut [T]) {
+///     let i = relok::global_id_x();
+///     if i < x.len() {
+///         x[i] = x[i] + x[i];
+///     }
+/// }
+///
+/// fn main() -> Result<(), relok::Error> {
+///     let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
+///     let mut x = ctx.upload(&[1.5f64, 2.0])?;
+///     let s = ctx.stream();
+///     double::launch(&s, relok::Grid::cover(2, 64), &mut x)?;   // the f64 instance
+///     s.synchronize()?;
+///     assert_eq!(x.download()?, [3.0, 4.0]);
+///     Ok(())
+/// }
+/// ```
+pub trait Elem: DevScalar + Num + Element + for<'a> LaunchArg<'a> {}
+impl<T: DevScalar + Num + Element + for<'a> LaunchArg<'a>> Elem for T {}
+
+/// The IR name of a generic kernel's instance: the kernel's name and each
+/// type's and constant's, `_`-joined, in `[A-Za-z0-9_]`.
+pub fn instance_name(kernel: &str, parts: &[String]) -> String {
+    let mut name = kernel.to_owned();
+    for p in parts {
+        name.push_str("__");
+        name.extend(p.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }));
+    }
+    name
+}
+
+/// A generic kernel's instances: one [`KernelDef`] per instantiation (by
+/// the `TypeId` of a key type the macro makes from the parameters), made
+/// on first use and kept for the process.
+#[derive(Debug)]
+pub struct Instances {
+    kernel: &'static str,
+    defs: Mutex<Vec<(std::any::TypeId, &'static KernelDef)>>,
+}
+
+impl Instances {
+    /// No instances yet.
+    pub const fn new(kernel: &'static str) -> Instances {
+        Instances { kernel, defs: Mutex::new(Vec::new()) }
+    }
+
+    /// The instance `key`, built by `build`.
+    pub fn get(&self, key: std::any::TypeId, build: fn(&mut ModuleCx)) -> &'static KernelDef {
+        let mut defs = lock(&self.defs);
+        if let Some((_, d)) = defs.iter().find(|(k, _)| *k == key) {
+            return d;
+        }
+        // One leak per instance a program launches: a definition lives
+        // as long as the process, as a static one does.
+        let def: &'static KernelDef = Box::leak(Box::new(KernelDef::instance(self.kernel, build)));
+        defs.push((key, def));
+        def
+    }
+}
+
 /// What building a kernel gave: its verified program and the host
 /// statics it reads.
 #[derive(Debug)]
 struct Built {
     program: Program,
+    /// The kernel's IR name (an instance's carries its types).
+    kernel: String,
     statics: Vec<&'static dyn HostObject>,
 }
 
@@ -877,6 +961,12 @@ impl KernelDef {
         KernelDef { name, build, built: OnceLock::new() }
     }
 
+    /// An instance of a generic kernel: its IR name is the one the build
+    /// gives its kernel (the module's only one).
+    fn instance(kernel: &'static str, build: fn(&mut ModuleCx)) -> KernelDef {
+        KernelDef { name: kernel, build, built: OnceLock::new() }
+    }
+
     fn built(&self) -> Result<&Built> {
         let built = self.built.get_or_init(|| {
             let mut m = ModuleCx::new();
@@ -885,7 +975,9 @@ impl KernelDef {
                 return Err(m.errors.join("; "));
             }
             let statics = m.statics;
-            Program::from_module(m.mb.build()).map(|program| Built { program, statics }).map_err(|e| e.to_string())
+            let module = m.mb.build();
+            let kernel = module.kernels().next().map(|(_, f)| f.name.clone()).unwrap_or_default();
+            Program::from_module(module).map(|program| Built { program, kernel, statics }).map_err(|e| e.to_string())
         });
         built.as_ref().map_err(|reason| Error::KernelBuild { kernel: self.name.to_owned(), reason: reason.clone() })
     }
@@ -911,7 +1003,7 @@ impl KernelDef {
         for s in &built.statics {
             deliver(ctx, *s)?;
         }
-        let k = Kernel::load(ctx, &built.program, self.name)?;
+        let k = Kernel::load(ctx, &built.program, &built.kernel)?;
         lock(&ctx.rust_kernels).insert(key, k.clone());
         Ok(k)
     }

@@ -68,6 +68,8 @@ fn definitions() -> Vec<&'static KernelDef> {
         &asserts::DEF,
         &control::DEF,
         &first::k::scale::DEF,
+        block_sums::def::<u32, 4>(),
+        block_sums::def::<f64, 8>(),
     ]
 }
 
@@ -456,4 +458,47 @@ fn a_second_process_loads_every_rust_kernel_from_the_store_with_zero_compiles() 
     let compiles = stdout.lines().find_map(|l| l.split_once("CHILD-COMPILES ").map(|(_, r)| r)).unwrap_or_else(|| panic!("the child says nothing:\n{stdout}"));
     assert_eq!(compiles.trim(), "0", "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A generic kernel: one instance per element type and tile size.
+#[relok::kernel]
+fn block_sums<T: relok::Number, const N: usize>(x: &[T], out: &mut [T]) {
+    let tile = shared::<T, N>();
+    let t = thread_id_x();
+    let i = block_id_x() * N + t;
+    tile[t] = x[i];
+    sync_threads();
+    if t == 0 {
+        let mut s = tile[0];
+        for k in 1..N {
+            s = s + tile[k];
+        }
+        out[block_id_x()] = s;
+    }
+}
+
+#[test]
+fn a_generic_kernel_has_one_instance_per_type_and_constant_each_its_own_key() {
+    let _g = serial();
+    let a = block_sums::program::<u32, 4>().expect("builds");
+    let b = block_sums::program::<f64, 4>().expect("builds");
+    let c = block_sums::program::<u32, 8>().expect("builds");
+    assert_eq!(a.kernels(), ["block_sums__u32__4"]);
+    assert_eq!(b.kernels(), ["block_sums__f64__4"]);
+    assert_eq!(c.kernels(), ["block_sums__u32__8"]);
+    assert!(std::ptr::eq(block_sums::def::<u32, 4>(), block_sums::def::<u32, 4>()), "one definition per instance");
+    for ctx in contexts(Strategy::Table) {
+        let s = ctx.stream();
+        let xs: Vec<u32> = (1..=16).collect();
+        let x = ctx.upload(&xs).expect("upload");
+        let mut out = ctx.zeros::<u32>(4).expect("zeros");
+        block_sums::launch::<u32, 4>(&s, Grid::new(4, 4), &x, &mut out).expect("launch");
+        let xf: Vec<f64> = xs.iter().map(|&v| f64::from(v) / 2.0).collect();
+        let x = ctx.upload(&xf).expect("upload");
+        let mut outf = ctx.zeros::<f64>(2).expect("zeros");
+        block_sums::launch::<f64, 8>(&s, Grid::new(2, 8), &x, &mut outf).expect("launch");
+        s.synchronize().unwrap_or_else(|e| panic!("{}: {e}", ctx.device_name()));
+        assert_eq!(out.download().expect("download"), [10, 26, 42, 58], "{}", ctx.device_name());
+        assert_eq!(outf.download().expect("download"), [18.0, 50.0], "{}", ctx.device_name());
+    }
 }

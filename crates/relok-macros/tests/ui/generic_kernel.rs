@@ -1,6 +1,6 @@
 #[relok::kernel]
-fn k<T>(x: &mut [u32]) {
-    x[0] = 1;
+fn k<T: Clone>(x: &mut [T]) {
+    x[0] = x[1];
 }
 
 fn main() {}
