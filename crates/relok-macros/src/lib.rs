@@ -290,7 +290,7 @@ fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
         quote_spanned!(n.span()=> #n: #ty)
     });
     let pushes = params.iter().map(|(n, _)| quote!(::relok::__kernel::LaunchArg::push(#n, &mut __args)?;));
-    let count = params.iter().map(|(_, k)| if matches!(k, ParamKind::Scalar(_)) { 1usize } else { 2 }).sum::<usize>();
+    let count = params.iter().map(|(_, k)| if matches!(k, ParamKind::Slice { .. }) { 2usize } else { 1 }).sum::<usize>();
     let errs = errors_tokens(&errors);
     let docs: Vec<_> = f.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
     let launch_doc = format!(

@@ -77,6 +77,8 @@ pub enum ParamKind {
     Scalar(syn::Type),
     /// `&[T]` / `&mut [T]`.
     Slice { elem: syn::Type, mutable: bool },
+    /// `relok::Symbol`: a `word` (the symbol's).
+    Symbol,
 }
 
 impl ParamKind {
@@ -85,6 +87,7 @@ impl ParamKind {
         match self {
             ParamKind::Scalar(t) => quote!(::relok::__kernel::Val<#t>),
             ParamKind::Slice { elem, .. } => quote!(::relok::__kernel::Slice<#elem>),
+            ParamKind::Symbol => quote!(::relok::__kernel::Val<::relok::__kernel::Word>),
         }
     }
     /// The type `launch` takes.
@@ -93,6 +96,7 @@ impl ParamKind {
             ParamKind::Scalar(t) => quote!(#t),
             ParamKind::Slice { elem, mutable: false } => quote!(&::relok::Buffer<#elem>),
             ParamKind::Slice { elem, mutable: true } => quote!(&mut ::relok::Buffer<#elem>),
+            ParamKind::Symbol => quote!(&::relok::Symbol),
         }
     }
 }
@@ -129,6 +133,12 @@ pub fn param_kind(ty: &syn::Type) -> syn::Result<ParamKind> {
     if scalar_type(ty).is_some() {
         return Ok(ParamKind::Scalar(ty.clone()));
     }
+    if let syn::Type::Path(p) = ty
+        && p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| s.ident == "Symbol" && s.arguments.is_empty())
+    {
+        return Ok(ParamKind::Symbol);
+    }
     if let syn::Type::Reference(r) = ty
         && let syn::Type::Slice(s) = &*r.elem
         && let Some(e) = scalar_type(&s.elem)
@@ -140,7 +150,7 @@ pub fn param_kind(ty: &syn::Type) -> syn::Result<ParamKind> {
     }
     Err(syn::Error::new(
         ty.span(),
-        "unsupported parameter type: a kernel takes scalars (bool i32 u32 i64 u64 f32 f64 usize), `&[T]` and `&mut [T]`",
+        "unsupported parameter type: a kernel takes scalars (bool i32 u32 i64 u64 f32 f64 usize), `&[T]`, `&mut [T]` and `relok::Symbol`",
     ))
 }
 
@@ -180,7 +190,7 @@ impl Translator {
         let mut scope = HashMap::new();
         for (n, k) in params {
             let b = match k {
-                ParamKind::Scalar(_) => Binding::Val,
+                ParamKind::Scalar(_) | ParamKind::Symbol => Binding::Val,
                 ParamKind::Slice { mutable, .. } => Binding::Slice { mutable: *mutable },
             };
             scope.insert(n.to_string(), b);
@@ -280,8 +290,14 @@ impl Translator {
             Stmt::Local(l) => self.local(l),
             Stmt::Item(i) => self.refuse(i.span(), "items inside a kernel are not supported: define them outside"),
             Stmt::Expr(e, _) => self.stmt_expr(e),
-            Stmt::Macro(m) => self.mac(&m.mac),
+            Stmt::Macro(m) => self.mac_stmt(&m.mac),
         }
+    }
+
+    /// A macro as a statement (`sym!` has a value, dropped).
+    fn mac_stmt(&mut self, m: &syn::Macro) -> Tokens {
+        let t = self.mac(m);
+        if m.path.segments.last().is_some_and(|s| s.ident == "sym") { quote!(let _ = #t;) } else { t }
     }
 
     fn local(&mut self, l: &syn::Local) -> Tokens {
@@ -424,7 +440,7 @@ impl Translator {
                 (_, Some(v)) => self.refuse(v.span(), "a kernel returns nothing: write results into a `&mut [T]` parameter"),
                 (_, None) => quote!(__cx.ret();),
             },
-            Expr::Macro(m) => self.mac(&m.mac),
+            Expr::Macro(m) => self.mac_stmt(&m.mac),
             Expr::Block(b) => {
                 if let Some(l) = &b.label {
                     return self.refuse(l.span(), "block labels are not supported");
@@ -679,6 +695,7 @@ impl Translator {
                 self.unsafe_depth -= 1;
                 b
             }
+            Expr::Macro(m) if m.mac.path.segments.last().is_some_and(|s| s.ident == "sym") => self.mac(&m.mac),
             Expr::Macro(m) => self.refuse(m.span(), format!("the macro `{}!` has no value in a kernel", path_str(&m.mac.path))),
             Expr::Closure(_) => self.refuse(span, "closures are not supported in kernels: write a `#[relok::device]` function"),
             Expr::Reference(_) => self.refuse(span, "references are not supported in kernels (except `&x[i]` as an atomic's first argument)"),
@@ -890,6 +907,16 @@ impl Translator {
         let span = m.span();
         let at = loc(m.path.span());
         match name.as_str() {
+            "sym" => {
+                let Ok(lit) = syn::parse2::<syn::LitStr>(m.tokens.clone()) else {
+                    return self.refuse(m.tokens.span(), "`sym!` takes the symbol's name as a string literal: `sym!(\"foo\")`");
+                };
+                let name = lit.value();
+                if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+                    return self.refuse(lit.span(), "a symbol's name is made of `A-Z a-z 0-9 _ .`");
+                }
+                quote_spanned!(span=> __cx.symbol(#name))
+            }
             "panic" | "throw" | "unreachable" => {
                 let message = if m.tokens.is_empty() {
                     if name == "unreachable" { "internal error: entered unreachable code".to_owned() } else { "explicit panic".to_owned() }
@@ -931,7 +958,7 @@ impl Translator {
             }
             _ => self.refuse(
                 m.path.span(),
-                format!("the macro `{}!` is not supported in kernels; supported: `assert!`, `panic!`, `throw!`", path_str(&m.path)),
+                format!("the macro `{}!` is not supported in kernels; supported: `assert!`, `panic!`, `throw!`, `sym!`", path_str(&m.path)),
             ),
         }
     }

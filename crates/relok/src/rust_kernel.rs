@@ -113,6 +113,18 @@ dev_scalar! {
     f64 => F64, |x| x.to_bits(), [Num, Signed, Float];
 }
 
+/// The Rust type of a `word` in a kernel: a symbol (a `relok::Symbol`
+/// parameter, `sym!("name")`). Words are only compared.
+#[derive(Debug, Clone, Copy)]
+pub struct Word;
+
+impl DevScalar for Word {
+    const SCALAR: Scalar = Scalar::Word;
+    fn bits(self) -> u64 {
+        0
+    }
+}
+
 /// An IR value whose Rust type is `T`.
 #[derive(Debug)]
 pub struct Val<T> {
@@ -548,6 +560,11 @@ impl<'m> Cx<'m> {
         le => Le;
         gt => Gt;
         ge => Ge;
+    }
+
+    /// `sym!("name")`: the symbol's word (`ref :name`).
+    pub fn symbol(&mut self, name: &str) -> Val<Word> {
+        Val::new(self.b.host_ref(HostRef::Symbol(name.to_owned())))
     }
 
     /// `a << b` (the amount converted to `a`'s type; taken modulo the width).
@@ -1051,6 +1068,13 @@ impl<'a> LaunchArg<'a> for usize {
     fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()> {
         let v = u32::try_from(self).map_err(|_| Error::TooLarge { len: self, elem_bytes: 4 })?;
         out.push(v.into());
+        Ok(())
+    }
+}
+
+impl<'a> LaunchArg<'a> for &'a crate::Symbol {
+    fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()> {
+        out.push(self.into());
         Ok(())
     }
 }

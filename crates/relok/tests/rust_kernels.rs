@@ -63,6 +63,8 @@ fn definitions() -> Vec<&'static KernelDef> {
         &kernels::scan::DEF,
         &kernels::lookup::DEF,
         &kernels::check::DEF,
+        &kernels::classify::DEF,
+        &atomics::DEF,
         &oob::DEF,
         &unchecked_copy::DEF,
         &asserts::DEF,
@@ -500,5 +502,61 @@ fn a_generic_kernel_has_one_instance_per_type_and_constant_each_its_own_key() {
         s.synchronize().unwrap_or_else(|e| panic!("{}: {e}", ctx.device_name()));
         assert_eq!(out.download().expect("download"), [10, 26, 42, 58], "{}", ctx.device_name());
         assert_eq!(outf.download().expect("download"), [18.0, 50.0], "{}", ctx.device_name());
+    }
+}
+
+#[relok::kernel]
+fn atomics(x: &[u32], stats: &mut [u32], claims: &mut [u32]) {
+    let counts = shared::<u32, 4>();
+    let t = thread_id_x();
+    if t < 4 {
+        counts[t] = 0;
+    }
+    sync_threads();
+    let i = global_id_x();
+    if i < x.len() {
+        let v = x[i];
+        atomic_add(&mut stats[0], v);
+        atomic_min(&mut stats[1], v);
+        atomic_max(&mut stats[2], v);
+        atomic_add(&mut counts[(v % 4) as usize], 1);
+        // Exactly one thread claims each slot: the one whose swap saw 0.
+        let slot = (v % 8) as usize;
+        if atomic_compare_exchange(&mut claims[slot], 0, v + 1) == 0 {
+            atomic_add(&mut stats[3], 1);
+        }
+        let _ = atomic_exchange(&mut stats[4], v);
+    }
+    sync_threads();
+    if t < 4 {
+        atomic_add(&mut stats[5 + t], counts[t]);
+    }
+}
+
+#[test]
+fn atomics_on_buffers_and_shared_arrays_on_every_device() {
+    let _g = serial();
+    let xs: Vec<u32> = (0..200).map(|i| (i * 7919 + 13) % 1000 + 1).collect();
+    for ctx in contexts(Strategy::Table) {
+        let x = ctx.upload(&xs).expect("upload");
+        let mut stats = ctx.upload(&[0u32, u32::MAX, 0, 0, 0, 0, 0, 0, 0]).expect("upload");
+        let mut claims = ctx.zeros::<u32>(8).expect("zeros");
+        let s = ctx.stream();
+        atomics::launch(&s, Grid::new(4, 64), &x, &mut stats, &mut claims).expect("launch");
+        s.synchronize().unwrap_or_else(|e| panic!("{}: {e}", ctx.device_name()));
+        let st = stats.download().expect("download");
+        let name = ctx.device_name();
+        assert_eq!(st[0], xs.iter().sum::<u32>(), "{name}");
+        assert_eq!(st[1], *xs.iter().min().expect("some"), "{name}");
+        assert_eq!(st[2], *xs.iter().max().expect("some"), "{name}");
+        let slots: std::collections::BTreeSet<u32> = xs.iter().map(|v| v % 8).collect();
+        assert_eq!(st[3] as usize, slots.len(), "{name}: one claim per slot");
+        assert!(xs.contains(&st[4]), "{name}: the last exchange left an element");
+        for r in 0..4u32 {
+            assert_eq!(st[5 + r as usize] as usize, xs.iter().filter(|v| *v % 4 == r).count(), "{name}");
+        }
+        for (slot, c) in claims.download().expect("download").iter().enumerate() {
+            assert!(*c == 0 || (c - 1) % 8 == slot as u32, "{name}: slot {slot} holds {c}");
+        }
     }
 }

@@ -150,3 +150,16 @@ pub fn check(n: u32, x: &[i32]) {
         throw!("negative input");
     }
 }
+
+/// `out[0]` = 1 for the symbol `foo`, 2 for `bar`, -1 otherwise
+/// (examples/reloc/symbols.rk): symbols compare by their words.
+#[kernel]
+pub fn classify(s: relok::Symbol, out: &mut [i32]) {
+    out[0] = if s == sym!("foo") {
+        1
+    } else if s == sym!("bar") {
+        2
+    } else {
+        -1
+    };
+}

@@ -134,6 +134,19 @@ pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
     s.synchronize()?;
     push("lookup", src, o1.download()? == o2.download()?);
 
+    // classify (symbols)
+    let src = rk!("reloc/symbols.rk");
+    let mut equal = true;
+    for name in ["foo", "bar", "baz"] {
+        let sym = ctx.symbol(name);
+        let (mut o1, mut o2) = (ctx.zeros::<i32>(1)?, ctx.zeros::<i32>(1)?);
+        rk_kernel(ctx, src, "classify")?.launch(&s, Grid::new(1, 1), (&sym, &mut o1))?;
+        kernels::classify::launch(&s, Grid::new(1, 1), &sym, &mut o2)?;
+        s.synchronize()?;
+        equal &= o1.download()? == o2.download()?;
+    }
+    push("classify", src, equal);
+
     // throw (an exception)
     let src = rk!("reloc/throw.rk");
     let x: Vec<i32> = (1..=40).map(|v| if v == 38 { -38 } else { v }).collect();
