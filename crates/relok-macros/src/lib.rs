@@ -260,7 +260,7 @@ fn generics(g: &syn::Generics, errors: &mut Vec<syn::Error>) -> Option<Generics>
     Some(Generics { decl: quote!(<#(#decl),*>), args: quote!(<#(#args),*>), name_parts, types })
 }
 
-fn kernel_fn(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
+fn kernel_fn(f: &syn::ItemFn, errors: Vec<syn::Error>) -> Tokens {
     let type_params: Vec<String> = f
         .sig
         .generics
@@ -268,7 +268,7 @@ fn kernel_fn(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
         .iter()
         .filter_map(|p| if let syn::GenericParam::Type(t) = p { Some(t.ident.to_string()) } else { None })
         .collect();
-    translate::with_type_params(type_params, || kernel_fn_inner(f, errors.drain(..).collect()))
+    translate::with_type_params(type_params, || kernel_fn_inner(f, errors))
 }
 
 fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
