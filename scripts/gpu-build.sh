@@ -10,7 +10,7 @@ cargo build --release -p relok-cli
 cargo build --release -p relok --examples
 mkdir -p .dev/bin
 cp target/release/relok .dev/bin/
-for e in saxpy table_and_exception pipeline readme; do cp "target/release/examples/$e" ".dev/bin/example-$e"; done
+for e in saxpy table_and_exception pipeline readme rust_saxpy rust_twins; do cp "target/release/examples/$e" ".dev/bin/example-$e"; done
 rm -f .dev/bin/test-*
 # Test binaries that take a device (RELOK_TEST_DEVICE).
 cargo test --release --workspace --no-run --message-format=json 2>/dev/null |
@@ -22,7 +22,7 @@ for line in sys.stdin:
     except ValueError:
         continue
     exe = m.get("executable")
-    if m.get("reason") == "compiler-artifact" and exe and m["target"]["name"] in ("filetests", "cuda", "wgpu", "devices", "wgpu_streams"):
+    if m.get("reason") == "compiler-artifact" and exe and m["target"]["name"] in ("filetests", "cuda", "wgpu", "devices", "wgpu_streams", "rust_kernels"):
         shutil.copy(exe, ".dev/bin/test-" + m["target"]["name"])
 '
 # Debug info would not fit the device tool's 64 MiB.

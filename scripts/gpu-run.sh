@@ -56,11 +56,20 @@ grep -E "^test |test result|panicked|skipping" "$OUT/facade-tests.log" | head -3
 RELOK_WGPU_ADAPTER=nvidia $B/test-wgpu_streams > "$OUT/wgpu-streams.log" 2>&1 || status=1
 grep -E "test result|panicked" "$OUT/wgpu-streams.log" | head
 for d in cuda wgpu; do
-    for e in saxpy table_and_exception pipeline readme; do
+    for e in saxpy table_and_exception pipeline readme rust_saxpy rust_twins; do
         RELOK_WGPU_ADAPTER=nvidia RELOK_DEVICE=$d $B/example-$e >> "$OUT/examples.log" 2>&1 || { status=1; echo "example $e on $d FAILED"; }
     done
 done
 grep -E "wrong|correct|caught|on " "$OUT/examples.log" | head -20
+# Rust kernels (#[relok::kernel]): every twin against its .rk, bounds
+# checks with Rust locations, host statics, generics, on cpu, cuda and
+# wgpu (NVIDIA's Vulkan driver), each compared with the cpu device.
+RELOK_WGPU_ADAPTER=nvidia $B/test-rust_kernels > "$OUT/rust-kernels.log" 2>&1 || status=1
+grep -E "^test |test result|panicked|skipping" "$OUT/rust-kernels.log" | head -30
+for d in cuda wgpu; do
+    RELOK_WGPU_ADAPTER=nvidia $B/relok demo --device $d --rust --json > "$OUT/demo-rust-$d.json" 2> "$OUT/demo-rust-$d.err" || { status=1; echo "demo --rust on $d FAILED"; }
+    grep rust_twin "$OUT/demo-rust-$d.json"
+done
 # Host time per asynchronous launch against the bare loops.
 RELOK_WGPU_ADAPTER=nvidia $B/relok bench launch ${BENCH_QUICK:+--quick} > "$OUT/bench-launch.txt" 2>&1 || status=1
 RELOK_WGPU_ADAPTER=nvidia $B/relok bench launch --json ${BENCH_QUICK:+--quick} > "$OUT/bench-launch.json" 2>&1 || status=1
