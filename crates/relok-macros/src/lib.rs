@@ -285,6 +285,9 @@ fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     errors.append(&mut t.errors);
     let callees = t.callee_defs();
     let declare = declare_params(&params);
+    let taken = |n: &str| params.iter().any(|(p, _)| p == n);
+    let stream = if taken("stream") { format_ident!("relok_stream") } else { format_ident!("stream") };
+    let grid = if taken("grid") { format_ident!("relok_grid") } else { format_ident!("grid") };
     let launch_params = params.iter().map(|(n, k)| {
         let ty = k.launch_type();
         quote_spanned!(n.span()=> #n: #ty)
@@ -329,10 +332,10 @@ fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
 
                 #[doc = #launch_doc]
                 #[allow(clippy::too_many_arguments)]
-                pub fn launch #decl (stream: &::relok::Stream, grid: ::relok::Grid, #(#launch_params),*) -> ::relok::Result<()> {
+                pub fn launch #decl (#stream: &::relok::Stream, #grid: ::relok::Grid, #(#launch_params),*) -> ::relok::Result<()> {
                     let mut __args = ::std::vec::Vec::with_capacity(#count);
                     #(#pushes)*
-                    def::#args().launch(stream, grid, __args)
+                    def::#args().launch(#stream, #grid, __args)
                 }
 
                 /// One instance's verified IR (built on first use).
@@ -365,10 +368,10 @@ fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
 
             #[doc = #launch_doc]
             #[allow(clippy::too_many_arguments)]
-            pub fn launch(stream: &::relok::Stream, grid: ::relok::Grid, #(#launch_params),*) -> ::relok::Result<()> {
+            pub fn launch(#stream: &::relok::Stream, #grid: ::relok::Grid, #(#launch_params),*) -> ::relok::Result<()> {
                 let mut __args = ::std::vec::Vec::with_capacity(#count);
                 #(#pushes)*
-                DEF.launch(stream, grid, __args)
+                DEF.launch(#stream, #grid, __args)
             }
 
             /// The kernel's verified IR (built on first use).

@@ -560,3 +560,21 @@ fn atomics_on_buffers_and_shared_arrays_on_every_device() {
         }
     }
 }
+
+/// Parameters named like `launch`'s own (`stream`, `grid`) are fine.
+#[relok::kernel]
+fn names(grid: &mut [u32], stream: u32) {
+    if global_id_x() == 0 {
+        grid[0] = stream;
+    }
+}
+
+#[test]
+fn kernel_parameters_may_be_named_stream_and_grid() {
+    let ctx = Context::builder().device("cpu").no_cache().build().expect("cpu");
+    let mut out = ctx.zeros::<u32>(1).expect("zeros");
+    let s = ctx.stream();
+    names::launch(&s, Grid::new(1, 1), &mut out, 7).expect("launch");
+    s.synchronize().expect("runs");
+    assert_eq!(out.download().expect("download"), [7]);
+}
