@@ -866,10 +866,28 @@ impl Translator {
         if c.args.len() != want {
             return self.refuse(span, format!("`{name}` takes {want} arguments: `{name}(&x[i], …)`"));
         }
+        // `atomic_add(&GLOBAL, v)`: a `relok::Global` (a path, not a name
+        // in scope).
+        if let Expr::Reference(r) = strip_paren(&c.args[0])
+            && let Expr::Path(p) = strip_paren(&r.expr)
+            && p.path.get_ident().is_none_or(|id| self.lookup(&id.to_string()).is_none())
+        {
+            let global = outer(&p.path);
+            let rest: Vec<Tokens> = c.args.iter().skip(1).map(|a| self.expr(a)).collect();
+            let names: Vec<_> = (0..rest.len()).map(|k| format_ident!("__v{}", k)).collect();
+            let call = match name {
+                "atomic_compare_exchange" => quote_spanned!(span=> __cx.global_compare_exchange(&#global, #(#names),*)),
+                _ => {
+                    let op = ["atomic_add", "atomic_min", "atomic_max", "atomic_exchange"].iter().position(|n| *n == name).unwrap_or(0) as u8;
+                    quote_spanned!(span=> __cx.global_atomic(&#global, #op, #(#names),*))
+                }
+            };
+            return quote_spanned!(span=> { #(let #names = #rest;)* #call });
+        }
         let place = match strip_paren(&c.args[0]) {
             Expr::Reference(r) => match strip_paren(&r.expr) {
                 Expr::Index(ix) => ix,
-                other => return self.refuse(other.span(), "an atomic's first argument is `&x[i]` or `&mut x[i]`"),
+                other => return self.refuse(other.span(), "an atomic's first argument is `&x[i]`, `&mut x[i]` or a `relok::Global` `&G`"),
             },
             other => return self.refuse(other.span(), "an atomic's first argument is `&x[i]` or `&mut x[i]`"),
         };

@@ -312,6 +312,23 @@ impl Context {
         Symbol::new(&self.shared, name)
     }
 
+    /// The value of a runtime global on this context's device (zero until
+    /// a kernel changes it; see [`crate::Global`]).
+    ///
+    /// ```
+    /// static UNUSED: relok::Global<u64> = relok::Global::new("doc_unused");
+    /// let ctx = relok::Context::cpu();
+    /// assert_eq!(ctx.global_value(&UNUSED)?, 0);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn global_value<T: Element>(&self, global: &crate::Global<T>) -> Result<T> {
+        let s = &self.shared;
+        crate::rust_kernel::declare_global(s, global.name(), size_of::<T>())?;
+        let cell = s.session.global_cell(&s.device, global.name()).map_err(relok_runtime::ProgramError::from).map_err(Error::Compile)?;
+        let bytes = s.device.read_bytes(cell, size_of::<T>() as u64)?;
+        Ok(bytemuck::pod_read_unaligned(&bytes))
+    }
+
     /// Makes a bundle's precompiled kernels (from `relok precompile`)
     /// available: a program that ships one starts with zero compiles.
     /// Returns how many artifacts it holds.

@@ -366,6 +366,7 @@ pub struct ModuleCx {
     oob: FuncId,
     defined: HashMap<String, FuncId>,
     building: Vec<String>,
+    globals: Vec<(&'static str, usize)>,
     statics: Vec<&'static dyn HostObject>,
     errors: Vec<String>,
 }
@@ -387,7 +388,7 @@ impl ModuleCx {
             }
         };
         let oob = oob.map(|f| mb.add(f)).unwrap_or(throw);
-        ModuleCx { mb, throw, oob, defined: HashMap::new(), building: Vec::new(), statics: Vec::new(), errors }
+        ModuleCx { mb, throw, oob, defined: HashMap::new(), building: Vec::new(), globals: Vec::new(), statics: Vec::new(), errors }
     }
 
     /// The device function `name` if it is already defined.
@@ -428,8 +429,13 @@ impl ModuleCx {
         self.add(staged);
     }
 
-    fn add(&mut self, (func, statics, errors): Staged) -> FuncId {
+    fn add(&mut self, Staged { func, statics, globals, errors }: Staged) -> FuncId {
         self.errors.extend(errors);
+        for g in globals {
+            if !self.globals.contains(&g) {
+                self.globals.push(g);
+            }
+        }
         for s in statics {
             if !self.statics.iter().any(|t| t.path() == s.path()) {
                 self.statics.push(s);
@@ -445,15 +451,20 @@ impl ModuleCx {
     }
 }
 
-/// A function built from a staged body, the host statics it reads, and
-/// the errors met.
-type Staged = (std::result::Result<relok_ir::Function, relok_ir::builder::BuildError>, Vec<&'static dyn HostObject>, Vec<String>);
+/// A function built from a staged body, the host statics and runtime
+/// globals it names, and the errors met.
+struct Staged {
+    func: std::result::Result<relok_ir::Function, relok_ir::builder::BuildError>,
+    statics: Vec<&'static dyn HostObject>,
+    globals: Vec<(&'static str, usize)>,
+    errors: Vec<String>,
+}
 
 fn stage(b: FunctionBuilder<'_>, throw: FuncId, oob: FuncId, body: impl FnOnce(&mut Cx<'_>)) -> Staged {
-    let mut cx = Cx { b, throw, oob, statics: Vec::new(), locals: 0, errors: Vec::new() };
+    let mut cx = Cx { b, throw, oob, statics: Vec::new(), globals: Vec::new(), locals: 0, errors: Vec::new() };
     body(&mut cx);
-    let Cx { b, statics, errors, .. } = cx;
-    (b.finish(), statics, errors)
+    let Cx { b, statics, globals, errors, .. } = cx;
+    Staged { func: b.finish(), statics, globals, errors }
 }
 
 /// `@relok_rust_oob(message: word, len: u32, index: u32)`.
@@ -497,6 +508,7 @@ pub struct Cx<'m> {
     throw: FuncId,
     oob: FuncId,
     statics: Vec<&'static dyn HostObject>,
+    globals: Vec<(&'static str, usize)>,
     locals: u32,
     errors: Vec<String>,
 }
@@ -845,6 +857,27 @@ impl<'m> Cx<'m> {
         atomic_exchange => Xchg;
     }
 
+    /// `atomic.op` on a runtime global ([`crate::Global`]): the old value.
+    pub fn global_atomic<T: Int>(&mut self, g: &'static crate::Global<T>, op: u8, v: Val<T>) -> Val<T> {
+        let p = self.global_ptr(g);
+        let op = [AtomicOp::Add, AtomicOp::Min, AtomicOp::Max, AtomicOp::Xchg][usize::from(op.min(3))];
+        Val::new(self.b.atomic(op, p, None, v.v))
+    }
+
+    /// `atomic.cas` on a runtime global: the old value.
+    pub fn global_compare_exchange<T: Int>(&mut self, g: &'static crate::Global<T>, expected: Val<T>, new: Val<T>) -> Val<T> {
+        let p = self.global_ptr(g);
+        Val::new(self.b.atomic_cas(p, None, expected.v, new.v))
+    }
+
+    fn global_ptr<T: Int>(&mut self, g: &'static crate::Global<T>) -> Value {
+        if !self.globals.iter().any(|(n, _)| *n == g.name()) {
+            self.globals.push((g.name(), size_of::<T>()));
+        }
+        let w = self.b.host_ref(HostRef::Global { name: g.name().to_owned(), offset: 0 });
+        self.b.op_typed(Op::WordPtr(w), Type::ptr(AddrSpace::Global, Type::Scalar(T::SCALAR)))
+    }
+
     /// `atomic.cas` on element `i` (bounds-checked): the old value.
     pub fn atomic_compare_exchange<T: Int, S: Indexed<T>>(
         &mut self,
@@ -961,6 +994,8 @@ struct Built {
     program: Program,
     /// The kernel's IR name (an instance's carries its types).
     kernel: String,
+    /// The runtime globals it names, with their sizes.
+    globals: Vec<(&'static str, usize)>,
     statics: Vec<&'static dyn HostObject>,
 }
 
@@ -991,10 +1026,10 @@ impl KernelDef {
             if !m.errors.is_empty() {
                 return Err(m.errors.join("; "));
             }
-            let statics = m.statics;
+            let (statics, globals) = (m.statics, m.globals);
             let module = m.mb.build();
             let kernel = module.kernels().next().map(|(_, f)| f.name.clone()).unwrap_or_default();
-            Program::from_module(module).map(|program| Built { program, kernel, statics }).map_err(|e| e.to_string())
+            Program::from_module(module).map(|program| Built { program, kernel, globals, statics }).map_err(|e| e.to_string())
         });
         built.as_ref().map_err(|reason| Error::KernelBuild { kernel: self.name.to_owned(), reason: reason.clone() })
     }
@@ -1020,6 +1055,9 @@ impl KernelDef {
         for s in &built.statics {
             deliver(ctx, *s)?;
         }
+        for (name, bytes) in &built.globals {
+            declare_global(ctx, name, *bytes)?;
+        }
         let k = Kernel::load(ctx, &built.program, &built.kernel)?;
         lock(&ctx.rust_kernels).insert(key, k.clone());
         Ok(k)
@@ -1037,12 +1075,22 @@ impl KernelDef {
 fn deliver(ctx: &Arc<Shared>, s: &dyn HostObject) -> Result<()> {
     let name = global_name(s.path());
     let bytes = s.bytes();
-    ctx.session.declare_global(&name, (bytes.len() as u64).max(8)).map_err(relok_runtime::ProgramError::from).map_err(Error::Compile)?;
+    declare_global(ctx, &name, bytes.len())?;
     let cell = ctx.session.global_cell(&ctx.device, &name).map_err(relok_runtime::ProgramError::from).map_err(Error::Compile)?;
     if !bytes.is_empty() {
         ctx.device.write_bytes(cell, bytes)?;
     }
     Ok(())
+}
+
+/// Declares the runtime global `name` of `bytes` bytes (at least 8) in
+/// `ctx`'s session; declared already (by a kernel that named it, with the
+/// runtime's default size, or by the program) is fine.
+pub(crate) fn declare_global(ctx: &Shared, name: &str, bytes: usize) -> Result<()> {
+    match ctx.session.declare_global(name, (bytes as u64).max(8)) {
+        Ok(()) | Err(relok_runtime::SessionError::GlobalSizeConflict { .. }) => Ok(()),
+        Err(e) => Err(Error::Compile(e.into())),
+    }
 }
 
 /// One launch argument of a generated `launch`: scalars as themselves,

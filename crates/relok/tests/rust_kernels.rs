@@ -64,6 +64,7 @@ fn definitions() -> Vec<&'static KernelDef> {
         &kernels::lookup::DEF,
         &kernels::check::DEF,
         &kernels::classify::DEF,
+        &kernels::count::DEF,
         &atomics::DEF,
         &oob::DEF,
         &unchecked_copy::DEF,

@@ -163,3 +163,14 @@ pub fn classify(s: relok::Symbol, out: &mut [i32]) {
         -1
     };
 }
+
+/// The runtime global of examples/reloc/counter.rk (its `relok_count`).
+pub static RELOK_COUNTER: relok::Global<u64> = relok::Global::new("relok_counter");
+
+/// Every thread adds 1 to the per-device counter and writes the old value
+/// (examples/reloc/counter.rk).
+#[kernel]
+pub fn count(out: &mut [u64]) {
+    let i = global_id_x();
+    out[i] = atomic_add(&RELOK_COUNTER, 1);
+}

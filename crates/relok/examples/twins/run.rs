@@ -147,6 +147,23 @@ pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
     }
     push("classify", src, equal);
 
+    // count (a runtime global): the .rk then the Rust kernel count on one
+    // cell, so the Rust kernel's old values are the .rk's plus n.
+    let src = rk!("reloc/counter.rk");
+    let n = 256usize;
+    let before = ctx.global_value(&kernels::RELOK_COUNTER)?;
+    let (mut o1, mut o2) = (ctx.zeros::<u64>(n)?, ctx.zeros::<u64>(n)?);
+    rk_kernel(ctx, src, "count")?.launch(&s, Grid::new(2, 128), (&mut o1,))?;
+    s.synchronize()?;
+    kernels::count::launch(&s, Grid::new(2, 128), &mut o2)?;
+    s.synchronize()?;
+    let (mut o1, mut o2) = (o1.download()?, o2.download()?);
+    o1.sort_unstable();
+    o2.sort_unstable();
+    let shifted: Vec<u64> = o1.iter().map(|v| v + n as u64).collect();
+    let after = ctx.global_value(&kernels::RELOK_COUNTER)?;
+    push("count", src, o2 == shifted && o1[0] == before && after == before + 2 * n as u64);
+
     // throw (an exception)
     let src = rk!("reloc/throw.rk");
     let x: Vec<i32> = (1..=40).map(|v| if v == 38 { -38 } else { v }).collect();
