@@ -24,6 +24,7 @@ pub fn run(device: &str, strategy: Strategy, json: bool) -> Result<bool, String>
             let record = serde_json::json!({
                 "rust_twin": o.name, "device": name, "strategy": strategy.name(),
                 "equal_to_rk": o.equal, "rust_lines": o.rust_lines, "rk_lines": o.rk_lines,
+                "result": o.result,
             });
             println!("{record}");
         } else {

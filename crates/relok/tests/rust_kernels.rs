@@ -97,10 +97,16 @@ fn every_rust_kernel_verifies_round_trips_and_lowers_under_every_strategy() {
 fn rust_twins_equal_their_rk_versions_on_every_device_and_strategy() {
     let _g = serial();
     for strategy in Strategy::ALL {
+        // The cpu device (first) is the oracle of every other device.
+        let mut oracle: Vec<(&str, String)> = Vec::new();
         for ctx in contexts(strategy) {
             for o in run::all(&ctx).unwrap_or_else(|e| panic!("{} {strategy}: {e}", ctx.device_name())) {
                 assert!(o.equal, "{} on {} under {strategy}: the Rust twin differs from the .rk", o.name, ctx.device_name());
                 assert!(o.rust_lines < o.rk_lines, "{}: {} lines of Rust against {} of .rk", o.name, o.rust_lines, o.rk_lines);
+                match oracle.iter().find(|(n, _)| *n == o.name) {
+                    Some((_, want)) => assert_eq!(&o.result, want, "{} on {} under {strategy} differs from the cpu device", o.name, ctx.device_name()),
+                    None => oracle.push((o.name, o.result)),
+                }
             }
         }
     }

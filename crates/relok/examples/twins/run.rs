@@ -16,6 +16,9 @@ pub struct Outcome {
     pub rk_lines: usize,
     /// Whether both left the same results.
     pub equal: bool,
+    /// What the Rust twin left (its output's bits, or its exception), to
+    /// compare devices.
+    pub result: String,
 }
 
 const KERNELS_RS: &str = include_str!("kernels.rs");
@@ -29,6 +32,10 @@ fn rust_lines(name: &str) -> usize {
 
 fn rk_lines(text: &str) -> usize {
     text.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with(';') && !l.starts_with("import")).count()
+}
+
+fn bits(v: &[f32]) -> String {
+    format!("{:?}", v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
 }
 
 /// SplitMix64, as `relok run`'s `rand:N:SEED`.
@@ -67,8 +74,8 @@ fn rk_kernel(ctx: &Context, (text, file): (&str, &str), name: &str) -> Result<re
 pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
     let s = ctx.stream();
     let mut out = Vec::new();
-    let mut push = |name: &'static str, rk: (&str, &str), equal: bool| {
-        out.push(Outcome { name, rust_lines: rust_lines(name), rk_lines: rk_lines(rk.0), equal });
+    let mut push = |name: &'static str, rk: (&str, &str), equal: bool, result: String| {
+        out.push(Outcome { name, rust_lines: rust_lines(name), rk_lines: rk_lines(rk.0), equal, result });
     };
 
     // saxpy
@@ -79,7 +86,8 @@ pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
     rk_kernel(ctx, src, "saxpy")?.launch(&s, Grid::cover(n, 256), (n as u32, a, &x, &mut y1))?;
     kernels::saxpy::launch(&s, Grid::cover(n, 256), n as u32, a, &x, &mut y2)?;
     s.synchronize()?;
-    push("saxpy", src, y1.download()? == y2.download()?);
+    let (y1, y2) = (y1.download()?, y2.download()?);
+    push("saxpy", src, y1 == y2, bits(&y2));
 
     // reduce
     let src = rk!("reduce.rk");
@@ -89,7 +97,8 @@ pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
     rk_kernel(ctx, src, "reduce")?.launch(&s, Grid::new(4, 256), (n as u32, &x, &mut o1))?;
     kernels::reduce::launch(&s, Grid::new(4, 256), n as u32, &x, &mut o2)?;
     s.synchronize()?;
-    push("reduce", src, o1.download()? == o2.download()?);
+    let (o1, o2) = (o1.download()?, o2.download()?);
+    push("reduce", src, o1 == o2, bits(&o2));
 
     // histogram
     let src = rk!("histogram.rk");
@@ -100,7 +109,7 @@ pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
     kernels::histogram::launch(&s, Grid::new(40, 256), n as u32, bins, &data, &mut h2)?;
     s.synchronize()?;
     let (h1, h2) = (h1.download()?, h2.download()?);
-    push("histogram", src, h1 == h2 && h1.iter().sum::<u32>() == n as u32);
+    push("histogram", src, h1 == h2 && h1.iter().sum::<u32>() == n as u32, format!("{h2:?}"));
 
     // matmul
     let src = rk!("matmul.rk");
@@ -112,7 +121,8 @@ pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
     rk_kernel(ctx, src, "matmul")?.launch(&s, grid, (m, nn, k, &a, &b, &mut c1))?;
     kernels::matmul::launch(&s, grid, m, nn, k, &a, &b, &mut c2)?;
     s.synchronize()?;
-    push("matmul", src, c1.download()? == c2.download()?);
+    let (c1, c2) = (c1.download()?, c2.download()?);
+    push("matmul", src, c1 == c2, bits(&c2));
 
     // scan
     let src = rk!("scan.rk");
@@ -122,7 +132,8 @@ pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
     rk_kernel(ctx, src, "scan")?.launch(&s, Grid::new(4, 256), (n as u32, &x, &mut o1))?;
     kernels::scan::launch(&s, Grid::new(4, 256), n as u32, &x, &mut o2)?;
     s.synchronize()?;
-    push("scan", src, o1.download()? == o2.download()?);
+    let (o1, o2) = (o1.download()?, o2.download()?);
+    push("scan", src, o1 == o2, format!("{o2:?}"));
 
     // lookup (a host table)
     let src = rk!("reloc/lookup.rk");
@@ -132,20 +143,24 @@ pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
     rk_kernel(ctx, src, "lookup")?.launch(&s, Grid::cover(n, 256), (n as u32, &x, &mut o1))?;
     kernels::lookup::launch(&s, Grid::cover(n, 256), n as u32, &x, &mut o2)?;
     s.synchronize()?;
-    push("lookup", src, o1.download()? == o2.download()?);
+    let (o1, o2) = (o1.download()?, o2.download()?);
+    push("lookup", src, o1 == o2, format!("{o2:?}"));
 
     // classify (symbols)
     let src = rk!("reloc/symbols.rk");
     let mut equal = true;
+    let mut results = Vec::new();
     for name in ["foo", "bar", "baz"] {
         let sym = ctx.symbol(name);
         let (mut o1, mut o2) = (ctx.zeros::<i32>(1)?, ctx.zeros::<i32>(1)?);
         rk_kernel(ctx, src, "classify")?.launch(&s, Grid::new(1, 1), (&sym, &mut o1))?;
         kernels::classify::launch(&s, Grid::new(1, 1), &sym, &mut o2)?;
         s.synchronize()?;
-        equal &= o1.download()? == o2.download()?;
+        let (o1, o2) = (o1.download()?, o2.download()?);
+        equal &= o1 == o2;
+        results.push(o2[0]);
     }
-    push("classify", src, equal);
+    push("classify", src, equal, format!("{results:?}"));
 
     // count (a runtime global): the .rk then the Rust kernel count on one
     // cell, so the Rust kernel's old values are the .rk's plus n.
@@ -162,7 +177,8 @@ pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
     o2.sort_unstable();
     let shifted: Vec<u64> = o1.iter().map(|v| v + n as u64).collect();
     let after = ctx.global_value(&kernels::RELOK_COUNTER)?;
-    push("count", src, o2 == shifted && o1[0] == before && after == before + 2 * n as u64);
+    let relative: Vec<u64> = o2.iter().map(|v| v - before).collect();
+    push("count", src, o2 == shifted && o1[0] == before && after == before + 2 * n as u64, format!("{relative:?}"));
 
     // throw (an exception)
     let src = rk!("reloc/throw.rk");
@@ -172,12 +188,13 @@ pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
     let e1 = s.synchronize();
     kernels::check::launch(&s, Grid::new(4, 32), 40, &x)?;
     let e2 = s.synchronize();
+    let thrown = format!("{e2:?}");
     let equal = match (e1, e2) {
         (Err(Error::Exception { message: m1, block: b1, thread: t1, .. }), Err(Error::Exception { message: m2, block: b2, thread: t2, .. })) => {
             m2.ends_with(&format!(": {m1}")) && b1 == b2 && t1 == t2
         }
         _ => false,
     };
-    push("check", src, equal);
+    push("check", src, equal, thrown);
     Ok(out)
 }
