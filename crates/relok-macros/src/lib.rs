@@ -412,6 +412,9 @@ fn device_fn(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     let vis = &f.vis;
     let mut t = Translator::new(FnKind::Device { ret: ret.clone().map(Box::new) }, &params);
     let body = t.body(&f.block);
+    if let Some(p) = t.calls(&f.sig.ident.to_string()) {
+        errors.push(syn::Error::new(p.span(), "a device function cannot call itself: calls are inlined (write a loop)"));
+    }
     errors.append(&mut t.errors);
     let callees = t.callee_defs();
     let declare = declare_params(&params);

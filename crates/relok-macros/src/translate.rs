@@ -198,6 +198,12 @@ impl Translator {
         Translator { kind, scopes: vec![scope], loops: 0, unsafe_depth: 0, callees: Vec::new(), errors: Vec::new() }
     }
 
+    /// The call of the single-segment function `name`, if the body makes
+    /// one (a device function calling itself).
+    pub fn calls(&self, name: &str) -> Option<&syn::Path> {
+        self.callees.iter().map(|(_, p, _)| p).find(|p| p.get_ident().is_some_and(|id| id == name))
+    }
+
     /// `let __relok_fn_k = path::__relok_device_f(__m);` for each callee.
     pub fn callee_defs(&self) -> Tokens {
         self.callees
