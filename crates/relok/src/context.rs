@@ -23,7 +23,7 @@ pub(crate) struct Shared {
     pub(crate) name: String,
     /// Rust kernels loaded here, by the address of their definition
     /// (`relok::__kernel::KernelDef`): a warm launch finds its kernel here.
-    pub(crate) rust_kernels: std::sync::Mutex<std::collections::HashMap<usize, Kernel>>,
+    pub(crate) rust_kernels: std::sync::Mutex<std::collections::HashMap<usize, Arc<Kernel>>>,
 }
 
 /// A device opened for this program, with its host objects and kernel

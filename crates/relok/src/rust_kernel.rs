@@ -1044,12 +1044,13 @@ impl KernelDef {
         self.name
     }
 
-    /// The kernel loaded on the stream's context (once per context).
-    pub fn kernel(&'static self, stream: &Stream) -> Result<Kernel> {
+    /// The kernel loaded on the stream's context (once per context; a
+    /// warm call is a map lookup and a reference count).
+    pub fn kernel(&'static self, stream: &Stream) -> Result<Arc<Kernel>> {
         let ctx = &stream.inner.ctx;
         let key = std::ptr::from_ref(self) as usize;
         if let Some(k) = lock(&ctx.rust_kernels).get(&key) {
-            return Ok(k.clone());
+            return Ok(Arc::clone(k));
         }
         let built = self.built()?;
         for s in &built.statics {
@@ -1058,8 +1059,8 @@ impl KernelDef {
         for (name, bytes) in &built.globals {
             declare_global(ctx, name, *bytes)?;
         }
-        let k = Kernel::load(ctx, &built.program, &built.kernel)?;
-        lock(&ctx.rust_kernels).insert(key, k.clone());
+        let k = Arc::new(Kernel::load(ctx, &built.program, &built.kernel)?);
+        lock(&ctx.rust_kernels).insert(key, Arc::clone(&k));
         Ok(k)
     }
 
