@@ -980,9 +980,40 @@ impl Translator {
                 let c = self.expr(cond);
                 quote_spanned!(span=> { let __c = #c; __cx.assert(__c, #message, #at); })
             }
+            "assert_eq" | "assert_ne" | "debug_assert_eq" | "debug_assert_ne" => {
+                let parsed = m.parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated);
+                let args = match parsed {
+                    Ok(a) if a.len() == 2 || a.len() == 3 => a,
+                    Ok(_) => return self.refuse(span, format!("`{name}!` takes two values and an optional message")),
+                    Err(e) => {
+                        self.errors.push(e);
+                        return quote!(::core::panic!(););
+                    }
+                };
+                let op = if name.ends_with("_eq") { "==" } else { "!=" };
+                let mut message = format!("assertion `left {op} right` failed");
+                match args.iter().nth(2) {
+                    None => {}
+                    Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) if !s.value().contains('{') => {
+                        message = format!("{message}: {}", s.value());
+                    }
+                    Some(other) => {
+                        return self.refuse(
+                            other.span(),
+                            "an assertion's message is a string literal without formatting: it is a relocated host value, not formatted on the device",
+                        );
+                    }
+                }
+                let (a, b) = (self.expr(&args[0]), self.expr(&args[1]));
+                let cmp = if op == "==" { quote!(eq) } else { quote!(ne) };
+                quote_spanned!(span=> { let __a = #a; let __b = #b; let __c = __cx.#cmp(__a, __b); __cx.assert(__c, #message, #at); })
+            }
             _ => self.refuse(
                 m.path.span(),
-                format!("the macro `{}!` is not supported in kernels; supported: `assert!`, `panic!`, `throw!`, `sym!`", path_str(&m.path)),
+                format!(
+                    "the macro `{}!` is not supported in kernels; supported: `assert!`, `assert_eq!`, `assert_ne!`, `panic!`, `throw!`, `unreachable!`, `sym!`",
+                    path_str(&m.path)
+                ),
             ),
         }
     }

@@ -199,6 +199,8 @@ fn asserts(x: &[i32], mode: u32) {
             assert!(x[0] > 0);
         } else if mode == 1 {
             assert!(x[0] > 0, "x[0] must be positive");
+        } else if mode == 2 {
+            assert_eq!(x[0], 1, "x[0] is one");
         } else {
             panic!("mode out of range");
         }
@@ -211,7 +213,8 @@ fn assert_and_panic_throw_their_message_and_rust_location_on_every_device() {
     let cases = [
         (0, position("assert!(x[0] > 0);"), "assertion failed: x[0] > 0"),
         (1, position("assert!(x[0] > 0, \""), "x[0] must be positive"),
-        (2, position("panic!(\"mode out"), "mode out of range"),
+        (2, position("assert_eq!(x[0], 1"), "assertion `left == right` failed: x[0] is one"),
+        (3, position("panic!(\"mode out"), "mode out of range"),
     ];
     for ctx in contexts(Strategy::Table) {
         let s = ctx.stream();
