@@ -40,6 +40,33 @@
 //! # Ok::<(), relok::Error>(())
 //! ```
 //!
+//! Kernels are written in Rust with [`kernel`] (a documented subset of
+//! Rust: scalars, slices, loops, shared arrays, atomics, bounds-checked
+//! indexing that raises Rust's message with the Rust location), [`device`]
+//! functions and [`host`] statics (tables relocated by identity), or in the
+//! text format through [`Program`]:
+//!
+//! ```
+//! #[relok::kernel]
+//! fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+//!     let i = relok::global_id_x();
+//!     if i < y.len() {
+//!         y[i] = a * x[i] + y[i];
+//!     }
+//! }
+//!
+//! fn main() -> Result<(), relok::Error> {
+//!     let ctx = relok::Context::cpu();
+//!     let x = ctx.upload(&[1.0f32, 2.0, 3.0, 4.0])?;
+//!     let mut y = ctx.upload(&[10.0f32; 4])?;
+//!     let stream = ctx.stream();
+//!     saxpy::launch(&stream, relok::Grid::cover(4, 256), 2.0, &x, &mut y)?;   // typed after the kernel
+//!     stream.synchronize()?;
+//!     assert_eq!(y.download()?, [12.0, 14.0, 16.0, 18.0]);
+//!     Ok(())
+//! }
+//! ```
+//!
 //! - [`Context`]: a device (`cpu`, `cuda[:N]`, `wgpu[:N]`, `best`), this
 //!   program's host objects on it, and the kernel cache;
 //! - [`Program`]: kernel IR, parsed from the text format and verified;
@@ -50,8 +77,9 @@
 //! - [`Stream`]: asynchronous launches; exceptions at synchronisation;
 //! - [`Error`]: one error type, with typed variants naming the place.
 //!
-//! The kernel text format, the relocation model, the caches and each
-//! backend are described in the repository's `docs/` folder.
+//! The Rust kernel subset (`docs/kernels.md`), the kernel text format,
+//! the relocation model, the caches and each backend are described in the
+//! repository's `docs/` folder.
 
 mod buffer;
 mod context;
