@@ -161,6 +161,8 @@ enum Binding {
     Var,
     Slice { mutable: bool },
     Shared,
+    /// A per-thread array (`let mut a = [0; 4];`).
+    Array { mutable: bool },
 }
 
 /// Kernel or device function (and whether it returns a value).
@@ -361,6 +363,24 @@ impl Translator {
             self.bind(&ident, Binding::Shared);
             let span = init.expr.span();
             return quote_spanned!(span=> let #ident = __cx.shared::#generics(););
+        }
+        // `let mut a = [init; N];` / `let mut a = [x, y, z];`: a per-thread array.
+        match strip_paren(&init.expr) {
+            Expr::Repeat(r) => {
+                let v = self.expr(&r.expr);
+                let n = &r.len;
+                self.bind(&ident, Binding::Array { mutable });
+                return quote_spanned!(ident.span()=> let #ident = { let __v = #v; __cx.local_array::<_, { #n }>(__v) };);
+            }
+            Expr::Array(a) => {
+                if a.elems.is_empty() {
+                    return self.refuse(a.span(), "an empty array has no element type: give it elements");
+                }
+                let vals: Vec<Tokens> = a.elems.iter().map(|e| self.expr(e)).collect();
+                self.bind(&ident, Binding::Array { mutable });
+                return quote_spanned!(ident.span()=> let #ident = { let __vals = [#(#vals),*]; __cx.local_array_of(&__vals) };);
+            }
+            _ => {}
         }
         let ty_tokens = match &ty {
             None => None,
@@ -601,7 +621,7 @@ impl Translator {
     fn indexable(&mut self, e: &Expr, write: bool) -> Option<Tokens> {
         let e = strip_paren(e);
         let Expr::Path(p) = e else {
-            self.refuse(e.span(), "only slice parameters, shared arrays and host statics are indexed");
+            self.refuse(e.span(), "only slice parameters, arrays bound by `let`, shared arrays and host statics are indexed");
             return None;
         };
         if let Some(id) = p.path.get_ident() {
@@ -614,6 +634,13 @@ impl Translator {
                     return Some(quote!(#id));
                 }
                 Some(Binding::Shared) => return Some(quote!(#id)),
+                Some(Binding::Array { mutable }) => {
+                    if write && !mutable {
+                        self.refuse(id.span(), format!("cannot assign to an element of `{id}`: declare it with `let mut {id}`"));
+                        return None;
+                    }
+                    return Some(quote!(#id));
+                }
                 Some(_) => {
                     self.refuse(id.span(), format!("`{id}` is a scalar: only slices, shared arrays and host statics are indexed"));
                     return None;
@@ -706,7 +733,7 @@ impl Translator {
             Expr::Closure(_) => self.refuse(span, "closures are not supported in kernels: write a `#[relok::device]` function"),
             Expr::Reference(_) => self.refuse(span, "references are not supported in kernels (except `&x[i]` as an atomic's first argument)"),
             Expr::Tuple(_) => self.refuse(span, "tuples are not supported in kernels: the subset has scalars, slices and arrays"),
-            Expr::Array(_) | Expr::Repeat(_) => self.refuse(span, "local arrays are not supported: use `shared::<T, N>()` or a `#[relok::host] static`"),
+            Expr::Array(_) | Expr::Repeat(_) => self.refuse(span, "an array is declared with `let`: `let mut a = [0.0f32; 4];`"),
             Expr::Struct(_) => self.refuse(span, "struct values are not supported in kernels"),
             Expr::Field(_) => self.refuse(span, "fields are not supported in kernels: the subset has scalars, slices and arrays"),
             Expr::Match(_) => self.refuse(span, "`match` is not supported in kernels: use `if` / `else if`"),
@@ -724,7 +751,7 @@ impl Translator {
     fn path_value(&mut self, p: &syn::ExprPath) -> Tokens {
         if let Some(id) = p.path.get_ident() {
             match self.lookup(&id.to_string()) {
-                Some(Binding::Val | Binding::Slice { .. } | Binding::Shared) => return quote!(#id),
+                Some(Binding::Val | Binding::Slice { .. } | Binding::Shared | Binding::Array { .. }) => return quote!(#id),
                 Some(Binding::Var) => return quote_spanned!(id.span()=> __cx.get(#id)),
                 None => {}
             }

@@ -184,6 +184,29 @@ impl<T> Clone for SharedArray<T> {
 }
 impl<T> Copy for SharedArray<T> {}
 
+/// A per-thread array (`let mut a = [0.0f32; 4];`): an IR `local` of
+/// array type.
+#[derive(Debug)]
+pub struct LocalArray<T> {
+    var: relok_ir::Var,
+    len: u32,
+    _t: PhantomData<T>,
+}
+impl<T> Clone for LocalArray<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for LocalArray<T> {}
+
+impl<T: DevScalar> Indexed<T> for LocalArray<T> {
+    fn base(self, cx: &mut Cx<'_>) -> (Value, Val<usize>) {
+        let p = cx.b.addr(self.var);
+        let len = cx.lit(self.len as usize);
+        (p, len)
+    }
+}
+
 /// A `#[relok::host] static` array, read through its runtime global.
 #[derive(Debug)]
 pub struct HostArray<T> {
@@ -788,6 +811,33 @@ impl<'m> Cx<'m> {
         self.locals += 1;
         let var = self.b.shared(format!("s{}", self.locals), Type::array(Type::Scalar(T::SCALAR), N as u32));
         SharedArray { var, len: N as u32, _t: PhantomData }
+    }
+
+    /// `[init; N]`: a per-thread array of `N` copies of `init`.
+    pub fn local_array<T: DevScalar, const N: usize>(&mut self, init: Val<T>) -> LocalArray<T> {
+        let a = self.new_local_array::<T>(N as u32);
+        let (p, _) = a.base(self);
+        let zero = self.lit(0usize);
+        let end = self.lit(N);
+        self.for_range(zero, end, None, |cx, i| cx.b.store(p, Some(i.v), init.v));
+        a
+    }
+
+    /// `[a, b, c]`: a per-thread array of these values.
+    pub fn local_array_of<T: DevScalar>(&mut self, values: &[Val<T>]) -> LocalArray<T> {
+        let a = self.new_local_array::<T>(values.len() as u32);
+        let (p, _) = a.base(self);
+        for (k, v) in values.iter().enumerate() {
+            let i = self.lit(k);
+            self.b.store(p, Some(i.v), v.v);
+        }
+        a
+    }
+
+    fn new_local_array<T: DevScalar>(&mut self, len: u32) -> LocalArray<T> {
+        self.locals += 1;
+        let var = self.b.local(format!("a{}", self.locals), Type::array(Type::Scalar(T::SCALAR), len));
+        LocalArray { var, len, _t: PhantomData }
     }
 
     /// A host static's array, through its runtime global.

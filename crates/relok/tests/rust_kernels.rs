@@ -66,6 +66,7 @@ fn definitions() -> Vec<&'static KernelDef> {
         &kernels::classify::DEF,
         &kernels::count::DEF,
         &atomics::DEF,
+        &reverse_digits::DEF,
         &oob::DEF,
         &unchecked_copy::DEF,
         &asserts::DEF,
@@ -587,4 +588,39 @@ fn kernel_parameters_may_be_named_stream_and_grid() {
     names::launch(&s, Grid::new(1, 1), &mut out, 7).expect("launch");
     s.synchronize().expect("runs");
     assert_eq!(out.download().expect("download"), [7]);
+}
+
+/// Per-thread arrays: the four low decimal digits of `x[i]`, reversed.
+#[relok::kernel]
+fn reverse_digits(x: &[u32], out: &mut [u32]) {
+    let i = global_id_x();
+    if i < out.len() {
+        let mut digits = [0u32; 4];
+        let weights = [1u32, 10, 100, 1000];
+        let mut v = x[i];
+        for k in 0..4 {
+            digits[k] = v % 10;
+            v /= 10;
+        }
+        let mut s = 0;
+        for k in 0..digits.len() {
+            s += digits[3 - k] * weights[k];
+        }
+        out[i] = s;
+    }
+}
+
+#[test]
+fn per_thread_arrays_on_every_device() {
+    let _g = serial();
+    let xs: Vec<u32> = (0..300).map(|i| i * 37 + 5).collect();
+    let want: Vec<u32> = xs.iter().map(|&v| (0..4).fold(0, |acc, k| acc * 10 + (v / 10u32.pow(k)) % 10)).collect();
+    for ctx in contexts(Strategy::Table) {
+        let x = ctx.upload(&xs).expect("upload");
+        let mut out = ctx.zeros::<u32>(xs.len()).expect("zeros");
+        let s = ctx.stream();
+        reverse_digits::launch(&s, Grid::cover(xs.len(), 64), &x, &mut out).expect("launch");
+        s.synchronize().unwrap_or_else(|e| panic!("{}: {e}", ctx.device_name()));
+        assert_eq!(out.download().expect("download"), want, "{}", ctx.device_name());
+    }
 }

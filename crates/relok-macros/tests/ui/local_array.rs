@@ -1,7 +1,6 @@
 #[relok::kernel]
 fn k(x: &mut [u32]) {
-    let a = [0u32; 4];
-    x[0] = 1;
+    x[0] = [1u32, 2][0];
 }
 
 fn main() {}
