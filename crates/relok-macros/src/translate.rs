@@ -20,32 +20,52 @@ use syn::{BinOp, Expr, Stmt, UnOp};
 /// The scalar types of the subset.
 pub const SCALARS: [&str; 8] = ["bool", "i32", "u32", "i64", "u64", "f32", "f64", "usize"];
 
+/// How a Rust method maps to the IR.
+#[derive(Clone, Copy)]
+enum Mapping {
+    /// A method of `Cx` taking the receiver and the arguments.
+    Cx(&'static str),
+    /// `math <fn>` of the IR (`relok_ir::MathFn::<variant>`) over the
+    /// receiver and the arguments, in order.
+    Math(&'static str),
+}
+
+/// Whether the IR has its math operations (`Op::Math`): until it does,
+/// every [`Mapping::Math`] method is refused with a spanned error.
+const IR_HAS_MATH: bool = false;
+
 /// Rust float and integer methods → the IR's operations: the ONE table.
-/// `Some(op)`: mapped; `None`: needs the IR's math operations (refused
-/// until they exist).
-const METHODS: &[(&str, usize, Option<&str>)] = &[
-    // (method, arguments besides the receiver, mapping)
-    ("abs", 0, Some("abs")),
-    ("sqrt", 0, Some("sqrt")),
-    ("min", 1, Some("min")),
-    ("max", 1, Some("max")),
-    ("exp", 0, None),
-    ("exp2", 0, None),
-    ("ln", 0, None),
-    ("log2", 0, None),
-    ("log10", 0, None),
-    ("powf", 1, None),
-    ("powi", 1, None),
-    ("sin", 0, None),
-    ("cos", 0, None),
-    ("tan", 0, None),
-    ("tanh", 0, None),
-    ("floor", 0, None),
-    ("ceil", 0, None),
-    ("round", 0, None),
-    ("trunc", 0, None),
-    ("mul_add", 2, None),
-    ("recip", 0, None),
+/// (method, arguments besides the receiver, mapping)
+const METHODS: &[(&str, usize, Mapping)] = &[
+    ("abs", 0, Mapping::Cx("abs")),
+    ("sqrt", 0, Mapping::Cx("sqrt")),
+    ("min", 1, Mapping::Cx("min")),
+    ("max", 1, Mapping::Cx("max")),
+    ("recip", 0, Mapping::Cx("recip")),
+    ("is_nan", 0, Mapping::Cx("is_nan")),
+    ("mul_add", 2, Mapping::Math("Fma")),
+    ("floor", 0, Mapping::Math("Floor")),
+    ("ceil", 0, Mapping::Math("Ceil")),
+    ("trunc", 0, Mapping::Math("Trunc")),
+    ("round", 0, Mapping::Math("Round")),
+    ("copysign", 1, Mapping::Math("Copysign")),
+    ("exp", 0, Mapping::Math("Exp")),
+    ("exp2", 0, Mapping::Math("Exp2")),
+    ("ln", 0, Mapping::Math("Log")),
+    ("log2", 0, Mapping::Math("Log2")),
+    ("log10", 0, Mapping::Math("Log10")),
+    ("sin", 0, Mapping::Math("Sin")),
+    ("cos", 0, Mapping::Math("Cos")),
+    ("tan", 0, Mapping::Math("Tan")),
+    ("sinh", 0, Mapping::Math("Sinh")),
+    ("cosh", 0, Mapping::Math("Cosh")),
+    ("tanh", 0, Mapping::Math("Tanh")),
+    ("asin", 0, Mapping::Math("Asin")),
+    ("acos", 0, Mapping::Math("Acos")),
+    ("atan", 0, Mapping::Math("Atan")),
+    ("atan2", 1, Mapping::Math("Atan2")),
+    ("powf", 1, Mapping::Math("Pow")),
+    ("hypot", 1, Mapping::Math("Hypot")),
 ];
 
 /// Builtins: `name` → (family 0..3 or 4 = global id, axis).
@@ -809,34 +829,37 @@ impl Translator {
         if name == "get_unchecked" || name == "get_unchecked_mut" {
             return self.refuse(m.method.span(), format!("`{name}` is used as `*x.{name}(i)` inside `unsafe`"));
         }
-        let Some(&(_, arity, mapped)) = METHODS.iter().find(|(n, _, _)| *n == name) else {
-            let known: Vec<&str> = METHODS.iter().filter(|m| m.2.is_some()).map(|m| m.0).collect();
+        let Some(&(_, arity, mapping)) = METHODS.iter().find(|(n, _, _)| *n == name) else {
+            let known: Vec<&str> =
+                METHODS.iter().filter(|m| IR_HAS_MATH || matches!(m.2, Mapping::Cx(_))).map(|m| m.0).collect();
             return self.refuse(
                 m.method.span(),
                 format!("the method `{name}` is not supported in kernels; supported: `len`, `get_unchecked`, {}", known.join(", ")),
             );
         };
-        let Some(op) = mapped else {
+        if matches!(mapping, Mapping::Math(_)) && !IR_HAS_MATH {
             return self.refuse(
                 m.method.span(),
-                format!("`{name}` needs the IR's math operations, which this build does not have yet; supported: abs, sqrt, min, max"),
+                format!("`{name}` needs the IR's math operations, which this build does not have yet; supported: abs, sqrt, min, max, recip, is_nan"),
             );
-        };
+        }
         if m.args.len() != arity {
             return self.refuse(m.span(), format!("`{name}` takes {arity} argument(s)"));
         }
         let recv = self.expr(&m.receiver);
-        match op {
-            "abs" | "sqrt" => {
-                let f = format_ident!("{}", op);
-                quote_spanned!(span=> { let __a = #recv; __cx.#f(__a) })
+        let args: Vec<Tokens> = m.args.iter().map(|a| self.expr(a)).collect();
+        let names: Vec<_> = (0..args.len()).map(|k| format_ident!("__b{}", k)).collect();
+        let call = match mapping {
+            Mapping::Cx(f) => {
+                let f = format_ident!("{}", f, span = m.method.span());
+                quote_spanned!(span=> __cx.#f(__a, #(#names),*))
             }
-            _ => {
-                let a = self.expr(&m.args[0]);
-                let f = format_ident!("{}", op);
-                quote_spanned!(span=> { let __a = #recv; let __b = #a; __cx.#f(__a, __b) })
+            Mapping::Math(f) => {
+                let f = format_ident!("{}", f);
+                quote_spanned!(span=> __cx.math(::relok::__kernel::MathFn::#f, __a, &[#(#names),*]))
             }
-        }
+        };
+        quote_spanned!(span=> { let __a = #recv; #(let #names = #args;)* #call })
     }
 
     fn call(&mut self, c: &syn::ExprCall) -> Tokens {

@@ -87,7 +87,10 @@ pub trait Bits: DevScalar {}
 /// fn float<T: relok::Float>() {}
 /// float::<f32>();
 /// ```
-pub trait Float: Num {}
+pub trait Float: Num {
+    /// The bits of 1.0.
+    const ONE_BITS: u64;
+}
 
 macro_rules! dev_scalar {
     ($($t:ty => $s:ident, |$x:ident| $bits:expr, [$($tr:ident),*];)*) => {$(
@@ -109,8 +112,16 @@ dev_scalar! {
     usize => U32, |x| u64::from(x as u32), [Num, Int, Bits];
     i64 => I64, |x| x as u64, [Num, Int, Signed, Bits];
     u64 => U64, |x| x, [Num, Int, Bits];
-    f32 => F32, |x| u64::from(x.to_bits()), [Num, Signed, Float];
-    f64 => F64, |x| x.to_bits(), [Num, Signed, Float];
+    f32 => F32, |x| u64::from(x.to_bits()), [Num, Signed];
+    f64 => F64, |x| x.to_bits(), [Num, Signed];
+}
+
+impl Float for f32 {
+    const ONE_BITS: u64 = 0x3f80_0000;
+}
+
+impl Float for f64 {
+    const ONE_BITS: u64 = 0x3ff0_0000_0000_0000;
 }
 
 /// The Rust type of a `word` in a kernel: a symbol (a `relok::Symbol`
@@ -632,6 +643,17 @@ impl<'m> Cx<'m> {
     /// `x.sqrt()`
     pub fn sqrt<T: Float>(&mut self, a: Val<T>) -> Val<T> {
         Val::new(self.b.unary(UnaryOp::Sqrt, a.v))
+    }
+
+    /// `x.recip()`: `1 / x`.
+    pub fn recip<T: Float>(&mut self, a: Val<T>) -> Val<T> {
+        let one = self.lit_bits::<T>(T::ONE_BITS);
+        self.div(one, a)
+    }
+
+    /// `x.is_nan()`: `x != x`.
+    pub fn is_nan<T: Float>(&mut self, a: Val<T>) -> Val<bool> {
+        self.ne(a, a)
     }
 
     /// `a as U`

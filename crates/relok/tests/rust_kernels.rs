@@ -624,3 +624,42 @@ fn per_thread_arrays_on_every_device() {
         assert_eq!(out.download().expect("download"), want, "{}", ctx.device_name());
     }
 }
+
+/// Float and integer methods of the mapping table.
+#[relok::kernel]
+fn methods(x: &[f32], k: &[i32], out: &mut [f32], kout: &mut [i32]) {
+    let i = global_id_x();
+    if i < x.len() {
+        let v = x[i];
+        let r = if v.is_nan() { -1.0 } else { v.abs().sqrt().max(0.5).min(4.0) + v.recip() };
+        out[i] = r;
+        kout[i] = k[i].abs().max(3).min(100);
+    }
+}
+
+#[test]
+fn methods_map_to_the_ir_on_every_device() {
+    let _g = serial();
+    let xs = [4.0f32, -9.0, 0.01, f32::NAN, 100.0, -0.0, 2.5, 1e-3];
+    let ks = [-5i32, 2, 200, -300, 7, 0, -1, 99];
+    let want: Vec<u32> =
+        xs.iter().map(|&v| if v.is_nan() { -1.0f32 } else { v.abs().sqrt().max(0.5).min(4.0) + v.recip() }.to_bits()).collect();
+    let kwant: Vec<i32> = ks.iter().map(|k| k.abs().clamp(3, 100)).collect();
+    for ctx in contexts(Strategy::Table) {
+        let x = ctx.upload(&xs).expect("upload");
+        let k = ctx.upload(&ks).expect("upload");
+        let mut out = ctx.zeros::<f32>(xs.len()).expect("zeros");
+        let mut kout = ctx.zeros::<i32>(ks.len()).expect("zeros");
+        let s = ctx.stream();
+        methods::launch(&s, Grid::new(1, 8), &x, &k, &mut out, &mut kout).expect("launch");
+        s.synchronize().unwrap_or_else(|e| panic!("{}: {e}", ctx.device_name()));
+        let got: Vec<u32> = out.download().expect("download").iter().map(|v| v.to_bits()).collect();
+        // WGSL's f32 division and sqrt may be 2.5 ulp off (docs/wgpu.md):
+        // exact elsewhere, within 3 ulp on wgpu.
+        let slack = if ctx.device_kind() == relok::DeviceKind::Wgpu { 3 } else { 0 };
+        for (g, w) in got.iter().zip(&want) {
+            assert!(g.abs_diff(*w) <= slack, "{}: {} vs {}", ctx.device_name(), f32::from_bits(*g), f32::from_bits(*w));
+        }
+        assert_eq!(kout.download().expect("download"), kwant, "{}", ctx.device_name());
+    }
+}
