@@ -643,7 +643,7 @@ fn methods_map_to_the_ir_on_every_device() {
     let xs = [4.0f32, -9.0, 0.01, f32::NAN, 100.0, -0.0, 2.5, 1e-3];
     let ks = [-5i32, 2, 200, -300, 7, 0, -1, 99];
     let want: Vec<u32> =
-        xs.iter().map(|&v| if v.is_nan() { -1.0f32 } else { v.abs().sqrt().max(0.5).min(4.0) + v.recip() }.to_bits()).collect();
+        xs.iter().map(|&v| if v.is_nan() { -1.0f32 } else { v.abs().sqrt().clamp(0.5, 4.0) + v.recip() }.to_bits()).collect();
     let kwant: Vec<i32> = ks.iter().map(|k| k.abs().clamp(3, 100)).collect();
     for ctx in contexts(Strategy::Table) {
         let x = ctx.upload(&xs).expect("upload");
