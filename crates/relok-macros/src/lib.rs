@@ -57,7 +57,8 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// A device function a kernel calls: `#[relok::device] fn f(x: f32) ->
 /// f32` (scalars and slices in, a scalar or nothing out; an IR device
-/// function, defined once per module).
+/// function, defined once per module). A generic one (`fn f<T:
+/// relok::Number>`) is staged into each caller at the caller's types.
 ///
 /// ```
 /// #[relok::device]
@@ -392,7 +393,19 @@ fn declare_params(params: &[(syn::Ident, ParamKind)]) -> Tokens {
         .collect()
 }
 
-fn device_fn(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
+fn device_fn(f: &syn::ItemFn, errors: Vec<syn::Error>) -> Tokens {
+    let type_params: Vec<String> = f
+        .sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|p| if let syn::GenericParam::Type(t) = p { Some(t.ident.to_string()) } else { None })
+        .collect();
+    translate::with_type_params(type_params, || device_fn_inner(f, errors))
+}
+
+fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
+    let generic = generics(&f.sig.generics, &mut errors);
     let params = signature(f, &mut errors);
     let ret = match &f.sig.output {
         syn::ReturnType::Default => None,
@@ -410,7 +423,8 @@ fn device_fn(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     let name = &f.sig.ident;
     let name_str = name.to_string();
     let vis = &f.vis;
-    let mut t = Translator::new(FnKind::Device { ret: ret.clone().map(Box::new) }, &params);
+    let kind = if generic.is_some() { FnKind::Inline { returns: ret.is_some() } } else { FnKind::Device { ret: ret.clone().map(Box::new) } };
+    let mut t = Translator::new(kind, &params);
     let body = t.body(&f.block);
     if let Some(p) = t.calls(&f.sig.ident.to_string()) {
         errors.push(syn::Error::new(p.span(), "a device function cannot call itself: calls are inlined (write a loop)"));
@@ -430,6 +444,26 @@ fn device_fn(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     });
     let pushes = params.iter().map(|(n, _)| quote!(::relok::__kernel::push(&mut __args, #n);));
     let errs = errors_tokens(&errors);
+    if let Some(g) = generic {
+        // Generic: staged into each caller (its type parameters are the
+        // caller's), so no IR function; its callees are defined up front.
+        let decl = g.decl;
+        return quote! {
+            #errs
+            #[doc(hidden)]
+            #[allow(non_snake_case, clippy::all)]
+            #vis fn #define(__m: &mut ::relok::__kernel::ModuleCx) -> ::relok::__kernel::FuncId {
+                #callees
+                __m.inline(#name_str)
+            }
+
+            #[doc(hidden)]
+            #[allow(non_snake_case, unused_variables, unused_mut, unused_braces, unreachable_code, clippy::all)]
+            #vis fn #call #decl (__cx: &mut ::relok::__kernel::Cx<'_>, __f: ::relok::__kernel::FuncId, #(#call_params),*) -> #ret_dsl {
+                #body
+            }
+        };
+    }
     quote! {
         #errs
         #[doc(hidden)]

@@ -192,6 +192,9 @@ pub enum FnKind {
     Kernel,
     /// A device function, with its result type.
     Device { ret: Option<Box<syn::Type>> },
+    /// A generic device function, staged into each caller: no `return`
+    /// (its tail is its result).
+    Inline { returns: bool },
 }
 
 /// The translation state of one function.
@@ -230,9 +233,9 @@ impl Translator {
     pub fn callee_defs(&self) -> Tokens {
         self.callees
             .iter()
-            .map(|(_, path, local)| {
+            .map(|(_, path, _)| {
                 let define = rename_last(path, "__relok_device_");
-                quote_spanned!(path.span()=> let #local = #define(__m);)
+                quote_spanned!(path.span()=> #define(__m);)
             })
             .collect()
     }
@@ -261,6 +264,8 @@ impl Translator {
                 let v = self.block_value(block);
                 quote!(let __r = #v; __cx.ret_val::<#ty>(__r);)
             }
+            FnKind::Inline { returns: true } => self.block_value(block),
+            FnKind::Inline { returns: false } => self.block_unit(block),
             _ => {
                 let b = self.block_unit(block);
                 quote!(#b __cx.ret();)
@@ -482,6 +487,10 @@ impl Translator {
                     let v = self.expr(v);
                     quote!({ let __r = #v; __cx.ret_val::<#ty>(__r); })
                 }
+                (FnKind::Inline { .. }, _) => self.refuse(
+                    r.span(),
+                    "a generic device function is inlined into its callers: end it with its result instead of `return`",
+                ),
                 (FnKind::Device { ret: Some(_) }, None) => self.refuse(r.span(), "this device function returns a value: `return value`"),
                 (_, Some(v)) => self.refuse(v.span(), "a kernel returns nothing: write results into a `&mut [T]` parameter"),
                 (_, None) => quote!(__cx.ret();),
@@ -896,14 +905,10 @@ impl Translator {
         // A device function.
         let path = outer(&fp.path);
         let key = path.to_token_stream().to_string();
-        let local = match self.callees.iter().find(|(k, _, _)| *k == key) {
-            Some((_, _, l)) => l.clone(),
-            None => {
-                let l = format_ident!("__relok_fn_{}", self.callees.len());
-                self.callees.push((key, path.clone(), l.clone()));
-                l
-            }
-        };
+        if !self.callees.iter().any(|(k, _, _)| *k == key) {
+            let l = format_ident!("__relok_fn_{}", self.callees.len());
+            self.callees.push((key, path.clone(), l));
+        }
         let call = rename_last(&path, "__relok_call_");
         let mut lets = Tokens::new();
         let mut names = Vec::new();
@@ -913,7 +918,7 @@ impl Translator {
             lets.extend(quote!(let #n = #v;));
             names.push(n);
         }
-        quote_spanned!(span=> { #lets #call(__cx, #local, #(#names),*) })
+        quote_spanned!(span=> { #lets let __f = __cx.func(#name); #call(__cx, __f, #(#names),*) })
     }
 
     fn atomic(&mut self, name: &str, c: &syn::ExprCall) -> Tokens {

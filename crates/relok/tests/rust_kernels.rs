@@ -74,6 +74,8 @@ fn definitions() -> Vec<&'static KernelDef> {
         &first::k::scale::DEF,
         block_sums::def::<u32, 4>(),
         block_sums::def::<f64, 8>(),
+        clamp_all::def::<i32>(),
+        clamp_all::def::<f64>(),
     ]
 }
 
@@ -661,5 +663,41 @@ fn methods_map_to_the_ir_on_every_device() {
             assert!(g.abs_diff(*w) <= slack, "{}: {} vs {}", ctx.device_name(), f32::from_bits(*g), f32::from_bits(*w));
         }
         assert_eq!(kout.download().expect("download"), kwant, "{}", ctx.device_name());
+    }
+}
+
+/// A generic device function: staged into each caller, at the caller's
+/// type.
+#[relok::device]
+fn clamp_to<T: relok::Number>(v: T, lo: T, hi: T) -> T {
+    if v < lo {
+        lo
+    } else if v > hi {
+        hi
+    } else {
+        v
+    }
+}
+
+#[relok::kernel]
+fn clamp_all<T: relok::Number>(x: &mut [T], lo: T, hi: T) {
+    let i = global_id_x();
+    if i < x.len() {
+        x[i] = clamp_to(x[i], lo, hi);
+    }
+}
+
+#[test]
+fn a_generic_device_function_is_staged_at_each_callers_type() {
+    let _g = serial();
+    for ctx in contexts(Strategy::Table) {
+        let s = ctx.stream();
+        let mut a = ctx.upload(&[-5i32, 0, 7, 12]).expect("upload");
+        let mut b = ctx.upload(&[0.25f64, 3.5, -1.0, 2.0]).expect("upload");
+        clamp_all::launch(&s, Grid::new(1, 4), &mut a, 0, 10).expect("launch");
+        clamp_all::launch(&s, Grid::new(1, 4), &mut b, 0.5, 2.5).expect("launch");
+        s.synchronize().unwrap_or_else(|e| panic!("{}: {e}", ctx.device_name()));
+        assert_eq!(a.download().expect("download"), [0, 0, 7, 10], "{}", ctx.device_name());
+        assert_eq!(b.download().expect("download"), [0.5, 2.5, 0.5, 2.0], "{}", ctx.device_name());
     }
 }

@@ -54,10 +54,18 @@ impl ModuleCx {
         if let Some(id) = self.defined(name) {
             return id;
         }
-        let staged = stage(self.mb.device_fn(name, R::ty()), self.throw, self.oob, body);
+        let staged = stage(self.mb.device_fn(name, R::ty()), self.throw, self.oob, self.defined.clone(), body);
         let id = self.add(staged);
         self.defined.insert(name.to_owned(), id);
         id
+    }
+
+    /// Registers the generic device function `name`, whose body is staged
+    /// into each caller (inlined): its calls need no IR function.
+    pub fn inline(&mut self, name: &str) -> FuncId {
+        self.building.retain(|n| n != name);
+        self.defined.insert(name.to_owned(), self.throw);
+        self.throw
     }
 
     /// Starts defining the device function `name` (before its callees):
@@ -77,7 +85,7 @@ impl ModuleCx {
 
     /// Defines the kernel `name` from its staged body.
     pub fn kernel(&mut self, name: &str, body: impl FnOnce(&mut Cx<'_>)) {
-        let staged = stage(self.mb.kernel(name), self.throw, self.oob, body);
+        let staged = stage(self.mb.kernel(name), self.throw, self.oob, self.defined.clone(), body);
         self.add(staged);
     }
 
@@ -112,8 +120,14 @@ struct Staged {
     errors: Vec<String>,
 }
 
-fn stage(b: FunctionBuilder<'_>, throw: FuncId, oob: FuncId, body: impl FnOnce(&mut Cx<'_>)) -> Staged {
-    let mut cx = Cx { b, throw, oob, statics: Vec::new(), globals: Vec::new(), locals: 0, errors: Vec::new() };
+fn stage(
+    b: FunctionBuilder<'_>,
+    throw: FuncId,
+    oob: FuncId,
+    funcs: HashMap<String, FuncId>,
+    body: impl FnOnce(&mut Cx<'_>),
+) -> Staged {
+    let mut cx = Cx { b, throw, oob, funcs, statics: Vec::new(), globals: Vec::new(), locals: 0, errors: Vec::new() };
     body(&mut cx);
     let Cx { b, statics, globals, errors, .. } = cx;
     Staged { func: b.finish(), statics, globals, errors }
@@ -158,6 +172,8 @@ pub struct Cx<'m> {
     pub(super) b: FunctionBuilder<'m>,
     throw: FuncId,
     oob: FuncId,
+    /// The device functions defined before this one, by name.
+    funcs: HashMap<String, FuncId>,
     statics: Vec<&'static dyn HostObject>,
     globals: Vec<(&'static str, usize)>,
     locals: u32,
@@ -591,6 +607,18 @@ impl<'m> Cx<'m> {
     /// `assert!(c, message)`
     pub fn assert(&mut self, c: Val<bool>, message: &str, loc: Loc) {
         self.if_(c, |_| {}, |cx| cx.throw(message, loc));
+    }
+
+    /// The device function `name` (defined before this function: the
+    /// generated code defines every callee first).
+    pub fn func(&mut self, name: &str) -> FuncId {
+        match self.funcs.get(name) {
+            Some(&f) => f,
+            None => {
+                self.errors.push(format!("device function {name} is called before it is defined"));
+                self.throw
+            }
+        }
     }
 
     /// A call of a device function.
