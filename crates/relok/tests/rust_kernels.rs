@@ -701,3 +701,34 @@ fn a_generic_device_function_is_staged_at_each_callers_type() {
         assert_eq!(b.download().expect("download"), [0.5, 2.5, 0.5, 2.0], "{}", ctx.device_name());
     }
 }
+
+/// Thread 0 fails an assertion and thread 1 a bounds check, in one launch.
+#[relok::kernel]
+fn two_failures(x: &[u32], out: &mut [u32]) {
+    let i = global_id_x();
+    if i == 0 {
+        assert!(x.len() > 100);
+    } else if i == 1 {
+        out[0] = x[x.len() + 3];
+    }
+}
+
+#[test]
+fn a_bounds_failure_that_lost_the_race_is_not_reported_later() {
+    let _g = serial();
+    for ctx in contexts(Strategy::Table) {
+        let x = ctx.upload(&[1u32, 2, 3, 4]).expect("upload");
+        let mut out = ctx.zeros::<u32>(4).expect("zeros");
+        let s = ctx.stream();
+        two_failures::launch(&s, Grid::new(1, 2), &x, &mut out).expect("launch");
+        let first = s.synchronize().expect_err("two failures").to_string();
+        assert!(
+            first.ends_with("assertion failed: x.len() > 100") || first.ends_with("the len is 4 but the index is 7"),
+            "{}: {first}",
+            ctx.device_name()
+        );
+        oob::launch(&s, Grid::new(1, 1), &x, &mut out, 9).expect("launch");
+        let second = s.synchronize().expect_err("index 9").to_string();
+        assert!(second.ends_with("index out of bounds: the len is 4 but the index is 9"), "{}: {second}", ctx.device_name());
+    }
+}

@@ -14,16 +14,27 @@ pub const PANIC_CELL: &str = "relok_rust_panic";
 const PANIC_CELL_BYTES: u64 = 48;
 
 /// Fills a Rust kernel's bounds-check message from [`PANIC_CELL`] (the
-/// first failing check's length, index, block and thread) and clears the
-/// cell; other errors pass through.
+/// first failing check's message, length, index, block and thread) and
+/// clears the cell; other errors pass through. Only a Rust kernel's
+/// exception (its message starts with a Rust location) touches the cell:
+/// one whose launch also failed a bounds check that lost the race for the
+/// exception record clears what that check left, so it is not reported
+/// later for another failure.
 pub(crate) fn rust_exception(ctx: &Shared, e: Error) -> Error {
     let Error::Exception { kernel, message, block, thread } = e else { return e };
+    let from_rust = message.split_once(": ").is_some_and(|(at, _)| at.contains(".rs:"));
+    if !from_rust {
+        return Error::Exception { kernel, message, block, thread };
+    }
     let Ok(cell) = ctx.session.global_cell(&ctx.device, PANIC_CELL) else {
         return Error::Exception { kernel, message, block, thread };
     };
     let Ok(bytes) = ctx.device.read_bytes(cell, PANIC_CELL_BYTES) else {
         return Error::Exception { kernel, message, block, thread };
     };
+    // Best effort: a cell that cannot be cleared is overwritten by the next
+    // failure's claim only after it is cleared, so its next report may be
+    // this one's again — never a wrong error type.
     let _ = ctx.device.write_bytes(cell, &[0; PANIC_CELL_BYTES as usize]);
     let u32_at = |i: usize| u32::from_le_bytes([bytes[4 * i], bytes[4 * i + 1], bytes[4 * i + 2], bytes[4 * i + 3]]);
     if u32_at(0) == 0 || !message.contains("{len}") {
