@@ -317,7 +317,6 @@ fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
                     __m.kernel(&__name, |__cx| {
                         #declare
                         #body
-                        __cx.ret();
                     });
                 }
 
@@ -360,7 +359,6 @@ fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
                 __m.kernel(#name_str, |__cx| {
                     #declare
                     #body
-                    __cx.ret();
                 });
             }
 
