@@ -296,7 +296,9 @@ fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     let pushes = params.iter().map(|(n, _)| quote!(::relok::__kernel::LaunchArg::push(#n, &mut __args)?;));
     let count = params.iter().map(|(_, k)| if matches!(k, ParamKind::Slice { .. }) { 2usize } else { 1 }).sum::<usize>();
     let errs = errors_tokens(&errors);
-    let docs: Vec<_> = f.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    // Docs, `cfg`s and lint levels go to the generated module.
+    let kept = ["doc", "cfg", "cfg_attr", "allow", "expect", "warn", "deny"];
+    let docs: Vec<_> = f.attrs.iter().filter(|a| kept.iter().any(|k| a.path().is_ident(k))).collect();
     let launch_doc = format!(
         "Launches the Rust kernel `{name_str}` on `stream` (loaded on the stream's context on first use; its IR is built once per process). Buffers pass their length with them."
     );
@@ -442,12 +444,14 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     });
     let pushes = params.iter().map(|(n, _)| quote!(::relok::__kernel::push(&mut __args, #n);));
     let errs = errors_tokens(&errors);
+    let cfgs: Vec<_> = f.attrs.iter().filter(|a| a.path().is_ident("cfg") || a.path().is_ident("cfg_attr")).collect();
     if let Some(g) = generic {
         // Generic: staged into each caller (its type parameters are the
         // caller's), so no IR function; its callees are defined up front.
         let decl = g.decl;
         return quote! {
             #errs
+            #(#cfgs)*
             #[doc(hidden)]
             #[allow(non_snake_case, clippy::all)]
             #vis fn #define(__m: &mut ::relok::__kernel::ModuleCx) -> ::relok::__kernel::FuncId {
@@ -455,6 +459,7 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
                 __m.inline(#name_str)
             }
 
+            #(#cfgs)*
             #[doc(hidden)]
             #[allow(non_snake_case, unused_variables, unused_mut, unused_braces, unreachable_code, clippy::all)]
             #vis fn #call #decl (__cx: &mut ::relok::__kernel::Cx<'_>, __f: ::relok::__kernel::FuncId, #(#call_params),*) -> #ret_dsl {
@@ -464,6 +469,7 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     }
     quote! {
         #errs
+        #(#cfgs)*
         #[doc(hidden)]
         #[allow(non_snake_case, unused_variables, unused_mut, unused_braces, unreachable_code, clippy::all)]
         #vis fn #define(__m: &mut ::relok::__kernel::ModuleCx) -> ::relok::__kernel::FuncId {
@@ -477,6 +483,7 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
             })
         }
 
+        #(#cfgs)*
         #[doc(hidden)]
         #[allow(non_snake_case, clippy::all)]
         #vis fn #call(__cx: &mut ::relok::__kernel::Cx<'_>, __f: ::relok::__kernel::FuncId, #(#call_params),*) -> #ret_dsl {

@@ -732,3 +732,20 @@ fn a_bounds_failure_that_lost_the_race_is_not_reported_later() {
         assert!(second.ends_with("index out of bounds: the len is 4 but the index is 9"), "{}: {second}", ctx.device_name());
     }
 }
+
+/// A `cfg` under the attribute reaches the generated items: this kernel
+/// and its device function do not exist (their names are free below).
+#[relok::device]
+#[cfg(any())]
+fn never_built(x: u32) -> u32 {
+    x
+}
+
+#[relok::kernel]
+#[cfg(any())]
+fn never_launched(x: &mut [u32]) {
+    x[0] = never_built(1);
+}
+
+/// Would clash with the kernel's module, had the `cfg` not removed it.
+mod never_launched {}
