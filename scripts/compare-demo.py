@@ -1,6 +1,11 @@
 """Compares two `relok demo --json` outputs example by example: the
-results must be equal (the cpu device is the oracle)."""
+results must be equal (the cpu device is the oracle). The math-library
+examples must match their Rust reference within their tolerance: on wgpu a
+driver's f32 division may differ from the cpu device's by an ulp
+(docs/ir.md, "Math functions")."""
 import json, sys
+
+TOLERANT = {"softmax", "gelu"}
 
 def load(path):
     out = {}
@@ -21,7 +26,7 @@ for name, want in oracle.items():
         print(f"{sys.argv[2]}: {name}: missing"); bad += 1
     elif "error" in got:
         print(f"{sys.argv[2]}: {name}: error: {got['error']}"); bad += 1
-    elif got["result"] != want["result"] or not got["matches_reference"]:
+    elif not got["matches_reference"] or (got["result"] != want["result"] and name not in TOLERANT):
         print(f"{sys.argv[2]}: {name}: differs from the cpu device"); bad += 1
 print(f"{sys.argv[2]}: {len(oracle) - bad}/{len(oracle)} examples equal to the cpu device")
 sys.exit(1 if bad else 0)

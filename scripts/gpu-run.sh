@@ -33,6 +33,10 @@ $B/relok demo --device cuda --json > "$OUT/demo-cuda-warm.json" 2>&1 || status=1
 tail -1 "$OUT/demo-cuda-warm.json"
 RELOK_TEST_DEVICE=cuda RELOK_REPO=$PWD $B/test-filetests > "$OUT/filetests-cuda.log" 2>&1 || status=1
 grep -E "test result|failed|note:" "$OUT/filetests-cuda.log" | head -40
+# The math library's accuracy measured on CUDA (docs/ir.md's table): the
+# same bits as the cpu device and within the bounds.
+RELOK_TEST_DEVICE=cuda $B/test-math_accuracy --nocapture > "$OUT/math-accuracy-cuda.log" 2>&1 || status=1
+grep -E "math accuracy|f32:|f64:|test result|panicked" "$OUT/math-accuracy-cuda.log" | head -50
 $B/test-cuda > "$OUT/cuda-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked" "$OUT/cuda-tests.log" | head -40
 # The wgpu device on the NVIDIA Vulkan driver (RELOK_WGPU_ADAPTER=nvidia
@@ -44,6 +48,9 @@ for s in table bake; do
 done
 $B/relok demo --device wgpu --json > "$OUT/demo-wgpu-warm.json" 2>&1 || status=1
 tail -1 "$OUT/demo-wgpu-warm.json"
+# The math library's accuracy on NVIDIA's Vulkan driver.
+RELOK_TEST_DEVICE=wgpu $B/test-math_accuracy --nocapture > "$OUT/math-accuracy-wgpu.log" 2>&1 || status=1
+grep -E "math accuracy|f32:|f64:|test result|panicked" "$OUT/math-accuracy-wgpu.log" | head -50
 $B/relok cache stats > "$OUT/cache-stats.txt" 2>&1
 # Every example, every file test's run lines (refusals by name), caches.
 RELOK_REPO=$PWD RELOK_BIN=$PWD/$B/relok $B/test-wgpu > "$OUT/wgpu-tests.log" 2>&1 || status=1

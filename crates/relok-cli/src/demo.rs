@@ -93,7 +93,8 @@ pub fn run_example(target: &Target<'_>, example: &'static Example) -> Result<Out
     };
     let expected = (example.reference)(&inputs);
     lap("reference", &mut times_us);
-    Ok(Outcome { example, matches: out.args == expected, args: out.args, times_us, exception: None, source })
+    let matches = example.tolerance.accepts(&out.args, &expected);
+    Ok(Outcome { example, matches, args: out.args, times_us, exception: None, source })
 }
 
 /// Runs the demo, printing as it goes; returns whether every example matched.

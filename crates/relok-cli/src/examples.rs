@@ -30,6 +30,48 @@ pub struct Example {
     pub output: usize,
     /// The launch must end with this exception message instead.
     pub exception: Option<&'static str>,
+    /// How close the float results must be to the reference
+    /// ([`Tolerance::EXACT`] but for the math-library examples).
+    pub tolerance: Tolerance,
+}
+
+/// How far a float result may be from its reference: `ulps` units in the
+/// last place of the reference (`f32`), plus `abs`. Integers and every
+/// non-`f32` value compare exactly.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    /// Units in the last place of the reference.
+    pub ulps: f32,
+    /// An absolute allowance.
+    pub abs: f32,
+}
+
+impl Tolerance {
+    /// Bit-for-bit equality.
+    pub const EXACT: Tolerance = Tolerance { ulps: 0.0, abs: 0.0 };
+
+    /// Whether `got` is within this tolerance of `want` (the launch's
+    /// arguments after it, against the reference's).
+    pub fn accepts(&self, got: &[ArgValue], want: &[ArgValue]) -> bool {
+        if *self == Tolerance::EXACT {
+            return got == want;
+        }
+        got.len() == want.len()
+            && got.iter().zip(want).all(|(g, w)| match (g, w) {
+                (ArgValue::Buffer(relok_ir::Scalar::F32, gb), ArgValue::Buffer(relok_ir::Scalar::F32, wb)) => {
+                    gb.len() == wb.len() && gb.iter().zip(wb).all(|(&g, &w)| self.close(f32::from_bits(g as u32), f32::from_bits(w as u32)))
+                }
+                _ => g == w,
+            })
+    }
+
+    fn close(&self, got: f32, want: f32) -> bool {
+        if got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()) {
+            return true;
+        }
+        let ulp = f32::from_bits((want.abs().to_bits() & 0x7f80_0000).max(0x0080_0000)) * f32::EPSILON;
+        (got - want).abs() <= self.ulps * ulp + self.abs
+    }
 }
 
 /// Every example, in the order the demo runs them.
@@ -45,6 +87,7 @@ pub const EXAMPLES: &[Example] = &[
         reference: saxpy,
         output: 3,
         exception: None,
+        tolerance: Tolerance::EXACT,
     },
     Example {
         name: "reduce",
@@ -57,6 +100,7 @@ pub const EXAMPLES: &[Example] = &[
         reference: reduce,
         output: 2,
         exception: None,
+        tolerance: Tolerance::EXACT,
     },
     Example {
         name: "histogram",
@@ -69,6 +113,7 @@ pub const EXAMPLES: &[Example] = &[
         reference: histogram,
         output: 3,
         exception: None,
+        tolerance: Tolerance::EXACT,
     },
     Example {
         name: "matmul",
@@ -81,6 +126,7 @@ pub const EXAMPLES: &[Example] = &[
         reference: matmul,
         output: 5,
         exception: None,
+        tolerance: Tolerance::EXACT,
     },
     Example {
         name: "scan",
@@ -93,6 +139,43 @@ pub const EXAMPLES: &[Example] = &[
         reference: scan,
         output: 2,
         exception: None,
+        tolerance: Tolerance::EXACT,
+    },
+    Example {
+        name: "softmax",
+        file: "examples/softmax.rk",
+        source: include_str!("../../../examples/softmax.rk"),
+        kernel: "softmax",
+        grid: [4, 1, 1],
+        block: [256, 1, 1],
+        // Rows of 0..1023: exp(x) alone would overflow from x = 89.
+        args: &["256", "iota:1024", "zeros:1024"],
+        reference: softmax,
+        output: 2,
+        exception: None,
+        // docs/ir.md's bound for f32 `exp` is 1.5 ulp; the tree sum of 256
+        // positive terms rounds at 8 levels (at most 8 * 0.5 ulp relative,
+        // and the reference sums in another order, exactly); the division
+        // 0.5 ulp, the reference's own rounding 0.5 ulp: 1.5 + 4 + 0.5 + 0.5.
+        tolerance: Tolerance { ulps: 6.5, abs: 0.0 },
+    },
+    Example {
+        name: "gelu",
+        file: "examples/gelu.rk",
+        source: include_str!("../../../examples/gelu.rk"),
+        kernel: "gelu",
+        grid: [1, 1, 1],
+        block: [128, 1, 1],
+        args: &["97", "[-6.0, -5.875, -5.75, -5.625, -5.5, -5.375, -5.25, -5.125, -5.0, -4.875, -4.75, -4.625, -4.5, -4.375, -4.25, -4.125, -4.0, -3.875, -3.75, -3.625, -3.5, -3.375, -3.25, -3.125, -3.0, -2.875, -2.75, -2.625, -2.5, -2.375, -2.25, -2.125, -2.0, -1.875, -1.75, -1.625, -1.5, -1.375, -1.25, -1.125, -1.0, -0.875, -0.75, -0.625, -0.5, -0.375, -0.25, -0.125, 0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0, 1.125, 1.25, 1.375, 1.5, 1.625, 1.75, 1.875, 2.0, 2.125, 2.25, 2.375, 2.5, 2.625, 2.75, 2.875, 3.0, 3.125, 3.25, 3.375, 3.5, 3.625, 3.75, 3.875, 4.0, 4.125, 4.25, 4.375, 4.5, 4.625, 4.75, 4.875, 5.0, 5.125, 5.25, 5.375, 5.5, 5.625, 5.75, 5.875, 6.0]", "zeros:97"],
+        reference: gelu,
+        output: 2,
+        exception: None,
+        // f32 `tanh` is within 2.5 ulp (docs/ir.md), at most 2.5 * 2^-24
+        // absolute below 1, and its argument carries 4 roundings (at most
+        // 2 * 2^-24 relative of a value whose tanh has slope <= 1): times
+        // 0.5 |x| <= 3, 3 * 4.5 * 2^-24 < 1e-6 absolute; the other 3
+        // roundings and the reference's, 2 ulp.
+        tolerance: Tolerance { ulps: 2.0, abs: 1e-6 },
     },
     Example {
         name: "symbols",
@@ -105,6 +188,7 @@ pub const EXAMPLES: &[Example] = &[
         reference: classify,
         output: 1,
         exception: None,
+        tolerance: Tolerance::EXACT,
     },
     Example {
         name: "lookup",
@@ -117,6 +201,7 @@ pub const EXAMPLES: &[Example] = &[
         reference: lookup,
         output: 2,
         exception: None,
+        tolerance: Tolerance::EXACT,
     },
     Example {
         name: "boxed",
@@ -129,6 +214,7 @@ pub const EXAMPLES: &[Example] = &[
         reference: unbox,
         output: 1,
         exception: None,
+        tolerance: Tolerance::EXACT,
     },
     Example {
         name: "throw",
@@ -141,6 +227,7 @@ pub const EXAMPLES: &[Example] = &[
         reference: unchanged,
         output: 1,
         exception: Some("negative input"),
+        tolerance: Tolerance::EXACT,
     },
 ];
 
@@ -219,6 +306,29 @@ fn saxpy(args: &[ArgValue]) -> Vec<ArgValue> {
     with_buffer(args, 3, f32_bits(y))
 }
 
+fn softmax(args: &[ArgValue]) -> Vec<ArgValue> {
+    // In f64, rounded once: the exact softmax to f32 precision.
+    let cols = scalar(&args[0]) as usize;
+    let x = f32s(&args[1]);
+    let mut y = Vec::with_capacity(x.len());
+    for row in x.chunks(cols) {
+        let m = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        let e: Vec<f64> = row.iter().map(|&v| f64::from(v - m).exp()).collect();
+        let s: f64 = e.iter().sum();
+        y.extend(e.iter().map(|&v| (v / s) as f32));
+    }
+    with_buffer(args, 2, f32_bits(y))
+}
+fn gelu(args: &[ArgValue]) -> Vec<ArgValue> {
+    let n = scalar(&args[0]) as usize;
+    let x = f32s(&args[1]);
+    let c = (2.0 / std::f64::consts::PI).sqrt();
+    let y = x[..n].iter().map(|&v| {
+        let v = f64::from(v);
+        (0.5 * v * (1.0 + (c * (v + 0.044715 * v * v * v)).tanh())) as f32
+    });
+    with_buffer(args, 2, f32_bits(y))
+}
 fn reduce(args: &[ArgValue]) -> Vec<ArgValue> {
     // The kernel adds in a tree; with integer-valued inputs below 2^24 every
     // partial sum is exact, so the order does not matter.

@@ -52,8 +52,8 @@ fn demo_runs_every_example_and_they_match() {
     let mut records: Vec<serde_json::Value> =
         stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON record per line")).collect();
     let summary = records.pop().expect("a summary record");
-    assert_eq!(summary["summary"]["compiled"], 9, "{summary}");
-    assert_eq!(records.len(), 9);
+    assert_eq!(summary["summary"]["compiled"], 11, "{summary}");
+    assert_eq!(records.len(), 11);
     for r in &records {
         assert_eq!(r["kernel_from"], "compiled", "{r}");
         assert_eq!(r["matches_reference"], true, "{r}");

@@ -25,8 +25,13 @@ use std::process::Command;
 mod common;
 use relok_cli::filetest::{FAULT_LINES, PATCH_ONLY_LINES};
 
-/// The run lines of the refused kernels below (`@atom_xchg_cas` has two).
-const REFUSED_LINES: usize = 9;
+/// The run lines of the refused kernels below (`@atom_xchg_cas` has two,
+/// `@fma_f64` four, `@fatom_add_f64` one; `@fma_f64_folded` runs: its
+/// `fma` is folded to the exact constant first; the math library's `f64`
+/// functions and `pow`: `@pow_f32` 13, `@pow_f64` 8, `@nan_f64` 6,
+/// `@spec_f64` 5, `@un_f64` 2, `@exact_f64` 2, `@dom_f64` and
+/// `@exact_f64_folded` one each).
+const REFUSED_LINES: usize = 52;
 use common::{as_child, counter, isolated, run, second_process, session_words, skip, temp_dir, COUNTER, WORDS};
 
 
@@ -95,7 +100,17 @@ fn every_file_test_run_line_passes_on_wgpu() {
     // What WGSL cannot express is refused at compile time, by name:
     // exactly these kernels' 64-bit atomics other than add and pointers
     // without a static base (docs/wgpu.md; f64 is emulated on its bits).
-    const REFUSED: [(&str, &str); 7] = [
+    const REFUSED: [(&str, &str); 17] = [
+        ("@pow_f32", "pow on f32 (the math library computes it in f64"),
+        ("@pow_f64", "pow on f64 (the math library computes it in f64"),
+        ("@nan_f64", "log on f64 (the math library computes it in f64"),
+        ("@spec_f64", "exp on f64 (the math library computes it in f64"),
+        ("@un_f64", "exp on f64 (the math library computes it in f64"),
+        ("@dom_f64", "log on f64 (the math library computes it in f64"),
+        ("@exact_f64", "exp2 on f64 (the math library computes it in f64"),
+        ("@exact_f64_folded", "exp2 on f64 (the math library computes it in f64"),
+        ("@fma_f64", "fma on f64 (no exact emulation on wgpu"),
+        ("@fatom_add_f64", "atomic.add on f64 (WGSL has only 32-bit atomics)"),
         ("@atom_minmax_i64", "atomic.min on i64 (WGSL has only 32-bit atomics)"),
         ("@atom_minmax_u64", "atomic.min on u64 (WGSL has only 32-bit atomics)"),
         ("@atom_xchg_cas", "atomic.xchg on i64 (WGSL has only 32-bit atomics)"),

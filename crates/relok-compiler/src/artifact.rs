@@ -117,6 +117,9 @@ pub fn compile(
     options: CompileOptions,
     words: Option<WordResolver<'_>>,
 ) -> Result<Artifact, CompileError> {
+    if target == CodeTarget::Wgsl {
+        crate::math::check_wgsl(&stencil.module)?;
+    }
     let lowered = lower_stencil(stencil, strategy, options, words)?;
     let kernel = lowered.module.func_by_name(&lowered.kernel).map(|k| &lowered.module.funcs[k]);
     let params = kernel

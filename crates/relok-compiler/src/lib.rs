@@ -19,6 +19,7 @@ pub mod passes;
 pub mod ptx;
 pub mod link;
 pub mod lower;
+pub mod math;
 pub mod reloc;
 pub mod state;
 pub mod stencil;

@@ -46,7 +46,7 @@ impl Stencil {
         if let Some(what) = what {
             return Err(CompileError::NotAKernel { name: kernel.to_owned(), what });
         }
-        let mut m = extract(module, kid);
+        let mut m = crate::math::link_math(&extract(module, kid))?;
         if m.funcs.values().any(|f| f.kind == FuncKind::Import) {
             m = link(&m, &runtime_library()?)?;
         }

@@ -29,7 +29,7 @@
 
 
 use crate::ir::{
-    AtomicOp, Axis, BinaryOp, Builtin, CmpOp, ConstDecl, ConstId, ConstInit, FuncId, FuncKind, Function, Module, Op,
+    AtomicOp, Axis, BinaryOp, Builtin, CmpOp, ConstDecl, ConstId, ConstInit, FuncId, FuncKind, Function, MathFn, Module, Op,
     Span, Stmt, StmtKind, UnaryOp, Value, ValueData, Var, VarDecl, VarKind,
 };
 use crate::typing::{self, TypeError};
@@ -254,6 +254,17 @@ impl<'m> FunctionBuilder<'m> {
         and => And, or => Or, xor => Xor, shl => Shl, shr => Shr,
     );
     compare_methods!(eq => Eq, ne => Ne, lt => Lt, le => Le, gt => Gt, ge => Ge);
+
+    /// A math function of `args` (one to three floats of one type, as
+    /// [`MathFn::arity`] says): `math(MathFn::Exp, &[x])`,
+    /// `math(MathFn::Atan2, &[y, x])`.
+    pub fn math(&mut self, f: MathFn, args: &[Value]) -> Value {
+        self.op(Op::Math(f, args.to_vec()))
+    }
+    /// `fma a, b, c`: `a * b + c` rounded once.
+    pub fn fma(&mut self, a: Value, b: Value, c: Value) -> Value {
+        self.math(MathFn::Fma, &[a, b, c])
+    }
 
     /// `select c, a, b`
     pub fn select(&mut self, c: Value, a: Value, b: Value) -> Value {

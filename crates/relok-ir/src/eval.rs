@@ -7,7 +7,7 @@
 //! the low half (`i32 -1` is `0xffff_ffff`), `f32` is its bit pattern.
 //! Every function here returns canonical bits for the result type.
 
-use crate::ir::{AtomicOp, BinaryOp, CmpOp, UnaryOp};
+use crate::ir::{AtomicOp, BinaryOp, CmpOp, MathFn, UnaryOp};
 use crate::types::Scalar;
 
 #[inline]
@@ -201,6 +201,46 @@ pub fn convert(from: Scalar, to: Scalar, a: u64) -> u64 {
     }
 }
 
+/// An exact math function ([`MathFn::is_exact`]) of `args` at float type
+/// `ty`; `None` for the others (computed by the math library, in the IR)
+/// and for a wrong type or operand count. `fma` is correctly rounded by the
+/// pure-Rust `libm` crate, so the result is the same on every host (std's
+/// `mul_add` may call the platform's C library).
+pub fn math(f: MathFn, ty: Scalar, args: &[u64]) -> Option<u64> {
+    if args.len() != f.arity() {
+        return None;
+    }
+    match ty {
+        Scalar::F32 => {
+            let x = f32_of(args[0]);
+            let y = || f32_of(args[1]);
+            Some(of_f32(match f {
+                MathFn::Fma => libm::fmaf(x, y(), f32_of(args[2])),
+                MathFn::Floor => x.floor(),
+                MathFn::Ceil => x.ceil(),
+                MathFn::Trunc => x.trunc(),
+                MathFn::Round => x.round(),
+                MathFn::Copysign => return Some((args[0] & 0x7fff_ffff) | (args[1] & 0x8000_0000)),
+                _ => return None,
+            }))
+        }
+        Scalar::F64 => {
+            let x = f64_of(args[0]);
+            let y = || f64_of(args[1]);
+            Some(of_f64(match f {
+                MathFn::Fma => libm::fma(x, y(), f64_of(args[2])),
+                MathFn::Floor => x.floor(),
+                MathFn::Ceil => x.ceil(),
+                MathFn::Trunc => x.trunc(),
+                MathFn::Round => x.round(),
+                MathFn::Copysign => return Some((args[0] & !(1 << 63)) | (args[1] & (1 << 63))),
+                _ => return None,
+            }))
+        }
+        _ => None,
+    }
+}
+
 /// The new memory value of `op` applied to `old` and `v` at integer type `ty`.
 #[inline]
 pub fn atomic(op: AtomicOp, ty: Scalar, old: u64, v: u64) -> u64 {
@@ -218,6 +258,25 @@ mod tests {
 
     fn i32b(x: i32) -> u64 {
         u64::from(x as u32)
+    }
+
+    #[test]
+    fn exact_math_functions() {
+        let f = |x: f32| u64::from(x.to_bits());
+        let m = |g, args: &[f32]| math(g, Scalar::F32, &args.iter().map(|&x| f(x)).collect::<Vec<_>>());
+        assert_eq!(m(MathFn::Round, &[-2.5]), Some(f(-3.0)));
+        assert_eq!(m(MathFn::Floor, &[-0.5]), Some(f(-1.0)));
+        assert_eq!(m(MathFn::Ceil, &[-0.5]), Some(f(-0.0)));
+        assert_eq!(m(MathFn::Trunc, &[-1.75]), Some(f(-1.0)));
+        assert_eq!(m(MathFn::Copysign, &[2.0, -0.0]), Some(f(-2.0)));
+        // One rounding: 1 + 2^-23 squared is 1 + 2^-22 + 2^-46; minus the
+        // rounded square leaves exactly 2^-46 (two roundings would give 0).
+        let a = 1.0 + f32::EPSILON;
+        assert_eq!(m(MathFn::Fma, &[a, a, -(a * a)]), Some(f(2f32.powi(-46))));
+        let d = 1.0 + f64::EPSILON;
+        assert_eq!(math(MathFn::Fma, Scalar::F64, &[d.to_bits(), d.to_bits(), (-(d * d)).to_bits()]), Some(2f64.powi(-104).to_bits()));
+        assert_eq!(m(MathFn::Exp, &[1.0]), None);
+        assert_eq!(m(MathFn::Fma, &[1.0]), None);
     }
 
     #[test]

@@ -364,6 +364,83 @@ op_names!(
     }
 );
 
+op_names!(
+    /// Math functions on `f32` and `f64` (docs/ir.md "Math functions"): every
+    /// operand and the result have one float type. The rounding functions,
+    /// `copysign` and `fma` are exact (one rounding at most); the others are
+    /// within the bound docs/ir.md's accuracy table gives, and compute the
+    /// same bits on every device.
+    MathFn {
+        /// `fma a, b, c`: `a * b + c` rounded once (never a multiply and an add).
+        Fma = "fma",
+        /// Largest integer not above the operand.
+        Floor = "floor",
+        /// Smallest integer not below the operand.
+        Ceil = "ceil",
+        /// The integer part (rounds toward zero).
+        Trunc = "trunc",
+        /// Nearest integer, halfway cases away from zero (Rust's `round`).
+        Round = "round",
+        /// `copysign a, b`: the magnitude of `a` with the sign bit of `b`.
+        Copysign = "copysign",
+        /// e to the power of the operand.
+        Exp = "exp",
+        /// 2 to the power of the operand.
+        Exp2 = "exp2",
+        /// Natural logarithm (NaN below 0, -inf at ±0).
+        Log = "log",
+        /// Base-2 logarithm.
+        Log2 = "log2",
+        /// Base-10 logarithm.
+        Log10 = "log10",
+        /// Sine (radians).
+        Sin = "sin",
+        /// Cosine (radians).
+        Cos = "cos",
+        /// Tangent (radians).
+        Tan = "tan",
+        /// Hyperbolic sine.
+        Sinh = "sinh",
+        /// Hyperbolic cosine.
+        Cosh = "cosh",
+        /// Hyperbolic tangent.
+        Tanh = "tanh",
+        /// Arcsine, in [-pi/2, pi/2] (NaN outside [-1, 1]).
+        Asin = "asin",
+        /// Arccosine, in [0, pi] (NaN outside [-1, 1]).
+        Acos = "acos",
+        /// Arctangent, in [-pi/2, pi/2].
+        Atan = "atan",
+        /// `atan2 y, x`: the angle of the point (x, y), in [-pi, pi], C's `atan2`.
+        Atan2 = "atan2",
+        /// `pow x, y`: x to the power y, C's `pow` special cases.
+        Pow = "pow",
+        /// `hypot x, y`: sqrt(x² + y²) without overflow; inf if either is infinite.
+        Hypot = "hypot",
+        /// The error function.
+        Erf = "erf",
+    }
+);
+
+impl MathFn {
+    /// How many operands the function takes (1, 2 or 3).
+    pub const fn arity(self) -> usize {
+        match self {
+            MathFn::Fma => 3,
+            MathFn::Copysign | MathFn::Atan2 | MathFn::Pow | MathFn::Hypot => 2,
+            _ => 1,
+        }
+    }
+
+    /// Whether the result is exact (the rounding functions and `copysign`)
+    /// or rounded once (`fma`): every device computes it natively and the
+    /// constant folder folds it. The others are computed by relok's math
+    /// library, written in the IR (`relok_compiler::math`).
+    pub const fn is_exact(self) -> bool {
+        matches!(self, MathFn::Fma | MathFn::Floor | MathFn::Ceil | MathFn::Trunc | MathFn::Round | MathFn::Copysign)
+    }
+}
+
 /// An operation producing one value.
 ///
 /// Where an operation takes an optional `index`, the address used is
@@ -455,6 +532,9 @@ pub enum Op {
         /// Operand.
         value: Value,
     },
+    /// `exp v1`, `atan2 v1, v2`, `fma v1, v2, v3`: a math function of
+    /// [`MathFn::arity`] float operands of the result's type.
+    Math(MathFn, Vec<Value>),
     /// `atomic.cas p[i], expected, new`: stores `new` if the old value equals
     /// `expected`; returns the old value.
     AtomicCas {
@@ -509,7 +589,7 @@ impl Op {
                 f(*ptr);
                 index.iter().copied().for_each(&mut f);
             }
-            Op::Call(_, args) => args.iter().copied().for_each(f),
+            Op::Call(_, args) | Op::Math(_, args) => args.iter().copied().for_each(f),
             Op::Atomic { ptr, index, value, .. } => {
                 f(*ptr);
                 index.iter().copied().for_each(&mut f);
@@ -557,7 +637,7 @@ impl Op {
                 f(ptr);
                 index.iter_mut().for_each(&mut f);
             }
-            Op::Call(_, args) => args.iter_mut().for_each(f),
+            Op::Call(_, args) | Op::Math(_, args) => args.iter_mut().for_each(f),
             Op::Atomic { ptr, index, value, .. } => {
                 f(ptr);
                 index.iter_mut().for_each(&mut f);

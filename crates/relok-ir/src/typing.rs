@@ -22,10 +22,13 @@
 //!   `wordptr`: a word to a `ptr<global, T>` of a sized `T`.
 //! - builtins: `u32`. `call`: device function, argument count and types
 //!   match, it returns a value of the result type.
-//! - atomics: pointer into global or shared memory to `i32 u32 i64 u64`;
-//!   operands of that type; result that type.
+//! - atomics: pointer into global or shared memory to `i32 u32 i64 u64`
+//!   (`atomic.add`, `atomic.min`, `atomic.max` also `f32 f64`); operands of
+//!   that type; result that type.
+//! - math functions (`exp`, `fma`, …): [`MathFn::arity`] operands, all of
+//!   one float type; the result that type.
 
-use crate::ir::{AtomicOp, BinaryOp, CmpOp, FuncKind, Function, Module, Op, UnaryOp, Value, VarKind};
+use crate::ir::{AtomicOp, BinaryOp, CmpOp, FuncKind, Function, MathFn, Module, Op, UnaryOp, Value, VarKind};
 use crate::types::{AddrSpace, Scalar, Type};
 
 /// A typing rule broken by one operation.
@@ -93,6 +96,16 @@ pub enum TypeError {
         /// The struct type.
         ty: Type,
     },
+    /// A math function with the wrong number of operands.
+    #[error("`{op}` takes {expected} operands, found {found}")]
+    Arity {
+        /// The function.
+        op: MathFn,
+        /// Its arity.
+        expected: usize,
+        /// How many it was given.
+        found: usize,
+    },
     /// A handle that does not exist (only reachable on unverified IR).
     #[error("{0} does not exist")]
     Dangling(String),
@@ -128,6 +141,7 @@ fn name_of(op: &Op) -> &'static str {
         Op::BakedWord(_) => "word",
         Op::Patch(_) => "patch",
         Op::Call(..) => "call",
+        Op::Math(m, _) => m.name(),
         Op::Atomic { op, .. } => op.name(),
         Op::AtomicCas { .. } => "atomic.cas",
     }
@@ -325,13 +339,37 @@ pub fn infer(m: &Module, f: &Function, op: &Op) -> Result<Option<Type>, TypeErro
         }
         Op::Atomic { op: a, ptr, index, value } => {
             let t = atomic_target(&cx, *ptr, *index)?;
+            if t.is_float() && *a == AtomicOp::Xchg {
+                return Err(cx.bad(*ptr, "an integer pointee (float atomics are add, min and max)"));
+            }
             if matches!(a, AtomicOp::Add | AtomicOp::Min | AtomicOp::Max | AtomicOp::Xchg) {
                 cx.scalar(*value, |s| s == t, "the pointee type")?;
             }
             Type::Scalar(t)
         }
+        Op::Math(m, args) => {
+            if args.len() != m.arity() {
+                return Err(TypeError::Arity { op: *m, expected: m.arity(), found: args.len() });
+            }
+            let mut t = None;
+            for &a in args {
+                cx.scalar(a, Scalar::is_float, "a float")?;
+                if let Some(first) = t {
+                    cx.same(first, a)?;
+                } else {
+                    t = Some(a);
+                }
+            }
+            match t {
+                Some(first) => cx.ty(first)?.clone(),
+                None => return Err(TypeError::Arity { op: *m, expected: m.arity(), found: 0 }),
+            }
+        }
         Op::AtomicCas { ptr, index, expected, new } => {
             let t = atomic_target(&cx, *ptr, *index)?;
+            if t.is_float() {
+                return Err(cx.bad(*ptr, "an integer pointee (float atomics are add, min and max)"));
+            }
             cx.scalar(*expected, |s| s == t, "the pointee type")?;
             cx.scalar(*new, |s| s == t, "the pointee type")?;
             Type::Scalar(t)
@@ -343,8 +381,8 @@ pub fn infer(m: &Module, f: &Function, op: &Op) -> Result<Option<Type>, TypeErro
 fn atomic_target(cx: &Cx<'_>, ptr: Value, index: Option<Value>) -> Result<Scalar, TypeError> {
     cx.index(index)?;
     match cx.ptr(ptr)? {
-        (AddrSpace::Global | AddrSpace::Shared, Type::Scalar(s)) if s.is_int() => Ok(*s),
-        _ => Err(cx.bad(ptr, "a global or shared pointer to i32, u32, i64 or u64")),
+        (AddrSpace::Global | AddrSpace::Shared, Type::Scalar(s)) if s.is_int() || s.is_float() => Ok(*s),
+        _ => Err(cx.bad(ptr, "a global or shared pointer to i32, u32, i64, u64, f32 or f64")),
     }
 }
 

@@ -9,7 +9,7 @@
 //! left alone even when its operands look constant (docs/design.md §8).
 
 use super::{renumber_all, PassError};
-use relok_ir::eval::{binary, compare, convert, unary};
+use relok_ir::eval::{binary, compare, convert, math, unary};
 use relok_ir::{Block, Function, Module, Op, Scalar, StmtKind, Type, Value};
 use std::collections::HashMap;
 
@@ -101,6 +101,12 @@ pub fn eval(f: &Function, op: &Op, result: Value, consts: &HashMap<Value, u64>) 
         Op::Bitcast(a) => {
             let (from, a) = c(a)?;
             (from.size() == to.size()).then_some(a)
+        }
+        // Only the exact functions: the others are calls into the math
+        // library by now, and fold through its inlined code.
+        Op::Math(m, ref args) => {
+            let bits = args.iter().map(|&a| c(a).map(|(_, b)| b)).collect::<Option<Vec<u64>>>()?;
+            math(m, to, &bits)
         }
         _ => None,
     }

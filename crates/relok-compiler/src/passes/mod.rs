@@ -176,7 +176,8 @@ pub(crate) fn is_pure(op: &Op) -> bool {
         | Op::WordPtr(_)
         | Op::State(_)
         | Op::BakedWord(_)
-        | Op::Patch(_) => true,
+        | Op::Patch(_)
+        | Op::Math(..) => true,
         Op::Get(_) | Op::Load { .. } | Op::Call(..) | Op::Atomic { .. } | Op::AtomicCas { .. } => false,
     }
 }

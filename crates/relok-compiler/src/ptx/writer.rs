@@ -11,6 +11,8 @@ use relok_ir::{
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+mod math;
+
 /// A register class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Class {
@@ -663,9 +665,14 @@ impl<'m> FuncCx<'m> {
             }
             Op::Patch(name) => self.line(format!("ld.global.u64 {d}, [{name}];")),
             Op::Call(g, args) => self.call(Some(v), *g, args)?,
+            Op::Math(m, args) => self.math(&d, sc, *m, args, v)?,
             Op::Atomic { op, ptr, index, value } => {
                 let (space, pointee) = self.pointer(*ptr)?;
                 let addr = self.address(*ptr, *index, &pointee)?;
+                if sc.is_float() {
+                    let val = self.r(*value)?;
+                    return self.float_atomic(&d, sc, *op, (space, &addr), &val, v);
+                }
                 let (name, ty) = match op {
                     AtomicOp::Add => ("add", if matches!(sc, Scalar::I64) { "u64" } else { arith(sc) }),
                     AtomicOp::Min => ("min", arith(sc)),

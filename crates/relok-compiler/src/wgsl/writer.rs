@@ -11,6 +11,8 @@ use relok_ir::{
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+mod math;
+
 /// Where a pointer points: its base is known when the code is generated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Base {
@@ -573,6 +575,7 @@ impl<'m> FuncCx<'m> {
                     let a: Vec<String> = args.iter().map(|v| format!("v{}", v.index())).collect();
                     format!("f_{}({})", self.module.funcs[*g].name, a.join(", "))
                 }
+                Op::Math(m, args) => self.math(v, sc, *m, args)?,
                 Op::Atomic { op, ptr, index, value } => self.atomic(v, sc, *op, *ptr, *index, *value)?,
                 Op::AtomicCas { ptr, index, expected, new } => self.cas(v, sc, *ptr, *index, *expected, *new)?,
                 Op::VarAddr(_) | Op::ConstAddr(_) | Op::Offset { .. } | Op::Elem { .. } | Op::Field { .. } | Op::WordPtr(_) => {
@@ -660,6 +663,9 @@ impl<'m> FuncCx<'m> {
         let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
         let off = self.offset(ptr, index, size)?;
         let (a, atomic) = self.array(b);
+        if atomic && sc.is_float() {
+            return self.float_atomic(v, sc, op, &format!("&{a}[({off}) >> 2u]"), value);
+        }
         if atomic && op == AtomicOp::Add && matches!(sc, Scalar::U64 | Scalar::I64) {
             let (lo, hi, x) = (self.temp(), self.temp(), format!("v{}", value.index()));
             self.line(format!("let {lo}: u32 = atomicAdd(&{a}[({off}) >> 2u], {x}.x);"));

@@ -14,7 +14,7 @@ use super::ParseError;
 use crate::entity::EntityRef;
 use crate::ir::{
     AtomicOp, Axis, BinaryOp, Block, Builtin, CmpOp, ConstDecl, ConstId, ConstInit, FuncId, FuncKind, Function,
-    HostRef, Module, Op, Span, Stage, StateField, Stmt, StmtKind, Strategy, UnaryOp, Value, ValueData, Var, VarDecl,
+    HostRef, MathFn, Module, Op, Span, Stage, StateField, Stmt, StmtKind, Strategy, UnaryOp, Value, ValueData, Var, VarDecl,
     VarKind,
 };
 use crate::typing::literal_fits;
@@ -592,6 +592,13 @@ impl<'a> Parser<'a> {
         if let Some(c) = CmpOp::from_name(name) {
             let a = self.value(cx)?;
             return Ok(Op::Compare(c, a, self.comma_value(cx)?));
+        }
+        if let Some(m) = MathFn::from_name(name) {
+            let mut args = vec![self.value(cx)?];
+            while args.len() < m.arity() {
+                args.push(self.comma_value(cx)?);
+            }
+            return Ok(Op::Math(m, args));
         }
         let builtin: Option<fn(Axis) -> Builtin> = match name {
             "thread_id" => Some(Builtin::ThreadId),

@@ -248,6 +248,10 @@ impl Printer<'_> {
             Op::Binary(b, x, y) => format!("{b} {}, {}", value(f, *x), value(f, *y)),
             Op::Compare(c, x, y) => format!("{c} {}, {}", value(f, *x), value(f, *y)),
             Op::Select(c, a, b) => format!("select {}, {}, {}", value(f, *c), value(f, *a), value(f, *b)),
+            Op::Math(m, args) => {
+                let args: Vec<String> = args.iter().map(|&a| value(f, a)).collect();
+                format!("{m} {}", args.join(", "))
+            }
             Op::Convert(a) => format!("convert {}", value(f, *a)),
             Op::Bitcast(a) => format!("bitcast {}", value(f, *a)),
             Op::Load { ptr, index } => format!("load {}", place(f, *ptr, *index)),

@@ -65,6 +65,9 @@ pub(crate) enum Inst {
     Store { space: AddrSpace, ty: Scalar, src: Reg, addr: Addr },
     Atomic { op: AtomicOp, space: AddrSpace, ty: Scalar, dst: Reg, addr: Addr, val: Reg },
     Cas { space: AddrSpace, ty: Scalar, dst: Reg, addr: Addr, expected: Reg, new: Reg },
+    /// An exact math function ([`relok_ir::MathFn::is_exact`]) of
+    /// `args[..arity]`.
+    Math { f: relok_ir::MathFn, ty: Scalar, dst: Reg, args: [Reg; 3] },
     /// Arguments are `Program::args[args..args + nargs]`.
     Call { func: u32, args: u32, nargs: u32, dst: Reg },
     Jump { target: u32 },
@@ -601,6 +604,16 @@ impl FnCx<'_, '_> {
                 Inst::Geometry { dst, which: family + b.axis().index() as u8 }
             }
             Op::Call(f, args) => return self.call(*f, args, dst),
+            Op::Math(m, args) => {
+                if !m.is_exact() || args.len() != m.arity() {
+                    return Err(self.invalid(format!("{result}: `{m}` is computed by the math library: link it first")));
+                }
+                let mut regs = [0; 3];
+                for (r, &a) in regs.iter_mut().zip(args) {
+                    *r = self.reg(a)?;
+                }
+                Inst::Math { f: *m, ty: self.scalar(result)?, dst, args: regs }
+            }
             Op::Atomic { op, ptr, index, value } => {
                 let (space, ty, addr) = self.mem(*ptr, *index)?;
                 Inst::Atomic { op: *op, space, ty, dst, addr, val: self.reg(*value)? }

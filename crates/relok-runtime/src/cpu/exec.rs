@@ -343,6 +343,13 @@ impl Machine<'_> {
                 Inst::Compare { op, ty, dst, a, b } => r!(dst) = ops::compare(op, ty, r!(a), r!(b)),
                 Inst::Select { dst, c, a, b } => r!(dst) = if r!(c) != 0 { r!(a) } else { r!(b) },
                 Inst::Convert { from, to, dst, a } => r!(dst) = ops::convert(from, to, r!(a)),
+                Inst::Math { f, ty, dst, args } => {
+                    let vals = [r!(args[0]), r!(args[1]), r!(args[2])];
+                    match ops::math(f, ty, &vals[..f.arity()]) {
+                        Some(v) => r!(dst) = v,
+                        None => break Err(internal("a math function the compiler let through")),
+                    }
+                }
                 Inst::Geometry { dst, which } => {
                     let w = which as usize;
                     let v = if w < 3 { t.tid[w] } else { self.geometry.get(w - 3).copied().unwrap_or(0) };

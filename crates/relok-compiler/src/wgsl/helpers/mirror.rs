@@ -740,3 +740,66 @@ pub(super) fn f64_to_i32(a: V2) -> i32 {
     }
     m.x as i32
 }
+
+pub(super) fn fma32(a: f32, b: f32, c: f32) -> f32 {
+    let p = fmul64(f32_to_f64(a), f32_to_f64(b));
+    let z = f32_to_f64(c);
+    let mut s = fadd64(p, z);
+    let bb = fsub64(s, p);
+    let err = fadd64(fsub64(p, fsub64(s, bb)), fsub64(z, bb));
+    let finite = (s.y & 0x7ff0_0000) != 0x7ff0_0000;
+    let inexact = (err.x | (err.y & 0x7fff_ffff)) != 0 && !isnan64(err);
+    if finite && inexact && (s.x & 1) == 0 {
+        if shr(err.y, 31) == shr(s.y, 31) {
+            s = add64(s, v2(1, 0));
+        } else {
+            s = sub64(s, v2(1, 0));
+        }
+    }
+    f64_to_f32(s)
+}
+
+pub(super) fn fround64(a: V2, mode: u32) -> V2 {
+    let e = (shr(a.y, 20) & 0x7ff) as i32 - 1023;
+    let neg = shr(a.y, 31) != 0;
+    if e >= 52 {
+        return a;
+    }
+    let sign = a.y & 0x8000_0000;
+    if e < 0 {
+        let nonzero = (a.x | (a.y & 0x7fff_ffff)) != 0;
+        let one = v2(0, sign | 0x3ff0_0000);
+        if mode == 0 && neg && nonzero {
+            return one;
+        }
+        if mode == 1 && !neg && nonzero {
+            return one;
+        }
+        if mode == 3 && e == -1 {
+            return one;
+        }
+        return v2(0, sign);
+    }
+    let fb = (52 - e) as u32;
+    let unit = shl64(v2(1, 0), fb);
+    let mask = sub64(unit, v2(1, 0));
+    let frac = v2(a.x & mask.x, a.y & mask.y);
+    let t = v2(a.x & !mask.x, a.y & !mask.y);
+    if (frac.x | frac.y) == 0 {
+        return a;
+    }
+    let mut up = false;
+    if mode == 0 {
+        up = neg;
+    }
+    if mode == 1 {
+        up = !neg;
+    }
+    if mode == 3 {
+        up = !lt_u64(frac, shl64(v2(1, 0), fb - 1));
+    }
+    if up {
+        return add64(t, unit);
+    }
+    t
+}

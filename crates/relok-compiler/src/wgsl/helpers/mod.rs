@@ -153,6 +153,11 @@ helpers! {
     F64ToI64 = f64_to_i64 calls [F64Mag, LtU64, Sub64];
     /// `relok_f64_to_u64(a)`: toward zero, saturating, NaN to 0.
     F64ToU64 = f64_to_u64 calls [F64Mag];
+    /// `relok_fma32(a, b, c) -> f32`: `a * b + c` rounded once.
+    Fma32 = fma32 calls [FMul64, F32ToF64, FAdd64, FSub64, IsNan64, Add64, Sub64, F64ToF32];
+    /// `relok_fround64(a, mode: u32)`: f64 floor (0), ceil (1), trunc (2),
+    /// round (3, halfway away from zero), exactly.
+    FRound64 = fround64 calls [Shl64, Sub64, LtU64, Add64];
 }
 
 // `Used` keeps a bit per helper.

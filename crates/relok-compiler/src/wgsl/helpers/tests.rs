@@ -286,3 +286,36 @@ fn each_helper_validates_alone() {
             .unwrap_or_else(|e| panic!("{h:?}: {e:?}"));
     }
 }
+
+fn ir_fma32(a: f32, b: f32, c: f32) -> f32 {
+    let bits = [a, b, c].map(|x| u64::from(x.to_bits()));
+    f32::from_bits(relok_ir::eval::math(relok_ir::MathFn::Fma, relok_ir::Scalar::F32, &bits).expect("fma folds") as u32)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+    #[test]
+    fn fma32_matches_the_ir(a in any_f32(), b in any_f32(), c in any_f32()) {
+        prop_assert!(same_f32(fma32(a, b, c), ir_fma32(a, b, c)), "fma({a:e}, {b:e}, {c:e})");
+    }
+
+    #[test]
+    fn fma32_of_cancelling_and_tiny_sums_matches_the_ir(a in any_f32(), b in any_f32(), d in -40i32..40, k in 0u32..4, tiny in any::<bool>()) {
+        // c near -a*b (cancellation, ties of the low part), or products in
+        // the subnormal range.
+        let (a, b) = if tiny { (a * 1e-20, b * 1e-20) } else { (a, b) };
+        let c = f32::from_bits(((-(a * b)).to_bits() as i32).wrapping_add(d) as u32) * (1.0 + k as f32 * f32::EPSILON);
+        prop_assert!(same_f32(fma32(a, b, c), ir_fma32(a, b, c)), "fma({a:e}, {b:e}, {c:e})");
+    }
+
+    #[test]
+    fn fround64_matches_rust(a in any_f64()) {
+        let x = f64::from_bits(a);
+        let want = [x.floor(), x.ceil(), x.trunc(), x.round()];
+        for (mode, w) in (0u32..).zip(want) {
+            let got = f64::from_bits(to(fround64(of(a), mode)));
+            prop_assert!(got.to_bits() == w.to_bits() || (got.is_nan() && w.is_nan()), "mode {mode} of {x:e}: {got:e}");
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! Measuring the math library's accuracy: an edge-weighted sample of
+//! operands per function ([`sample`]), a reference ([`reference()`]), the
+//! error in ulps ([`ulp_error`]) and the bound docs/ir.md promises
+//! ([`bound`]). The tests measure [`super::eval_f64`] / [`super::eval_f32`]
+//! (what every device computes), and the device tests measure what a
+//! device returned for the same sample (`relok math-accuracy`).
+//!
+//! The reference is the pure-Rust `libm` crate (musl's algorithms), in
+//! `f64`. For an `f32` function that is provably enough: libm is within 1
+//! `f64` ulp, 2^-29 `f32` ulps, so the measured `f32` error is exact to
+//! within 2^-29 ulp. For an `f64` function the measurement is against
+//! libm itself: the true error is within the measured one plus libm's own
+//! (below 1 ulp for these functions), which the `f64` bounds include.
+
+use relok_ir::{MathFn, Scalar};
+
+/// The error in units in the last place of `got` against `want` (a
+/// reference of higher accuracy, in `f64`), at the precision of `ty`:
+/// 0 when both are NaN or the same infinity; infinite when exactly one is
+/// NaN or infinite (a missed special).
+pub fn ulp_error(got: f64, want: f64, ty: Scalar) -> f64 {
+    if got.is_nan() || want.is_nan() {
+        return if got.is_nan() && want.is_nan() { 0.0 } else { f64::INFINITY };
+    }
+    if got.is_infinite() || want.is_infinite() {
+        // A reference beyond the type's range rounds to infinity.
+        let w = if ty == Scalar::F32 { f64::from(want as f32) } else { want };
+        return if got == w { 0.0 } else { f64::INFINITY };
+    }
+    let (min_exp, digits) = if ty == Scalar::F32 { (-126, 24) } else { (-1022, 53) };
+    let w = want.abs();
+    let e = if w == 0.0 { min_exp } else { (libm::ilogb(w)).max(min_exp) };
+    // A reference beyond f32's range, with a finite result: measure at the top binade.
+    let e = if ty == Scalar::F32 { e.min(127) } else { e };
+    let ulp = libm::ldexp(1.0, e - (digits - 1));
+    (got - want).abs() / ulp
+}
+
+/// The reference value of `f` (an accurate `f64` evaluation).
+pub fn reference(f: MathFn, a: &[f64]) -> f64 {
+    match f {
+        MathFn::Exp => libm::exp(a[0]),
+        MathFn::Exp2 => libm::exp2(a[0]),
+        MathFn::Log => libm::log(a[0]),
+        MathFn::Log2 => libm::log2(a[0]),
+        MathFn::Log10 => libm::log10(a[0]),
+        MathFn::Sin => libm::sin(a[0]),
+        MathFn::Cos => libm::cos(a[0]),
+        MathFn::Tan => libm::tan(a[0]),
+        MathFn::Sinh => libm::sinh(a[0]),
+        MathFn::Cosh => libm::cosh(a[0]),
+        MathFn::Tanh => libm::tanh(a[0]),
+        MathFn::Asin => libm::asin(a[0]),
+        MathFn::Acos => libm::acos(a[0]),
+        MathFn::Atan => libm::atan(a[0]),
+        MathFn::Atan2 => libm::atan2(a[0], a[1]),
+        MathFn::Pow => libm::pow(a[0], a[1]),
+        MathFn::Hypot => libm::hypot(a[0], a[1]),
+        MathFn::Erf => libm::erf(a[0]),
+        MathFn::Fma => libm::fma(a[0], a[1], a[2]),
+        MathFn::Floor => a[0].floor(),
+        MathFn::Ceil => a[0].ceil(),
+        MathFn::Trunc => a[0].trunc(),
+        MathFn::Round => a[0].round(),
+        MathFn::Copysign => a[0].copysign(a[1]),
+    }
+}
+
+/// `sin`, `cos`, `tan` are within their bound for `|x|` below this (the
+/// range reduction's products are exact there); beyond, the argument is
+/// first reduced modulo the nearest float to `2 pi`, which keeps the result
+/// in [-1, 1] but not within the bound.
+pub fn trig_domain(ty: Scalar) -> f64 {
+    if ty == Scalar::F32 { 1e5 } else { 1.6e6 }
+}
+
+/// The bound in ulps that docs/ir.md's accuracy table promises for `f` at
+/// `ty` on every device (the library computes the same bits everywhere),
+/// for operands in the documented domain ([`trig_domain`]).
+pub fn bound(f: MathFn, ty: Scalar) -> f64 {
+    if f.is_exact() {
+        return if f == MathFn::Fma || ty == Scalar::F64 { 0.5 } else { 0.0 };
+    }
+    if ty == Scalar::F32 {
+        return match f {
+            // Through f64, rounded once.
+            MathFn::Pow => 1.0,
+            MathFn::Exp | MathFn::Exp2 | MathFn::Log => 1.5,
+            MathFn::Atan => 2.0,
+            MathFn::Erf => 7.0,
+            MathFn::Sin | MathFn::Cos | MathFn::Tan => 4.0,
+            _ => 2.5,
+        };
+    }
+    match f {
+        MathFn::Pow => 1024.0,
+        MathFn::Erf => 8.0,
+        MathFn::Tan | MathFn::Asin | MathFn::Acos | MathFn::Atan2 | MathFn::Tanh => 4.0,
+        _ => 3.0,
+    }
+}
+
+/// A small deterministic generator (xorshift64*).
+#[derive(Debug)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    /// A float in `[lo, hi)`.
+    fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
+    }
+    /// Random bits of `ty` as an `f64` (every exponent equally likely).
+    fn bits(&mut self, ty: Scalar) -> f64 {
+        if ty == Scalar::F32 { f64::from(f32::from_bits(self.next() as u32)) } else { f64::from_bits(self.next()) }
+    }
+}
+
+/// Rounds to `ty` (the operands a kernel of that type receives).
+fn to_ty(x: f64, ty: Scalar) -> f64 {
+    if ty == Scalar::F32 { f64::from(x as f32) } else { x }
+}
+
+/// One operand of `f`: specials, subnormals, powers of two and their
+/// neighbours, random bits over every exponent, and the function's
+/// interesting ranges (near poles, near integers, near the overflow
+/// thresholds, near multiples of `pi/2`).
+fn operand(f: MathFn, ty: Scalar, r: &mut Rng, i: usize) -> f64 {
+    let specials = [
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        if ty == Scalar::F32 { f64::from(f32::MIN_POSITIVE) } else { f64::MIN_POSITIVE },
+        if ty == Scalar::F32 { f64::from(f32::from_bits(1)) } else { f64::from_bits(1) },
+        if ty == Scalar::F32 { f64::from(f32::MAX) } else { f64::MAX },
+        -(if ty == Scalar::F32 { f64::from(f32::from_bits(1)) } else { f64::from_bits(1) }),
+    ];
+    let x = if i < specials.len() {
+        specials[i]
+    } else {
+        random_operand(f, ty, r)
+    };
+    let x = to_ty(x, ty);
+    // The documented domain of the trigonometric functions.
+    let d = trig_domain(ty);
+    if matches!(f, MathFn::Sin | MathFn::Cos | MathFn::Tan) && x.abs() >= d { to_ty(x % d, ty) } else { x }
+}
+
+fn random_operand(f: MathFn, ty: Scalar, r: &mut Rng) -> f64 {
+    match r.next() % 8 {
+        0 => r.bits(ty),
+        1 => {
+            let e = (r.next() % 60) as i32 - 30;
+            let m = 1.0 + f64::from((r.next() % 5) as u32) * if ty == Scalar::F32 { 1.2e-7 } else { 2.3e-16 };
+            let s = if r.next().is_multiple_of(2) { 1.0 } else { -1.0 };
+            s * libm::ldexp(m, e)
+        }
+        2 => r.range(-1.0, 1.0),
+        3 => r.range(-10.0, 10.0),
+        4 => match f {
+            MathFn::Exp | MathFn::Sinh | MathFn::Cosh => {
+                let t = if ty == Scalar::F32 { 88.72 } else { 709.78 };
+                r.range(-t * 1.05, t * 1.05)
+            }
+            MathFn::Exp2 => r.range(if ty == Scalar::F32 { -151.0 } else { -1076.0 }, if ty == Scalar::F32 { 129.0 } else { 1025.0 }),
+            MathFn::Log | MathFn::Log2 | MathFn::Log10 => r.range(0.5, 2.0),
+            MathFn::Sin | MathFn::Cos | MathFn::Tan => {
+                let k = (r.next() % 2000) as f64 - 1000.0;
+                k * std::f64::consts::FRAC_PI_2 + r.range(-1e-6, 1e-6)
+            }
+            MathFn::Asin | MathFn::Acos => 1.0 - libm::ldexp(1.0, -((r.next() % 50) as i32)) * if r.next().is_multiple_of(2) { 1.0 } else { -1.0 },
+            MathFn::Erf | MathFn::Tanh | MathFn::Atan => r.range(-7.0, 7.0),
+            _ => r.range(-100.0, 100.0),
+        },
+        5 => (r.next() % 64) as f64 - 32.0,
+        6 => r.range(-1e-3, 1e-3),
+        _ => r.range(-1e5, 1e5),
+    }
+}
+
+/// `n` operand tuples for `f` at `ty` (deterministic; the first ones are
+/// the specials, paired with each other for two-operand functions).
+pub fn sample(f: MathFn, ty: Scalar, n: usize) -> Vec<Vec<f64>> {
+    let mut r = Rng(0x9e37_79b9_7f4a_7c15 ^ (f as u64 + 1).wrapping_mul(0x1000_0001) ^ if ty == Scalar::F32 { 1 } else { 2 });
+    (0..n)
+        .map(|i| {
+            // Two operands: every pair of specials first.
+            let index = |j: usize| match (f.arity() > 1 && i < 14 * 14, j) {
+                (true, 0) => i % 14,
+                (true, _) => i / 14,
+                (false, 0) => i,
+                (false, _) => 14 + i,
+            };
+            let mut args: Vec<f64> = (0..f.arity()).map(|j| operand(f, ty, &mut r, index(j))).collect();
+            if f == MathFn::Pow && i >= 14 * 14 && r.next().is_multiple_of(4) {
+                // Integer exponents and negative bases: the sign rules.
+                args[1] = (r.next() % 41) as f64 - 20.0;
+                args[0] = -args[0].abs().min(1e3);
+            }
+            args.iter().map(|&x| to_ty(x, ty)).collect()
+        })
+        .collect()
+}
+
+/// The largest error of `got` over `args` (operands and results as `f64`,
+/// in the precision of `ty`), and the operands where it occurs.
+pub fn max_error(f: MathFn, ty: Scalar, args: &[Vec<f64>], got: &[f64]) -> (f64, Vec<f64>) {
+    let mut worst = (0.0, Vec::new());
+    for (a, &g) in args.iter().zip(got) {
+        let e = ulp_error(g, reference(f, a), ty);
+        if e > worst.0 || (e.is_nan() && !worst.0.is_nan()) {
+            worst = (e, a.clone());
+        }
+    }
+    worst
+}
