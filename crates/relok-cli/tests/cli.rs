@@ -199,9 +199,10 @@ fn demo_rust_runs_every_rust_twin_equal_to_its_rk_version() {
         .filter(|r| r.get("rust_twin").is_some())
         .collect();
     let names: Vec<&str> = twins.iter().filter_map(|r| r["rust_twin"].as_str()).collect();
-    assert_eq!(names, ["saxpy", "reduce", "histogram", "matmul", "scan", "lookup", "classify", "count", "check"]);
+    assert_eq!(names, ["saxpy", "reduce", "histogram", "matmul", "scan", "lookup", "classify", "count", "softmax", "gelu", "check"]);
     for r in &twins {
         assert_eq!(r["equal_to_rk"], true, "{r}");
+        assert_eq!(r["equal_to_cpu"], true, "{r}");
         assert!(r["rust_lines"].as_u64() < r["rk_lines"].as_u64(), "{r}");
     }
 }

@@ -32,7 +32,7 @@ enum Mapping {
 
 /// Whether the IR has its math operations (`Op::Math`): until it does,
 /// every [`Mapping::Math`] method is refused with a spanned error.
-const IR_HAS_MATH: bool = false;
+const IR_HAS_MATH: bool = true;
 
 /// Rust float and integer methods → the IR's operations: the ONE table.
 /// (method, arguments besides the receiver, mapping)
@@ -938,8 +938,9 @@ impl Translator {
             let names: Vec<_> = (0..rest.len()).map(|k| format_ident!("__v{}", k)).collect();
             let call = match name {
                 "atomic_compare_exchange" => quote_spanned!(span=> __cx.global_compare_exchange(&#global, #(#names),*)),
+                "atomic_exchange" => quote_spanned!(span=> __cx.global_exchange(&#global, #(#names),*)),
                 _ => {
-                    let op = ["atomic_add", "atomic_min", "atomic_max", "atomic_exchange"].iter().position(|n| *n == name).unwrap_or(0) as u8;
+                    let op = ["atomic_add", "atomic_min", "atomic_max"].iter().position(|n| *n == name).unwrap_or(0) as u8;
                     quote_spanned!(span=> __cx.global_atomic(&#global, #op, #(#names),*))
                 }
             };

@@ -106,7 +106,7 @@ pub use stream::Stream;
 #[doc(hidden)]
 pub mod __kernel {
     pub use crate::rust_kernel::*;
-    pub use relok_ir::{FuncId, UnaryOp, Value};
+    pub use relok_ir::{FuncId, MathFn, UnaryOp, Value};
 }
 
 pub use relok_ir::{Scalar, Strategy};

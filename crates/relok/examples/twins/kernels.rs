@@ -174,3 +174,53 @@ pub fn count(out: &mut [u64]) {
     let i = global_id_x();
     out[i] = atomic_add(&RELOK_COUNTER, 1);
 }
+
+/// Row-wise softmax, one block per row of `cols <= block_dim` columns:
+/// the row's maximum and the sum of `exp(x - max)` by tree reductions in
+/// shared memory (examples/softmax.rk).
+#[kernel]
+pub fn softmax(cols: u32, x: &[f32], y: &mut [f32]) {
+    let buf = shared::<f32, 256>();
+    let t = thread_id_x();
+    let cols = cols as usize;
+    let i = block_id_x() * cols + t;
+    let inside = t < cols;
+    buf[t] = if inside { x[i] } else { f32::NEG_INFINITY };
+    sync_threads();
+    let mut stride = block_dim_x() >> 1;
+    while stride != 0 {
+        if t < stride {
+            buf[t] = buf[t].max(buf[t + stride]);
+        }
+        sync_threads();
+        stride >>= 1;
+    }
+    let m = buf[0];
+    sync_threads();
+    let e = if inside { (x[i] - m).exp() } else { 0.0 };
+    buf[t] = e;
+    sync_threads();
+    stride = block_dim_x() >> 1;
+    while stride != 0 {
+        if t < stride {
+            buf[t] = buf[t] + buf[t + stride];
+        }
+        sync_threads();
+        stride >>= 1;
+    }
+    if inside {
+        y[i] = e / buf[0];
+    }
+}
+
+/// GELU, the tanh form: `0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715
+/// x^3)))` (examples/gelu.rk).
+#[kernel]
+pub fn gelu(n: u32, x: &[f32], y: &mut [f32]) {
+    let i = global_id_x();
+    if i < n as usize {
+        let v = x[i];
+        let inner = 0.797_884_6 * (v + 0.044_715 * (v * v * v));
+        y[i] = 0.5 * v * (1.0 + inner.tanh());
+    }
+}

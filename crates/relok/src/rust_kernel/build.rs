@@ -199,9 +199,9 @@ macro_rules! compare {
 }
 
 macro_rules! atomics {
-    ($($name:ident => $op:ident;)*) => {$(
+    ($($name:ident: $bound:ident => $op:ident;)*) => {$(
         #[doc = concat!("`atomic.", stringify!($op), "` on element `i` (bounds-checked): the old value")]
-        pub fn $name<T: Int, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, v: Val<T>, loc: Loc) -> Val<T> {
+        pub fn $name<T: $bound, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, v: Val<T>, loc: Loc) -> Val<T> {
             let p = self.checked(s, i, loc);
             Val::new(self.b.atomic(AtomicOp::$op, p, Some(i.v), v.v))
         }
@@ -276,6 +276,14 @@ impl<'m> Cx<'m> {
     /// `x.sqrt()`
     pub fn sqrt<T: Float>(&mut self, a: Val<T>) -> Val<T> {
         Val::new(self.b.unary(UnaryOp::Sqrt, a.v))
+    }
+
+    /// A math function of the IR over `a` and `rest` (`x.exp()`,
+    /// `a.mul_add(b, c)`, `y.atan2(x)`: the receiver first).
+    pub fn math<T: Float>(&mut self, f: relok_ir::MathFn, a: Val<T>, rest: &[Val<T>]) -> Val<T> {
+        let mut args = vec![a.v];
+        args.extend(rest.iter().map(|v| v.v));
+        Val::new(self.b.math(f, &args))
     }
 
     /// `x.recip()`: `1 / x`.
@@ -556,17 +564,23 @@ impl<'m> Cx<'m> {
     }
 
     atomics! {
-        atomic_add => Add;
-        atomic_min => Min;
-        atomic_max => Max;
-        atomic_exchange => Xchg;
+        atomic_add: AtomicArith => Add;
+        atomic_min: AtomicArith => Min;
+        atomic_max: AtomicArith => Max;
+        atomic_exchange: Int => Xchg;
     }
 
     /// `atomic.op` on a runtime global ([`crate::Global`]): the old value.
-    pub fn global_atomic<T: Int>(&mut self, g: &'static crate::Global<T>, op: u8, v: Val<T>) -> Val<T> {
+    pub fn global_atomic<T: AtomicArith>(&mut self, g: &'static crate::Global<T>, op: u8, v: Val<T>) -> Val<T> {
         let p = self.global_ptr(g);
-        let op = [AtomicOp::Add, AtomicOp::Min, AtomicOp::Max, AtomicOp::Xchg][usize::from(op.min(3))];
+        let op = [AtomicOp::Add, AtomicOp::Min, AtomicOp::Max][usize::from(op.min(2))];
         Val::new(self.b.atomic(op, p, None, v.v))
+    }
+
+    /// `atomic.xchg` on a runtime global: the old value.
+    pub fn global_exchange<T: Int>(&mut self, g: &'static crate::Global<T>, v: Val<T>) -> Val<T> {
+        let p = self.global_ptr(g);
+        Val::new(self.b.atomic(AtomicOp::Xchg, p, None, v.v))
     }
 
     /// `atomic.cas` on a runtime global: the old value.
@@ -575,7 +589,7 @@ impl<'m> Cx<'m> {
         Val::new(self.b.atomic_cas(p, None, expected.v, new.v))
     }
 
-    fn global_ptr<T: Int>(&mut self, g: &'static crate::Global<T>) -> Value {
+    fn global_ptr<T: Num>(&mut self, g: &'static crate::Global<T>) -> Value {
         if !self.globals.iter().any(|(n, _)| *n == g.name()) {
             self.globals.push((g.name(), size_of::<T>()));
         }

@@ -35,6 +35,10 @@ pub trait Int: Num {}
 /// signed::<i32>();
 /// ```
 pub trait Signed: Num {}
+/// Types atomics add, min and max take: integers, and `f32`/`f64` (the
+/// IR's float atomics; `f64` is refused by name on wgpu).
+pub trait AtomicArith: Num {}
+
 /// Types with `!x` (integers and `bool`).
 pub trait Bits: DevScalar {}
 /// Floating point (`f32 f64`): `sqrt` in a kernel; a bound of generic
@@ -72,6 +76,14 @@ dev_scalar! {
     f32 => F32, |x| u64::from(x.to_bits()), [Num, Signed];
     f64 => F64, |x| x.to_bits(), [Num, Signed];
 }
+
+impl AtomicArith for i32 {}
+impl AtomicArith for u32 {}
+impl AtomicArith for usize {}
+impl AtomicArith for i64 {}
+impl AtomicArith for u64 {}
+impl AtomicArith for f32 {}
+impl AtomicArith for f64 {}
 
 impl Float for f32 {
     const ONE_BITS: u64 = 0x3f80_0000;
