@@ -11,7 +11,7 @@ cargo build --release -p relok --examples
 cargo build --release -p relok-runtime --example bare_context --features cuda
 mkdir -p .dev/bin
 cp target/release/relok .dev/bin/
-for e in saxpy table_and_exception pipeline readme; do cp "target/release/examples/$e" ".dev/bin/example-$e"; done
+for e in saxpy table_and_exception pipeline readme rust_saxpy rust_twins; do cp "target/release/examples/$e" ".dev/bin/example-$e"; done
 # The first-launch benchmark's children (relok bench start finds them beside relok).
 cp target/release/examples/first_launch target/release/examples/bare_context .dev/bin/
 # Bundles with cubins for the shipped-path tests and benchmark (the GPU
@@ -47,7 +47,7 @@ for line in sys.stdin:
     except ValueError:
         continue
     exe = m.get("executable")
-    if m.get("reason") == "compiler-artifact" and exe and m["target"]["name"] in ("filetests", "cuda", "wgpu", "devices", "wgpu_streams", "shipped", "fleet", "math_accuracy", "readonly_values"):
+    if m.get("reason") == "compiler-artifact" and exe and m["target"]["name"] in ("filetests", "cuda", "wgpu", "devices", "wgpu_streams", "shipped", "fleet", "math_accuracy", "readonly_values", "rust_kernels"):
         shutil.copy(exe, ".dev/bin/test-" + m["target"]["name"])
 '
 # Debug info would not fit the device tool's 64 MiB.

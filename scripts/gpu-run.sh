@@ -89,11 +89,20 @@ else
     echo "remote tier fleet tests not run: no .dev/redis.tar.xz (run scripts/gpu-build.sh where redis-server is installed)"
 fi
 for d in cuda wgpu; do
-    for e in saxpy table_and_exception pipeline readme; do
+    for e in saxpy table_and_exception pipeline readme rust_saxpy rust_twins; do
         RELOK_WGPU_ADAPTER=nvidia RELOK_DEVICE=$d $B/example-$e >> "$OUT/examples.log" 2>&1 || { status=1; echo "example $e on $d FAILED"; }
     done
 done
 grep -E "wrong|correct|caught|on " "$OUT/examples.log" | head -20
+# Rust kernels (#[relok::kernel]): every twin against its .rk, bounds
+# checks with Rust locations, host statics, generics, on cpu, cuda and
+# wgpu (NVIDIA's Vulkan driver), each compared with the cpu device.
+RELOK_WGPU_ADAPTER=nvidia $B/test-rust_kernels > "$OUT/rust-kernels.log" 2>&1 || status=1
+grep -E "^test |test result|panicked|skipping" "$OUT/rust-kernels.log" | head -30
+for d in cuda wgpu; do
+    RELOK_WGPU_ADAPTER=nvidia $B/relok demo --device $d --rust --json > "$OUT/demo-rust-$d.json" 2> "$OUT/demo-rust-$d.err" || { status=1; echo "demo --rust on $d FAILED"; }
+    grep rust_twin "$OUT/demo-rust-$d.json"
+done
 # Shipped kernels: bundled cubins used only by their own GPU; damaged or
 # foreign machine code refused (bundles made by gpu-build.sh).
 RELOK_TEST_BUNDLES=$PWD/$B/bundles $B/test-shipped > "$OUT/shipped.log" 2>&1 || status=1

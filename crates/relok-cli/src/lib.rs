@@ -12,5 +12,6 @@ pub mod diag;
 pub mod examples;
 pub mod fuzz;
 pub mod launch;
+pub mod rust_twins;
 pub mod source;
 pub mod filetest;

@@ -127,6 +127,10 @@ enum Command {
         /// How host objects' words reach the code: bake, patch or table.
         #[arg(long, short, default_value = "table", value_parser = parse_strategy)]
         strategy: Strategy,
+        /// Then run the Rust twins of the examples (`#[relok::kernel]`),
+        /// each compared with its .rk version.
+        #[arg(long)]
+        rust: bool,
     },
     /// Inspect and maintain the artifact store (RELOK_CACHE_DIR, else
     /// $XDG_CACHE_HOME/relok or ~/.cache/relok).
@@ -543,11 +547,19 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Fuzz { devices, count, seed, steps, out_dir } => fuzz_command(&devices, count, seed, steps, &out_dir),
-        Command::Demo { device, json, strategy } => {
+        Command::Demo { device, json, strategy, rust } => {
             let dev = Device::open(&device).map_err(|e| e.to_string())?;
             let dev_name = dev.name();
             let cache = kernel_cache();
-            Ok(if demo::run(&dev, &dev_name, strategy, json, &cache) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            let mut ok = demo::run(&dev, &dev_name, strategy, json, &cache);
+            if rust {
+                drop(dev);
+                if !json {
+                    println!();
+                }
+                ok &= relok_cli::rust_twins::run(&device, strategy, json)?;
+            }
+            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Command::Cache { command } => cache_command(command),
         Command::Precompile { files, out, strategy, target, cubin } => {

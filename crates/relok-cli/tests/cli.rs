@@ -187,3 +187,22 @@ fn devices_lists_the_cpu_and_every_adapter_and_marks_one_best() {
         assert_eq!(rows[0]["best"], true, "{rows:?}");
     }
 }
+
+#[test]
+fn demo_rust_runs_every_rust_twin_equal_to_its_rk_version() {
+    let out = relok(&["demo", "--device", "cpu", "--json", "--rust"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "demo failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let twins: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("one JSON record per line"))
+        .filter(|r| r.get("rust_twin").is_some())
+        .collect();
+    let names: Vec<&str> = twins.iter().filter_map(|r| r["rust_twin"].as_str()).collect();
+    assert_eq!(names, ["saxpy", "reduce", "histogram", "matmul", "scan", "lookup", "classify", "count", "softmax", "gelu", "check"]);
+    for r in &twins {
+        assert_eq!(r["equal_to_rk"], true, "{r}");
+        assert_eq!(r["equal_to_cpu"], true, "{r}");
+        assert!(r["rust_lines"].as_u64() < r["rk_lines"].as_u64(), "{r}");
+    }
+}

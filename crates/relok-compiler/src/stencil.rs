@@ -46,10 +46,15 @@ impl Stencil {
         if let Some(what) = what {
             return Err(CompileError::NotAKernel { name: kernel.to_owned(), what });
         }
-        let mut m = crate::math::link_math(&extract(module, kid))?;
+        // The runtime library first, then the math library: each link
+        // refuses a called import its library lacks, and a kernel may both
+        // throw (`@relok_throw`) and use math (a Rust kernel's bounds checks
+        // and `x.exp()`).
+        let mut m = extract(module, kid);
         if m.funcs.values().any(|f| f.kind == FuncKind::Import) {
             m = link(&m, &runtime_library()?)?;
         }
+        let m = crate::math::link_math(&m)?;
         let text = relok_ir::print(&m);
         Ok(Stencil { module: m, kernel: kernel.to_owned(), text })
     }

@@ -372,9 +372,28 @@ impl<'m> FunctionBuilder<'m> {
     }
 
     fn nested(&mut self, f: impl FnOnce(&mut Self)) -> Vec<Stmt> {
-        self.blocks.push(Vec::new());
+        self.open_block();
         f(self);
-        self.blocks.pop().unwrap_or_default()
+        self.close_block()
+    }
+
+    /// Opens a nested block: statements go there until
+    /// [`FunctionBuilder::close_block`] returns it (for front ends that
+    /// cannot pass the builder through a closure).
+    pub fn open_block(&mut self) {
+        self.blocks.push(Vec::new());
+    }
+
+    /// Closes the block [`FunctionBuilder::open_block`] opened and returns
+    /// its statements (the body is never closed: closing it returns nothing).
+    pub fn close_block(&mut self) -> Vec<Stmt> {
+        if self.blocks.len() > 1 { self.blocks.pop().unwrap_or_default() } else { Vec::new() }
+    }
+
+    /// Appends a statement (`If` or `Loop` with blocks made by
+    /// [`FunctionBuilder::open_block`] / [`FunctionBuilder::close_block`]).
+    pub fn stmt(&mut self, kind: StmtKind) {
+        self.push(kind);
     }
 
     /// `if c { then }`

@@ -2,36 +2,36 @@
 //! `tests/readme.rs`). `cargo run -p relok --example readme`
 #![expect(clippy::print_stdout, reason = "an example prints what it found")]
 
-use relok::{Context, Grid, Program};
+use relok::{Context, Grid};
 
-const SAXPY: &str = r#"
-kernel @saxpy(v0: u32, v1: f32, v2: ptr<global, f32>, v3: ptr<global, f32>) {
-    v4: u32 = block_id.x
-    v5: u32 = block_dim.x
-    v6: u32 = thread_id.x
-    v7: u32 = mul v4, v5
-    v8: u32 = add v7, v6
-    v9: bool = lt v8, v0
-    if v9 {
-        v10: f32 = load v2[v8]
-        v11: f32 = load v3[v8]
-        v12: f32 = mul v1, v10
-        v13: f32 = add v12, v11
-        store v3[v8], v13
+/// A host object: the kernel reads it by identity (its path), its bytes
+/// delivered at load — editing the table recompiles nothing.
+#[relok::host]
+static SQUARES: [u32; 16] = [0, 1, 4, 9, 16, 25, 36, 49, 64, 81, 100, 121, 144, 169, 196, 225];
+
+#[relok::kernel]
+fn lut_map(x: &[u32], out: &mut [u32]) {
+    let i = relok::global_id_x();
+    if i < x.len() {
+        out[i] = SQUARES[x[i] as usize];                 // bounds-checked, like Rust
     }
-    return
 }
-"#;
 
 fn main() -> Result<(), relok::Error> {
     let ctx = Context::from_env()?;                      // RELOK_DEVICE, default `best`
-    let saxpy = ctx.kernel(&Program::parse(SAXPY)?, "saxpy")?;
-    let x = ctx.upload(&[1.0f32, 2.0, 3.0, 4.0])?;      // Buffer<f32>
-    let mut y = ctx.upload(&[10.0f32; 4])?;
+    let input: Vec<u32> = (0..1000).map(|i| i % 16).collect();
+    let x = ctx.upload(&input)?;                         // Buffer<u32>
+    let mut out = ctx.zeros::<u32>(input.len())?;
     let stream = ctx.stream();
-    saxpy.launch(&stream, Grid::cover(4, 256), (4u32, 2.0f32, &x, &mut y))?;   // enqueues
+    lut_map::launch(&stream, Grid::cover(input.len(), 256), &x, &mut out)?;   // enqueues
     stream.synchronize()?;                               // kernel exceptions surface here
-    assert_eq!(y.download()?, [12.0, 14.0, 16.0, 18.0]);
-    println!("on {}: {:?}", ctx.device_name(), y.download()?);
+    assert_eq!(out.download()?[..4], [0, 1, 4, 9]);
+
+    let bad = ctx.upload(&[3u32, 99])?;
+    let mut out = ctx.zeros::<u32>(2)?;
+    lut_map::launch(&stream, Grid::cover(2, 256), &bad, &mut out)?;
+    let err = stream.synchronize().unwrap_err();         // the Rust message and location
+    assert!(err.to_string().ends_with("index out of bounds: the len is 16 but the index is 99"), "{err}");
+    println!("on {}: {err}", ctx.device_name());
     Ok(())
 }

@@ -21,6 +21,9 @@ pub(crate) struct Shared {
     pub(crate) cache: KernelCache,
     pub(crate) strategy: Strategy,
     pub(crate) name: String,
+    /// Rust kernels loaded here, by the address of their definition
+    /// (`relok::__kernel::KernelDef`): a warm launch finds its kernel here.
+    pub(crate) rust_kernels: std::sync::Mutex<std::collections::HashMap<usize, Arc<Kernel>>>,
 }
 
 /// A device opened for this program, with its host objects and kernel
@@ -207,7 +210,7 @@ impl Context {
     /// A context over an open device, with a session of its own.
     fn new(device: Device, cache: KernelCache, strategy: Strategy) -> Context {
         let name = device.name();
-        Context { shared: Arc::new(Shared { device, session: Session::new(), cache, strategy, name }) }
+        Context { shared: Arc::new(Shared { device, session: Session::new(), cache, strategy, name, rust_kernels: Default::default() }) }
     }
 
     /// The device's name: `cpu:0`, `cuda:0 (NVIDIA H200, sm_90)`,
@@ -310,6 +313,23 @@ impl Context {
     /// ```
     pub fn symbol(&self, name: &str) -> Symbol {
         Symbol::new(&self.shared, name)
+    }
+
+    /// The value of a runtime global on this context's device (zero until
+    /// a kernel changes it; see [`crate::Global`]).
+    ///
+    /// ```
+    /// static UNUSED: relok::Global<u64> = relok::Global::new("doc_unused");
+    /// let ctx = relok::Context::cpu();
+    /// assert_eq!(ctx.global_value(&UNUSED)?, 0);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn global_value<T: Element>(&self, global: &crate::Global<T>) -> Result<T> {
+        let s = &self.shared;
+        crate::rust_kernel::declare_global(s, global.name(), size_of::<T>())?;
+        let cell = s.session.global_cell(&s.device, global.name()).map_err(relok_runtime::ProgramError::from).map_err(Error::Compile)?;
+        let bytes = s.device.read_bytes(cell, size_of::<T>() as u64)?;
+        Ok(bytemuck::pod_read_unaligned(&bytes))
     }
 
     /// Makes a bundle's precompiled kernels (from `relok precompile` or

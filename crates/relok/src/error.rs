@@ -146,6 +146,15 @@ pub enum Error {
         /// The throwing thread.
         thread: [u32; 3],
     },
+    /// A Rust kernel (`#[relok::kernel]`) whose IR could not be built or
+    /// verified: a construct the macro let through that the IR refuses.
+    #[error("Rust kernel {kernel}: {reason}")]
+    KernelBuild {
+        /// The kernel.
+        kernel: String,
+        /// The builder's or verifier's message.
+        reason: String,
+    },
     /// A thread faulted (the cpu device checks every access; GPUs do not).
     #[error("kernel @{kernel}, block ({},{},{}), thread ({},{},{}): {kind}", block[0], block[1], block[2], thread[0], thread[1], thread[2])]
     Fault {

@@ -40,6 +40,33 @@
 //! # Ok::<(), relok::Error>(())
 //! ```
 //!
+//! Kernels are written in Rust with [`kernel`] (a documented subset of
+//! Rust: scalars, slices, loops, shared arrays, atomics, bounds-checked
+//! indexing that raises Rust's message with the Rust location), [`device`]
+//! functions and [`host`] statics (tables relocated by identity), or in the
+//! text format through [`Program`]:
+//!
+//! ```
+//! #[relok::kernel]
+//! fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+//!     let i = relok::global_id_x();
+//!     if i < y.len() {
+//!         y[i] = a * x[i] + y[i];
+//!     }
+//! }
+//!
+//! fn main() -> Result<(), relok::Error> {
+//!     let ctx = relok::Context::cpu();
+//!     let x = ctx.upload(&[1.0f32, 2.0, 3.0, 4.0])?;
+//!     let mut y = ctx.upload(&[10.0f32; 4])?;
+//!     let stream = ctx.stream();
+//!     saxpy::launch(&stream, relok::Grid::cover(4, 256), 2.0, &x, &mut y)?;   // typed after the kernel
+//!     stream.synchronize()?;
+//!     assert_eq!(y.download()?, [12.0, 14.0, 16.0, 18.0]);
+//!     Ok(())
+//! }
+//! ```
+//!
 //! - [`Context`]: a device (`cpu`, `cuda[:N]`, `wgpu[:N]`, `best`), this
 //!   program's host objects on it, and the kernel cache;
 //! - [`Program`]: kernel IR, parsed from the text format and verified;
@@ -50,26 +77,39 @@
 //! - [`Stream`]: asynchronous launches; exceptions at synchronisation;
 //! - [`Error`]: one error type, with typed variants naming the place.
 //!
-//! The kernel text format, the relocation model, the caches and each
-//! backend are described in the repository's `docs/` folder.
+//! The Rust kernel subset (`docs/kernels.md`), the kernel text format,
+//! the relocation model, the caches and each backend are described in the
+//! repository's `docs/` folder.
 
 mod buffer;
 mod context;
 mod element;
 mod error;
+mod global;
 mod grid;
 mod kernel;
 mod program;
+mod rust_kernel;
 mod stream;
 
 pub use buffer::{Buffer, BufferSlice};
 pub use context::{Context, ContextBuilder};
 pub use element::{Element, ScalarArg};
 pub use error::{Error, Result};
+pub use global::Global;
 pub use grid::{Dim3, Grid};
 pub use kernel::{Arg, Args, IntoArg, Kernel, Symbol};
 pub use program::{KernelSource, Program, Source};
 pub use stream::Stream;
 
+/// What the code `#[relok::kernel]` generates calls (not an API).
+#[doc(hidden)]
+pub mod __kernel {
+    pub use crate::rust_kernel::*;
+    pub use relok_ir::{FuncId, MathFn, UnaryOp, Value};
+}
+
 pub use relok_ir::{Scalar, Strategy};
+pub use relok_macros::{device, host, kernel};
+pub use rust_kernel::{Elem as Number, Float, Int, Signed};
 pub use relok_runtime::{CacheStats, CodeStats, DeviceKind, FaultKind};

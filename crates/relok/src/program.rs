@@ -117,6 +117,29 @@ impl Program {
         &self.module
     }
 
+    /// The program in the text format (`.rk`): what a Rust kernel's
+    /// macro built, for reading or for `relok lower` / `relok compile`.
+    ///
+    /// ```
+    /// #[relok::kernel]
+    /// fn fill(x: &mut [u32]) {
+    ///     let i = relok::global_id_x();
+    ///     if i < x.len() {
+    ///         x[i] = 7;
+    ///     }
+    /// }
+    ///
+    /// fn main() -> Result<(), relok::Error> {
+    ///     let text = fill::program()?.to_text();
+    ///     assert!(text.contains("kernel @fill(v0: ptr<global, u32>, v1: u32)"), "{text}");
+    ///     assert_eq!(relok::Program::parse(&text)?.module(), fill::program()?.module());
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn to_text(&self) -> String {
+        relok_ir::print(&self.module)
+    }
+
     /// The file name errors use.
     ///
     /// ```

@@ -44,7 +44,7 @@ impl StreamInner {
         // Released after the wait, outside the lock: a last reference frees
         // device memory.
         drop(passed);
-        outcome.map(|_| ()).map_err(Error::from)
+        outcome.map(|_| ()).map_err(|e| crate::rust_kernel::rust_exception(&self.ctx, Error::from(e)))
     }
 }
 

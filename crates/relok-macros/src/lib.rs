@@ -1,0 +1,553 @@
+//! `#[relok::kernel]`, `#[relok::device]` and `#[relok::host]`: Rust
+//! kernels as relok IR. Use them through the `relok` crate; the subset,
+//! the mapping of each construct to the IR and what is refused are in
+//! docs/kernels.md.
+//!
+//! Shape: a kernel's body is translated, construct by construct
+//! (the `translate` module), into a Rust function over *staged* values
+//! (`relok::__kernel::Val<T>` and friends) that builds the kernel's IR when
+//! it runs — once per process. rustc type-checks that function, so a type
+//! error in a kernel is a Rust type error at the user's span; a construct
+//! outside the subset is a `compile_error!` at its span, saying what is
+//! supported instead, and the rest of the item is still generated (the
+//! kernel's `launch` exists, so one error does not cascade).
+//!
+//! - [`kernel`] turns `fn name(params)` into `mod name` with `launch`
+//!   (typed after the parameters), `program` and the definition `DEF`;
+//! - [`device`] turns `fn name` into two hidden functions: one defines the
+//!   IR device function in a module (callees first), one stages a call;
+//! - [`host`] keeps the static and adds its companion, naming it by path.
+
+mod translate;
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as Tokens};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use translate::{FnKind, ParamKind, Translator};
+
+/// A kernel: `#[relok::kernel] fn name(x: &[f32], y: &mut [f32], a: f32)`
+/// becomes `mod name` with `launch(&stream, grid, &Buffer<f32>, &mut
+/// Buffer<f32>, f32)`, `program()` (its verified IR) and `DEF`. The subset
+/// of Rust a kernel is written in is in the repository's docs/kernels.md.
+///
+/// ```
+/// #[relok::kernel]
+/// fn add_one(x: &mut [u32]) {
+///     let i = relok::global_id_x();
+///     if i < x.len() {
+///         x[i] += 1;
+///     }
+/// }
+///
+/// fn main() -> Result<(), relok::Error> {
+///     let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
+///     let mut x = ctx.upload(&[1u32, 2, 3])?;
+///     let s = ctx.stream();
+///     add_one::launch(&s, relok::Grid::cover(3, 64), &mut x)?;
+///     s.synchronize()?;
+///     assert_eq!(x.download()?, [2, 3, 4]);
+///     Ok(())
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand(attr, item, true)
+}
+
+/// A device function a kernel calls: `#[relok::device] fn f(x: f32) ->
+/// f32` (scalars and slices in, a scalar or nothing out; an IR device
+/// function, defined once per module). A generic one (`fn f<T:
+/// relok::Number>`) is staged into each caller at the caller's types.
+///
+/// ```
+/// #[relok::device]
+/// fn square(v: f32) -> f32 {
+///     v * v
+/// }
+///
+/// #[relok::kernel]
+/// fn squares(x: &mut [f32]) {
+///     let i = relok::global_id_x();
+///     if i < x.len() {
+///         x[i] = square(x[i]);
+///     }
+/// }
+///
+/// fn main() -> Result<(), relok::Error> {
+///     let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
+///     let mut x = ctx.upload(&[1.0f32, 2.0, 3.0])?;
+///     let s = ctx.stream();
+///     squares::launch(&s, relok::Grid::cover(3, 64), &mut x)?;
+///     s.synchronize()?;
+///     assert_eq!(x.download()?, [1.0, 4.0, 9.0]);
+///     Ok(())
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand(attr, item, false)
+}
+
+/// A host static a kernel reads by identity (its path; or
+/// `#[relok::host(name = "…")]`): `#[relok::host] static LUT: [u32; 16] =
+/// …;`. The kernel's key holds the path, never the bytes: each context
+/// writes this process's bytes to the device when it loads a kernel that
+/// reads the static, so editing the table recompiles nothing.
+///
+/// ```
+/// #[relok::host]
+/// static PRIMES: [u32; 4] = [2, 3, 5, 7];
+///
+/// #[relok::kernel]
+/// fn nth_prime(x: &mut [u32]) {
+///     let i = relok::global_id_x();
+///     if i < x.len() {
+///         x[i] = PRIMES[x[i] as usize];
+///     }
+/// }
+///
+/// fn main() -> Result<(), relok::Error> {
+///     let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
+///     let mut x = ctx.upload(&[3u32, 0, 9])?;
+///     let s = ctx.stream();
+///     nth_prime::launch(&s, relok::Grid::cover(3, 64), &mut x)?;
+///     let err = s.synchronize().unwrap_err();       // PRIMES[9]: out of bounds
+///     assert!(err.to_string().ends_with("index out of bounds: the len is 4 but the index is 9"), "{err}");
+///     Ok(())
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn host(attr: TokenStream, item: TokenStream) -> TokenStream {
+    host_static(attr.into(), item.into()).into()
+}
+
+fn expand(attr: TokenStream, item: TokenStream, is_kernel: bool) -> TokenStream {
+    let attr: Tokens = attr.into();
+    let mut errors = Vec::new();
+    if !attr.is_empty() {
+        errors.push(syn::Error::new(attr.span(), "this attribute takes no arguments"));
+    }
+    let f = match syn::parse::<syn::ItemFn>(item) {
+        Ok(f) => f,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    let out = if is_kernel { kernel_fn(&f, errors) } else { device_fn(&f, errors) };
+    out.into()
+}
+
+/// Checks what kernels and device functions share: no generics, no
+/// `async`/`const`/`unsafe`/`extern`, no `self`; the parameters.
+fn signature(f: &syn::ItemFn, errors: &mut Vec<syn::Error>) -> Vec<(syn::Ident, ParamKind)> {
+    let sig = &f.sig;
+    if let Some(t) = &sig.asyncness {
+        errors.push(syn::Error::new(t.span(), "a relok kernel or device function cannot be `async`"));
+    }
+    if let Some(t) = &sig.constness {
+        errors.push(syn::Error::new(t.span(), "a relok kernel or device function cannot be `const`"));
+    }
+    if let Some(t) = &sig.unsafety {
+        errors.push(syn::Error::new(t.span(), "a relok kernel or device function cannot be `unsafe`: its launch is safe"));
+    }
+    if let Some(t) = &sig.abi {
+        errors.push(syn::Error::new(t.span(), "a relok kernel or device function cannot have an ABI"));
+    }
+    if let Some(w) = &sig.generics.where_clause {
+        errors.push(syn::Error::new(w.span(), "`where` clauses are not supported: write the bound on the parameter (`T: relok::Float`)"));
+    }
+    if let Some(v) = &sig.variadic {
+        errors.push(syn::Error::new(v.span(), "variadic parameters are not supported"));
+    }
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(r) => {
+                errors.push(syn::Error::new(r.span(), "a kernel or device function takes no `self`"));
+            }
+            syn::FnArg::Typed(pt) => {
+                let name = match &*pt.pat {
+                    syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                        if let Some(m) = &pi.mutability {
+                            errors.push(syn::Error::new(
+                                m.span(),
+                                "a `mut` parameter is not supported: copy it into a `let mut`",
+                            ));
+                        }
+                        pi.ident.clone()
+                    }
+                    other => {
+                        errors.push(syn::Error::new(other.span(), "a parameter is a plain name (no patterns)"));
+                        format_ident!("__relok_param_{}", params.len())
+                    }
+                };
+                match translate::param_kind(&pt.ty) {
+                    Ok(kind) => params.push((name, kind)),
+                    Err(e) => {
+                        errors.push(e);
+                        params.push((name, ParamKind::Scalar(syn::parse_quote!(u32))));
+                    }
+                }
+            }
+        }
+    }
+    params
+}
+
+fn errors_tokens(errors: &[syn::Error]) -> Tokens {
+    errors.iter().map(syn::Error::to_compile_error).collect()
+}
+
+/// A generic kernel's parameters: `<T: bounds, const N: usize>` as
+/// declared in the generated functions, as used, and the key type's.
+struct Generics {
+    decl: Tokens,
+    args: Tokens,
+    /// `type_name`s and values making the instance's IR name.
+    name_parts: Vec<Tokens>,
+    /// The type parameters.
+    types: Vec<syn::Ident>,
+}
+
+fn generics(g: &syn::Generics, errors: &mut Vec<syn::Error>) -> Option<Generics> {
+    if g.params.is_empty() {
+        return None;
+    }
+    let mut decl = Vec::new();
+    let mut args = Vec::new();
+    let mut name_parts = Vec::new();
+    let mut types = Vec::new();
+    for p in &g.params {
+        match p {
+            syn::GenericParam::Type(t) => {
+                let id = &t.ident;
+                let mut bounds = vec![quote!(::relok::__kernel::Elem)];
+                for b in &t.bounds {
+                    let known = match b {
+                        syn::TypeParamBound::Trait(tb) => tb.path.segments.last().map(|s| s.ident.to_string()),
+                        _ => None,
+                    };
+                    match known.as_deref() {
+                        Some("Element" | "Number") => {}
+                        Some(k @ ("Float" | "Int" | "Signed")) => {
+                            let k = format_ident!("{}", k);
+                            bounds.push(quote!(::relok::__kernel::#k));
+                        }
+                        _ => errors.push(syn::Error::new(
+                            b.span(),
+                            "a kernel's type parameter is bounded by `relok::Number` (any element type), `relok::Float`, `relok::Int` or `relok::Signed`",
+                        )),
+                    }
+                }
+                if let Some(d) = &t.default {
+                    errors.push(syn::Error::new(d.span(), "a kernel's type parameter has no default"));
+                }
+                decl.push(quote!(#id: #(#bounds)+*));
+                args.push(quote!(#id));
+                types.push(id.clone());
+                name_parts.push(quote!(::std::any::type_name::<#id>().to_string()));
+            }
+            syn::GenericParam::Const(c) => {
+                let id = &c.ident;
+                let ty = &c.ty;
+                decl.push(quote!(const #id: #ty));
+                args.push(quote!(#id));
+                name_parts.push(quote!(#id.to_string()));
+            }
+            syn::GenericParam::Lifetime(l) => {
+                errors.push(syn::Error::new(l.span(), "a kernel has no lifetime parameters"));
+            }
+        }
+    }
+    Some(Generics { decl: quote!(<#(#decl),*>), args: quote!(<#(#args),*>), name_parts, types })
+}
+
+fn kernel_fn(f: &syn::ItemFn, errors: Vec<syn::Error>) -> Tokens {
+    let type_params: Vec<String> = f
+        .sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|p| if let syn::GenericParam::Type(t) = p { Some(t.ident.to_string()) } else { None })
+        .collect();
+    translate::with_type_params(type_params, || kernel_fn_inner(f, errors))
+}
+
+fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
+    let generic = generics(&f.sig.generics, &mut errors);
+    let params = signature(f, &mut errors);
+    if let syn::ReturnType::Type(_, ty) = &f.sig.output {
+        errors.push(syn::Error::new(ty.span(), "a kernel returns nothing: write results into a `&mut [T]` parameter"));
+    }
+    let name = &f.sig.ident;
+    let name_str = name.to_string();
+    let vis = &f.vis;
+    let mut t = Translator::new(FnKind::Kernel, &params);
+    let body = t.body(&f.block);
+    errors.append(&mut t.errors);
+    let callees = t.callee_defs();
+    let declare = declare_params(&params);
+    let taken = |n: &str| params.iter().any(|(p, _)| p == n);
+    let stream = if taken("stream") { format_ident!("relok_stream") } else { format_ident!("stream") };
+    let grid = if taken("grid") { format_ident!("relok_grid") } else { format_ident!("grid") };
+    let launch_params = params.iter().map(|(n, k)| {
+        let ty = k.launch_type();
+        quote_spanned!(n.span()=> #n: #ty)
+    });
+    let pushes = params.iter().map(|(n, _)| quote!(::relok::__kernel::LaunchArg::push(#n, &mut __args)?;));
+    let count = params.iter().map(|(_, k)| if matches!(k, ParamKind::Slice { .. }) { 2usize } else { 1 }).sum::<usize>();
+    let errs = errors_tokens(&errors);
+    // Docs, `cfg`s and lint levels go to the generated module.
+    let kept = ["doc", "cfg", "cfg_attr", "allow", "expect", "warn", "deny"];
+    let docs: Vec<_> = f.attrs.iter().filter(|a| kept.iter().any(|k| a.path().is_ident(k))).collect();
+    let launch_doc = format!(
+        "Launches the Rust kernel `{name_str}` on `stream` (loaded on the stream's context on first use; its IR is built once per process). Buffers pass their length with them."
+    );
+    if let Some(g) = generic {
+        let Generics { decl, args, name_parts, types } = g;
+        return quote! {
+            #errs
+            #(#docs)*
+            #[allow(non_snake_case, non_camel_case_types, clippy::all)]
+            #vis mod #name {
+                #[allow(unused_imports)]
+                use super::*;
+
+                #[allow(unused_variables, unused_mut, unused_braces, unreachable_code, clippy::all)]
+                fn __build #decl (__m: &mut ::relok::__kernel::ModuleCx) {
+                    #callees
+                    let __name = ::relok::__kernel::instance_name(#name_str, &[#(#name_parts),*]);
+                    __m.kernel(&__name, |__cx| {
+                        #declare
+                        #body
+                    });
+                }
+
+                struct __Instance #decl (::std::marker::PhantomData<(#(#types,)*)>);
+
+                /// The kernel's instances, one per type and constant: each its own IR and key.
+                pub static INSTANCES: ::relok::__kernel::Instances = ::relok::__kernel::Instances::new(#name_str);
+
+                /// The definition of one instance: its IR, built once.
+                pub fn def #decl () -> &'static ::relok::__kernel::KernelDef {
+                    INSTANCES.get(::std::any::TypeId::of::<__Instance #args>(), __build::#args)
+                }
+
+                #[doc = #launch_doc]
+                #[allow(clippy::too_many_arguments)]
+                pub fn launch #decl (#stream: &::relok::Stream, #grid: ::relok::Grid, #(#launch_params),*) -> ::relok::Result<()> {
+                    let mut __args = ::std::vec::Vec::with_capacity(#count);
+                    #(#pushes)*
+                    def::#args().launch(#stream, #grid, __args)
+                }
+
+                /// One instance's verified IR (built on first use).
+                pub fn program #decl () -> ::relok::Result<&'static ::relok::Program> {
+                    def::#args().program()
+                }
+            }
+        };
+    }
+    quote! {
+        #errs
+        #(#docs)*
+        #[allow(non_snake_case, non_camel_case_types, clippy::all)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[allow(unused_variables, unused_mut, unused_braces, unreachable_code, clippy::all)]
+            fn __build(__m: &mut ::relok::__kernel::ModuleCx) {
+                #callees
+                __m.kernel(#name_str, |__cx| {
+                    #declare
+                    #body
+                });
+            }
+
+            /// The kernel's definition: its IR, built once per process.
+            pub static DEF: ::relok::__kernel::KernelDef = ::relok::__kernel::KernelDef::new(#name_str, __build);
+
+            #[doc = #launch_doc]
+            #[allow(clippy::too_many_arguments)]
+            pub fn launch(#stream: &::relok::Stream, #grid: ::relok::Grid, #(#launch_params),*) -> ::relok::Result<()> {
+                let mut __args = ::std::vec::Vec::with_capacity(#count);
+                #(#pushes)*
+                DEF.launch(#stream, #grid, __args)
+            }
+
+            /// The kernel's verified IR (built on first use).
+            pub fn program() -> ::relok::Result<&'static ::relok::Program> {
+                DEF.program()
+            }
+        }
+    }
+}
+
+fn declare_params(params: &[(syn::Ident, ParamKind)]) -> Tokens {
+    params
+        .iter()
+        .map(|(n, k)| {
+            let ty = k.dsl_type();
+            quote!(let #n: #ty = __cx.param();)
+        })
+        .collect()
+}
+
+fn device_fn(f: &syn::ItemFn, errors: Vec<syn::Error>) -> Tokens {
+    let type_params: Vec<String> = f
+        .sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|p| if let syn::GenericParam::Type(t) = p { Some(t.ident.to_string()) } else { None })
+        .collect();
+    translate::with_type_params(type_params, || device_fn_inner(f, errors))
+}
+
+fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
+    let generic = generics(&f.sig.generics, &mut errors);
+    let params = signature(f, &mut errors);
+    let ret = match &f.sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, ty) => match translate::scalar_type(ty) {
+            Some(_) => Some((**ty).clone()),
+            None => {
+                errors.push(syn::Error::new(
+                    ty.span(),
+                    "a device function returns a scalar (bool i32 u32 i64 u64 f32 f64 usize) or nothing",
+                ));
+                Some(syn::parse_quote!(u32))
+            }
+        },
+    };
+    let name = &f.sig.ident;
+    let name_str = name.to_string();
+    let vis = &f.vis;
+    let kind = if generic.is_some() { FnKind::Inline { returns: ret.is_some() } } else { FnKind::Device { ret: ret.clone().map(Box::new) } };
+    let mut t = Translator::new(kind, &params);
+    let body = t.body(&f.block);
+    if let Some(p) = t.calls(&f.sig.ident.to_string()) {
+        errors.push(syn::Error::new(p.span(), "a device function cannot call itself: calls are inlined (write a loop)"));
+    }
+    errors.append(&mut t.errors);
+    let callees = t.callee_defs();
+    let declare = declare_params(&params);
+    let define = format_ident!("__relok_device_{}", name);
+    let call = format_ident!("__relok_call_{}", name);
+    let ret_dsl = match &ret {
+        Some(t) => quote!(::relok::__kernel::Val<#t>),
+        None => quote!(()),
+    };
+    let call_params = params.iter().map(|(n, k)| {
+        let ty = k.dsl_type();
+        quote!(#n: #ty)
+    });
+    let pushes = params.iter().map(|(n, _)| quote!(::relok::__kernel::push(&mut __args, #n);));
+    let errs = errors_tokens(&errors);
+    let cfgs: Vec<_> = f.attrs.iter().filter(|a| a.path().is_ident("cfg") || a.path().is_ident("cfg_attr")).collect();
+    if let Some(g) = generic {
+        // Generic: staged into each caller (its type parameters are the
+        // caller's), so no IR function; its callees are defined up front.
+        let decl = g.decl;
+        return quote! {
+            #errs
+            #(#cfgs)*
+            #[doc(hidden)]
+            #[allow(non_snake_case, clippy::all)]
+            #vis fn #define(__m: &mut ::relok::__kernel::ModuleCx) -> ::relok::__kernel::FuncId {
+                #callees
+                __m.inline(#name_str)
+            }
+
+            #(#cfgs)*
+            #[doc(hidden)]
+            #[allow(non_snake_case, unused_variables, unused_mut, unused_braces, unreachable_code, clippy::all)]
+            #vis fn #call #decl (__cx: &mut ::relok::__kernel::Cx<'_>, __f: ::relok::__kernel::FuncId, #(#call_params),*) -> #ret_dsl {
+                #body
+            }
+        };
+    }
+    quote! {
+        #errs
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(non_snake_case, unused_variables, unused_mut, unused_braces, unreachable_code, clippy::all)]
+        #vis fn #define(__m: &mut ::relok::__kernel::ModuleCx) -> ::relok::__kernel::FuncId {
+            if let ::std::option::Option::Some(id) = __m.enter(#name_str) {
+                return id;
+            }
+            #callees
+            __m.device::<#ret_dsl>(#name_str, |__cx| {
+                #declare
+                #body
+            })
+        }
+
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(non_snake_case, clippy::all)]
+        #vis fn #call(__cx: &mut ::relok::__kernel::Cx<'_>, __f: ::relok::__kernel::FuncId, #(#call_params),*) -> #ret_dsl {
+            let mut __args = ::std::vec::Vec::new();
+            #(#pushes)*
+            __cx.call(__f, __args)
+        }
+    }
+}
+
+fn host_static(attr: Tokens, item: Tokens) -> Tokens {
+    let s = match syn::parse2::<syn::ItemStatic>(item) {
+        Ok(s) => s,
+        Err(e) => {
+            return syn::Error::new(e.span(), "#[relok::host] applies to a `static NAME: [T; N] = …;`").to_compile_error();
+        }
+    };
+    let mut errors = Vec::new();
+    let mut explicit = None;
+    if !attr.is_empty() {
+        match syn::parse2::<syn::MetaNameValue>(attr.clone()) {
+            Ok(nv) if nv.path.is_ident("name") => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => explicit = Some(s.value()),
+                v => errors.push(syn::Error::new(v.span(), "expected a string: `name = \"…\"`")),
+            },
+            _ => errors.push(syn::Error::new(attr.span(), "expected `name = \"…\"` (the static's identity) or nothing")),
+        }
+    }
+    if let syn::StaticMutability::Mut(m) = &s.mutability {
+        errors.push(syn::Error::new(m.span(), "a host static is read-only to kernels: `static mut` is not supported"));
+    }
+    match &*s.ty {
+        syn::Type::Array(a) if translate::scalar_type(&a.elem).is_some_and(|t| t != "bool" && t != "usize") => {}
+        ty => errors.push(syn::Error::new(
+            ty.span(),
+            "a host static is an array of i32, u32, i64, u64, f32 or f64 (`[T; N]`); pass a scalar as a kernel parameter",
+        )),
+    }
+    let name = &s.ident;
+    let ty = &s.ty;
+    let vis = &s.vis;
+    let companion = format_ident!("__RELOK_HOST_{}", name);
+    let path = match explicit {
+        Some(p) => quote!(#p),
+        None => quote!(concat!(module_path!(), "::", stringify!(#name))),
+    };
+    let errs = errors_tokens(&errors);
+    let companion_def = if errors.is_empty() {
+        quote! {
+            #[doc(hidden)]
+            #[allow(non_upper_case_globals)]
+            #vis static #companion: ::relok::__kernel::HostStatic<#ty> = ::relok::__kernel::HostStatic::new(#path, &#name);
+        }
+    } else {
+        Tokens::new()
+    };
+    quote! {
+        #errs
+        #s
+        #companion_def
+    }
+}
+
+/// A span's `Loc` (file, line, column as Rust reports them).
+fn loc(span: Span) -> Tokens {
+    quote_spanned!(span=> ::relok::__kernel::Loc { file: file!(), line: line!(), col: column!() })
+}

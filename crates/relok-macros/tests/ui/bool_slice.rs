@@ -1,0 +1,5 @@
+#[relok::kernel]
+fn k(x: &mut [bool]) {
+}
+
+fn main() {}

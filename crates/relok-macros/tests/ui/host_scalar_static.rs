@@ -1,0 +1,4 @@
+#[relok::host]
+static SCALE: f32 = 2.0;
+
+fn main() {}

@@ -1,0 +1,8 @@
+#[relok::kernel]
+fn k(x: &mut [u32]) {
+    for i in 0..=3 {
+        x[i] = 1;
+    }
+}
+
+fn main() {}

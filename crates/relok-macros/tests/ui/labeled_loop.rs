@@ -1,0 +1,8 @@
+#[relok::kernel]
+fn k(x: &mut [u32]) {
+    'outer: loop {
+        break 'outer;
+    }
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+#[relok::kernel]
+fn k(x: &mut [f32]) {
+    x[0] = x[1].sin_cos();
+}
+
+fn main() {}

@@ -1,0 +1,5 @@
+#[relok::kernel]
+fn k(x: Vec<f32>) {
+}
+
+fn main() {}

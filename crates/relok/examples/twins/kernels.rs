@@ -1,0 +1,226 @@
+//! Rust twins of the example kernels in `examples/*.rk` and
+//! `examples/reloc/*.rk`: the same computation written as Rust kernels
+//! (`#[relok::kernel]`). `rust_twins` runs each next to its `.rk` version
+//! and compares the results; the tests do it on every device.
+
+use relok::kernel;
+
+/// Threads per block along each axis of a matmul tile.
+pub const TILE: usize = 16;
+
+/// `y[i] = a * x[i] + y[i]` for `i < n` (examples/saxpy.rk).
+#[kernel]
+pub fn saxpy(n: u32, a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_id_x();
+    if i < n as usize {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+/// `out[b]` = the sum of block `b`'s elements, a tree reduction in shared
+/// memory (examples/reduce.rk).
+#[kernel]
+pub fn reduce(n: u32, x: &[f32], out: &mut [f32]) {
+    let buf = shared::<f32, 256>();
+    let t = thread_id_x();
+    let b = block_id_x();
+    let i = b * block_dim_x() + t;
+    buf[t] = if i < n as usize { x[i] } else { 0.0 };
+    sync_threads();
+    let mut stride = block_dim_x() >> 1;
+    while stride != 0 {
+        if t < stride {
+            buf[t] = buf[t] + buf[t + stride];
+        }
+        sync_threads();
+        stride >>= 1;
+    }
+    if t == 0 {
+        out[b] = buf[0];
+    }
+}
+
+/// `hist[data[i] % bins] += 1`: a block histogram in shared memory with
+/// shared atomics, added to the global one with global atomics
+/// (examples/histogram.rk).
+#[kernel]
+pub fn histogram(n: u32, bins: u32, data: &[u32], hist: &mut [u32]) {
+    let local = shared::<u32, 256>();
+    let t = thread_id_x();
+    let dim = block_dim_x();
+    let i = block_id_x() * dim + t;
+    for b in (t..bins as usize).step_by(dim) {
+        local[b] = 0;
+    }
+    sync_threads();
+    if i < n as usize {
+        atomic_add(&mut local[(data[i] % bins) as usize], 1);
+    }
+    sync_threads();
+    for b in (t..bins as usize).step_by(dim) {
+        let count = local[b];
+        if count != 0 {
+            atomic_add(&mut hist[b], count);
+        }
+    }
+}
+
+/// Tiled `c = a * b` (`m x k` by `k x n`, row-major), 16 x 16 tiles
+/// staged through shared memory (examples/matmul.rk).
+#[kernel]
+pub fn matmul(m: u32, n: u32, k: u32, a: &[f32], b: &[f32], c: &mut [f32]) {
+    let tile_a = shared::<f32, { TILE * TILE }>();
+    let tile_b = shared::<f32, { TILE * TILE }>();
+    let (tx, ty) = (thread_id_x(), thread_id_y());
+    let row = block_id_y() * TILE + ty;
+    let col = block_id_x() * TILE + tx;
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let mut acc = 0.0f32;
+    for t in (0..k).step_by(TILE) {
+        tile_a[ty * TILE + tx] = if row < m && t + tx < k { a[row * k + t + tx] } else { 0.0 };
+        tile_b[ty * TILE + tx] = if t + ty < k && col < n { b[(t + ty) * n + col] } else { 0.0 };
+        sync_threads();
+        for kk in 0..TILE {
+            acc += tile_a[ty * TILE + kk] * tile_b[kk * TILE + tx];
+        }
+        sync_threads();
+    }
+    if row < m && col < n {
+        c[row * n + col] = acc;
+    }
+}
+
+/// Inclusive prefix sum within each block, Hillis-Steele
+/// (examples/scan.rk).
+#[kernel]
+pub fn scan(n: u32, x: &[u32], out: &mut [u32]) {
+    let buf = shared::<u32, 1024>();
+    let t = thread_id_x();
+    let dim = block_dim_x();
+    let i = block_id_x() * dim + t;
+    let inside = i < n as usize;
+    buf[t] = if inside { x[i] } else { 0 };
+    sync_threads();
+    let mut offset = 1;
+    while offset < dim {
+        let mut add = 0;
+        if t >= offset {
+            add = buf[t - offset];
+        }
+        sync_threads();
+        buf[t] = buf[t] + add;
+        sync_threads();
+        offset <<= 1;
+    }
+    if inside {
+        out[i] = buf[t];
+    }
+}
+
+const fn lookup_table() -> [u32; 256] {
+    let mut t = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = ((i * i * 7 + 3) % 1000) as u32;
+        i += 1;
+    }
+    t
+}
+
+/// The table of examples/reloc/lookup.rk, as a host static: the kernel
+/// reads it by identity (this path), its bytes delivered at load.
+#[relok::host]
+pub static TABLE: [u32; 256] = lookup_table();
+
+/// `out[i] = TABLE[x[i] % 256]` (examples/reloc/lookup.rk).
+#[kernel]
+pub fn lookup(n: u32, x: &[u32], out: &mut [u32]) {
+    let i = global_id_x();
+    if i < n as usize {
+        out[i] = TABLE[(x[i] % 256) as usize];
+    }
+}
+
+/// Throws "negative input" for a negative element
+/// (examples/reloc/throw.rk).
+#[kernel]
+pub fn check(n: u32, x: &[i32]) {
+    let i = global_id_x();
+    if i < n as usize && x[i] < 0 {
+        throw!("negative input");
+    }
+}
+
+/// `out[0]` = 1 for the symbol `foo`, 2 for `bar`, -1 otherwise
+/// (examples/reloc/symbols.rk): symbols compare by their words.
+#[kernel]
+pub fn classify(s: relok::Symbol, out: &mut [i32]) {
+    out[0] = if s == sym!("foo") {
+        1
+    } else if s == sym!("bar") {
+        2
+    } else {
+        -1
+    };
+}
+
+/// The runtime global of examples/reloc/counter.rk (its `relok_count`).
+pub static RELOK_COUNTER: relok::Global<u64> = relok::Global::new("relok_counter");
+
+/// Every thread adds 1 to the per-device counter and writes the old value
+/// (examples/reloc/counter.rk).
+#[kernel]
+pub fn count(out: &mut [u64]) {
+    let i = global_id_x();
+    out[i] = atomic_add(&RELOK_COUNTER, 1);
+}
+
+/// Row-wise softmax, one block per row of `cols <= block_dim` columns:
+/// the row's maximum and the sum of `exp(x - max)` by tree reductions in
+/// shared memory (examples/softmax.rk).
+#[kernel]
+pub fn softmax(cols: u32, x: &[f32], y: &mut [f32]) {
+    let buf = shared::<f32, 256>();
+    let t = thread_id_x();
+    let cols = cols as usize;
+    let i = block_id_x() * cols + t;
+    let inside = t < cols;
+    buf[t] = if inside { x[i] } else { f32::NEG_INFINITY };
+    sync_threads();
+    let mut stride = block_dim_x() >> 1;
+    while stride != 0 {
+        if t < stride {
+            buf[t] = buf[t].max(buf[t + stride]);
+        }
+        sync_threads();
+        stride >>= 1;
+    }
+    let m = buf[0];
+    sync_threads();
+    let e = if inside { (x[i] - m).exp() } else { 0.0 };
+    buf[t] = e;
+    sync_threads();
+    stride = block_dim_x() >> 1;
+    while stride != 0 {
+        if t < stride {
+            buf[t] = buf[t] + buf[t + stride];
+        }
+        sync_threads();
+        stride >>= 1;
+    }
+    if inside {
+        y[i] = e / buf[0];
+    }
+}
+
+/// GELU, the tanh form: `0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715
+/// x^3)))` (examples/gelu.rk).
+#[kernel]
+pub fn gelu(n: u32, x: &[f32], y: &mut [f32]) {
+    let i = global_id_x();
+    if i < n as usize {
+        let v = x[i];
+        let inner = 0.797_884_6 * (v + 0.044_715 * (v * v * v));
+        y[i] = 0.5 * v * (1.0 + inner.tanh());
+    }
+}

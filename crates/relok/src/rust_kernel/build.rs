@@ -1,0 +1,652 @@
+//! Building the IR: [`ModuleCx`] (the module: runtime imports, the
+//! bounds-check routine, device functions defined once, the host statics
+//! and runtime globals named) and [`Cx`] (one function: every method emits
+//! IR through relok-ir's builder).
+
+use super::exception::PANIC_CELL;
+use super::host::{global_name, HostData, HostObject, HostStatic};
+use super::staged::*;
+use relok_ir::builder::{FunctionBuilder, ModuleBuilder};
+use relok_ir::{AddrSpace, AtomicOp, Axis, BinaryOp, Builtin, CmpOp, FuncId, HostRef, Op, Scalar, StmtKind, Type, UnaryOp, Value};
+use std::collections::HashMap;
+use std::marker::PhantomData;
+/// The module under construction (see the module docs).
+#[derive(Debug)]
+pub struct ModuleCx {
+    pub(super) mb: ModuleBuilder,
+    throw: FuncId,
+    oob: FuncId,
+    defined: HashMap<String, FuncId>,
+    building: Vec<String>,
+    pub(super) globals: Vec<(&'static str, usize)>,
+    pub(super) statics: Vec<&'static dyn HostObject>,
+    pub(super) errors: Vec<String>,
+}
+
+impl ModuleCx {
+    pub(super) fn new() -> ModuleCx {
+        let mut mb = ModuleBuilder::new();
+        let throw = mb.import_fn("relok_throw", vec![Type::Scalar(Scalar::Word)], None);
+        let mut errors = Vec::new();
+        let oob = {
+            let mut f = mb.device_fn("relok_rust_oob", None);
+            oob_body(&mut f, throw);
+            match f.finish() {
+                Ok(func) => Some(func),
+                Err(e) => {
+                    errors.push(e.to_string());
+                    None
+                }
+            }
+        };
+        let oob = oob.map(|f| mb.add(f)).unwrap_or(throw);
+        ModuleCx { mb, throw, oob, defined: HashMap::new(), building: Vec::new(), globals: Vec::new(), statics: Vec::new(), errors }
+    }
+
+    /// The device function `name` if it is already defined.
+    pub fn defined(&self, name: &str) -> Option<FuncId> {
+        self.defined.get(name).copied()
+    }
+
+    /// Defines a device function from its staged body; `R` is its result.
+    pub fn device<R: Ret>(&mut self, name: &str, body: impl FnOnce(&mut Cx<'_>)) -> FuncId {
+        self.building.retain(|n| n != name);
+        if let Some(id) = self.defined(name) {
+            return id;
+        }
+        let staged = stage(self.mb.device_fn(name, R::ty()), self.throw, self.oob, self.defined.clone(), body);
+        let id = self.add(staged);
+        self.defined.insert(name.to_owned(), id);
+        id
+    }
+
+    /// Registers the generic device function `name`, whose body is staged
+    /// into each caller (inlined): its calls need no IR function.
+    pub fn inline(&mut self, name: &str) -> FuncId {
+        self.building.retain(|n| n != name);
+        self.defined.insert(name.to_owned(), self.throw);
+        self.throw
+    }
+
+    /// Starts defining the device function `name` (before its callees):
+    /// `Some` when it is already defined, or when it is being defined
+    /// (recursion, recorded as an error).
+    pub fn enter(&mut self, name: &str) -> Option<FuncId> {
+        if let Some(id) = self.defined(name) {
+            return Some(id);
+        }
+        if self.building.iter().any(|n| n == name) {
+            self.errors.push(format!("device function {name} calls itself (recursion is not supported)"));
+            return Some(self.throw);
+        }
+        self.building.push(name.to_owned());
+        None
+    }
+
+    /// Defines the kernel `name` from its staged body.
+    pub fn kernel(&mut self, name: &str, body: impl FnOnce(&mut Cx<'_>)) {
+        let staged = stage(self.mb.kernel(name), self.throw, self.oob, self.defined.clone(), body);
+        self.add(staged);
+    }
+
+    fn add(&mut self, Staged { func, statics, globals, errors }: Staged) -> FuncId {
+        self.errors.extend(errors);
+        for g in globals {
+            if !self.globals.contains(&g) {
+                self.globals.push(g);
+            }
+        }
+        for s in statics {
+            if !self.statics.iter().any(|t| t.path() == s.path()) {
+                self.statics.push(s);
+            }
+        }
+        match func {
+            Ok(func) => self.mb.add(func),
+            Err(e) => {
+                self.errors.push(e.to_string());
+                self.throw
+            }
+        }
+    }
+}
+
+/// A function built from a staged body, the host statics and runtime
+/// globals it names, and the errors met.
+struct Staged {
+    func: Result<relok_ir::Function, relok_ir::builder::BuildError>,
+    statics: Vec<&'static dyn HostObject>,
+    globals: Vec<(&'static str, usize)>,
+    errors: Vec<String>,
+}
+
+fn stage(
+    b: FunctionBuilder<'_>,
+    throw: FuncId,
+    oob: FuncId,
+    funcs: HashMap<String, FuncId>,
+    body: impl FnOnce(&mut Cx<'_>),
+) -> Staged {
+    let mut cx = Cx { b, throw, oob, funcs, statics: Vec::new(), globals: Vec::new(), locals: 0, errors: Vec::new() };
+    body(&mut cx);
+    let Cx { b, statics, globals, errors, .. } = cx;
+    Staged { func: b.finish(), statics, globals, errors }
+}
+
+/// `@relok_rust_oob(message: word, len: u32, index: u32)`.
+fn oob_body(f: &mut FunctionBuilder<'_>, throw: FuncId) {
+    let message = f.param(Scalar::Word);
+    let len = f.param(Scalar::U32);
+    let index = f.param(Scalar::U32);
+    let cell = f.host_ref(HostRef::Global { name: PANIC_CELL.to_owned(), offset: 0 });
+    let p32 = f.op_typed(Op::WordPtr(cell), Type::ptr(AddrSpace::Global, Type::Scalar(Scalar::U32)));
+    let p64 = f.op_typed(Op::WordPtr(cell), Type::ptr(AddrSpace::Global, Type::Scalar(Scalar::U64)));
+    let zero = f.u32(0);
+    let one = f.u32(1);
+    let old = f.atomic_cas(p32, Some(zero), zero, one);
+    let first = f.eq(old, zero);
+    f.if_(first, |f| {
+        let w = f.bitcast(message, Scalar::U64);
+        f.store(p64, Some(one), w);
+        let at = |f: &mut FunctionBuilder<'_>, i: u32, v: Value| {
+            let i = f.u32(i);
+            f.store(p32, Some(i), v);
+        };
+        at(f, 4, len);
+        at(f, 5, index);
+        for (k, axis) in Axis::ALL.into_iter().enumerate() {
+            let b = f.builtin(Builtin::BlockId(axis));
+            at(f, 6 + k as u32, b);
+            let t = f.builtin(Builtin::ThreadId(axis));
+            at(f, 9 + k as u32, t);
+        }
+    });
+    f.call_void(throw, vec![message]);
+    f.ret(None);
+}
+
+
+/// One function being built (see the module docs). Every method emits IR.
+#[derive(Debug)]
+pub struct Cx<'m> {
+    pub(super) b: FunctionBuilder<'m>,
+    throw: FuncId,
+    oob: FuncId,
+    /// The device functions defined before this one, by name.
+    funcs: HashMap<String, FuncId>,
+    statics: Vec<&'static dyn HostObject>,
+    globals: Vec<(&'static str, usize)>,
+    locals: u32,
+    errors: Vec<String>,
+}
+
+macro_rules! binary {
+    ($($name:ident: $bound:ident => $op:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($op), "`")]
+        pub fn $name<T: $bound>(&mut self, a: Val<T>, b: Val<T>) -> Val<T> {
+            Val::new(self.b.op(Op::Binary(BinaryOp::$op, a.v, b.v)))
+        }
+    )*};
+}
+
+macro_rules! compare {
+    ($($name:ident => $op:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($op), "`")]
+        pub fn $name<T: DevScalar>(&mut self, a: Val<T>, b: Val<T>) -> Val<bool> {
+            Val::new(self.b.op(Op::Compare(CmpOp::$op, a.v, b.v)))
+        }
+    )*};
+}
+
+macro_rules! atomics {
+    ($($name:ident: $bound:ident => $op:ident;)*) => {$(
+        #[doc = concat!("`atomic.", stringify!($op), "` on element `i` (bounds-checked): the old value")]
+        pub fn $name<T: $bound, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, v: Val<T>, loc: Loc) -> Val<T> {
+            let p = self.checked(s, i, loc);
+            Val::new(self.b.atomic(AtomicOp::$op, p, Some(i.v), v.v))
+        }
+    )*};
+}
+
+impl<'m> Cx<'m> {
+    /// Declares the next parameter.
+    pub fn param<P: Param>(&mut self) -> P {
+        P::declare(self)
+    }
+
+    /// A literal.
+    pub fn lit<T: DevScalar>(&mut self, x: T) -> Val<T> {
+        Val::new(self.b.const_bits(T::SCALAR, x.bits()))
+    }
+
+    binary! {
+        add: Num => Add;
+        sub: Num => Sub;
+        mul: Num => Mul;
+        div: Num => Div;
+        rem: Num => Rem;
+        min: Num => Min;
+        max: Num => Max;
+        bitand: Bits => And;
+        bitor: Bits => Or;
+        bitxor: Bits => Xor;
+    }
+
+    compare! {
+        eq => Eq;
+        ne => Ne;
+        lt => Lt;
+        le => Le;
+        gt => Gt;
+        ge => Ge;
+    }
+
+    /// `sym!("name")`: the symbol's word (`ref :name`).
+    pub fn symbol(&mut self, name: &str) -> Val<Word> {
+        Val::new(self.b.host_ref(HostRef::Symbol(name.to_owned())))
+    }
+
+    /// `a << b` (the amount converted to `a`'s type; taken modulo the width).
+    pub fn shl<T: Int, U: Int>(&mut self, a: Val<T>, b: Val<U>) -> Val<T> {
+        let b = self.cast::<U, T>(b);
+        Val::new(self.b.shl(a.v, b.v))
+    }
+
+    /// `a >> b` (arithmetic for signed types).
+    pub fn shr<T: Int, U: Int>(&mut self, a: Val<T>, b: Val<U>) -> Val<T> {
+        let b = self.cast::<U, T>(b);
+        Val::new(self.b.shr(a.v, b.v))
+    }
+
+    /// `-a`
+    pub fn neg<T: Signed>(&mut self, a: Val<T>) -> Val<T> {
+        Val::new(self.b.unary(UnaryOp::Neg, a.v))
+    }
+
+    /// `!a`
+    pub fn not<T: Bits>(&mut self, a: Val<T>) -> Val<T> {
+        Val::new(self.b.unary(UnaryOp::Not, a.v))
+    }
+
+    /// `x.abs()`
+    pub fn abs<T: Signed>(&mut self, a: Val<T>) -> Val<T> {
+        Val::new(self.b.unary(UnaryOp::Abs, a.v))
+    }
+
+    /// `x.sqrt()`
+    pub fn sqrt<T: Float>(&mut self, a: Val<T>) -> Val<T> {
+        Val::new(self.b.unary(UnaryOp::Sqrt, a.v))
+    }
+
+    /// A math function of the IR over `a` and `rest` (`x.exp()`,
+    /// `a.mul_add(b, c)`, `y.atan2(x)`: the receiver first).
+    pub fn math<T: Float>(&mut self, f: relok_ir::MathFn, a: Val<T>, rest: &[Val<T>]) -> Val<T> {
+        let mut args = vec![a.v];
+        args.extend(rest.iter().map(|v| v.v));
+        Val::new(self.b.math(f, &args))
+    }
+
+    /// `x.recip()`: `1 / x`.
+    pub fn recip<T: Float>(&mut self, a: Val<T>) -> Val<T> {
+        let one = self.lit_bits::<T>(T::ONE_BITS);
+        self.div(one, a)
+    }
+
+    /// `x.is_nan()`: `x != x`.
+    pub fn is_nan<T: Float>(&mut self, a: Val<T>) -> Val<bool> {
+        self.ne(a, a)
+    }
+
+    /// `a as U`
+    pub fn cast<T: DevScalar, U: DevScalar>(&mut self, a: Val<T>) -> Val<U> {
+        if T::SCALAR == U::SCALAR {
+            return Val::new(a.v);
+        }
+        Val::new(self.b.convert(a.v, U::SCALAR))
+    }
+
+    /// `let mut x = init`
+    pub fn var<T: DevScalar>(&mut self, init: Val<T>) -> Var<T> {
+        let var = self.new_local::<T>();
+        self.b.set(var.var, init.v);
+        var
+    }
+
+    fn new_local<T: DevScalar>(&mut self) -> Var<T> {
+        self.locals += 1;
+        let var = self.b.local(format!("x{}", self.locals), T::SCALAR);
+        Var { var, _t: PhantomData }
+    }
+
+    /// Reads a `let mut`.
+    pub fn get<T: DevScalar>(&mut self, x: Var<T>) -> Val<T> {
+        Val::new(self.b.get(x.var))
+    }
+
+    /// Assigns a `let mut`.
+    pub fn set<T: DevScalar>(&mut self, x: Var<T>, v: Val<T>) {
+        self.b.set(x.var, v.v);
+    }
+
+    fn block(&mut self, f: impl FnOnce(&mut Self)) -> Vec<relok_ir::Stmt> {
+        self.b.open_block();
+        f(self);
+        self.b.close_block()
+    }
+
+    /// `if c { then } else { otherwise }` as a statement.
+    pub fn if_(&mut self, c: Val<bool>, then: impl FnOnce(&mut Self), otherwise: impl FnOnce(&mut Self)) {
+        let then_body = self.block(then);
+        let else_body = self.block(otherwise);
+        self.b.stmt(StmtKind::If { cond: c.v, then_body, else_body });
+    }
+
+    /// `if c { a } else { b }` as an expression.
+    pub fn if_val<T: DevScalar>(
+        &mut self,
+        c: Val<bool>,
+        then: impl FnOnce(&mut Self) -> Val<T>,
+        otherwise: impl FnOnce(&mut Self) -> Val<T>,
+    ) -> Val<T> {
+        let r = self.new_local::<T>();
+        self.if_(
+            c,
+            |cx| {
+                let v = then(cx);
+                cx.set(r, v);
+            },
+            |cx| {
+                let v = otherwise(cx);
+                cx.set(r, v);
+            },
+        );
+        self.get(r)
+    }
+
+    /// A value for a branch that never ends normally (after `return`,
+    /// `break`, `continue`, a throw): never read.
+    pub fn never<T: DevScalar>(&mut self) -> Val<T> {
+        Val::new(self.b.const_bits(T::SCALAR, 0))
+    }
+
+    /// `a && b` (b evaluated only when a holds).
+    pub fn and(&mut self, a: Val<bool>, b: impl FnOnce(&mut Self) -> Val<bool>) -> Val<bool> {
+        self.if_val(a, b, |cx| cx.lit(false))
+    }
+
+    /// `a || b` (b evaluated only when a does not hold).
+    pub fn or(&mut self, a: Val<bool>, b: impl FnOnce(&mut Self) -> Val<bool>) -> Val<bool> {
+        self.if_val(a, |cx| cx.lit(true), b)
+    }
+
+    /// `loop { body }`
+    pub fn loop_(&mut self, body: impl FnOnce(&mut Self)) {
+        let body = self.block(body);
+        self.b.stmt(StmtKind::Loop(body));
+    }
+
+    /// `while c { body }`
+    pub fn while_(&mut self, cond: impl FnOnce(&mut Self) -> Val<bool>, body: impl FnOnce(&mut Self)) {
+        self.loop_(|cx| {
+            let c = cond(cx);
+            cx.if_(c, |_| {}, |cx| cx.break_());
+            body(cx);
+        });
+    }
+
+    /// `for i in (start..end).step_by(step)`: the counter moves on before
+    /// the body runs, so `continue` cannot skip it; a step past the type's
+    /// end stops the loop instead of wrapping.
+    pub fn for_range<T: Int>(&mut self, start: Val<T>, end: Val<T>, step: Option<Val<T>>, body: impl FnOnce(&mut Self, Val<T>)) {
+        let step = match step {
+            Some(s) => s,
+            None => self.lit_bits::<T>(1),
+        };
+        let counter = self.var(start);
+        self.loop_(|cx| {
+            let i = cx.get(counter);
+            let done = cx.ge(i, end);
+            cx.if_(done, |cx| cx.break_(), |_| {});
+            let next = cx.add(i, step);
+            let wrapped = cx.lt(next, i);
+            let next = Val::new(cx.b.select(wrapped.v, end.v, next.v));
+            cx.set(counter, next);
+            body(cx, i);
+        });
+    }
+
+    fn lit_bits<T: DevScalar>(&mut self, bits: u64) -> Val<T> {
+        Val::new(self.b.const_bits(T::SCALAR, bits))
+    }
+
+    /// `break`
+    pub fn break_(&mut self) {
+        self.b.break_();
+    }
+
+    /// `continue`
+    pub fn continue_(&mut self) {
+        self.b.continue_();
+    }
+
+    /// `return` (kernels, device functions without a result).
+    pub fn ret(&mut self) {
+        self.b.ret(None);
+    }
+
+    /// `return v` (device functions).
+    pub fn ret_val<T: DevScalar>(&mut self, v: Val<T>) {
+        self.b.ret(Some(v.v));
+    }
+
+    /// A thread/block index or dimension: `usize`.
+    pub fn builtin(&mut self, which: u8, axis: u8) -> Val<usize> {
+        let axis = match axis {
+            0 => Axis::X,
+            1 => Axis::Y,
+            _ => Axis::Z,
+        };
+        let b = match which {
+            0 => Builtin::ThreadId(axis),
+            1 => Builtin::BlockId(axis),
+            2 => Builtin::BlockDim(axis),
+            _ => Builtin::GridDim(axis),
+        };
+        Val::new(self.b.builtin(b))
+    }
+
+    /// `block_id * block_dim + thread_id` along an axis.
+    pub fn global_id(&mut self, axis: u8) -> Val<usize> {
+        let b = self.builtin(1, axis);
+        let d = self.builtin(2, axis);
+        let t = self.builtin(0, axis);
+        let bd = self.mul(b, d);
+        self.add(bd, t)
+    }
+
+    /// `sync_threads()`: a block barrier.
+    pub fn sync_threads(&mut self) {
+        self.b.barrier();
+    }
+
+    /// A block-shared array of `N` elements.
+    pub fn shared<T: DevScalar, const N: usize>(&mut self) -> SharedArray<T> {
+        self.locals += 1;
+        let var = self.b.shared(format!("s{}", self.locals), Type::array(Type::Scalar(T::SCALAR), N as u32));
+        SharedArray { var, len: N as u32, _t: PhantomData }
+    }
+
+    /// `[init; N]`: a per-thread array of `N` copies of `init`.
+    pub fn local_array<T: DevScalar, const N: usize>(&mut self, init: Val<T>) -> LocalArray<T> {
+        let a = self.new_local_array::<T>(N as u32);
+        let (p, _) = a.base(self);
+        let zero = self.lit(0usize);
+        let end = self.lit(N);
+        self.for_range(zero, end, None, |cx, i| cx.b.store(p, Some(i.v), init.v));
+        a
+    }
+
+    /// `[a, b, c]`: a per-thread array of these values.
+    pub fn local_array_of<T: DevScalar>(&mut self, values: &[Val<T>]) -> LocalArray<T> {
+        let a = self.new_local_array::<T>(values.len() as u32);
+        let (p, _) = a.base(self);
+        for (k, v) in values.iter().enumerate() {
+            let i = self.lit(k);
+            self.b.store(p, Some(i.v), v.v);
+        }
+        a
+    }
+
+    fn new_local_array<T: DevScalar>(&mut self, len: u32) -> LocalArray<T> {
+        self.locals += 1;
+        let var = self.b.local(format!("a{}", self.locals), Type::array(Type::Scalar(T::SCALAR), len));
+        LocalArray { var, len, _t: PhantomData }
+    }
+
+    /// A host static's array, through its runtime global.
+    pub fn host<T: HostData + Sync + std::fmt::Debug>(&mut self, s: &'static HostStatic<T>) -> HostArray<T::Elem> {
+        if !self.statics.iter().any(|t| t.path() == s.path()) {
+            self.statics.push(s);
+        }
+        let w = self.b.host_ref(HostRef::Global { name: global_name(s.path()), offset: 0 });
+        let ptr = self.b.op_typed(Op::WordPtr(w), Type::ptr(AddrSpace::Global, Type::Scalar(T::Elem::SCALAR)));
+        HostArray { ptr, len: T::LEN, _t: PhantomData }
+    }
+
+    /// `x.len()`
+    pub fn len<T: DevScalar, S: Indexed<T>>(&mut self, s: S) -> Val<usize> {
+        s.base(self).1
+    }
+
+    /// The base pointer after a bounds check of `i` (message with Rust's
+    /// text and `loc`).
+    fn checked<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, loc: Loc) -> Value {
+        let (p, len) = s.base(self);
+        let out = self.ge(i, len);
+        let oob = self.oob;
+        self.if_(
+            out,
+            |cx| {
+                let text = format!(
+                    "{}:{}:{}: index out of bounds: the len is {{len}} but the index is {{index}}",
+                    loc.file, loc.line, loc.col
+                );
+                let m = cx.b.host_ref(HostRef::Str(text));
+                cx.b.call_void(oob, vec![m, len.v, i.v]);
+            },
+            |_| {},
+        );
+        p
+    }
+
+    /// `s[i]`, bounds-checked.
+    pub fn load<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, loc: Loc) -> Val<T> {
+        let p = self.checked(s, i, loc);
+        Val::new(self.b.load(p, Some(i.v)))
+    }
+
+    /// `s[i] = v`, bounds-checked.
+    pub fn store<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, v: Val<T>, loc: Loc) {
+        let p = self.checked(s, i, loc);
+        self.b.store(p, Some(i.v), v.v);
+    }
+
+    /// `*s.get_unchecked(i)`
+    pub fn load_unchecked<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>) -> Val<T> {
+        let (p, _) = s.base(self);
+        Val::new(self.b.load(p, Some(i.v)))
+    }
+
+    /// `*s.get_unchecked_mut(i) = v`
+    pub fn store_unchecked<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, v: Val<T>) {
+        let (p, _) = s.base(self);
+        self.b.store(p, Some(i.v), v.v);
+    }
+
+    atomics! {
+        atomic_add: AtomicArith => Add;
+        atomic_min: AtomicArith => Min;
+        atomic_max: AtomicArith => Max;
+        atomic_exchange: Int => Xchg;
+    }
+
+    /// `atomic.op` on a runtime global ([`crate::Global`]): the old value.
+    pub fn global_atomic<T: AtomicArith>(&mut self, g: &'static crate::Global<T>, op: u8, v: Val<T>) -> Val<T> {
+        let p = self.global_ptr(g);
+        let op = [AtomicOp::Add, AtomicOp::Min, AtomicOp::Max][usize::from(op.min(2))];
+        Val::new(self.b.atomic(op, p, None, v.v))
+    }
+
+    /// `atomic.xchg` on a runtime global: the old value.
+    pub fn global_exchange<T: Int>(&mut self, g: &'static crate::Global<T>, v: Val<T>) -> Val<T> {
+        let p = self.global_ptr(g);
+        Val::new(self.b.atomic(AtomicOp::Xchg, p, None, v.v))
+    }
+
+    /// `atomic.cas` on a runtime global: the old value.
+    pub fn global_compare_exchange<T: Int>(&mut self, g: &'static crate::Global<T>, expected: Val<T>, new: Val<T>) -> Val<T> {
+        let p = self.global_ptr(g);
+        Val::new(self.b.atomic_cas(p, None, expected.v, new.v))
+    }
+
+    fn global_ptr<T: Num>(&mut self, g: &'static crate::Global<T>) -> Value {
+        if !self.globals.iter().any(|(n, _)| *n == g.name()) {
+            self.globals.push((g.name(), size_of::<T>()));
+        }
+        let w = self.b.host_ref(HostRef::Global { name: g.name().to_owned(), offset: 0 });
+        self.b.op_typed(Op::WordPtr(w), Type::ptr(AddrSpace::Global, Type::Scalar(T::SCALAR)))
+    }
+
+    /// `atomic.cas` on element `i` (bounds-checked): the old value.
+    pub fn atomic_compare_exchange<T: Int, S: Indexed<T>>(
+        &mut self,
+        s: S,
+        i: Val<usize>,
+        expected: Val<T>,
+        new: Val<T>,
+        loc: Loc,
+    ) -> Val<T> {
+        let p = self.checked(s, i, loc);
+        Val::new(self.b.atomic_cas(p, Some(i.v), expected.v, new.v))
+    }
+
+    /// Throws `message` (`panic!`, `assert!`, `throw!`) at `loc`: the
+    /// thread ends.
+    pub fn throw(&mut self, message: &str, loc: Loc) {
+        let text = format!("{}:{}:{}: {message}", loc.file, loc.line, loc.col);
+        let m = self.b.host_ref(HostRef::Str(text));
+        self.b.call_void(self.throw, vec![m]);
+    }
+
+    /// `assert!(c, message)`
+    pub fn assert(&mut self, c: Val<bool>, message: &str, loc: Loc) {
+        self.if_(c, |_| {}, |cx| cx.throw(message, loc));
+    }
+
+    /// The device function `name` (defined before this function: the
+    /// generated code defines every callee first).
+    pub fn func(&mut self, name: &str) -> FuncId {
+        match self.funcs.get(name) {
+            Some(&f) => f,
+            None => {
+                self.errors.push(format!("device function {name} is called before it is defined"));
+                self.throw
+            }
+        }
+    }
+
+    /// A call of a device function.
+    pub fn call<R: Ret>(&mut self, f: FuncId, args: Vec<Value>) -> R {
+        R::call(self, f, args)
+    }
+
+    /// Records an error the macro could only find while building.
+    pub fn error(&mut self, message: String) {
+        self.errors.push(message);
+    }
+}
+
+/// Pushes one parameter's IR arguments.
+pub fn push<P: Param>(out: &mut Vec<Value>, p: P) {
+    p.values(out);
+}

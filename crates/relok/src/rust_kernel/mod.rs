@@ -1,0 +1,283 @@
+//! What the code `#[relok::kernel]`, `#[relok::device]` and
+//! `#[relok::host]` generate calls (`relok::__kernel`, hidden: not an API
+//! to write by hand; docs/kernels.md describes the macros).
+//!
+//! Shape:
+//! - a kernel's Rust body becomes a Rust function over *staged* values:
+//!   [`Val<T>`] (an SSA value of the IR whose Rust type is `T`),
+//!   [`Var<T>`] (a `let mut`: a `local` of the IR), [`Slice<T>`] (a
+//!   `&[T]` or `&mut [T]` parameter: pointer + `u32` length),
+//!   [`SharedArray<T>`], [`HostArray<T>`]. Running it drives relok-ir's
+//!   builder through a [`Cx`]: rustc type-checks the kernel (a `u32` added
+//!   to an `f32` is a Rust type error at the user's span) and the IR is
+//!   built with the same types;
+//! - [`ModuleCx`] holds the module being built: the runtime imports, the
+//!   bounds-check routine `@relok_rust_oob`, the device functions already
+//!   defined (each once, by name) and the host statics the kernel names;
+//! - [`KernelDef`] is one kernel's `static`: its IR is built and verified
+//!   once per process ([`std::sync::OnceLock`]); each context loads it
+//!   once (a map from the definition's address to the loaded kernel), so
+//!   a warm launch neither rebuilds nor re-hashes the IR;
+//! - [`HostStatic`] is a `#[relok::host] static`: the kernel reads it
+//!   through the runtime global named by its path (`ref global`), whose
+//!   bytes each context writes before loading a kernel that names it —
+//!   the key holds the path, never the bytes;
+//! - bounds checks call `@relok_rust_oob(message, len, index)`: the first
+//!   failing thread records `(message word, len, index, block, thread)` in
+//!   the runtime global `relok_rust_panic` and every failing thread throws
+//!   the message (a `str` host value holding `{len}` and `{index}`); the
+//!   stream's synchronisation fills the placeholders from that cell
+//!   ([`rust_exception`]) and clears it.
+
+mod build;
+mod exception;
+mod host;
+mod staged;
+
+pub use build::{push, Cx, ModuleCx};
+pub use exception::PANIC_CELL;
+pub(crate) use exception::rust_exception;
+pub use host::{global_name, HostData, HostObject, HostStatic};
+pub use relok_ir::Scalar;
+pub use staged::*;
+
+use crate::context::Shared;
+use crate::error::{Error, Result};
+use crate::kernel::{Arg, Kernel};
+use crate::program::Program;
+use crate::stream::Stream;
+use crate::{Buffer, Element, Grid};
+use relok_runtime::DeviceMemory;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The element types a generic kernel's type parameter ranges over
+/// (`u32 i32 u64 i64 f32 f64`): `relok::Number`.
+///
+/// ```
+/// #[relok::kernel]
+/// fn double<T: relok::Number>(x: &mut [T]) {
+///     let i = relok::global_id_x();
+///     if i < x.len() {
+///         x[i] = x[i] + x[i];
+///     }
+/// }
+///
+/// fn main() -> Result<(), relok::Error> {
+///     let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
+///     let mut x = ctx.upload(&[1.5f64, 2.0])?;
+///     let s = ctx.stream();
+///     double::launch(&s, relok::Grid::cover(2, 64), &mut x)?;   // the f64 instance
+///     s.synchronize()?;
+///     assert_eq!(x.download()?, [3.0, 4.0]);
+///     Ok(())
+/// }
+/// ```
+pub trait Elem: DevScalar + Num + Element + for<'a> LaunchArg<'a> {}
+impl<T: DevScalar + Num + Element + for<'a> LaunchArg<'a>> Elem for T {}
+
+/// The IR name of a generic kernel's instance: the kernel's name and each
+/// type's and constant's, `_`-joined, in `[A-Za-z0-9_]`.
+pub fn instance_name(kernel: &str, parts: &[String]) -> String {
+    let mut name = kernel.to_owned();
+    for p in parts {
+        name.push_str("__");
+        name.extend(p.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }));
+    }
+    name
+}
+
+/// A generic kernel's instances: one [`KernelDef`] per instantiation (by
+/// the `TypeId` of a key type the macro makes from the parameters), made
+/// on first use and kept for the process.
+#[derive(Debug)]
+pub struct Instances {
+    kernel: &'static str,
+    defs: Mutex<Vec<(std::any::TypeId, &'static KernelDef)>>,
+}
+
+impl Instances {
+    /// No instances yet.
+    pub const fn new(kernel: &'static str) -> Instances {
+        Instances { kernel, defs: Mutex::new(Vec::new()) }
+    }
+
+    /// The instance `key`, built by `build`.
+    pub fn get(&self, key: std::any::TypeId, build: fn(&mut ModuleCx)) -> &'static KernelDef {
+        let mut defs = lock(&self.defs);
+        if let Some((_, d)) = defs.iter().find(|(k, _)| *k == key) {
+            return d;
+        }
+        // One leak per instance a program launches: a definition lives
+        // as long as the process, as a static one does.
+        let def: &'static KernelDef = Box::leak(Box::new(KernelDef::instance(self.kernel, build)));
+        defs.push((key, def));
+        def
+    }
+}
+
+/// What building a kernel gave: its verified program and the host
+/// statics it reads.
+#[derive(Debug)]
+struct Built {
+    program: Program,
+    /// The kernel's IR name (an instance's carries its types).
+    kernel: String,
+    /// The runtime globals it names, with their sizes.
+    globals: Vec<(&'static str, usize)>,
+    statics: Vec<&'static dyn HostObject>,
+}
+
+/// One `#[relok::kernel]` (see the module docs).
+#[derive(Debug)]
+pub struct KernelDef {
+    name: &'static str,
+    build: fn(&mut ModuleCx),
+    built: OnceLock<std::result::Result<Built, String>>,
+}
+
+impl KernelDef {
+    /// The kernel `name` built by `build`.
+    pub const fn new(name: &'static str, build: fn(&mut ModuleCx)) -> KernelDef {
+        KernelDef { name, build, built: OnceLock::new() }
+    }
+
+    /// An instance of a generic kernel: its IR name is the one the build
+    /// gives its kernel (the module's only one).
+    fn instance(kernel: &'static str, build: fn(&mut ModuleCx)) -> KernelDef {
+        KernelDef { name: kernel, build, built: OnceLock::new() }
+    }
+
+    fn built(&self) -> Result<&Built> {
+        let built = self.built.get_or_init(|| {
+            let mut m = ModuleCx::new();
+            (self.build)(&mut m);
+            if !m.errors.is_empty() {
+                return Err(m.errors.join("; "));
+            }
+            let (statics, globals) = (m.statics, m.globals);
+            let module = m.mb.build();
+            let kernel = module.kernels().next().map(|(_, f)| f.name.clone()).unwrap_or_default();
+            Program::from_module(module).map(|program| Built { program, kernel, globals, statics }).map_err(|e| e.to_string())
+        });
+        built.as_ref().map_err(|reason| Error::KernelBuild { kernel: self.name.to_owned(), reason: reason.clone() })
+    }
+
+    /// The kernel's verified IR (built on first use).
+    pub fn program(&self) -> Result<&Program> {
+        self.built().map(|b| &b.program)
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The kernel loaded on the stream's context (once per context; a
+    /// warm call is a map lookup and a reference count).
+    pub fn kernel(&'static self, stream: &Stream) -> Result<Arc<Kernel>> {
+        let ctx = &stream.inner.ctx;
+        let key = std::ptr::from_ref(self) as usize;
+        if let Some(k) = lock(&ctx.rust_kernels).get(&key) {
+            return Ok(Arc::clone(k));
+        }
+        let built = self.built()?;
+        for s in &built.statics {
+            deliver(ctx, *s)?;
+        }
+        for (name, bytes) in &built.globals {
+            declare_global(ctx, name, *bytes)?;
+        }
+        let k = Arc::new(Kernel::load(ctx, &built.program, &built.kernel)?);
+        lock(&ctx.rust_kernels).insert(key, Arc::clone(&k));
+        Ok(k)
+    }
+
+    /// Loads (once per context) and launches with `args` in the IR's order.
+    pub fn launch(&'static self, stream: &Stream, grid: Grid, args: Vec<Arg<'_>>) -> Result<()> {
+        self.kernel(stream)?.launch(stream, grid, args)
+    }
+}
+
+/// Writes a host static's bytes into its runtime global on `ctx`'s device
+/// (each time a context loads a kernel that reads it: the bytes of this
+/// process, whatever a stored artifact was compiled with).
+fn deliver(ctx: &Arc<Shared>, s: &dyn HostObject) -> Result<()> {
+    let name = global_name(s.path());
+    let bytes = s.bytes();
+    declare_global(ctx, &name, bytes.len())?;
+    let cell = ctx.session.global_cell(&ctx.device, &name).map_err(relok_runtime::ProgramError::from).map_err(Error::Compile)?;
+    if !bytes.is_empty() {
+        ctx.device.write_bytes(cell, bytes)?;
+    }
+    Ok(())
+}
+
+/// Declares the runtime global `name` of `bytes` bytes (at least 8) in
+/// `ctx`'s session; declared already (by a kernel that named it, with the
+/// runtime's default size, or by the program) is fine.
+pub(crate) fn declare_global(ctx: &Shared, name: &str, bytes: usize) -> Result<()> {
+    match ctx.session.declare_global(name, (bytes as u64).max(8)) {
+        Ok(()) | Err(relok_runtime::SessionError::GlobalSizeConflict { .. }) => Ok(()),
+        Err(e) => Err(Error::Compile(e.into())),
+    }
+}
+
+/// One launch argument of a generated `launch`: scalars as themselves,
+/// buffers as the buffer and its `u32` length.
+pub trait LaunchArg<'a> {
+    /// Appends the IR arguments.
+    fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()>;
+}
+
+macro_rules! scalar_launch_arg {
+    ($($t:ty),*) => {$(
+        impl<'a> LaunchArg<'a> for $t {
+            fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()> {
+                out.push(self.into());
+                Ok(())
+            }
+        }
+    )*};
+}
+scalar_launch_arg!(bool, i32, u32, i64, u64, f32, f64);
+
+impl<'a> LaunchArg<'a> for usize {
+    fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()> {
+        let v = u32::try_from(self).map_err(|_| Error::TooLarge { len: self, elem_bytes: 4 })?;
+        out.push(v.into());
+        Ok(())
+    }
+}
+
+impl<'a> LaunchArg<'a> for &'a crate::Symbol {
+    fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()> {
+        out.push(self.into());
+        Ok(())
+    }
+}
+
+fn buffer_len<T: Element>(b: &Buffer<T>) -> Result<u32> {
+    u32::try_from(b.len()).map_err(|_| Error::TooLarge { len: b.len(), elem_bytes: size_of::<T>() })
+}
+
+impl<'a, T: Element> LaunchArg<'a> for &'a Buffer<T> {
+    fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()> {
+        let len = buffer_len(self)?;
+        out.push(self.into());
+        out.push(len.into());
+        Ok(())
+    }
+}
+
+impl<'a, T: Element> LaunchArg<'a> for &'a mut Buffer<T> {
+    fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()> {
+        let len = buffer_len(self)?;
+        out.push(self.into());
+        out.push(len.into());
+        Ok(())
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

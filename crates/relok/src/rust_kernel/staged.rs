@@ -1,0 +1,295 @@
+//! The staged types a kernel's translated body computes with: Rust
+//! scalar types and their IR scalars ([`DevScalar`] and the bounds
+//! [`Num`], [`Int`], [`Signed`], [`Bits`], [`Float`]), IR values typed by
+//! their Rust type ([`Val`]), `let mut`s ([`Var`]), indexable places
+//! ([`Slice`], [`SharedArray`], [`LocalArray`], [`HostArray`] behind
+//! [`Indexed`]), parameters ([`Param`]) and results ([`Ret`]).
+
+use super::build::Cx;
+use relok_ir::{AddrSpace, FuncId, Scalar, Type, Value};
+use std::marker::PhantomData;
+
+/// A Rust scalar type a kernel computes with. `usize` is the IR's `u32`
+/// (indices and lengths are 32-bit on the device).
+pub trait DevScalar: Copy + 'static {
+    /// The IR's scalar.
+    const SCALAR: Scalar;
+    /// Bits, zero-extended to 64 (the IR's literal convention).
+    fn bits(self) -> u64;
+}
+
+/// Numbers (not `bool`): arithmetic, comparisons, casts.
+pub trait Num: DevScalar {}
+/// Integers: bit operations and shifts in a kernel; a generic kernel's
+/// type parameter bounded by `relok::Int` ranges over `u32 i32 u64 i64`.
+///
+/// ```
+/// fn integer<T: relok::Int>() {}
+/// integer::<u64>();
+/// ```
+pub trait Int: Num {}
+/// Types with `-x` (`i32 i64 f32 f64`); a bound of generic kernels.
+///
+/// ```
+/// fn signed<T: relok::Signed>() {}
+/// signed::<i32>();
+/// ```
+pub trait Signed: Num {}
+/// Types atomics add, min and max take: integers, and `f32`/`f64` (the
+/// IR's float atomics; `f64` is refused by name on wgpu).
+pub trait AtomicArith: Num {}
+
+/// Types with `!x` (integers and `bool`).
+pub trait Bits: DevScalar {}
+/// Floating point (`f32 f64`): `sqrt` in a kernel; a bound of generic
+/// kernels.
+///
+/// ```
+/// fn float<T: relok::Float>() {}
+/// float::<f32>();
+/// ```
+pub trait Float: Num {
+    /// The bits of 1.0.
+    const ONE_BITS: u64;
+}
+
+macro_rules! dev_scalar {
+    ($($t:ty => $s:ident, |$x:ident| $bits:expr, [$($tr:ident),*];)*) => {$(
+        impl DevScalar for $t {
+            const SCALAR: Scalar = Scalar::$s;
+            fn bits(self) -> u64 {
+                let $x = self;
+                $bits
+            }
+        }
+        $(impl $tr for $t {})*
+    )*};
+}
+
+dev_scalar! {
+    bool => Bool, |x| u64::from(x), [Bits];
+    i32 => I32, |x| u64::from(x as u32), [Num, Int, Signed, Bits];
+    u32 => U32, |x| u64::from(x), [Num, Int, Bits];
+    usize => U32, |x| u64::from(x as u32), [Num, Int, Bits];
+    i64 => I64, |x| x as u64, [Num, Int, Signed, Bits];
+    u64 => U64, |x| x, [Num, Int, Bits];
+    f32 => F32, |x| u64::from(x.to_bits()), [Num, Signed];
+    f64 => F64, |x| x.to_bits(), [Num, Signed];
+}
+
+impl AtomicArith for i32 {}
+impl AtomicArith for u32 {}
+impl AtomicArith for usize {}
+impl AtomicArith for i64 {}
+impl AtomicArith for u64 {}
+impl AtomicArith for f32 {}
+impl AtomicArith for f64 {}
+
+impl Float for f32 {
+    const ONE_BITS: u64 = 0x3f80_0000;
+}
+
+impl Float for f64 {
+    const ONE_BITS: u64 = 0x3ff0_0000_0000_0000;
+}
+
+/// The Rust type of a `word` in a kernel: a symbol (a `relok::Symbol`
+/// parameter, `sym!("name")`). Words are only compared.
+#[derive(Debug, Clone, Copy)]
+pub struct Word;
+
+impl DevScalar for Word {
+    const SCALAR: Scalar = Scalar::Word;
+    fn bits(self) -> u64 {
+        0
+    }
+}
+
+/// An IR value whose Rust type is `T`.
+#[derive(Debug)]
+pub struct Val<T> {
+    pub(super) v: Value,
+    pub(super) _t: PhantomData<T>,
+}
+impl<T> Clone for Val<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Val<T> {}
+impl<T> Val<T> {
+    pub(super) fn new(v: Value) -> Val<T> {
+        Val { v, _t: PhantomData }
+    }
+}
+
+/// A `let mut` scalar: an IR `local`.
+#[derive(Debug)]
+pub struct Var<T> {
+    pub(super) var: relok_ir::Var,
+    pub(super) _t: PhantomData<T>,
+}
+impl<T> Clone for Var<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Var<T> {}
+
+/// A `&[T]` / `&mut [T]` parameter: a `ptr<global, T>` and a `u32` length.
+#[derive(Debug)]
+pub struct Slice<T> {
+    pub(super) ptr: Value,
+    pub(super) len: Value,
+    pub(super) _t: PhantomData<T>,
+}
+impl<T> Clone for Slice<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Slice<T> {}
+
+/// A block-shared array of a size known at compile time.
+#[derive(Debug)]
+pub struct SharedArray<T> {
+    pub(super) var: relok_ir::Var,
+    pub(super) len: u32,
+    pub(super) _t: PhantomData<T>,
+}
+impl<T> Clone for SharedArray<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SharedArray<T> {}
+
+/// A per-thread array (`let mut a = [0.0f32; 4];`): an IR `local` of
+/// array type.
+#[derive(Debug)]
+pub struct LocalArray<T> {
+    pub(super) var: relok_ir::Var,
+    pub(super) len: u32,
+    pub(super) _t: PhantomData<T>,
+}
+impl<T> Clone for LocalArray<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for LocalArray<T> {}
+
+impl<T: DevScalar> Indexed<T> for LocalArray<T> {
+    fn base(self, cx: &mut Cx<'_>) -> (Value, Val<usize>) {
+        let p = cx.b.addr(self.var);
+        let len = cx.lit(self.len as usize);
+        (p, len)
+    }
+}
+
+/// A `#[relok::host] static` array, read through its runtime global.
+#[derive(Debug)]
+pub struct HostArray<T> {
+    pub(super) ptr: Value,
+    pub(super) len: u32,
+    pub(super) _t: PhantomData<T>,
+}
+impl<T> Clone for HostArray<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for HostArray<T> {}
+
+/// Where a Rust construct is: `file!()`, `line!()`, `column!()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Loc {
+    /// `file!()`.
+    pub file: &'static str,
+    /// `line!()`.
+    pub line: u32,
+    /// `column!()`.
+    pub col: u32,
+}
+
+/// Something indexable in a kernel: where its elements are and how many.
+pub trait Indexed<T: DevScalar>: Copy {
+    /// A pointer to element 0 and the length.
+    fn base(self, cx: &mut Cx<'_>) -> (Value, Val<usize>);
+}
+
+impl<T: DevScalar> Indexed<T> for Slice<T> {
+    fn base(self, _: &mut Cx<'_>) -> (Value, Val<usize>) {
+        (self.ptr, Val::new(self.len))
+    }
+}
+
+impl<T: DevScalar> Indexed<T> for SharedArray<T> {
+    fn base(self, cx: &mut Cx<'_>) -> (Value, Val<usize>) {
+        let p = cx.b.addr(self.var);
+        let len = cx.lit(self.len as usize);
+        (p, len)
+    }
+}
+
+impl<T: DevScalar> Indexed<T> for HostArray<T> {
+    fn base(self, cx: &mut Cx<'_>) -> (Value, Val<usize>) {
+        let len = cx.lit(self.len as usize);
+        (self.ptr, len)
+    }
+}
+
+/// A kernel or device-function parameter type.
+pub trait Param: Copy {
+    /// Declares the IR parameter(s).
+    fn declare(cx: &mut Cx<'_>) -> Self;
+    /// The IR arguments passing it to a device function.
+    fn values(self, out: &mut Vec<Value>);
+}
+
+impl<T: DevScalar> Param for Val<T> {
+    fn declare(cx: &mut Cx<'_>) -> Self {
+        Val::new(cx.b.param(T::SCALAR))
+    }
+    fn values(self, out: &mut Vec<Value>) {
+        out.push(self.v);
+    }
+}
+
+impl<T: DevScalar> Param for Slice<T> {
+    fn declare(cx: &mut Cx<'_>) -> Self {
+        let ptr = cx.b.param(Type::ptr(AddrSpace::Global, Type::Scalar(T::SCALAR)));
+        let len = cx.b.param(Scalar::U32);
+        Slice { ptr, len, _t: PhantomData }
+    }
+    fn values(self, out: &mut Vec<Value>) {
+        out.push(self.ptr);
+        out.push(self.len);
+    }
+}
+
+/// A device function's result type: a scalar or nothing.
+pub trait Ret {
+    /// The IR result type.
+    fn ty() -> Option<Type>;
+    /// The result of a call.
+    fn call(cx: &mut Cx<'_>, f: FuncId, args: Vec<Value>) -> Self;
+}
+
+impl Ret for () {
+    fn ty() -> Option<Type> {
+        None
+    }
+    fn call(cx: &mut Cx<'_>, f: FuncId, args: Vec<Value>) {
+        cx.b.call_void(f, args);
+    }
+}
+
+impl<T: DevScalar> Ret for Val<T> {
+    fn ty() -> Option<Type> {
+        Some(Type::Scalar(T::SCALAR))
+    }
+    fn call(cx: &mut Cx<'_>, f: FuncId, args: Vec<Value>) -> Self {
+        Val::new(cx.b.call(f, args))
+    }
+}
