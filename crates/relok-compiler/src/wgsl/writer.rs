@@ -654,7 +654,12 @@ impl<'m> FuncCx<'m> {
                 Op::ConstAddr(c) => (Base::Const(*c), "0u".into()),
                 Op::WordPtr(w) => (Base::Heap, format!("v{}.x", w.index())),
                 Op::State(StateField::RelocTable) => (Base::Table, "0u".into()),
-                Op::State(StateField::Exception) => (Base::Exception, "0u".into()),
+                // A zero the shader compiler cannot see through: with a
+                // literal 0, an exception-record index made of constants
+                // only (a baked word, a `const` offset) makes naga 30's
+                // SPIR-V writer panic in its bounds check ("Expression … is
+                // not cached") on every Vulkan device.
+                Op::State(StateField::Exception) => (Base::Exception, format!("{ARGS_VAR}[arrayLength(&{ARGS_VAR}) - 1u]")),
                 Op::Select(c, a, b) => {
                     let (ba, bb) = (self.base(*a)?, self.base(*b)?);
                     if ba != bb {
@@ -762,7 +767,20 @@ impl<'m> FuncCx<'m> {
         // override processing (every pipeline wgpu makes) mis-scopes a
         // `let` bound to a constant expression ("NotInScope"). Float
         // constants stay `let`: a NaN or infinite `const` is an error.
-        let constant = folded.is_some() || matches!(op, Op::Const(_) | Op::BakedWord(_));
+        //
+        // A baked word is neither: a `let` read through a zero the shader
+        // compiler cannot see. As a `const`, a copy of it (`let x = word;
+        // … x.x`) makes naga 30's SPIR-V writer panic in a bounds check
+        // ("Expression … is not cached", every Vulkan device).
+        let e = match (op, self.f.kind) {
+            (Op::BakedWord(w), FuncKind::Kernel) => {
+                self.opaque_zero = true;
+                format!("vec2<u32>({}u ^ relok_zero, {}u)", *w as u32, (*w >> 32) as u32)
+            }
+            (Op::BakedWord(w), _) => format!("vec2<u32>({}u ^ {ARGS_VAR}[arrayLength(&{ARGS_VAR}) - 1u], {}u)", *w as u32, (*w >> 32) as u32),
+            _ => e,
+        };
+        let constant = folded.is_some() || matches!(op, Op::Const(_));
         let keyword = if constant && sc != Scalar::F32 { "const" } else { "let" };
         // A float constant the driver can see lets it fold `0.0 - x` into
         // `-x` (lavapipe does: -0.0 where the IR gives +0.0; found by
