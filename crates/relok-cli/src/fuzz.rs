@@ -237,7 +237,15 @@ pub fn generate(seed: u64, steps: usize) -> String {
     let tile = g.value_ptr("ptr<shared, u32> = addr %tile");
     let sum = g.value_ptr("ptr<shared, u32> = addr %sum");
     let _ = writeln!(g.body, "    store v{tile}[v{tid}], v{own}");
-    let _ = g.value(Scalar::U32, format!("atomic.add v{sum}, v{own}"));
+    // Shared memory starts undefined (docs/ir.md; on CUDA it holds what
+    // the previous launch left): thread 0 zeroes the sum first.
+    let zero = g.unhashed("u32 = const", "0");
+    let first = g.unhashed("bool = eq", &format!("v{tid}, v{zero}"));
+    let _ = writeln!(g.body, "    if v{first} {{\n        store v{sum}, v{zero}\n    }}\n    barrier");
+    // The old value an `atomic.add` returns depends on the order the
+    // threads ran in (sequential on the cpu device and on lavapipe, not on
+    // an NVIDIA GPU): kept out of the hash; the sum after the barrier is in.
+    let _ = g.unhashed("u32 = atomic.add", &format!("v{sum}, v{own}"));
     g.body.push_str("    barrier\n");
     let one = g.value(Scalar::U32, "const 1".into());
     let next = g.value(Scalar::U32, format!("add v{tid}, v{one}"));
@@ -264,6 +272,12 @@ impl Gen {
         self.next += 1;
         let _ = writeln!(self.body, "    v{v}: {decl}");
         v
+    }
+
+    /// A value kept out of the pool that is folded into the result: one
+    /// whose bits a device may choose (`ty_op` is `type = op`).
+    fn unhashed(&mut self, ty_op: &str, operands: &str) -> u32 {
+        self.value_ptr(&format!("{ty_op} {operands}"))
     }
 }
 
