@@ -241,8 +241,9 @@ impl CudaDevice {
 
     /// Keeps the machine code of a bundle (see
     /// [`crate::KernelCache::load_bundle`]) for the loads that need it.
-    /// Only cubins this GPU can run are ever looked up (see
-    /// [`CudaDevice::module_for`]); the rest are never used.
+    /// Only cubins this GPU can run are ever looked up: its own compute
+    /// capability's, else an earlier minor version's of the same major
+    /// one; the rest are never used.
     pub fn add_machine_code(&self, code: &[(Key, Arc<[u8]>)]) {
         lock(&self.bundled).extend(code.iter().map(|(k, c)| (*k, Arc::clone(c))));
     }
