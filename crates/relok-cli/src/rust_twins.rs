@@ -34,9 +34,12 @@ pub fn run(device: &str, strategy: Strategy, json: bool) -> Result<bool, String>
             println!("{record}");
         } else {
             let verdict = match (o.equal, same_as_cpu(o)) {
-                (true, true) => "ok: equal to the .rk version and to the cpu device",
-                (false, _) => "DIFFERENT from the .rk version",
-                (true, false) => "DIFFERENT from the cpu device",
+                (true, true) => "ok: equal to the .rk version and to the cpu device".to_owned(),
+                (false, _) => "DIFFERENT from the .rk version".to_owned(),
+                (true, false) => {
+                    let cpu = oracle.iter().find(|c| c.name == o.name);
+                    format!("DIFFERENT from the cpu device {}", cpu.map(|c| o.difference(c)).unwrap_or_default())
+                }
             };
             println!("{:<10} {verdict}  ({} lines of Rust, {} of .rk)", o.name, o.rust_lines, o.rk_lines);
         }

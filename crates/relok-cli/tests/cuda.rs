@@ -215,13 +215,18 @@ fn the_binary_archive_survives_garbage_foreign_cubins_old_drivers_and_a_tiny_cap
     assert!(report.folders_removed.iter().any(|f| old.ends_with(f)), "{report:?}");
     assert!(!old.exists() && other_gpu.exists());
     drop(d);
-    // A cap of one byte: a collection evicts everything; the next load
-    // links and archives again.
+    // A cap of one byte: a collection evicts everything, and no cubin fits
+    // (the cap bounds each entry: docs/cache.md), so the next load links
+    // and archives nothing; with room again, the load after archives.
     let d = archived(&root, 1);
     let report = d.archive().expect("archive").collect();
     assert_eq!((report.entries, report.bytes), (0, 0), "{report:?}");
     let d = run_on(d, "saxpy");
     assert_eq!(d.load_stats().linked, 1);
+    assert_eq!(d.archive().expect("archive").entries().len(), 0);
+    drop(d);
+    let d = run_on(archived(&root, 1 << 30), "saxpy");
+    assert_eq!((d.load_stats().linked, d.load_stats().archive_hits), (1, 0));
     assert_eq!(d.archive().expect("archive").entries().len(), 1);
     let _ = std::fs::remove_dir_all(&root);
 }

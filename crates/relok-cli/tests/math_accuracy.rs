@@ -16,7 +16,7 @@
 
 use relok_cli::args::ArgValue;
 use relok_cli::launch::{run_kernel, Target};
-use relok_compiler::math::accuracy::{bound, max_error, sample};
+use relok_compiler::math::accuracy::{bound, max_error, max_error_flushing_subnormals, sample};
 use relok_compiler::math::{eval_f32, eval_f64, LIBRARY};
 use relok_ir::{MathFn, Scalar, Strategy};
 use relok_runtime::LaunchConfig;
@@ -117,7 +117,10 @@ fn every_function_is_the_library_and_within_its_bound_on_the_device() {
                 failures.push(format!("{f} {ty}: {differ} results differ from the library's bits"));
             }
             let allowed = bound(f, ty) + if wgpu { WGPU_DIVISION_SLACK } else { 0.0 };
-            let (e, at) = max_error(f, ty, &args_f, &got);
+            // WGSL lets a driver flush f32 subnormal operands and results
+            // to zero (NVIDIA's Vulkan driver does): measured as such on
+            // wgpu (docs/ir.md).
+            let (e, at) = if wgpu { max_error_flushing_subnormals(f, ty, &args_f, &got) } else { max_error(f, ty, &args_f, &got) };
             table += &format!("{f} {ty}: {e:.2} {allowed} ({differ} differ from the library's bits; worst at {at:?})\n");
             if e.is_nan() || e > allowed {
                 failures.push(format!("{f} {ty}: {e} ulp > the bound {allowed} at {at:?}"));

@@ -39,7 +39,8 @@
 //! temporary files are collected, a size cap
 //! (`RELOK_BINARY_CACHE_MAX_BYTES`, default 1 GiB).
 //! A cubin the driver refuses is rejected and the PTX path taken. On by
-//! default under the cache root; `RELOK_BINARY_CACHE=off` (or
+//! default under the cache root (`Device::open`; `Device::open_in` names
+//! another root); `RELOK_BINARY_CACHE=off` (or
 //! `RELOK_CACHE=off`) disables it.
 
 use crate::error::{DeviceError, LaunchError};
@@ -147,16 +148,16 @@ impl CudaDevice {
     /// Opens GPU `ordinal` in its primary context (shared with other users
     /// of the primary context in this process).
     pub fn open(ordinal: usize) -> Result<CudaDevice, CudaError> {
-        CudaDevice::open_in(ordinal, false)
+        CudaDevice::open_context(ordinal, false)
     }
 
     /// Opens GPU `ordinal` in a context of its own: its modules and
     /// allocations are separate from every other context's.
     pub fn open_private(ordinal: usize) -> Result<CudaDevice, CudaError> {
-        CudaDevice::open_in(ordinal, true)
+        CudaDevice::open_context(ordinal, true)
     }
 
-    fn open_in(ordinal: usize, private: bool) -> Result<CudaDevice, CudaError> {
+    fn open_context(ordinal: usize, private: bool) -> Result<CudaDevice, CudaError> {
         if !driver_present() {
             return Err(CudaError::NotAvailable("no CUDA driver (libcuda) on this machine".into()));
         }
@@ -193,14 +194,13 @@ impl CudaDevice {
         })
     }
 
-    /// [`CudaDevice::open`] with the binary archive the environment names
-    /// (see the module docs); an archive that cannot be opened leaves the
+    /// Opens GPU `ordinal` with the binary archive under cache root `root`
+    /// (`None`: no archive); an archive that cannot be opened leaves the
     /// device without one, with a warning.
-    pub fn open_with_archive(ordinal: usize) -> Result<CudaDevice, CudaError> {
+    pub fn open_with_archive(ordinal: usize, root: Option<&std::path::Path>) -> Result<CudaDevice, CudaError> {
         let mut d = CudaDevice::open(ordinal)?;
-        let off = relok_cache::switched_off("RELOK_BINARY_CACHE");
-        if let Some(root) = relok_cache::default_root().filter(|_| !off) {
-            match crate::cache::open_store(d.archive_config(&root)) {
+        if let Some(root) = root {
+            match crate::cache::open_store(d.archive_config(root)) {
                 Ok(store) => d.archive = Some(store),
                 Err(e) => tracing::warn!("binary archive disabled for this run: {e}"),
             }

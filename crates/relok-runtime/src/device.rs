@@ -200,8 +200,17 @@ impl Device {
     /// (the N-th adapter wgpu lists, narrowed by `RELOK_WGPU_ADAPTER`), or
     /// `best`: the first CUDA GPU, else the first wgpu adapter that is a
     /// GPU (not a software rasteriser), else `cpu:0`. GPU devices get the
-    /// binary archive the environment names.
+    /// binary archive the environment names (under
+    /// [`relok_cache::default_root`], unless `RELOK_BINARY_CACHE=off` or
+    /// `RELOK_CACHE=off`).
     pub fn open(spec: &str) -> Result<Device, OpenError> {
+        let off = relok_cache::switched_off("RELOK_BINARY_CACHE");
+        Device::open_in(spec, relok_cache::default_root().filter(|_| !off).as_deref())
+    }
+
+    /// [`Device::open`] with the binary archive under cache root
+    /// `archive_root` (`None`: no archive), whatever the environment says.
+    pub fn open_in(spec: &str, archive_root: Option<&std::path::Path>) -> Result<Device, OpenError> {
         let (kind, ordinal) = match spec.split_once(':') {
             Some((k, n)) => (
                 k,
@@ -211,19 +220,21 @@ impl Device {
         };
         #[cfg(any(feature = "cuda", feature = "wgpu"))]
         let unavailable = |e: &dyn std::fmt::Display| OpenError::NotAvailable { spec: spec.to_owned(), reason: e.to_string() };
+        #[cfg(not(any(feature = "cuda", feature = "wgpu")))]
+        let _ = archive_root;
         match kind {
             "cpu" => Ok(Device::Cpu(CpuDevice::new(ordinal))),
             #[cfg(feature = "cuda")]
-            "cuda" => crate::cuda::CudaDevice::open_with_archive(ordinal as usize).map(Device::Cuda).map_err(|e| unavailable(&e)),
+            "cuda" => crate::cuda::CudaDevice::open_with_archive(ordinal as usize, archive_root).map(Device::Cuda).map_err(|e| unavailable(&e)),
             #[cfg(not(feature = "cuda"))]
             "cuda" => Err(OpenError::NotBuilt { spec: spec.to_owned(), feature: "cuda" }),
             #[cfg(feature = "wgpu")]
-            "wgpu" => crate::wgpu::WgpuDevice::open_with_archive(ordinal as usize)
+            "wgpu" => crate::wgpu::WgpuDevice::open_in(ordinal as usize, archive_root.map(std::path::Path::to_path_buf))
                 .map(|d| Device::Wgpu(Box::new(d)))
                 .map_err(|e| unavailable(&e)),
             #[cfg(not(feature = "wgpu"))]
             "wgpu" => Err(OpenError::NotBuilt { spec: spec.to_owned(), feature: "wgpu" }),
-            "best" if ordinal == 0 && !spec.contains(':') => Ok(Device::best()),
+            "best" if ordinal == 0 && !spec.contains(':') => Ok(Device::best(archive_root)),
             _ => Err(OpenError::UnknownDevice { spec: spec.to_owned() }),
         }
     }
@@ -244,11 +255,11 @@ impl Device {
 
     /// The device [`Device::best_spec`] names; the cpu device if it does not
     /// open.
-    fn best() -> Device {
+    fn best(archive_root: Option<&std::path::Path>) -> Device {
         let spec = Device::best_spec();
         match spec.as_str() {
             "cpu:0" => Device::Cpu(CpuDevice::new(0)),
-            _ => Device::open(&spec).unwrap_or_else(|e| {
+            _ => Device::open_in(&spec, archive_root).unwrap_or_else(|e| {
                 tracing::warn!("best: {e}; using the cpu device");
                 Device::Cpu(CpuDevice::new(0))
             }),

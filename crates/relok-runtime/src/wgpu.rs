@@ -393,14 +393,6 @@ impl WgpuDevice {
         WgpuDevice::open_in(ordinal, None)
     }
 
-    /// [`WgpuDevice::open`] with the pipeline-cache archive the environment
-    /// names (see the module docs); an archive that cannot be opened leaves
-    /// the device without one, with a warning.
-    pub fn open_with_archive(ordinal: usize) -> Result<WgpuDevice, WgpuError> {
-        let off = relok_cache::switched_off("RELOK_BINARY_CACHE");
-        WgpuDevice::open_in(ordinal, relok_cache::default_root().filter(|_| !off))
-    }
-
     /// Opens adapter `ordinal` with the archive under cache root `root`
     /// (`None`: no archive).
     pub fn open_in(ordinal: usize, root: Option<std::path::PathBuf>) -> Result<WgpuDevice, WgpuError> {

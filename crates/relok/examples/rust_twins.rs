@@ -15,7 +15,8 @@ fn main() -> Result<(), relok::Error> {
     let mut failed = false;
     let wgpu = ctx.device_kind() == relok::DeviceKind::Wgpu;
     for outcome in run::all(&ctx)? {
-        let same_as_cpu = oracle.iter().any(|o| o.name == outcome.name && outcome.same_as(o, wgpu));
+        let cpu = oracle.iter().find(|o| o.name == outcome.name);
+        let same_as_cpu = cpu.is_some_and(|o| outcome.same_as(o, wgpu));
         #[expect(clippy::print_stdout, reason = "an example prints its result")]
         {
             println!(
@@ -26,6 +27,9 @@ fn main() -> Result<(), relok::Error> {
                 if outcome.equal { "equal to the .rk" } else { "DIFFERENT from the .rk" },
                 if same_as_cpu { "equal to the cpu device" } else { "DIFFERENT from the cpu device" },
             );
+            if let (false, Some(cpu)) = (same_as_cpu, cpu) {
+                println!("           {}", outcome.difference(cpu));
+            }
         }
         failed |= !outcome.equal || !same_as_cpu;
     }

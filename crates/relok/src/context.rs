@@ -100,7 +100,8 @@ impl ContextBuilder {
         self
     }
 
-    /// No artifact store on disk: kernels are compiled once per process.
+    /// No artifact store on disk: kernels are compiled once per process
+    /// (and a GPU's machine code is not archived either).
     ///
     /// ```
     /// let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
@@ -112,7 +113,8 @@ impl ContextBuilder {
         self
     }
 
-    /// The artifact store under `root` (instead of the environment's).
+    /// The artifact store under `root` (instead of the environment's), and
+    /// the GPU's binary archive (cubins, the pipeline cache) beside it.
     ///
     /// ```
     /// let root = std::env::temp_dir().join(format!("relok-doc-cache-{}", std::process::id()));
@@ -133,7 +135,13 @@ impl ContextBuilder {
     /// assert!(matches!(err, relok::Error::Open(_)), "{err}");
     /// ```
     pub fn build(self) -> Result<Context> {
-        let device = Device::open(&self.device)?;
+        // The binary archive (cubins, the pipeline cache) lives beside the
+        // artifact store: under the builder's folder, or nowhere.
+        let device = match &self.cache {
+            CacheChoice::Environment => Device::open(&self.device)?,
+            CacheChoice::Off => Device::open_in(&self.device, None)?,
+            CacheChoice::Dir(root) => Device::open_in(&self.device, Some(root))?,
+        };
         let target = device.target();
         if !device.strategies().contains(&self.strategy) {
             return Err(Error::Compile(relok_runtime::ProgramError::Unsupported { strategy: self.strategy, target: target.name() }));

@@ -112,7 +112,13 @@ fn rust_twins_equal_their_rk_versions_on_every_device_and_strategy() {
                 assert!(o.equal, "{} on {} under {strategy}: the Rust twin differs from the .rk", o.name, ctx.device_name());
                 assert!(o.rust_lines < o.rk_lines, "{}: {} lines of Rust against {} of .rk", o.name, o.rust_lines, o.rk_lines);
                 match oracle.iter().find(|c| c.name == o.name) {
-                    Some(cpu) => assert!(o.same_as(cpu, wgpu), "{} on {} under {strategy} differs from the cpu device", o.name, ctx.device_name()),
+                    Some(cpu) => assert!(
+                        o.same_as(cpu, wgpu),
+                        "{} on {} under {strategy} differs from the cpu device {}",
+                        o.name,
+                        ctx.device_name(),
+                        o.difference(cpu)
+                    ),
                     None => oracle.push(o),
                 }
             }

@@ -36,6 +36,39 @@ pub fn ulp_error(got: f64, want: f64, ty: Scalar) -> f64 {
     (got - want).abs() / ulp
 }
 
+/// `x` with a subnormal of `ty` replaced by a zero of its sign: what a
+/// device that flushes subnormals reads or writes (WGSL allows it for
+/// `f32`; NVIDIA's Vulkan driver does it).
+pub fn flush_subnormal(x: f64, ty: Scalar) -> f64 {
+    let min_normal = if ty == Scalar::F32 { f64::from(f32::MIN_POSITIVE) } else { f64::MIN_POSITIVE };
+    if x != 0.0 && x.abs() < min_normal {
+        0.0f64.copysign(x)
+    } else {
+        x
+    }
+}
+
+/// [`max_error`] on a device that may flush subnormals to zero: each
+/// result is measured against the reference of the operands as given and
+/// of the operands with their subnormals flushed, each also with a
+/// subnormal reference flushed, and the smallest error counts. Away from
+/// subnormals this is [`max_error`].
+pub fn max_error_flushing_subnormals(f: MathFn, ty: Scalar, args: &[Vec<f64>], got: &[f64]) -> (f64, Vec<f64>) {
+    let mut worst = (0.0, Vec::new());
+    for (a, &g) in args.iter().zip(got) {
+        let flushed: Vec<f64> = a.iter().map(|&x| flush_subnormal(x, ty)).collect();
+        let e = [reference(f, a), reference(f, &flushed)]
+            .into_iter()
+            .flat_map(|r| [r, flush_subnormal(r, ty)])
+            .map(|r| ulp_error(g, r, ty))
+            .fold(f64::INFINITY, f64::min);
+        if e > worst.0 {
+            worst = (e, a.clone());
+        }
+    }
+    worst
+}
+
 /// The reference value of `f` (an accurate `f64` evaluation).
 pub fn reference(f: MathFn, a: &[f64]) -> f64 {
     match f {

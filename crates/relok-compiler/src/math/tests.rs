@@ -2,7 +2,7 @@
 //! reference, per function and type, within docs/ir.md's bounds; the
 //! library builds and verifies; linking rewrites only library functions.
 
-use super::accuracy::{bound, max_error, sample};
+use super::accuracy::{bound, flush_subnormal, max_error, max_error_flushing_subnormals, sample};
 use super::{eval_f32, eval_f64, library, link_math, LIBRARY};
 use relok_ir::{MathFn, Scalar};
 
@@ -20,6 +20,36 @@ fn measure(f: MathFn, ty: Scalar, n: usize) -> (f64, Vec<f64>) {
         })
         .collect();
     max_error(f, ty, &args, &got)
+}
+
+/// A device that flushes f32 subnormals (operands read as zero, results
+/// written as zero), as WGSL allows: out of bound as measured exactly, in
+/// bound as measured for such a device; a wrong normal result still counts.
+#[test]
+fn a_device_flushing_subnormals_is_measured_within_the_bound_and_nothing_else_is_forgiven() {
+    let ty = Scalar::F32;
+    for &f in LIBRARY {
+        if matches!(f, MathFn::Pow) {
+            continue; // refused on wgpu
+        }
+        let args = sample(f, ty, 4096);
+        let got: Vec<f64> = args
+            .iter()
+            .map(|a| {
+                let a32: Vec<f32> = a.iter().map(|&x| flush_subnormal(x, ty) as f32).collect();
+                flush_subnormal(f64::from(eval_f32(f, &a32).expect("a library function")), ty)
+            })
+            .collect();
+        let (e, at) = max_error_flushing_subnormals(f, ty, &args, &got);
+        assert!(e <= bound(f, ty), "{f}: {e} ulp at {at:?}");
+        if f == MathFn::Exp {
+            assert!(max_error(f, ty, &args, &got).0 > 1e3, "exp's flushed subnormal results count exactly");
+            let mut wrong = got.clone();
+            let i = got.iter().position(|&g| (1.0..1e30).contains(&g)).expect("a normal result");
+            wrong[i] = f64::from(f32::from_bits((got[i] as f32).to_bits() + 4));
+            assert!(max_error_flushing_subnormals(f, ty, &args, &wrong).0 >= 3.0, "a wrong normal result is not forgiven");
+        }
+    }
 }
 
 #[test]

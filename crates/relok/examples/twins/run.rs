@@ -27,13 +27,26 @@ impl Outcome {
     /// Whether this outcome on a device equals the cpu device's: exactly,
     /// except on wgpu for the kernels that divide floats or use the math
     /// library (softmax, gelu), within 2 ulp (a driver's f32 division may
-    /// differ by an ulp: docs/wgpu.md).
+    /// differ by an ulp: docs/wgpu.md), or a zero of its sign where the cpu
+    /// device's result is subnormal (WGSL lets a driver flush subnormals;
+    /// NVIDIA's Vulkan driver does: docs/ir.md).
     pub fn same_as(&self, cpu: &Outcome, wgpu: bool) -> bool {
         if wgpu && matches!(self.name, "softmax" | "gelu") {
-            return self.floats.len() == cpu.floats.len()
-                && self.floats.iter().zip(&cpu.floats).all(|(a, b)| a.to_bits().abs_diff(b.to_bits()) <= 2);
+            let close = |a: f32, b: f32| {
+                a.to_bits().abs_diff(b.to_bits()) <= 2 || (a == 0.0 && b.is_subnormal() && a.is_sign_negative() == b.is_sign_negative())
+            };
+            return self.floats.len() == cpu.floats.len() && self.floats.iter().zip(&cpu.floats).all(|(&a, &b)| close(a, b));
         }
         self.result == cpu.result
+    }
+
+    /// Where this outcome's result first differs from `cpu`'s (for a
+    /// failure's message).
+    pub fn difference(&self, cpu: &Outcome) -> String {
+        let at = self.result.bytes().zip(cpu.result.bytes()).position(|(a, b)| a != b).unwrap_or(self.result.len().min(cpu.result.len()));
+        let from = at.saturating_sub(40);
+        let piece = |s: &str| s.get(from..(at + 80).min(s.len())).unwrap_or("").to_owned();
+        format!("at byte {at}: here …{}… cpu …{}…", piece(&self.result), piece(&cpu.result))
     }
 }
 
