@@ -22,8 +22,12 @@ if ls .gl/*.deb >/dev/null 2>&1; then
 fi
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
-RELOK_CACHE=off $B/relok demo --device cpu --json > "$OUT/demo-cpu.json"
+# PARTS (default all) picks what runs, to fit a call's time: cuda wgpu
+# fuzz fleet rust shipped bench.
+part() { [ "${PARTS:-all}" = all ] || [[ " $PARTS " == *" $1 "* ]]; }
 status=0
+RELOK_CACHE=off $B/relok demo --device cpu --json > "$OUT/demo-cpu.json"
+if part cuda; then
 for s in table patch bake; do
     $B/relok demo --device cuda --strategy $s --json > "$OUT/demo-cuda-$s.json" 2> "$OUT/demo-cuda-$s.err" || status=1
     python3 scripts/compare-demo.py "$OUT/demo-cpu.json" "$OUT/demo-cuda-$s.json" || status=1
@@ -39,8 +43,10 @@ RELOK_TEST_DEVICE=cuda $B/test-math_accuracy --nocapture > "$OUT/math-accuracy-c
 grep -E "math accuracy|f32:|f64:|test result|panicked" "$OUT/math-accuracy-cuda.log" | head -50
 $B/test-cuda > "$OUT/cuda-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked" "$OUT/cuda-tests.log" | head -40
+fi
 # The wgpu device on the NVIDIA Vulkan driver (RELOK_WGPU_ADAPTER=nvidia
 # keeps lavapipe or others out).
+if part wgpu; then
 export RELOK_WGPU_ADAPTER=${RELOK_WGPU_ADAPTER:-nvidia}
 for s in table bake; do
     $B/relok demo --device wgpu --strategy $s --json > "$OUT/demo-wgpu-$s.json" 2> "$OUT/demo-wgpu-$s.err" || status=1
@@ -51,15 +57,19 @@ tail -1 "$OUT/demo-wgpu-warm.json"
 # The math library's accuracy on NVIDIA's Vulkan driver.
 RELOK_TEST_DEVICE=wgpu $B/test-math_accuracy --nocapture > "$OUT/math-accuracy-wgpu.log" 2>&1 || status=1
 grep -E "math accuracy|f32:|f64:|test result|panicked" "$OUT/math-accuracy-wgpu.log" | head -50
+fi
 $B/relok cache stats > "$OUT/cache-stats.txt" 2>&1
 # Differential testing on both GPU devices (cuda under table, patch and
 # bake; wgpu on NVIDIA's Vulkan under table and bake) against the cpu
 # device: FUZZ_COUNT kernels from FUZZ_SEED (200 here, to stay within one
 # call; the >= 10 000 campaign runs the same command on its own, in calls
 # of a few thousand: FUZZ_SEED=0, 2500, 5000, 7500 with --count 2500).
+if part fuzz; then
 RELOK_WGPU_ADAPTER=nvidia $B/relok fuzz --devices cpu,cuda,wgpu --count "${FUZZ_COUNT:-200}" --seed "${FUZZ_SEED:-0}" --out-dir "$OUT/fuzz-failures" > "$OUT/fuzz.log" 2>&1 || status=1
 tail -3 "$OUT/fuzz.log"
+fi
 # Every example, every file test's run lines (refusals by name), caches.
+if part wgpu; then
 RELOK_REPO=$PWD RELOK_BIN=$PWD/$B/relok $B/test-wgpu > "$OUT/wgpu-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|SKIPPED" "$OUT/wgpu-tests.log" | head -60
 unset RELOK_WGPU_ADAPTER
@@ -72,10 +82,12 @@ RELOK_WGPU_ADAPTER=nvidia $B/test-wgpu_streams > "$OUT/wgpu-streams.log" 2>&1 ||
 RELOK_WGPU_ADAPTER=nvidia $B/test-readonly_values > "$OUT/readonly-values.log" 2>&1 || status=1
 grep -E "test result|panicked" "$OUT/readonly-values.log" | head
 grep -E "test result|panicked" "$OUT/wgpu-streams.log" | head
+fi
 # The remote tier (Redis): eight hosts on the cpu device and on NVIDIA's
 # Vulkan, two cuda nodes sharing cubins, poisoning and faults. Needs
 # .dev/redis.tar.xz (scripts/gpu-build.sh packs redis-server and its
 # libraries).
+if part fleet; then
 if [ -f .dev/redis.tar.xz ] && [ ! -x .dev/redis/redis-server ]; then tar -C .dev -xJf .dev/redis.tar.xz; fi
 if [ -x .dev/redis/redis-server ]; then
     PATH=$PWD/.dev/redis:$PATH RELOK_REQUIRE_REDIS=1 RELOK_WGPU_ADAPTER=nvidia RELOK_REPO=$PWD RELOK_BIN=$PWD/$B/relok \
@@ -88,6 +100,8 @@ if [ -x .dev/redis/redis-server ]; then
 else
     echo "remote tier fleet tests not run: no .dev/redis.tar.xz (run scripts/gpu-build.sh where redis-server is installed)"
 fi
+fi
+if part rust; then
 for d in cuda wgpu; do
     for e in saxpy table_and_exception pipeline readme rust_saxpy rust_twins; do
         RELOK_WGPU_ADAPTER=nvidia RELOK_DEVICE=$d $B/example-$e >> "$OUT/examples.log" 2>&1 || { status=1; echo "example $e on $d FAILED"; }
@@ -103,8 +117,10 @@ for d in cuda wgpu; do
     RELOK_WGPU_ADAPTER=nvidia $B/relok demo --device $d --rust --json > "$OUT/demo-rust-$d.json" 2> "$OUT/demo-rust-$d.err" || { status=1; echo "demo --rust on $d FAILED"; }
     grep rust_twin "$OUT/demo-rust-$d.json"
 done
+fi
 # Shipped kernels: bundled cubins used only by their own GPU; damaged or
 # foreign machine code refused (bundles made by gpu-build.sh).
+if part shipped; then
 RELOK_TEST_BUNDLES=$PWD/$B/bundles $B/test-shipped > "$OUT/shipped.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|SKIPPED" "$OUT/shipped.log" | head
 # The application that embeds its kernels and cubins (build.rs), on empty
@@ -115,6 +131,7 @@ for d in cuda wgpu; do
     grep -q '"compiles":0' "$OUT/shipped-app-$d.json" || { status=1; echo "shipped app on $d compiled"; }
 done
 grep -q '"bundled":1,"linked":0,"jit":0' "$OUT/shipped-app-cuda.json" || { status=1; echo "shipped app on cuda did not load its bundled cubin"; }
+fi
 # The first launch of a facade program, cold / warm / shipped, the whole
 # process, the 64-kernel application, CuPy and Triton (BENCH_START=1;
 # about 5 minutes).
@@ -122,7 +139,9 @@ if [ -n "${BENCH_START:-}" ]; then
     RELOK_REPO=$PWD RELOK_WGPU_ADAPTER=nvidia $B/relok bench start --devices cuda,wgpu --bundle $B/bundles/scale-sm90.bundle --app-bundle $B/bundles/app64-sm90.bundle --peers --json > "$OUT/bench-start.json" 2> "$OUT/bench-start.err" || status=1
 fi
 # Host time per asynchronous launch against the bare loops.
+if part bench; then
 RELOK_WGPU_ADAPTER=nvidia $B/relok bench launch ${BENCH_QUICK:+--quick} > "$OUT/bench-launch.txt" 2>&1 || status=1
 RELOK_WGPU_ADAPTER=nvidia $B/relok bench launch --json ${BENCH_QUICK:+--quick} > "$OUT/bench-launch.json" 2>&1 || status=1
 cat "$OUT/bench-launch.txt"
+fi
 exit $status
