@@ -19,6 +19,8 @@ def load(path):
     return out
 
 oracle, other = load(sys.argv[1]), load(sys.argv[2])
+if not oracle:
+    print(f"{sys.argv[1]}: no example results (the cpu run failed)"); sys.exit(1)
 bad = 0
 for name, want in oracle.items():
     got = other.get(name)

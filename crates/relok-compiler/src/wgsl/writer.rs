@@ -983,6 +983,7 @@ impl<'m> FuncCx<'m> {
                 let one = if sc == Scalar::I32 { "1i" } else { "1u" };
                 format!("select({x} % select({y}, {one}, {y} == {zero}), {x}, {y} == {zero})")
             }
+            BinaryOp::Div if sc == Scalar::F32 => self.call(Helper::FDiv32, &[&x, &y]),
             BinaryOp::Div => format!("{x} / {y}"),
             // WGSL's % on floats is x - y * trunc(x / y), not fmod.
             BinaryOp::Rem if sc == Scalar::F32 => self.call(Helper::Fmod32, &[&x, &y]),

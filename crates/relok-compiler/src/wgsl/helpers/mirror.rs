@@ -224,6 +224,26 @@ pub(super) fn f32_to_i64(x: f32) -> V2 {
     sel(u, sub64(v2(0, 0), u), neg)
 }
 
+pub(super) fn fdiv32(x: f32, y: f32) -> f32 {
+    let (xb, yb) = (x.to_bits(), y.to_bits());
+    let sign = (xb ^ yb) & 0x8000_0000;
+    let (xa, ya) = (xb & 0x7fff_ffff, yb & 0x7fff_ffff);
+    if xa > 0x7f80_0000 || ya > 0x7f80_0000 || (xa == 0 && ya == 0) || (xa == 0x7f80_0000 && ya == 0x7f80_0000) {
+        return f32::from_bits(0x7fc0_0000);
+    }
+    if ya == 0 || xa == 0x7f80_0000 {
+        return f32::from_bits(sign | 0x7f80_0000);
+    }
+    if ya == 0x7f80_0000 {
+        return f32::from_bits(sign);
+    }
+    if ya > 0x7e80_0000 {
+        // What a driver whose division is bounded only up to 2^126 sees.
+        return (x * 0.25) / (y * 0.25);
+    }
+    x / y
+}
+
 pub(super) fn fmod32(x: f32, y: f32) -> f32 {
     let mut ux = x.to_bits();
     let mut uy = y.to_bits();

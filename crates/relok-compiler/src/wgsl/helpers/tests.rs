@@ -135,6 +135,12 @@ proptest! {
     }
 
     #[test]
+    fn fdiv_matches_rust_div(x in any_f32(), y in any_f32()) {
+        let r = fdiv32(x, y);
+        prop_assert!(same_f32(r, x / y), "{:?} / {:?}: {:?} ({:#x}), Rust {:?} ({:#x})", x, y, r, r.to_bits(), x / y, (x / y).to_bits());
+    }
+
+    #[test]
     fn fmod_matches_rust_rem(x in any_f32(), y in any_f32()) {
         let r = fmod32(x, y);
         prop_assert!(same_f32(r, x % y), "{:?} % {:?}: {:?} ({:#x}), Rust {:?} ({:#x})", x, y, r, r.to_bits(), x % y, (x % y).to_bits());
@@ -187,6 +193,19 @@ fn signed_division_edges() {
     assert_eq!(sdivmod64(of(7), of(0)), (v2(0, 0), of(7)));
     assert_eq!(sdivmod64(of(-7i64 as u64), of(2)), (of(-3i64 as u64), of(-1i64 as u64)));
     assert_eq!(udivmod64(of(u64::MAX), of(u64::MAX - 1)), (of(1), of(1)));
+}
+
+#[test]
+fn fdiv_of_specials_and_divisors_beyond_2_pow_126() {
+    let big = f32::from_bits(0x7e80_0001);
+    let cases = [
+        (26.0f32, 3.159_002_5e38f32), (1.0, 0.0), (-1.0, 0.0), (1.0, -0.0), (0.0, 0.0), (f32::INFINITY, f32::INFINITY),
+        (f32::INFINITY, 2.0), (2.0, f32::NEG_INFINITY), (f32::MAX, f32::MAX), (f32::MAX, big), (f32::MIN_POSITIVE, big),
+        (f32::from_bits(1), big), (f32::NAN, 1.0), (1.0, f32::NAN), (-0.0, 5.0), (3.0, f32::from_bits(1)),
+    ];
+    for (x, y) in cases {
+        assert!(same_f32(fdiv32(x, y), x / y), "{x} / {y}: {} against {}", fdiv32(x, y), x / y);
+    }
 }
 
 #[test]

@@ -1,0 +1,21 @@
+// f32 `/` over the whole range. WGSL (and Vulkan) bound a driver's f32
+// division only for divisors of magnitude in [2^-126, 2^126]; NVIDIA's
+// Vulkan driver multiplies by a reciprocal that flushes to zero beyond
+// (26 / 3.2e38 gave 0) and gave NaN for x / 0. Specials are decided on
+// the bits, a divisor above 2^126 is scaled by 1/4 first (both operands:
+// the quotient is unchanged, and x / 4 only loses bits where the
+// quotient is far below f32's range); everything else is the driver's `/`.
+fn relok_fdiv32(x: f32, y: f32) -> f32 {
+    let xb = bitcast<u32>(x);
+    let yb = bitcast<u32>(y);
+    let sign = (xb ^ yb) & 0x80000000u;
+    let xa = xb & 0x7fffffffu;
+    let ya = yb & 0x7fffffffu;
+    if (xa > 0x7f800000u || ya > 0x7f800000u || (xa == 0u && ya == 0u) || (xa == 0x7f800000u && ya == 0x7f800000u)) {
+        return bitcast<f32>(0x7fc00000u);
+    }
+    if (ya == 0u || xa == 0x7f800000u) { return bitcast<f32>(sign | 0x7f800000u); }
+    if (ya == 0x7f800000u) { return bitcast<f32>(sign); }
+    if (ya > 0x7e800000u) { return (x * 0.25) / (y * 0.25); }
+    return x / y;
+}
