@@ -200,7 +200,17 @@ impl Gen {
         for (ty, v) in values {
             let words: Vec<u32> = match ty {
                 Scalar::U32 => vec![v],
-                Scalar::I32 | Scalar::F32 => vec![self.value(Scalar::U32, format!("bitcast v{v}"))],
+                Scalar::I32 => vec![self.value(Scalar::U32, format!("bitcast v{v}"))],
+                Scalar::F32 => {
+                    // A zero's sign is left out: WGSL lets a driver ignore
+                    // it (NVIDIA's Vulkan driver gave -0.0 for x - x).
+                    let bits = self.value(Scalar::U32, format!("bitcast v{v}"));
+                    let mag_mask = self.value(Scalar::U32, "const 2147483647".into());
+                    let mag = self.value(Scalar::U32, format!("and v{bits}, v{mag_mask}"));
+                    let zero = self.value(Scalar::U32, "const 0".into());
+                    let is_zero = self.value(Scalar::Bool, format!("eq v{mag}, v{zero}"));
+                    vec![self.value(Scalar::U32, format!("select v{is_zero}, v{zero}, v{bits}"))]
+                }
                 Scalar::Bool => vec![self.value(Scalar::U32, format!("convert v{v}"))],
                 _ => {
                     let bits = if ty == Scalar::U64 { v } else { self.value(Scalar::U64, format!("bitcast v{v}")) };

@@ -488,6 +488,13 @@ pub(super) fn asin<C: Cx>(c: &mut C, p: &Prec, x: C::F) -> C::F {
     let d = c.mul(m, q);
     let d = c.sqrt(d);
     let w = c.div(a, d);
+    // |x| = 1: atan(+inf) is pi/2, but WGSL lets a driver assume no
+    // infinities (NVIDIA's Vulkan driver gave NaN for asin(1)): the largest
+    // finite float instead, whose atan rounds to the same pi/2.
+    let zero = c.f(0.0);
+    let pole = c.feq(d, zero);
+    let big = c.f(if p.mant == 23 { f64::from(f32::MAX) } else { f64::MAX });
+    let w = c.sel(pole, big, w);
     let r = atan_abs(c, p, w);
     let n = is_nan(c, w);
     let nan = c.f(f64::NAN);
