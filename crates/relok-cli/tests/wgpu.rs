@@ -67,7 +67,12 @@ fn every_example_equals_the_cpu_device_under_table_and_bake() {
             };
             let (g, c) = (on(&gpu), on(&cpu));
             assert!(g.matches, "{} ({strategy}): the wgpu result differs from the Rust reference", ex.name);
-            assert_eq!(g.args, c.args, "{} ({strategy}): wgpu and cpu differ", ex.name);
+            // The math examples (softmax, gelu) within their tolerance of
+            // the reference (above; a WGSL driver may flush subnormals and
+            // round the library's divisions differently), the rest bit for bit.
+            if ex.tolerance == relok_cli::examples::Tolerance::EXACT {
+                assert_eq!(g.args, c.args, "{} ({strategy}): wgpu and cpu differ", ex.name);
+            }
             assert_eq!(g.exception, c.exception, "{} ({strategy})", ex.name);
         }
     }
