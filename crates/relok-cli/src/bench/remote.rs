@@ -272,6 +272,9 @@ fn spawn_child(relok: &Path, device: &str, dir: &Path, url: Option<&str>, key: (
     }
     c.env("RELOK_CACHE_DIR", &cache).env_remove("RELOK_CACHE").env_remove("RELOK_REMOTE_SIGNING_KEY");
     c.env_remove("RELOK_REMOTE_PUBLIC_KEY").env(key.0, key.1).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // A cold compile on cuda includes the driver's PTX-to-cubin link: its
+    // own JIT cache would make the second cold process a hit.
+    c.env("CUDA_CACHE_DISABLE", "1");
     match url {
         Some(u) => c.env("RELOK_REMOTE", u),
         None => c.env_remove("RELOK_REMOTE"),
