@@ -2,7 +2,7 @@
 //! on `f32` and `f64` runs over `relok_compiler::math::accuracy::sample`
 //! (specials, subnormals, huge and tiny operands, the functions' edges) on
 //! the device `RELOK_TEST_DEVICE` names (default `cpu`; `wgpu`, `cuda` on a
-//! GPU), and must
+//! GPU) and on the wgpu device where one is (lavapipe in CI), and must
 //!
 //! - compute exactly the bits of the library's Rust mirror (`eval_f32`,
 //!   `eval_f64`): the same on every device;
@@ -71,9 +71,26 @@ fn mirror(f: MathFn, ty: Scalar, a: &[f64]) -> f64 {
 #[test]
 fn every_function_is_the_library_and_within_its_bound_on_the_device() {
     let spec = std::env::var("RELOK_TEST_DEVICE").unwrap_or_else(|_| "cpu".into());
-    let device = Device::open(&spec).unwrap_or_else(|e| panic!("{e}"));
+    measure(&Device::open(&spec).unwrap_or_else(|e| panic!("{e}")));
+}
+
+/// The wgpu device too where it is (lavapipe in CI, where
+/// `RELOK_REQUIRE_WGPU=1` makes its absence a failure).
+#[test]
+fn every_function_is_within_its_bound_on_wgpu() {
+    match Device::open("wgpu") {
+        Ok(device) => measure(&device),
+        Err(e) if std::env::var_os("RELOK_REQUIRE_WGPU").is_some() => panic!("RELOK_REQUIRE_WGPU is set: {e}"),
+        Err(e) => {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("SKIPPED math accuracy on wgpu: {e}\n").as_bytes());
+        }
+    }
+}
+
+/// Measures every library function on `device` (see the module docs).
+fn measure(device: &Device) {
     let session = Session::new();
-    let target = Target { device: &device, session: &session, cache: &KernelCache::uncached(), strategy: Strategy::Table };
+    let target = Target { device, session: &session, cache: &KernelCache::uncached(), strategy: Strategy::Table };
     let mut table = format!("math accuracy on {} ({N} operands per row): function type max-ulp bound\n", device.name());
     let mut failures = Vec::new();
     for ty in [Scalar::F32, Scalar::F64] {
