@@ -65,8 +65,15 @@ $B/relok cache stats > "$OUT/cache-stats.txt" 2>&1
 # call; the >= 10 000 campaign runs the same command on its own, in calls
 # of a few thousand: FUZZ_SEED=0, 2500, 5000, 7500 with --count 2500).
 if part fuzz; then
-RELOK_WGPU_ADAPTER=nvidia $B/relok fuzz --devices cpu,cuda,wgpu --count "${FUZZ_COUNT:-200}" --seed "${FUZZ_SEED:-0}" --out-dir "$OUT/fuzz-failures" > "$OUT/fuzz.log" 2>&1 || status=1
-tail -3 "$OUT/fuzz.log"
+# FUZZ_JOBS processes at once (default 1), each FUZZ_COUNT kernels from
+# its own seed range: job j starts at FUZZ_SEED + j * FUZZ_COUNT.
+jobs=${FUZZ_JOBS:-1}
+for j in $(seq 0 $((jobs - 1))); do
+    seed=$(( ${FUZZ_SEED:-0} + j * ${FUZZ_COUNT:-200} ))
+    RELOK_WGPU_ADAPTER=nvidia $B/relok fuzz --devices cpu,cuda,wgpu --count "${FUZZ_COUNT:-200}" --seed "$seed" --out-dir "$OUT/fuzz-failures" > "$OUT/fuzz-$j.log" 2>&1 &
+done
+for j in $(seq 0 $((jobs - 1))); do wait -n || status=1; done
+tail -q -n 1 "$OUT"/fuzz-*.log
 fi
 # Every example, every file test's run lines (refusals by name), caches.
 if part wgpu; then
