@@ -11,7 +11,8 @@
 //!   by [`crate::state::STATE_LAYOUT`]. Its fields are read once at entry.
 //! - The kernel's own parameters follow as `p0, p1, …`: `.u32` for `i32`,
 //!   `u32` and `bool` (0 or 1), `.u64` for `i64`, `u64`, `word` and every
-//!   pointer, `.f32`, `.f64`.
+//!   pointer, `.f32`, `.f64`. In checked mode one hidden `.u64`
+//!   `relok_len<i>` per pointer parameter `i` follows ([`checked`]).
 //! - Device functions are `.func`s taking the three state fields as their
 //!   first three `.b64` parameters, then their own (`bool` as `.b32`).
 //!

@@ -255,7 +255,7 @@ impl<'m> Writer<'m> {
         let _ = writeln!(head, "\t.reg .b64 %st<3>;");
         if cx.checked {
             let _ = writeln!(head, "\t.reg .b32 %lc;");
-            if kernel && !f.params.is_empty() {
+            if kernel && f.params.iter().any(|&p| matches!(f.values[p].ty, Type::Ptr(AddrSpace::Global, _))) {
                 let _ = writeln!(head, "\t.reg .b64 %len<{}>;", f.params.len());
             }
         }
