@@ -27,6 +27,16 @@
 //! exception record, seed) by value as the first parameter, waits, and
 //! reads the record's flag in place — no copies per launch.
 //!
+//! # Checked mode
+//!
+//! A kernel compiled checked (`relok_compiler::ptx::checked`) takes each
+//! buffer argument's length after its arguments, which a launch computes
+//! from the live allocations, and reads the device's seal table (the host
+//! values' copies, sealed by [`DeviceMemory::seal_value`]) through its
+//! module global `relok_seals`, which the load points at the table's
+//! header. The faults it records are decoded as the wgpu device's
+//! (`backend::thrown_error`).
+//!
 //! # The binary archive (tier 2)
 //!
 //! One [`relok_cache::Store`] of kind `Binary` per device and driver build:
@@ -442,7 +452,8 @@ impl CudaDevice {
 
     /// Launches a loaded kernel and waits for it. The geometry and the
     /// arguments are checked as on the cpu device; an exception comes back
-    /// as its message word, block and thread.
+    /// as its message word, block and thread, a fault checked mode
+    /// recorded as [`LaunchError::Fault`].
     pub fn launch(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<Option<Thrown>, LaunchError> {
         if kernel.device != self.id {
             let message = format!("@{} was loaded on {}, not on this {}", kernel.entry, kernel.device, self.id);
@@ -474,10 +485,7 @@ impl CudaDevice {
                 .iter()
                 .zip(&values)
                 .filter(|(t, _)| matches!(t, relok_ir::Type::Ptr(..)))
-                .map(|(_, &p)| match allocs.range(..=p).next_back() {
-                    Some((&base, &size)) if p < base.saturating_add(size) => base + size - p,
-                    _ => 0,
-                })
+                .map(|(_, &p)| buffer_len(&allocs, p))
                 .collect();
             values.extend(lens);
         }
@@ -638,6 +646,16 @@ impl CudaDevice {
         // SAFETY: the stream is alive (dropped below).
         unsafe { result::stream::synchronize(stream.raw) }.map_err(driver("cuStreamSynchronize")).map_err(err)?;
         Ok((launched, t.elapsed().as_secs_f64() * 1e6 - launched))
+    }
+}
+
+/// The bytes from `ptr` to the end of the allocation (of `allocs`: address
+/// → bytes) it points into, 0 when it points into none: a buffer
+/// argument's length for checked mode.
+fn buffer_len(allocs: &BTreeMap<u64, u64>, ptr: u64) -> u64 {
+    match allocs.range(..=ptr).next_back() {
+        Some((&base, &size)) if ptr < base.saturating_add(size) => base + size - ptr,
+        _ => 0,
     }
 }
 
@@ -1194,7 +1212,20 @@ impl CudaKernel {
 
 #[cfg(test)]
 mod tests {
-    use super::elf_bounds;
+    use super::{buffer_len, elf_bounds};
+
+    #[test]
+    fn a_buffer_arguments_length_runs_to_the_end_of_its_allocation() {
+        let allocs = std::collections::BTreeMap::from([(0x1000, 64), (0x2000, 16)]);
+        assert_eq!(buffer_len(&allocs, 0x1000), 64);
+        assert_eq!(buffer_len(&allocs, 0x1010), 48, "from inside");
+        assert_eq!(buffer_len(&allocs, 0x103f), 1);
+        assert_eq!(buffer_len(&allocs, 0x1040), 0, "one past the end");
+        assert_eq!(buffer_len(&allocs, 0x0fff), 0, "before every allocation");
+        assert_eq!(buffer_len(&allocs, 0x200f), 1);
+        assert_eq!(buffer_len(&allocs, 0), 0, "null");
+        assert_eq!(buffer_len(&allocs, u64::MAX), 0);
+    }
 
     /// A 64-bit little-endian ELF header with one section of `size` bytes
     /// at `offset`, and the image padded to `len` bytes.
