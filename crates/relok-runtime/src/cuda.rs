@@ -126,8 +126,8 @@ pub struct CudaDevice {
     /// How the code of each load was obtained.
     code_stats: CodeStats,
     /// Checked mode's seal table: the host values' copies checked kernels
-    /// may not write.
-    seals: Mutex<Seals>,
+    /// may not write (boxed: the device stays the size it was).
+    seals: Box<Mutex<Seals>>,
 }
 
 /// Checked mode's seal table on one device (`relok_compiler::ptx::checked`):
@@ -225,7 +225,7 @@ impl CudaDevice {
             streams,
             reserve,
             code_stats: CodeStats::default(),
-            seals: Mutex::default(),
+            seals: Box::default(),
         })
     }
 
