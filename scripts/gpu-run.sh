@@ -85,7 +85,8 @@ unset RELOK_WGPU_ADAPTER
 RELOK_WGPU_ADAPTER=nvidia $B/test-devices > "$OUT/facade-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|skipping" "$OUT/facade-tests.log" | head -30
 RELOK_WGPU_ADAPTER=nvidia $B/test-wgpu_streams > "$OUT/wgpu-streams.log" 2>&1 || status=1
-# Host values are read-only to kernels (the seal bitmap on NVIDIA's Vulkan).
+# Host values are read-only to kernels (the seal bitmap on NVIDIA's Vulkan,
+# the seal table on cuda).
 RELOK_WGPU_ADAPTER=nvidia $B/test-readonly_values > "$OUT/readonly-values.log" 2>&1 || status=1
 grep -E "test result|panicked" "$OUT/readonly-values.log" | head
 grep -E "test result|panicked" "$OUT/wgpu-streams.log" | head

@@ -254,3 +254,42 @@ fn two_gpus_are_isolated() {
     let b = Device::Cuda(CudaDevice::open(1).expect("GPU 1"));
     isolated(&a, &b, "two GPUs", true);
 }
+
+/// run_faults.rk's kernels without its `; run:` lines.
+fn fault_kernels() -> String {
+    let source = std::fs::read_to_string(repo_root().join("tests/filetests/run_faults.rk")).expect("read");
+    source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect()
+}
+
+fn repo_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[test]
+fn checked_mode_reports_the_cpu_devices_out_of_bounds_faults() {
+    let Some(gpu) = gpu("checked mode") else { return };
+    // run_faults.rk's global out-of-bounds lines as `error:` lines naming
+    // access and size: the cpu device and cuda in checked mode (the
+    // default) fail alike, and the device stays usable (the last line).
+    let lines = [
+        "; run: @oob_load(4, zeros:4) => error: out-of-bounds global read of 4 bytes at 0x",
+        "; run: @oob_load(3, [1, 2, 3, 4]) => _, [4, 2, 3, 4]",
+        "; run: @oob_store(zeros:4) block=8 => error: out-of-bounds global write of 4 bytes at 0x",
+        "; run: @oob_atomic(zeros:2) block=3 => error: out-of-bounds global atomic of 8 bytes at 0x",
+        "; run: @oob_store(zeros:8) block=8 => [0, 1, 2, 3, 4, 5, 6, 7]",
+    ];
+    let text = format!("test run\n{}\n{}", lines.join("\n"), fault_kernels());
+    let cpu = Device::Cpu(CpuDevice::new(0));
+    for device in [&cpu, &gpu] {
+        assert_eq!(relok_cli::filetest::run_file("checked.rk", &text, device), Ok(0), "on {}", device.name());
+    }
+}
+
+#[test]
+fn an_endless_loop_is_a_typed_fault_never_a_hang() {
+    let Some(gpu) = gpu("endless loop") else { return };
+    // run_faults.rk's @forever: checked mode's loop budget ends it.
+    let expected = format!("loop budget of {} iterations per thread exceeded", relok_compiler::wgsl::CHECKED_LOOP_BUDGET);
+    let text = format!("test run\n; run: @forever(zeros:1) => error: {expected}\n{}", fault_kernels());
+    assert_eq!(relok_cli::filetest::run_file("forever.rk", &text, &gpu), Ok(0), "on {}", gpu.name());
+}

@@ -168,7 +168,7 @@ pub fn compile(
     }
     let code = match target {
         CodeTarget::Cpu => relok_ir::print(&lowered.module).into_bytes(),
-        CodeTarget::Ptx { sm } => crate::ptx::write_string(&lowered.module, &crate::ptx::Options { sm })?.into_bytes(),
+        CodeTarget::Ptx { sm } => crate::ptx::write_string(&lowered.module, &crate::ptx::Options { sm, checked: options.checked })?.into_bytes(),
         CodeTarget::Wgsl => crate::wgsl::write_string(&lowered.module, &crate::wgsl::Options { checked: options.checked })?.into_bytes(),
     };
     Ok(Artifact {
@@ -314,11 +314,20 @@ impl Artifact {
                 let params = self.param_types()?;
                 match self.target {
                     CodeTarget::Wgsl => crate::wgsl::check_code(code, &self.entry, &params),
-                    _ => crate::ptx::check_code(code, &self.entry, &params, &self.manifest, self.strategy == Strategy::Patch),
+                    _ => {
+                        let checked = self.compile_options().ok_or_else(|| bad("unreadable compile options".into()))?.checked;
+                        crate::ptx::check_code(code, &self.entry, &params, &self.manifest, self.strategy == Strategy::Patch, checked)
+                    }
                 }
                 .map_err(bad)
             }
         }
+    }
+
+    /// The [`CompileOptions`] it was compiled with, `None` when its
+    /// option bytes are not [`CompileOptions::to_bytes`]'s.
+    pub fn compile_options(&self) -> Option<CompileOptions> {
+        CompileOptions::from_bytes(&self.options)
     }
 
     /// The kernel's parameter types, parsed from the ABI.

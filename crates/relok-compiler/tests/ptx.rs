@@ -1,8 +1,9 @@
 //! The PTX backend over every example and every `test run` / `test
-//! roundtrip` file test, under bake, patch and table: the output is
-//! byte-stable and — where `ptxas` is available (`RELOK_PTXAS`, else
-//! `ptxas` on the PATH) — assembles for sm_90. Without `ptxas` the
-//! assembly step is skipped with a message.
+//! roundtrip` file test, under bake, patch and table, checked and
+//! unchecked: the output is byte-stable and — where `ptxas` is available
+//! (`RELOK_PTXAS`, else `ptxas` on the PATH) — assembles for sm_90. Without
+//! `ptxas` the assembly step is skipped with a message. Checked mode's
+//! checks are in the checked PTX and in none of the unchecked PTX.
 
 use relok_compiler::artifact::{compile, CodeTarget, CompileOptions};
 use relok_compiler::stencil::Stencil;
@@ -14,22 +15,74 @@ use std::process::Command;
 mod common;
 use common::{fake_word, inputs, repo};
 
-/// Every (file, kernel, strategy) and its PTX (or the compile error).
+/// Every (file, kernel, strategy, checked or not) and its PTX (or the
+/// compile error).
 fn all_ptx() -> Vec<(String, Result<String, CompileError>)> {
     let mut out = Vec::new();
     for (file, m) in inputs() {
         for (_, k) in m.kernels() {
             let stencil = Stencil::new(&m, &k.name).expect("stencil");
             for s in Strategy::ALL {
-                let words: Option<relok_compiler::lower::WordResolver<'_>> =
-                    if s == Strategy::Bake { Some(&fake_word) } else { None };
-                let r = compile(&stencil, CodeTarget::Ptx { sm: 90 }, s, CompileOptions::default(), words)
-                    .map(|a| String::from_utf8(a.code).expect("PTX is UTF-8"));
-                out.push((format!("{file}-{}-{s}", k.name), r));
+                for checked in [false, true] {
+                    let words: Option<relok_compiler::lower::WordResolver<'_>> =
+                        if s == Strategy::Bake { Some(&fake_word) } else { None };
+                    let options = CompileOptions { checked, ..CompileOptions::default() };
+                    let r = compile(&stencil, CodeTarget::Ptx { sm: 90 }, s, options, words)
+                        .map(|a| String::from_utf8(a.code).expect("PTX is UTF-8"));
+                    let mode = if checked { "checked" } else { "unchecked" };
+                    out.push((format!("{file}-{}-{s}-{mode}", k.name), r));
+                }
             }
         }
     }
     out
+}
+
+/// The PTX of `kernel` in `source` (IR text) under table.
+fn ptx_of(source: &str, kernel: &str, checked: bool) -> String {
+    let m = relok_ir::parse(source).expect("parses");
+    let stencil = Stencil::new(&m, kernel).expect("stencil");
+    let options = CompileOptions { checked, ..CompileOptions::default() };
+    let a = compile(&stencil, CodeTarget::Ptx { sm: 90 }, Strategy::Table, options, None).expect("compiles");
+    a.validate().expect("the loader accepts it");
+    String::from_utf8(a.code).expect("UTF-8")
+}
+
+/// The kernels of a `test run` file test.
+fn file_test(name: &str) -> String {
+    let text = std::fs::read_to_string(repo().join("tests/filetests").join(name)).expect("read");
+    text.strip_prefix("test run\n").expect("a run test").to_owned()
+}
+
+#[test]
+fn checked_ptx_checks_buffer_accesses_loops_and_host_value_writes() {
+    let faults = file_test("run_faults.rk");
+    let marks = ["relok_len", "relok_fault", "relok_seal_check", "relok_seals", "%lc"];
+    // A buffer parameter's load and store: a hidden length, checked
+    // against, a fault recorded and the access skipped.
+    let load = ptx_of(&faults, "oob_load", true);
+    assert!(load.contains(",\n\t.param .u64 p1,\n\t.param .u64 relok_len1\n)"), "{load}");
+    assert!(load.contains("ld.param.u64 %len1, [relok_len1];"), "{load}");
+    assert_eq!(load.matches("call relok_fault, (e_, m_);").count(), 2 + 1, "load, store and the seal check's:\n{load}");
+    let read = format!("{:#x}", u64::from(relok_compiler::wgsl::bounds::code(1, 0, 4)) << 32);
+    let write = format!("{:#x}", u64::from(relok_compiler::wgsl::bounds::code(1, 1, 4)) << 32);
+    assert!(load.contains(&read) && load.contains(&write), "{load}");
+    // An atomic, its size in the code.
+    let atomic = ptx_of(&faults, "oob_atomic", true);
+    assert!(atomic.contains(&format!("{:#x}", u64::from(relok_compiler::wgsl::bounds::code(0, 2, 8)) << 32)), "{atomic}");
+    // A loop counts its iterations against the budget.
+    let forever = ptx_of(&faults, "forever", true);
+    assert!(forever.contains(&format!("setp.gt.u32 %tp0, %lc, {};", relok_compiler::wgsl::CHECKED_LOOP_BUDGET)), "{forever}");
+    assert!(forever.contains(&format!("{:#x}", relok_compiler::wgsl::LOOP_BUDGET_MESSAGE)), "{forever}");
+    // A store through a value's word asks the seal table first.
+    let smash = "const @t: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, 8]\n\nkernel @smash(v0: u32) {\n    v1: word = ref @t\n    v2: ptr<global, u32> = wordptr v1\n    v3: u32 = const 5\n    v4: u32 = const 999\n    store v2[v3], v4\n    v5: u32 = load v2[v3]\n    return\n}\n";
+    let checked = ptx_of(smash, "smash", true);
+    assert_eq!(checked.matches("call (h_), relok_seal_check, (e_, a_, s_);").count(), 1, "the store, not the load:\n{checked}");
+    // Unchecked: none of it.
+    for (source, kernel) in [(faults.as_str(), "oob_load"), (faults.as_str(), "oob_atomic"), (faults.as_str(), "forever"), (smash, "smash")] {
+        let plain = ptx_of(source, kernel, false);
+        assert!(marks.iter().all(|m| !plain.contains(m)), "@{kernel} unchecked:\n{plain}");
+    }
 }
 
 fn ptxas() -> Option<PathBuf> {
@@ -48,7 +101,7 @@ fn every_kernel_assembles_for_sm90_under_every_strategy() {
     let over = |n: &str, r: &Result<String, CompileError>| {
         n.starts_with("run_memory_limits.rk-big_") && matches!(r, Err(CompileError::MemoryLimit(_)))
     };
-    assert_eq!(all.iter().filter(|(n, r)| over(n, r)).count(), 2 * Strategy::ALL.len());
+    assert_eq!(all.iter().filter(|(n, r)| over(n, r)).count(), 2 * 2 * Strategy::ALL.len());
     all.retain(|(n, r)| !over(n, r));
     let failed: Vec<String> = all.iter().filter_map(|(n, r)| r.as_ref().err().map(|e| format!("{n}: {e}"))).collect();
     assert!(failed.is_empty(), "PTX generation failed:\n{}", failed.join("\n"));
@@ -95,13 +148,15 @@ fn expected_ptx_is_unchanged() {
     ];
     let bless = std::env::var_os("BLESS").is_some();
     let mut changed = Vec::new();
+    // Unchecked: the PTX from before checked mode existed, byte for byte.
+    let options = CompileOptions { checked: false, ..CompileOptions::default() };
     for (file, kernel, s) in cases {
         let m = relok_ir::parse(&std::fs::read_to_string(repo().join(file)).expect("read")).expect("parses");
         let stencil = Stencil::new(&m, kernel).expect("stencil");
-        let a = compile(&stencil, CodeTarget::Ptx { sm: 90 }, s, CompileOptions::default(), None).expect("compiles");
+        let a = compile(&stencil, CodeTarget::Ptx { sm: 90 }, s, options, None).expect("compiles");
         let got = String::from_utf8(a.code).expect("UTF-8");
         // Byte-stable within a process too.
-        let again = compile(&stencil, CodeTarget::Ptx { sm: 90 }, s, CompileOptions::default(), None).expect("compiles");
+        let again = compile(&stencil, CodeTarget::Ptx { sm: 90 }, s, options, None).expect("compiles");
         assert_eq!(got.as_bytes(), again.code.as_slice());
         let path = repo().join(format!("tests/out/ptx/{kernel}-{s}.ptx"));
         if bless {

@@ -27,6 +27,16 @@
 //! exception record, seed) by value as the first parameter, waits, and
 //! reads the record's flag in place — no copies per launch.
 //!
+//! # Checked mode
+//!
+//! A kernel compiled checked (`relok_compiler::ptx::checked`) takes each
+//! buffer argument's length after its arguments, which a launch computes
+//! from the live allocations, and reads the device's seal table (the host
+//! values' copies, sealed by [`DeviceMemory::seal_value`]) through its
+//! module global `relok_seals`, which the load points at the table's
+//! header. The faults it records are decoded as the wgpu device's
+//! (`backend::thrown_error`).
+//!
 //! # The binary archive (tier 2)
 //!
 //! One [`relok_cache::Store`] of kind `Binary` per device and driver build:
@@ -115,6 +125,30 @@ pub struct CudaDevice {
     reserve: u64,
     /// How the code of each load was obtained.
     code_stats: CodeStats,
+    /// Checked mode's seal table: the host values' copies checked kernels
+    /// may not write (boxed: the device stays the size it was).
+    seals: Box<Mutex<Seals>>,
+}
+
+/// Checked mode's seal table on one device (`relok_compiler::ptx::checked`):
+/// a header of two words (the table's address, its entries) whose address
+/// every checked module's `relok_seals` holds, and the table, one (first
+/// byte, end) pair per sealed copy. Made when first needed; written before
+/// a checked kernel's launch when it changed.
+#[derive(Debug, Default)]
+struct Seals {
+    /// The header's address, 0 until made.
+    header: u64,
+    /// The table's address (0 until made) and its capacity in entries.
+    table: u64,
+    capacity: usize,
+    /// The sealed copies: first byte → end.
+    ranges: BTreeMap<u64, u64>,
+    /// Whether `ranges` changed since the table was written.
+    dirty: bool,
+    /// Tables replaced by larger ones (a kernel in flight may still read
+    /// one): freed when the device is dropped.
+    retired: Vec<u64>,
 }
 
 
@@ -191,6 +225,7 @@ impl CudaDevice {
             streams,
             reserve,
             code_stats: CodeStats::default(),
+            seals: Box::default(),
         })
     }
 
@@ -398,23 +433,115 @@ impl CudaDevice {
             }
             _ => {}
         }
+        // Checked mode: the module reads the seal table through its global
+        // (validated above to be declared).
+        let checked = artifact.compile_options().is_some_and(|o| o.checked);
+        if checked {
+            let header = self.seal_header(&mut lock(&self.seals))?;
+            let (ptr, size) = module.global(relok_compiler::ptx::checked::SEALS_GLOBAL)?;
+            if size < 8 {
+                return Err(DeviceError::OutOfBounds { addr: ptr, len: 8 }.into());
+            }
+            // SAFETY: `ptr .. ptr + 8` is the module global (checked above).
+            unsafe { result::memcpy_htod_sync(ptr, &header.to_le_bytes()) }.map_err(driver("cuMemcpyHtoD"))?;
+        }
         let exception = self.records.take()?;
         let params = artifact.param_types()?;
-        Ok(CudaKernel { entry: artifact.entry.clone(), device: self.id, params, module, function, table, exception: Mutex::new(exception), words })
+        Ok(CudaKernel { entry: artifact.entry.clone(), device: self.id, params, module, function, table, exception: Mutex::new(exception), words, checked })
     }
 
     /// Launches a loaded kernel and waits for it. The geometry and the
     /// arguments are checked as on the cpu device; an exception comes back
-    /// as its message word, block and thread.
+    /// as its message word, block and thread, a fault checked mode
+    /// recorded as [`LaunchError::Fault`].
     pub fn launch(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<Option<Thrown>, LaunchError> {
         if kernel.device != self.id {
             let message = format!("@{} was loaded on {}, not on this {}", kernel.entry, kernel.device, self.id);
             return Err(LaunchError::Device { kernel: kernel.entry.clone(), error: DeviceError::Driver { call: "launch", message } });
         }
         check_config(&kernel.entry, config)?;
+        let mut values = self.launch_values(kernel, args)?;
+        let thrown = self.run(kernel, config, &mut values, rng_seed)
+            .map_err(|error| LaunchError::Device { kernel: kernel.entry.clone(), error })?;
+        // A fault checked mode recorded is an error; a throw comes back.
+        match thrown.map(|t| (t, crate::backend::thrown_error(&kernel.entry, t, None))) {
+            Some((_, fault @ LaunchError::Fault { .. })) => Err(fault),
+            other => Ok(other.map(|(t, _)| t)),
+        }
+    }
+
+    /// The launch's parameter values: the arguments, checked against the
+    /// kernel's ABI, and for a checked kernel the length of each pointer
+    /// argument's buffer — bytes from the pointer to the end of the
+    /// allocation it points into, 0 when it points into none — with the
+    /// seal table brought up to date first.
+    fn launch_values(&self, kernel: &CudaKernel, args: &[KernelArg]) -> Result<Vec<u64>, LaunchError> {
         let mut values = check_args(&kernel.entry, &kernel.params, args)?;
-        self.run(kernel, config, &mut values, rng_seed)
-            .map_err(|error| LaunchError::Device { kernel: kernel.entry.clone(), error })
+        if kernel.checked {
+            self.publish_seals().map_err(|error| LaunchError::Device { kernel: kernel.entry.clone(), error })?;
+            let allocs = lock(&self.allocs);
+            let lens: Vec<u64> = kernel
+                .params
+                .iter()
+                .zip(&values)
+                .filter(|(t, _)| matches!(t, relok_ir::Type::Ptr(..)))
+                .map(|(_, &p)| buffer_len(&allocs, p))
+                .collect();
+            values.extend(lens);
+        }
+        Ok(values)
+    }
+
+    /// The seal table's header, made (zeroed: nothing sealed) when first
+    /// needed.
+    fn seal_header(&self, seals: &mut Seals) -> Result<u64, DeviceError> {
+        if seals.header == 0 {
+            self.bind()?;
+            // SAFETY: a plain allocation in the bound context.
+            let ptr = unsafe { result::malloc_sync(16) }.map_err(driver("cuMemAlloc"))?;
+            // SAFETY: `ptr .. ptr + 16` was just allocated.
+            if let Err(e) = unsafe { result::memset_d8_sync(ptr, 0, 16) } {
+                // SAFETY: allocated above, freed once.
+                let _ = unsafe { result::free_sync(ptr) };
+                return Err(driver("cuMemsetD8")(e));
+            }
+            seals.header = ptr;
+        }
+        Ok(seals.header)
+    }
+
+    /// Writes the seal table and its header when the sealed copies changed
+    /// since they were last written. The copies are synchronous, so on the
+    /// legacy stream: after the launches before them on relok's streams
+    /// (blocking ones), before the launch that follows.
+    fn publish_seals(&self) -> Result<(), DeviceError> {
+        let mut seals = lock(&self.seals);
+        if !seals.dirty {
+            return Ok(());
+        }
+        let header = self.seal_header(&mut seals)?;
+        self.bind()?;
+        let n = seals.ranges.len();
+        if n > seals.capacity {
+            let capacity = n.next_power_of_two().max(16);
+            // SAFETY: a plain allocation in the bound context.
+            let table = unsafe { result::malloc_sync(capacity * 16) }.map_err(driver("cuMemAlloc"))?;
+            let old = std::mem::replace(&mut seals.table, table);
+            if old != 0 {
+                seals.retired.push(old);
+            }
+            seals.capacity = capacity;
+        }
+        let bytes: Vec<u8> = seals.ranges.iter().flat_map(|(&a, &b)| [a, b]).flat_map(u64::to_le_bytes).collect();
+        if !bytes.is_empty() {
+            // SAFETY: the table holds `capacity >= n` entries of 16 bytes.
+            unsafe { result::memcpy_htod_sync(seals.table, &bytes) }.map_err(driver("cuMemcpyHtoD"))?;
+        }
+        let head: Vec<u8> = [seals.table, n as u64].into_iter().flat_map(u64::to_le_bytes).collect();
+        // SAFETY: the header is 16 bytes.
+        unsafe { result::memcpy_htod_sync(header, &head) }.map_err(driver("cuMemcpyHtoD"))?;
+        seals.dirty = false;
+        Ok(())
     }
 
     fn run(&self, kernel: &CudaKernel, config: &LaunchConfig, values: &mut [u64], rng_seed: u64) -> Result<Option<Thrown>, DeviceError> {
@@ -436,7 +563,7 @@ impl CudaDevice {
     /// (events recorded around each launch on the default stream).
     pub fn time_launches(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], iters: usize) -> Result<Vec<f64>, LaunchError> {
         check_config(&kernel.entry, config)?;
-        let mut values = check_args(&kernel.entry, &kernel.params, args)?;
+        let mut values = self.launch_values(kernel, args)?;
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
         self.bind().map_err(err)?;
         let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
@@ -473,7 +600,7 @@ impl CudaDevice {
     /// checks, no exception record): the floor relok's per-launch overhead
     /// is measured against.
     pub fn time_raw_launches(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], iters: usize) -> Result<Vec<f64>, LaunchError> {
-        let mut values = check_args(&kernel.entry, &kernel.params, args)?;
+        let mut values = self.launch_values(kernel, args)?;
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
         self.bind().map_err(err)?;
         let record = lock(&kernel.exception);
@@ -498,7 +625,7 @@ impl CudaDevice {
     /// wait for them, in microseconds: the floor `relok bench launch`
     /// measures relok's asynchronous launches against.
     pub fn time_bare_async_launches(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], iters: usize) -> Result<(f64, f64), LaunchError> {
-        let mut values = check_args(&kernel.entry, &kernel.params, args)?;
+        let mut values = self.launch_values(kernel, args)?;
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
         let stream = crate::backend::Backend::new_stream(self).map_err(err)?;
         let record = lock(&kernel.exception);
@@ -519,6 +646,16 @@ impl CudaDevice {
         // SAFETY: the stream is alive (dropped below).
         unsafe { result::stream::synchronize(stream.raw) }.map_err(driver("cuStreamSynchronize")).map_err(err)?;
         Ok((launched, t.elapsed().as_secs_f64() * 1e6 - launched))
+    }
+}
+
+/// The bytes from `ptr` to the end of the allocation (of `allocs`: address
+/// → bytes) it points into, 0 when it points into none: a buffer
+/// argument's length for checked mode.
+fn buffer_len(allocs: &BTreeMap<u64, u64>, ptr: u64) -> u64 {
+    match allocs.range(..=ptr).next_back() {
+        Some((&base, &size)) if ptr < base.saturating_add(size) => base + size - ptr,
+        _ => 0,
     }
 }
 
@@ -748,9 +885,23 @@ impl DeviceMemory for CudaDevice {
         Ok(out)
     }
 
+    fn seal_value(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
+        let size = lock(&self.allocs).get(&ptr.0).copied().ok_or(DeviceError::OutOfBounds { addr: ptr.0, len: 0 })?;
+        let mut seals = lock(&self.seals);
+        seals.ranges.insert(ptr.0, ptr.0 + size);
+        seals.dirty = true;
+        Ok(())
+    }
+
     fn free_bytes(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
         if lock(&self.allocs).remove(&ptr.0).is_none() {
             return Err(DeviceError::InvalidFree { addr: ptr.0 });
+        }
+        {
+            let mut seals = lock(&self.seals);
+            if seals.ranges.remove(&ptr.0).is_some() {
+                seals.dirty = true;
+            }
         }
         self.bind()?;
         // SAFETY: a live allocation of this device, removed from the map
@@ -784,6 +935,11 @@ impl Drop for CudaDevice {
         }
         // SAFETY: made by `ready_copies`, freed once, at drop.
         let _ = unsafe { result::free_sync(self.reserve) };
+        let seals = std::mem::take(&mut *lock(&self.seals));
+        for ptr in [seals.header, seals.table].into_iter().chain(seals.retired).filter(|&p| p != 0) {
+            // SAFETY: the seal table's allocations, freed once, at drop.
+            let _ = unsafe { result::free_sync(ptr) };
+        }
     }
 }
 
@@ -1022,6 +1178,9 @@ pub struct CudaKernel {
     exception: Mutex<MappedRecord>,
     /// The words, in manifest (rank) order.
     pub words: Vec<u64>,
+    /// Compiled in checked mode: launches pass each buffer argument's
+    /// length after the arguments (`relok_compiler::ptx::checked`).
+    checked: bool,
 }
 
 // SAFETY: the function handle belongs to `module` (kept alive here) and is
@@ -1053,7 +1212,20 @@ impl CudaKernel {
 
 #[cfg(test)]
 mod tests {
-    use super::elf_bounds;
+    use super::{buffer_len, elf_bounds};
+
+    #[test]
+    fn a_buffer_arguments_length_runs_to_the_end_of_its_allocation() {
+        let allocs = std::collections::BTreeMap::from([(0x1000, 64), (0x2000, 16)]);
+        assert_eq!(buffer_len(&allocs, 0x1000), 64);
+        assert_eq!(buffer_len(&allocs, 0x1010), 48, "from inside");
+        assert_eq!(buffer_len(&allocs, 0x103f), 1);
+        assert_eq!(buffer_len(&allocs, 0x1040), 0, "one past the end");
+        assert_eq!(buffer_len(&allocs, 0x0fff), 0, "before every allocation");
+        assert_eq!(buffer_len(&allocs, 0x200f), 1);
+        assert_eq!(buffer_len(&allocs, 0), 0, "null");
+        assert_eq!(buffer_len(&allocs, u64::MAX), 0);
+    }
 
     /// A 64-bit little-endian ELF header with one section of `size` bytes
     /// at `offset`, and the image padded to `len` bytes.
@@ -1218,7 +1390,7 @@ impl crate::backend::Backend for CudaDevice {
             return Err(crate::backend::wrong_device(&kernel.entry, "the stream", stream.device, self.id));
         }
         let threads = check_config(&kernel.entry, config)?;
-        let mut values = check_args(&kernel.entry, &kernel.params, args)?;
+        let mut values = self.launch_values(kernel, args)?;
         self.bind().map_err(err)?;
         let mut state = lock(&stream.state);
         let exception = stream.record_for(&mut state, kernel).map_err(err)?;
@@ -1260,7 +1432,7 @@ impl crate::backend::Backend for CudaDevice {
             let (_, entry, record) = &state.records[i];
             // Every record used is read (and cleared when it holds a throw).
             if let Some(t) = record.take() {
-                first.get_or_insert(LaunchError::Exception { kernel: entry.clone(), message_word: t.message_word, block: t.block, thread: t.thread });
+                first.get_or_insert_with(|| crate::backend::thrown_error(entry, t, None));
             }
         }
         // Records of kernels that are gone go back to the pool.

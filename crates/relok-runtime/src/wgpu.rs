@@ -108,7 +108,7 @@
 //! `RELOK_BINARY_CACHE=off` (or `RELOK_CACHE=off`) disables it; the cap is
 //! `RELOK_BINARY_CACHE_MAX_BYTES`.
 
-use crate::error::{Access, DeviceError, FaultKind, LaunchError, ProgramError};
+use crate::error::{DeviceError, LaunchError, ProgramError};
 use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 use crate::backend::{deliver_words, load_once, wrong_device, Backend, Loaded, Thrown};
 use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
@@ -789,29 +789,11 @@ impl WgpuDevice {
         llvmpipe.then_some(LLVMPIPE_LOOP_LIMIT)
     }
 
-    /// What a set exception record means: a fault the WGSL recorded
-    /// (a loop at the adapter's limit), else the kernel's throw.
+    /// What a set exception record means: a fault the WGSL recorded (a
+    /// loop at the adapter's limit among them), else the kernel's throw
+    /// ([`crate::backend::thrown_error`]).
     fn thrown_error(&self, kernel: &str, t: Thrown) -> LaunchError {
-        if let Some((_, access, size)) = relok_compiler::wgsl::bounds::decode((t.message_word >> 32) as u32) {
-            // Checked mode: the address is the byte offset in the bound
-            // buffer (from the pointer argument, or in the heap).
-            let access = [Access::Read, Access::Write, Access::Atomic].get(access as usize).copied().unwrap_or(Access::Atomic);
-            let kind = FaultKind::OutOfBounds { space: relok_ir::AddrSpace::Global, access, addr: t.message_word & 0xffff_ffff, size };
-            return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind };
-        }
-        if (t.message_word >> 32) as u32 == relok_compiler::wgsl::sealed::READ_ONLY_MESSAGE_HIGH {
-            let kind = FaultKind::ReadOnly { addr: t.message_word & 0xffff_ffff };
-            return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind };
-        }
-        if t.message_word == relok_compiler::wgsl::LOOP_BUDGET_MESSAGE {
-            let kind = FaultKind::LoopBudgetExceeded { budget: u64::from(relok_compiler::wgsl::CHECKED_LOOP_BUDGET) };
-            return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind };
-        }
-        if t.message_word == relok_compiler::wgsl::LOOP_LIMIT_MESSAGE {
-            let limit = u64::from(self.loop_limit().unwrap_or(u32::MAX));
-            return LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind: FaultKind::LoopLimit { limit } };
-        }
-        LaunchError::Exception { kernel: kernel.to_owned(), message_word: t.message_word, block: t.block, thread: t.thread }
+        crate::backend::thrown_error(kernel, t, self.loop_limit())
     }
 
     /// Checks the launch shape against this adapter's limits.

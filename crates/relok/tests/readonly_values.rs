@@ -2,9 +2,11 @@
 //! writes into a constant equal to `examples/reloc/lookup.rk`'s table (the
 //! same host value: values are shared per device by content) faults, and
 //! `lookup` reads its table unchanged afterwards — on the cpu device (its
-//! copy is sealed) and on wgpu (the WGSL checks heap writes against the
+//! copy is sealed), on wgpu (the WGSL checks heap writes against the
 //! seal bitmap; lavapipe in CI, `RELOK_REQUIRE_WGPU=1` makes its absence a
-//! failure). The cuda device does not check yet (docs/cuda.md).
+//! failure) and on cuda (checked PTX checks writes through a word against
+//! the device's seal table; where a GPU is present, `RELOK_REQUIRE_CUDA=1`
+//! makes its absence a failure).
 
 use relok::{Context, Grid, Program};
 
@@ -33,6 +35,15 @@ fn a_kernel_cannot_change_the_table_another_kernel_reads_on_wgpu() {
         Ok(ctx) => table_survives(&ctx),
         Err(e) if std::env::var("RELOK_REQUIRE_WGPU").is_ok_and(|v| v == "1") => panic!("wgpu is required here: {e}"),
         Err(e) => note(&format!("skipping the wgpu device: {e}")),
+    }
+}
+
+#[test]
+fn a_kernel_cannot_change_the_table_another_kernel_reads_on_cuda() {
+    match Context::builder().device("cuda").no_cache().build() {
+        Ok(ctx) => table_survives(&ctx),
+        Err(e) if std::env::var("RELOK_REQUIRE_CUDA").is_ok_and(|v| v == "1") => panic!("cuda is required here: {e}"),
+        Err(e) => note(&format!("skipping the cuda device: {e}")),
     }
 }
 

@@ -11,7 +11,8 @@
 //!   by [`crate::state::STATE_LAYOUT`]. Its fields are read once at entry.
 //! - The kernel's own parameters follow as `p0, p1, …`: `.u32` for `i32`,
 //!   `u32` and `bool` (0 or 1), `.u64` for `i64`, `u64`, `word` and every
-//!   pointer, `.f32`, `.f64`.
+//!   pointer, `.f32`, `.f64`. In checked mode one hidden `.u64`
+//!   `relok_len<i>` per pointer parameter `i` follows ([`checked`]).
 //! - Device functions are `.func`s taking the three state fields as their
 //!   first three `.b64` parameters, then their own (`bool` as `.b32`).
 //!
@@ -50,9 +51,16 @@
 //! (`cvt.rzi`, with NaN selected to 0); float `rem` is C's `fmod`, exact,
 //! by binary long division on the magnitudes (see `Writer::fmod`).
 //!
+//! # Checked mode
+//!
+//! With [`Options::checked`] (on by default through
+//! `CompileOptions::checked`) the PTX checks what the cpu device checks:
+//! see [`checked`].
+//!
 //! The output is byte-stable: registers are named after value and
 //! variable numbers, labels count per function, items follow module order.
 
+pub mod checked;
 pub mod writer;
 
 pub use writer::entry_signature;
@@ -65,11 +73,15 @@ use relok_ir::{Module, Stage, Type, Value};
 pub struct Options {
     /// Compute capability × 10 (`90` for sm_90, the H100/H200).
     pub sm: u32,
+    /// Checked mode ([`checked`]): bounds-checked buffer accesses, a loop
+    /// budget, refused writes into host values. Off, the PTX is what it
+    /// was before checked mode existed, byte for byte.
+    pub checked: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { sm: 90 }
+        Options { sm: 90, checked: false }
     }
 }
 
@@ -115,13 +127,17 @@ pub fn write_string(module: &Module, options: &Options) -> Result<String, Error>
 /// Checks that PTX `code` is the code of kernel `entry` with parameters
 /// `params` under `manifest` — what a loader needs before handing untrusted
 /// PTX (from a store or a bundle) to the driver: the entry's exact
-/// signature (so the launch's parameter buffer matches), and for `patch`
-/// every record's global (a slot's `.u64` cell, an interior site's
-/// constant).
-pub fn check_code(code: &str, entry: &str, params: &[Type], manifest: &FrozenManifest, patch: bool) -> Result<(), String> {
-    let sig = entry_signature(entry, params)?;
+/// signature (so the launch's parameter buffer matches; in checked mode
+/// with the hidden buffer lengths, [`checked`]), for `patch` every
+/// record's global (a slot's `.u64` cell, an interior site's constant),
+/// and in checked mode the seal table's global the loader writes.
+pub fn check_code(code: &str, entry: &str, params: &[Type], manifest: &FrozenManifest, patch: bool, checked: bool) -> Result<(), String> {
+    let sig = entry_signature(entry, params, checked)?;
     if code.matches(&sig).count() != 1 {
         return Err(format!("the PTX does not declare @{entry} with the ABI's parameters"));
+    }
+    if checked && !code.contains(&checked::seal_global()) {
+        return Err(format!("the PTX has no global {}", checked::SEALS_GLOBAL));
     }
     if patch {
         for r in manifest.records() {

@@ -1,14 +1,14 @@
 //! The PTX writer: one pass over the module (see the module docs of
 //! [`super`] for the ABI and the mapping).
 
-use super::{Error, Options, PTX_VERSION};
+use super::{checked, Error, Options, PTX_VERSION};
 use crate::lower::const_image;
 use crate::state::STATE_LAYOUT;
 use relok_ir::{
     AddrSpace, AtomicOp, Axis, BinaryOp, Block, Builtin, CmpOp, ConstDecl, EntityRef, FuncKind, Function,
     Module, Op, Scalar, StateField, Stmt, StmtKind, Type, UnaryOp, Value, Var, VarKind,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 
 mod math;
@@ -147,6 +147,9 @@ impl<'m> Writer<'m> {
         for c in m.consts.values() {
             self.write_const(c)?;
         }
+        if self.options.checked {
+            self.out.push_str(&checked::declarations());
+        }
         for f in m.funcs.values().filter(|f| f.kind == FuncKind::Device) {
             let sig = self.signature(f)?;
             let _ = writeln!(self.out, "{sig};");
@@ -194,6 +197,7 @@ impl<'m> Writer<'m> {
 
     fn write_function(&mut self, f: &Function) -> Result<(), Error> {
         let mut cx = FuncCx::new(self.module, f);
+        cx.checked = self.options.checked;
         let kernel = f.kind == FuncKind::Kernel;
         // Parameters and state into registers.
         if kernel {
@@ -217,6 +221,15 @@ impl<'m> Writer<'m> {
                 }
                 _ => cx.line(format!("ld.param.{} {dst}, [p{i}];", class.param_ty())),
             }
+            // Checked mode: a buffer parameter's accesses are checked
+            // against its hidden length (super::checked).
+            if cx.checked && kernel && matches!(f.values[p].ty, Type::Ptr(AddrSpace::Global, _)) {
+                cx.line(format!("ld.param.u64 %len{i}, [{}];", checked::len_param(i)));
+                cx.bases.insert(p, Base::Param(i));
+            }
+        }
+        if cx.checked {
+            cx.line("mov.u32 %lc, 0;".into());
         }
         cx.block(&f.body)?;
         cx.line("ret;".into());
@@ -225,7 +238,7 @@ impl<'m> Writer<'m> {
         let mut head = String::new();
         if kernel {
             let params: Vec<Type> = f.params.iter().map(|&p| f.values[p].ty.clone()).collect();
-            head.push_str(&entry_signature(&f.name, &params).map_err(|what| Error::Type { function: f.name.clone(), what })?);
+            head.push_str(&entry_signature(&f.name, &params, self.options.checked).map_err(|what| Error::Type { function: f.name.clone(), what })?);
             head.push('\n');
         } else {
             head.push_str(&self.signature(f)?);
@@ -240,6 +253,12 @@ impl<'m> Writer<'m> {
             }
         }
         let _ = writeln!(head, "\t.reg .b64 %st<3>;");
+        if cx.checked {
+            let _ = writeln!(head, "\t.reg .b32 %lc;");
+            if kernel && f.params.iter().any(|&p| matches!(f.values[p].ty, Type::Ptr(AddrSpace::Global, _))) {
+                let _ = writeln!(head, "\t.reg .b64 %len<{}>;", f.params.len());
+            }
+        }
         for (v, d) in f.vars.iter() {
             let class = cx.reg_var[v.index()];
             if let Some(class) = class {
@@ -280,8 +299,10 @@ fn value_class(f: &Function, ty: &Type) -> Result<Class, Error> {
 
 /// The `.entry` line and parameter list of kernel `name` with parameters
 /// `params` (see the module docs for the ABI), as the writer prints it: a
-/// loader checks that a PTX artifact holds exactly this for its ABI.
-pub fn entry_signature(name: &str, params: &[Type]) -> Result<String, String> {
+/// loader checks that a PTX artifact holds exactly this for its ABI. In
+/// checked mode one hidden `.u64` length per pointer parameter follows
+/// ([`checked`]).
+pub fn entry_signature(name: &str, params: &[Type], checked: bool) -> Result<String, String> {
     let mut s = format!(".visible .entry {name}(\n\t.param .align 8 .b8 relok_state[{}]", STATE_LAYOUT.size);
     for (i, ty) in params.iter().enumerate() {
         let class = scalar_of(ty).map(Class::of_scalar).ok_or_else(|| format!("parameter {i} of aggregate type {ty}"))?;
@@ -292,6 +313,11 @@ pub fn entry_signature(name: &str, params: &[Type]) -> Result<String, String> {
             Class::F64 => "f64",
         };
         let _ = write!(s, ",\n\t.param .{t} p{i}");
+    }
+    if checked {
+        for (i, _) in params.iter().enumerate().filter(|(_, t)| matches!(t, Type::Ptr(..))) {
+            let _ = write!(s, ",\n\t.param .u64 {}", checked::len_param(i));
+        }
     }
     s.push_str("\n)");
     Ok(s)
@@ -308,6 +334,20 @@ struct FuncCx<'m> {
     loops: Vec<(String, String)>,
     /// Scalar locals never addressed live in registers of this class.
     reg_var: Vec<Option<Class>>,
+    /// Checked mode ([`checked`]).
+    checked: bool,
+    /// Checked mode: what the global pointers checked accesses go through
+    /// derive from.
+    bases: HashMap<Value, Base>,
+}
+
+/// Where a global pointer comes from, for checked mode's checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Base {
+    /// Kernel parameter `i` (a buffer: checked against `relok_len<i>`).
+    Param(usize),
+    /// A `wordptr` (a host object: writes checked against the seals).
+    Heap,
 }
 
 impl<'m> FuncCx<'m> {
@@ -326,7 +366,7 @@ impl<'m> FuncCx<'m> {
                 _ => None,
             })
             .collect();
-        FuncCx { module, f, body: String::new(), labels: 0, temps: [0; 5], loops: Vec::new(), reg_var }
+        FuncCx { module, f, body: String::new(), labels: 0, temps: [0; 5], loops: Vec::new(), reg_var, checked: false, bases: HashMap::new() }
     }
 
     fn line(&mut self, s: String) {
@@ -377,10 +417,12 @@ impl<'m> FuncCx<'m> {
                 let (space, pointee) = self.pointer(*ptr)?;
                 let addr = self.address(*ptr, *index, &pointee)?;
                 let sc = self.scalar(*value)?;
+                let skip = self.check_access(*ptr, &addr, sc.size(), 1, None);
                 let src = self.r(*value)?;
                 let src = self.as_stored(sc, src);
                 let space = if space == "global.nc" { "global" } else { space };
                 self.line(format!("st.{space}.{} [{addr}], {src};", mem(sc)));
+                self.end_access(skip);
                 Ok(())
             }
             StmtKind::Set { var, value } => {
@@ -420,6 +462,7 @@ impl<'m> FuncCx<'m> {
             StmtKind::Loop(body) => {
                 let (top, end) = (self.label(), self.label());
                 self.body.push_str(&format!("{top}:\n"));
+                self.loop_budget();
                 self.loops.push((top.clone(), end.clone()));
                 self.block(body)?;
                 self.loops.pop();
@@ -510,6 +553,103 @@ impl<'m> FuncCx<'m> {
         }
     }
 
+    /// Checked mode ([`checked`]): the check before an access (`access` 0
+    /// read, 1 write, 2 atomic) of `size` bytes at `addr` through `ptr`.
+    /// When one is written, the label to place after the access (by
+    /// [`FuncCx::end_access`]) comes back: a refused access jumps there,
+    /// after setting `zero`'s register to 0.
+    fn check_access(&mut self, ptr: Value, addr: &str, size: u32, access: u32, zero: Option<(&str, Scalar)>) -> Option<String> {
+        if !self.checked {
+            return None;
+        }
+        let base = self.bases.get(&ptr).copied()?;
+        if base == Base::Heap && access == 0 {
+            return None;
+        }
+        let (skip, ok) = (self.label(), self.label());
+        let refused = self.temp(Class::Pred);
+        match base {
+            Base::Param(i) => {
+                let p = reg(Class::B64, *self.f.params.get(i)?);
+                let (off, lim, m) = (self.temp(Class::B64), self.temp(Class::B64), self.temp(Class::B64));
+                let past = self.temp(Class::Pred);
+                self.line(format!("sub.s64 {off}, {addr}, {p};"));
+                self.line(format!("setp.lt.u64 {refused}, %len{i}, {size};"));
+                self.line(format!("sub.u64 {lim}, %len{i}, {size};"));
+                self.line(format!("setp.gt.u64 {past}, {off}, {lim};"));
+                self.line(format!("or.pred {refused}, {refused}, {past};"));
+                self.line(format!("@!{refused} bra {ok};"));
+                let code = u64::from(crate::wgsl::bounds::code(i as u32, access, size)) << 32;
+                self.line(format!("and.b64 {m}, {off}, 0xffffffff;"));
+                self.line(format!("or.b64 {m}, {m}, {code:#x};"));
+                self.fault(&m);
+            }
+            Base::Heap => {
+                let hit = self.temp(Class::B32);
+                let exc = self.state_reg(StateField::Exception);
+                self.line("{".into());
+                self.line("\t.param .b32 h_;".into());
+                for (name, src) in [("e_", exc.as_str()), ("a_", addr)] {
+                    self.line(format!("\t.param .b64 {name};"));
+                    self.line(format!("\tst.param.b64 [{name}], {src};"));
+                }
+                self.line("\t.param .b64 s_;".into());
+                self.line(format!("\tst.param.b64 [s_], {size};"));
+                self.line(format!("\tcall (h_), {}, (e_, a_, s_);", checked::SEAL_CHECK));
+                self.line(format!("\tld.param.b32 {hit}, [h_];"));
+                self.line("}".into());
+                self.line(format!("setp.ne.b32 {refused}, {hit}, 0;"));
+                self.line(format!("@!{refused} bra {ok};"));
+            }
+        }
+        if let Some((d, sc)) = zero {
+            self.constant(d, sc, 0);
+        }
+        self.line(format!("bra.uni {skip};"));
+        self.body.push_str(&format!("{ok}:\n"));
+        Some(skip)
+    }
+
+    /// Places the label [`FuncCx::check_access`] returned, after the access.
+    fn end_access(&mut self, skip: Option<String>) {
+        if let Some(l) = skip {
+            self.body.push_str(&format!("{l}:\n"));
+        }
+    }
+
+    /// Checked mode: counts a loop iteration; past the budget the thread
+    /// records the fault and exits ([`checked`]).
+    fn loop_budget(&mut self) {
+        if !self.checked {
+            return;
+        }
+        let (over, go, m) = (self.temp(Class::Pred), self.label(), self.temp(Class::B64));
+        self.line("add.u32 %lc, %lc, 1;".into());
+        self.line(format!("setp.gt.u32 {over}, %lc, {};", crate::wgsl::CHECKED_LOOP_BUDGET));
+        self.line(format!("@!{over} bra {go};"));
+        self.line(format!("mov.b64 {m}, {:#x};", crate::wgsl::LOOP_BUDGET_MESSAGE));
+        self.fault(&m);
+        self.line("exit;".into());
+        self.body.push_str(&format!("{go}:\n"));
+    }
+
+    /// Records a fault with message word `msg` ([`checked::FAULT`]).
+    fn fault(&mut self, msg: &str) {
+        let exc = self.state_reg(StateField::Exception);
+        self.line("{".into());
+        for (name, src) in [("e_", exc.as_str()), ("m_", msg)] {
+            self.line(format!("\t.param .b64 {name};"));
+            self.line(format!("\tst.param.b64 [{name}], {src};"));
+        }
+        self.line(format!("\tcall {}, (e_, m_);", checked::FAULT));
+        self.line("}".into());
+    }
+
+    /// The register holding a state field.
+    fn state_reg(&self, field: StateField) -> String {
+        format!("%st{}", StateField::ALL.iter().position(|f| *f == field).unwrap_or(0))
+    }
+
     /// Where a variable lives in memory: its space and PTX name.
     fn var_place(&self, v: Var) -> (&'static str, String) {
         let space = match self.f.vars[v].kind {
@@ -560,6 +700,17 @@ impl<'m> FuncCx<'m> {
     }
 
     fn write_op(&mut self, v: Value, op: &Op) -> Result<(), Error> {
+        if self.checked {
+            let base = match op {
+                Op::Offset { ptr, .. } | Op::Elem { ptr, .. } | Op::Field { ptr, .. } => self.bases.get(ptr).copied(),
+                Op::WordPtr(_) => Some(Base::Heap),
+                Op::Select(_, a, b) => self.bases.get(a).copied().filter(|x| self.bases.get(b) == Some(x)),
+                _ => None,
+            };
+            if let Some(b) = base {
+                self.bases.insert(v, b);
+            }
+        }
         let sc = self.scalar(v)?;
         let class = Class::of_scalar(sc);
         let d = reg(class, v);
@@ -591,6 +742,7 @@ impl<'m> FuncCx<'m> {
             Op::Load { ptr, index } => {
                 let (space, pointee) = self.pointer(*ptr)?;
                 let addr = self.address(*ptr, *index, &pointee)?;
+                let skip = self.check_access(*ptr, &addr, sc.size(), 0, Some((&d, sc)));
                 if sc == Scalar::Bool {
                     let t = self.temp(Class::B32);
                     self.line(format!("ld.{space}.u8 {t}, [{addr}];"));
@@ -598,6 +750,7 @@ impl<'m> FuncCx<'m> {
                 } else {
                     self.line(format!("ld.{space}.{} {d}, [{addr}];", mem(sc)));
                 }
+                self.end_access(skip);
             }
             Op::Offset { ptr, index } => {
                 let (_, pointee) = self.pointer(*ptr)?;
@@ -671,7 +824,10 @@ impl<'m> FuncCx<'m> {
                 let addr = self.address(*ptr, *index, &pointee)?;
                 if sc.is_float() {
                     let val = self.r(*value)?;
-                    return self.float_atomic(&d, sc, *op, (space, &addr), &val, v);
+                    let skip = self.check_access(*ptr, &addr, sc.size(), 2, Some((&d, sc)));
+                    self.float_atomic(&d, sc, *op, (space, &addr), &val, v)?;
+                    self.end_access(skip);
+                    return Ok(());
                 }
                 let (name, ty) = match op {
                     AtomicOp::Add => ("add", if matches!(sc, Scalar::I64) { "u64" } else { arith(sc) }),
@@ -683,7 +839,9 @@ impl<'m> FuncCx<'m> {
                     return Err(self.unsupported(v, format!("an atomic on {sc}")));
                 }
                 let val = self.r(*value)?;
+                let skip = self.check_access(*ptr, &addr, sc.size(), 2, Some((&d, sc)));
                 self.line(format!("atom.{space}.{name}.{ty} {d}, [{addr}], {val};"));
+                self.end_access(skip);
             }
             Op::AtomicCas { ptr, index, expected, new } => {
                 let (space, pointee) = self.pointer(*ptr)?;
@@ -692,7 +850,9 @@ impl<'m> FuncCx<'m> {
                     return Err(self.unsupported(v, format!("a compare-and-swap on {sc}")));
                 }
                 let (e, n) = (self.r(*expected)?, self.r(*new)?);
+                let skip = self.check_access(*ptr, &addr, sc.size(), 2, Some((&d, sc)));
                 self.line(format!("atom.{space}.cas.{} {d}, [{addr}], {e}, {n};", class.reg_ty()));
+                self.end_access(skip);
             }
         }
         Ok(())

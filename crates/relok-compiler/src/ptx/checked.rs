@@ -1,0 +1,98 @@
+//! Checked mode on the PTX target ([`super::Options::checked`], docs/cuda.md
+//! "Checked mode"): the PTX checks what the cpu device checks and records
+//! a fault in the launch's exception record the way the WGSL does, with the
+//! same message words, so every GPU device decodes them in one place
+//! (`relok_runtime`'s backend):
+//!
+//! - **Buffer accesses.** A kernel takes, after its own parameters, one
+//!   hidden `.param .u64 relok_len<i>` per pointer parameter `i`: the bytes
+//!   from the pointer to the end of the allocation it points into (0 when
+//!   it points into none), filled by the cuda device at each launch. Every
+//!   load, store and atomic through a pointer derived from parameter `i`
+//!   (by `offset`, `elem`, `field` or a `select` of two such pointers)
+//!   first checks that its bytes lie in `p_i .. p_i + len_i`; one that
+//!   does not records [`crate::wgsl::bounds::code`] (binding = the
+//!   parameter's index, access, size) over the byte offset from `p_i` (its
+//!   low 32 bits) and is skipped: a store writes nothing, a load or atomic
+//!   gives 0. Accesses through other global pointers (a device function's
+//!   pointer parameter, a pointer loaded from memory) are not checked.
+//! - **Loops.** Every function counts the loop iterations it runs (all
+//!   its loops together, per thread and call); an iteration past
+//!   [`crate::wgsl::CHECKED_LOOP_BUDGET`] records
+//!   [`crate::wgsl::LOOP_BUDGET_MESSAGE`] and ends the thread (`exit`).
+//! - **Host values are read-only.** Every store and atomic through a
+//!   pointer made by `wordptr` first calls [`SEAL_CHECK`], which looks the
+//!   bytes up in the device's seal table; a write that touches a sealed
+//!   range (a host value's copy) records
+//!   [`crate::wgsl::sealed::READ_ONLY_MESSAGE_HIGH`] over the byte offset
+//!   in the copy and is skipped (an atomic gives 0). The module's global
+//!   [`SEALS_GLOBAL`] holds the address of the device's seal table
+//!   header, written by the loader: header word 0 is the address of the
+//!   table, word 1 the number of entries; entry `k` is two words, the
+//!   first byte and the end of one sealed range. 0 (as a module starts)
+//!   means nothing is sealed.
+//!
+//! Faults are recorded by [`FAULT`] (`relok_fault(exception, message)`):
+//! it claims the record's flag like `relok_throw` and writes the message
+//! word and the thread's block and thread ids; later claims fail.
+
+use crate::state::{ExceptionLayout, EXCEPTION_LAYOUT};
+use std::fmt::Write as _;
+
+/// The module global holding the seal table header's address.
+pub const SEALS_GLOBAL: &str = "relok_seals";
+
+/// The PTX function that records a fault.
+pub const FAULT: &str = "relok_fault";
+
+/// The PTX function that checks a write against the seal table.
+pub const SEAL_CHECK: &str = "relok_seal_check";
+
+/// The name of the hidden length parameter of pointer parameter `i`.
+pub fn len_param(i: usize) -> String {
+    format!("relok_len{i}")
+}
+
+/// The declaration of [`SEALS_GLOBAL`] (one line, as written).
+pub fn seal_global() -> String {
+    format!(".visible .global .align 8 .u64 {SEALS_GLOBAL};")
+}
+
+/// What a checked module declares before its functions: [`SEALS_GLOBAL`],
+/// [`FAULT`] and [`SEAL_CHECK`].
+pub(crate) fn declarations() -> String {
+    let l = EXCEPTION_LAYOUT;
+    let mut s = format!("{}\n\n", seal_global());
+    s.push_str(&format!(".func {FAULT}(.param .b64 exc, .param .b64 msg)\n{{\n"));
+    s.push_str("\t.reg .b64 %e, %m, %old, %x;\n\t.reg .b32 %i;\n\t.reg .pred %p;\n");
+    s.push_str("\tld.param.b64 %e, [exc];\n\tld.param.b64 %m, [msg];\n");
+    let _ = writeln!(s, "\tatom.global.cas.b64 %old, [%e+{}], 0, 1;", l.flag.offset);
+    s.push_str("\tsetp.ne.u64 %p, %old, 0;\n\t@%p bra $Ldone;\n");
+    let _ = writeln!(s, "\tst.global.u64 [%e+{}], %m;", l.message.offset);
+    for (k, axis) in ["x", "y", "z"].into_iter().enumerate() {
+        for (reg, base) in [("ctaid", ExceptionLayout::BLOCK_WORD), ("tid", ExceptionLayout::THREAD_WORD)] {
+            let _ = writeln!(s, "\tmov.u32 %i, %{reg}.{axis};\n\tcvt.u64.u32 %x, %i;\n\tst.global.u64 [%e+{}], %x;", 8 * (base as usize + k));
+        }
+    }
+    s.push_str("$Ldone:\n\tret;\n}\n\n");
+
+    let high = u64::from(crate::wgsl::sealed::READ_ONLY_MESSAGE_HIGH) << 32;
+    s.push_str(&format!(".func (.param .b32 hit) {SEAL_CHECK}(.param .b64 exc, .param .b64 addr, .param .b64 size)\n{{\n"));
+    s.push_str("\t.reg .b64 %e, %a, %end, %h, %t, %n, %lo, %hi, %m;\n\t.reg .pred %p;\n");
+    s.push_str("\tld.param.b64 %e, [exc];\n\tld.param.b64 %a, [addr];\n\tld.param.b64 %end, [size];\n");
+    s.push_str("\tadd.u64 %end, %a, %end;\n");
+    let _ = writeln!(s, "\tld.global.u64 %h, [{SEALS_GLOBAL}];");
+    s.push_str("\tsetp.eq.u64 %p, %h, 0;\n\t@%p bra $Lfree;\n");
+    s.push_str("\tld.global.u64 %t, [%h];\n\tld.global.u64 %n, [%h+8];\n");
+    s.push_str("$Lnext:\n\tsetp.eq.u64 %p, %n, 0;\n\t@%p bra $Lfree;\n");
+    s.push_str("\tld.global.u64 %lo, [%t];\n\tld.global.u64 %hi, [%t+8];\n");
+    s.push_str("\tadd.u64 %t, %t, 16;\n\tsub.u64 %n, %n, 1;\n");
+    s.push_str("\tsetp.ge.u64 %p, %a, %hi;\n\t@%p bra $Lnext;\n");
+    s.push_str("\tsetp.le.u64 %p, %end, %lo;\n\t@%p bra $Lnext;\n");
+    s.push_str("\tmax.u64 %m, %a, %lo;\n\tsub.u64 %m, %m, %lo;\n\tand.b64 %m, %m, 0xffffffff;\n");
+    let _ = writeln!(s, "\tor.b64 %m, %m, {high:#x};");
+    let _ = writeln!(s, "\t{{\n\t\t.param .b64 e_;\n\t\tst.param.b64 [e_], %e;\n\t\t.param .b64 m_;\n\t\tst.param.b64 [m_], %m;\n\t\tcall {FAULT}, (e_, m_);\n\t}}");
+    s.push_str("\tst.param.b32 [hit], 1;\n\tret;\n");
+    s.push_str("$Lfree:\n\tst.param.b32 [hit], 0;\n\tret;\n}\n\n");
+    s
+}
