@@ -341,6 +341,11 @@ fn fuzz_command(devices: &[String], count: u64, seed: u64, steps: usize, out_dir
     let names: Vec<String> = others.iter().map(Device::name).collect();
     let mut failed = 0;
     for i in 0..count {
+        if i > 0 && i % 50 == 0 {
+            // Progress on stderr, so that a campaign stopped by a time
+            // limit still says how far it got.
+            eprintln!("{i} of {count} kernels run (seeds {seed}..{}), {failed} differed", seed.wrapping_add(i));
+        }
         let Some(m) = relok_cli::fuzz::run_case(&cpu, &others, seed.wrapping_add(i), steps) else { continue };
         failed += 1;
         std::fs::create_dir_all(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
