@@ -203,13 +203,23 @@ impl Gen {
                 Scalar::I32 => vec![self.value(Scalar::U32, format!("bitcast v{v}"))],
                 Scalar::F32 => {
                     // A zero's sign is left out: WGSL lets a driver ignore
-                    // it (NVIDIA's Vulkan driver gave -0.0 for x - x).
+                    // it (NVIDIA's Vulkan driver gave -0.0 for x - x); and a
+                    // NaN's bits, which the IR leaves unspecified (x86 and
+                    // the GPUs make different NaNs for 0/0): every NaN folds
+                    // as one.
                     let bits = self.value(Scalar::U32, format!("bitcast v{v}"));
                     let mag_mask = self.value(Scalar::U32, "const 2147483647".into());
                     let mag = self.value(Scalar::U32, format!("and v{bits}, v{mag_mask}"));
                     let zero = self.value(Scalar::U32, "const 0".into());
                     let is_zero = self.value(Scalar::Bool, format!("eq v{mag}, v{zero}"));
-                    vec![self.value(Scalar::U32, format!("select v{is_zero}, v{zero}, v{bits}"))]
+                    let bits = self.value(Scalar::U32, format!("select v{is_zero}, v{zero}, v{bits}"));
+                    vec![self.nan_folded(Scalar::U32, v, bits, "2143289344")]
+                }
+                Scalar::F64 => {
+                    let bits = self.value(Scalar::U64, format!("bitcast v{v}"));
+                    let bits = self.nan_folded(Scalar::U64, v, bits, "9221120237041090560");
+                    let hi = self.value(Scalar::U64, format!("shr v{bits}, v{thirty_two}"));
+                    vec![self.value(Scalar::U32, format!("convert v{bits}")), self.value(Scalar::U32, format!("convert v{hi}"))]
                 }
                 Scalar::Bool => vec![self.value(Scalar::U32, format!("convert v{v}"))],
                 _ => {
@@ -282,6 +292,14 @@ impl Gen {
         self.next += 1;
         let _ = writeln!(self.body, "    v{v}: {decl}");
         v
+    }
+
+    /// `bits` (the bits of float `v`, of integer type `int`), or the
+    /// quiet NaN `nan` when `v` is a NaN (`ne v, v`).
+    fn nan_folded(&mut self, int: Scalar, v: u32, bits: u32, nan: &str) -> u32 {
+        let is_nan = self.value(Scalar::Bool, format!("ne v{v}, v{v}"));
+        let canonical = self.value(int, format!("const {nan}"));
+        self.value(int, format!("select v{is_nan}, v{canonical}, v{bits}"))
     }
 
     /// A value kept out of the pool that is folded into the result: one

@@ -1081,6 +1081,16 @@ impl<'m> FuncCx<'m> {
             }
             (f, t) if fl(t) => format!("cvt.rn.{}.{} {d}, {x};", arith(t), ty(f)),
             (f, t) if size(f) == size(t) => format!("mov.{} {d}, {x};", if size(t) == 8 { "b64" } else { "b32" }),
+            (f, t) if size(t) > size(f) => {
+                // Widening: the destination takes the source's signedness
+                // (`cvt.u64.u32` zero-extends, `cvt.s64.s32` sign-extends),
+                // as nvcc writes it. With `cvt.s64.u32` the H200's driver
+                // (580.159.04) sign-extended a u32 >= 2^31 on its way into
+                // a following `shl.b64` (found by relok fuzz: 5 of 3 200
+                // kernels).
+                let signed = matches!(f, Scalar::I32 | Scalar::I64);
+                format!("cvt.{}{}.{} {d}, {x};", if signed { "s" } else { "u" }, size(t) * 8, ty(f))
+            }
             (f, t) => format!("cvt.{}.{} {d}, {x};", ty(t), ty(f)),
         };
         self.line(line);
