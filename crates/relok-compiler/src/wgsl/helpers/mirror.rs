@@ -241,6 +241,11 @@ pub(super) fn fdiv32(x: f32, y: f32) -> f32 {
         // What a driver whose division is bounded only up to 2^126 sees.
         return (x * 0.25) / (y * 0.25);
     }
+    if ya < 0x0080_0000 {
+        let k = 31 - ya.leading_zeros();
+        let y24 = f32::from_bits((yb & 0x8000_0000) | ((k + 2) << 23) | ((ya << (23 - k)) & 0x7f_ffff));
+        return (x * 16_777_216.0) / y24;
+    }
     x / y
 }
 

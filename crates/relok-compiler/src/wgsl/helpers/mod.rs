@@ -102,7 +102,7 @@ helpers! {
     /// `relok_f32_to_i64(x)`: toward zero, saturating, NaN to 0.
     F32ToI64 = f32_to_i64 calls [Shl64, Sub64];
     /// `relok_fdiv32(x, y) -> f32`: `/` with IEEE specials and divisors
-    /// beyond 2^126 (where WGSL bounds no driver's division).
+    /// beyond 2^126 or below 2^-126 (where WGSL bounds no driver's division).
     FDiv32 = fdiv32 calls [];
     /// `relok_fmod32(x, y) -> f32`: C's `fmodf`, exactly.
     Fmod32 = fmod32 calls [];

@@ -202,6 +202,8 @@ fn fdiv_of_specials_and_divisors_beyond_2_pow_126() {
         (26.0f32, 3.159_002_5e38f32), (1.0, 0.0), (-1.0, 0.0), (1.0, -0.0), (0.0, 0.0), (f32::INFINITY, f32::INFINITY),
         (f32::INFINITY, 2.0), (2.0, f32::NEG_INFINITY), (f32::MAX, f32::MAX), (f32::MAX, big), (f32::MIN_POSITIVE, big),
         (f32::from_bits(1), big), (f32::NAN, 1.0), (1.0, f32::NAN), (-0.0, 5.0), (3.0, f32::from_bits(1)),
+        (1.0, f32::from_bits(0x007f_ffff)), (-2.5, f32::from_bits(0x8000_0003)), (f32::MAX, f32::from_bits(1)),
+        (f32::from_bits(1), f32::from_bits(1)), (f32::from_bits(5), -f32::from_bits(0x0040_0000)), (1e-30, f32::from_bits(2)),
     ];
     for (x, y) in cases {
         assert!(same_f32(fdiv32(x, y), x / y), "{x} / {y}: {} against {}", fdiv32(x, y), x / y);
