@@ -77,10 +77,11 @@ impl CodeTarget {
 pub struct CompileOptions {
     /// Run the optimiser (inline, fold, CSE, DCE) before lowering.
     pub optimize: bool,
-    /// Checked mode (on by default): GPU code bounds-checks every access
-    /// to a buffer parameter or the heap and reports one out of bounds as
-    /// the cpu device's `OutOfBounds` fault (WGSL: docs/wgpu.md, "Checked
-    /// mode"; PTX: not yet). The cpu device always checks.
+    /// Checked mode (on by default): GPU code bounds-checks accesses to
+    /// buffer parameters (and, on WGSL, the heap), bounds loop iterations
+    /// and refuses writes into host values, reporting each as the cpu
+    /// device's fault (docs/wgpu.md and docs/cuda.md, "Checked mode", list
+    /// what each target checks). The cpu device always checks.
     pub checked: bool,
 }
 

@@ -596,9 +596,10 @@ impl CudaDevice {
     }
 
     /// Host time in microseconds of each of `iters` bare launches of the
-    /// kernel's function (cuLaunchKernel + cuCtxSynchronize, no relok
-    /// checks, no exception record): the floor relok's per-launch overhead
-    /// is measured against.
+    /// kernel's function (cuLaunchKernel + cuCtxSynchronize; the
+    /// parameters, with a checked kernel's buffer lengths, built once
+    /// before the loop; no exception record read): the floor relok's
+    /// per-launch overhead is measured against.
     pub fn time_raw_launches(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], iters: usize) -> Result<Vec<f64>, LaunchError> {
         let mut values = self.launch_values(kernel, args)?;
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };

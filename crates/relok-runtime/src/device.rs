@@ -209,7 +209,9 @@ impl Device {
     }
 
     /// [`Device::open`] with the binary archive under cache root
-    /// `archive_root` (`None`: no archive), whatever the environment says.
+    /// `archive_root` (`None`: no archive): an explicit choice, so
+    /// `RELOK_CACHE_DIR`, `RELOK_CACHE` and `RELOK_BINARY_CACHE` are not
+    /// read.
     pub fn open_in(spec: &str, archive_root: Option<&std::path::Path>) -> Result<Device, OpenError> {
         let (kind, ordinal) = match spec.split_once(':') {
             Some((k, n)) => (
