@@ -19,7 +19,7 @@ use relok_runtime::{CpuDevice, Device, DeviceMemory, KernelCache, Session};
 use std::path::Path;
 
 mod common;
-use common::{as_child, counter, isolated, run, second_process, session_words, skip, temp_dir, COUNTER, WORDS};
+use common::{as_child, checked_mode_faults_as_the_cpu_device, counter, fault_kernels, isolated, run, second_process, session_words, skip, temp_dir, COUNTER, WORDS};
 
 
 /// The GPU, or `None` after printing why the test is skipped — unless
@@ -256,33 +256,10 @@ fn two_gpus_are_isolated() {
 }
 
 /// run_faults.rk's kernels without its `; run:` lines.
-fn fault_kernels() -> String {
-    let source = std::fs::read_to_string(repo_root().join("tests/filetests/run_faults.rk")).expect("read");
-    source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect()
-}
-
-fn repo_root() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 #[test]
 fn checked_mode_reports_the_cpu_devices_out_of_bounds_faults() {
     let Some(gpu) = gpu("checked mode") else { return };
-    // run_faults.rk's global out-of-bounds lines as `error:` lines naming
-    // access and size: the cpu device and cuda in checked mode (the
-    // default) fail alike, and the device stays usable (the last line).
-    let lines = [
-        "; run: @oob_load(4, zeros:4) => error: out-of-bounds global read of 4 bytes at 0x",
-        "; run: @oob_load(3, [1, 2, 3, 4]) => _, [4, 2, 3, 4]",
-        "; run: @oob_store(zeros:4) block=8 => error: out-of-bounds global write of 4 bytes at 0x",
-        "; run: @oob_atomic(zeros:2) block=3 => error: out-of-bounds global atomic of 8 bytes at 0x",
-        "; run: @oob_store(zeros:8) block=8 => [0, 1, 2, 3, 4, 5, 6, 7]",
-    ];
-    let text = format!("test run\n{}\n{}", lines.join("\n"), fault_kernels());
-    let cpu = Device::Cpu(CpuDevice::new(0));
-    for device in [&cpu, &gpu] {
-        assert_eq!(relok_cli::filetest::run_file("checked.rk", &text, device), Ok(0), "on {}", device.name());
-    }
+    checked_mode_faults_as_the_cpu_device(&gpu);
 }
 
 #[test]

@@ -32,7 +32,7 @@ use relok_cli::filetest::{FAULT_LINES, PATCH_ONLY_LINES};
 /// `@spec_f64` 5, `@un_f64` 2, `@exact_f64` 2, `@dom_f64` and
 /// `@exact_f64_folded` one each).
 const REFUSED_LINES: usize = 52;
-use common::{as_child, counter, isolated, run, second_process, session_words, skip, temp_dir, COUNTER, WORDS};
+use common::{as_child, checked_mode_faults_as_the_cpu_device, counter, fault_kernels, isolated, run, second_process, session_words, skip, temp_dir, COUNTER, WORDS};
 
 
 /// The first adapter as a device (no archive), or `None` after printing
@@ -523,22 +523,7 @@ fn a_loop_past_llvmpipes_limit_is_a_typed_fault_there_and_runs_elsewhere() {
 #[test]
 fn checked_mode_reports_the_cpu_devices_out_of_bounds_faults() {
     let Some(gpu) = gpu("checked mode") else { return };
-    // run_faults.rk's kernels, with its global out-of-bounds lines as
-    // `error:` lines (run on every device) naming access and size: the
-    // cpu device and wgpu in checked mode (the default) fail alike.
-    let source = std::fs::read_to_string(repo().join("tests/filetests/run_faults.rk")).expect("read");
-    let kernels: String = source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect();
-    let lines = [
-        "; run: @oob_load(4, zeros:4) => error: out-of-bounds global read of 4 bytes at 0x",
-        "; run: @oob_store(zeros:4) block=8 => error: out-of-bounds global write of 4 bytes at 0x",
-        "; run: @oob_atomic(zeros:2) block=3 => error: out-of-bounds global atomic of 8 bytes at 0x",
-        "; run: @oob_store(zeros:8) block=8 => [0, 1, 2, 3, 4, 5, 6, 7]",
-    ];
-    let text = format!("test run\n{}\n{kernels}", lines.join("\n"));
-    let cpu = Device::Cpu(CpuDevice::new(0));
-    for device in [&cpu, &gpu] {
-        assert_eq!(relok_cli::filetest::run_file("checked.rk", &text, device), Ok(0), "on {}", device.name());
-    }
+    checked_mode_faults_as_the_cpu_device(&gpu);
 }
 
 #[test]
@@ -563,8 +548,7 @@ fn an_endless_loop_is_a_typed_fault_never_a_hang_or_a_success() {
     // run_faults.rk's @forever: the cpu device's step budget ends it; in
     // checked mode (the default) the WGSL ends it at llvmpipe's limit or
     // at checked mode's loop budget elsewhere.
-    let source = std::fs::read_to_string(repo().join("tests/filetests/run_faults.rk")).expect("read");
-    let kernels: String = source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect();
+    let kernels = fault_kernels();
     let expected = match wgpu.loop_limit() {
         Some(limit) => format!("a loop would run past the device's limit of {limit} loop iterations"),
         None => format!("loop budget of {} iterations per thread exceeded", relok_compiler::wgsl::CHECKED_LOOP_BUDGET),

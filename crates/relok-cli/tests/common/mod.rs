@@ -117,3 +117,30 @@ pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
     std::fs::create_dir_all(&p).expect("temp dir");
     p
 }
+
+/// `tests/filetests/run_faults.rk`'s kernels without its run lines (the
+/// repository is `RELOK_REPO` for a test binary run elsewhere).
+pub fn fault_kernels() -> String {
+    let repo = std::env::var_os("RELOK_REPO").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), PathBuf::from);
+    let source = std::fs::read_to_string(repo.join("tests/filetests/run_faults.rk")).expect("read run_faults.rk");
+    source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect()
+}
+
+/// `run_faults.rk`'s global out-of-bounds lines as `error:` lines naming
+/// access and size: the cpu device and `gpu` in checked mode (the
+/// default) fail alike, an in-bounds line between them still runs, and
+/// the device stays usable (the last line).
+pub fn checked_mode_faults_as_the_cpu_device(gpu: &Device) {
+    let lines = [
+        "; run: @oob_load(4, zeros:4) => error: out-of-bounds global read of 4 bytes at 0x",
+        "; run: @oob_load(3, [1, 2, 3, 4]) => _, [4, 2, 3, 4]",
+        "; run: @oob_store(zeros:4) block=8 => error: out-of-bounds global write of 4 bytes at 0x",
+        "; run: @oob_atomic(zeros:2) block=3 => error: out-of-bounds global atomic of 8 bytes at 0x",
+        "; run: @oob_store(zeros:8) block=8 => [0, 1, 2, 3, 4, 5, 6, 7]",
+    ];
+    let text = format!("test run\n{}\n{}", lines.join("\n"), fault_kernels());
+    let cpu = Device::Cpu(relok_runtime::CpuDevice::new(0));
+    for device in [&cpu, gpu] {
+        assert_eq!(relok_cli::filetest::run_file("checked.rk", &text, device), Ok(0), "on {}", device.name());
+    }
+}
