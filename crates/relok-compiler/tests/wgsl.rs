@@ -345,6 +345,33 @@ fn runtime_library_rng_and_counter_are_written() {
     }
 }
 
+/// Checked mode's loop budget counts IR iterations: an unrolled loop's back
+/// edge adds the copies of the body it runs (16 here, a counting loop), so
+/// the budget means the same as on cpu and cuda; unchecked, only the
+/// device's limit (back edges) is kept.
+#[test]
+fn the_checked_loop_budget_counts_the_unrolled_copies() {
+    let src = "kernel @spin(v0: ptr<global, u32>) {\n    local %n: u32\n    v1: u32 = const 0\n    v2: u32 = const 1\n    set %n, v1\n    loop {\n        v3: u32 = get %n\n        v4: u32 = add v3, v2\n        set %n, v4\n    }\n    v5: u32 = get %n\n    store v0, v5\n    return\n}\n";
+    let m = relok_ir::parse(src).expect("parses");
+    let stencil = Stencil::new(&m, "spin").expect("stencil");
+    for checked in [true, false] {
+        let options = CompileOptions { checked, ..CompileOptions::default() };
+        let a = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, options, None).unwrap_or_else(|e| panic!("{e}"));
+        let text = String::from_utf8(a.code).expect("UTF-8");
+        validate(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let copies = text.matches("relok_steps += ").count();
+        let budget = format!("relok_steps >= {}u", relok_compiler::wgsl::CHECKED_LOOP_BUDGET);
+        if checked {
+            let step = text.lines().find(|l| l.contains("relok_steps += ")).expect("a step count");
+            let n: usize = step.trim().trim_start_matches("relok_steps += ").trim_end_matches("u;").parse().expect("a count");
+            let bodies = text.matches("relok_iterations += 1u;").count();
+            assert!(n > 1 && copies == bodies && text.contains(&budget), "{n} copies counted:\n{text}");
+        } else {
+            assert!(copies == 0 && !text.contains("relok_steps"), "{text}");
+        }
+    }
+}
+
 /// Operations whose operands are all constants are written as the IR's
 /// result, unoptimised too: as WGSL `const` expressions they would be
 /// evaluated when the shader is created, where i32 `MIN / -1`, `MIN % -1`

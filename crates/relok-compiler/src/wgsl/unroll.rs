@@ -87,7 +87,9 @@ pub const LOOP_BUDGET_MESSAGE: u64 = u64::MAX - 3;
 
 /// Checked mode's budget: loop iterations of one invocation, all loops
 /// together (an endless loop ends with a fault instead of hanging the
-/// device).
+/// device). On WGSL the IR iterations are counted by back edge, each
+/// adding the copies of the body it runs, so a loop that leaves in the
+/// middle of its copies is counted up to that many high.
 pub const CHECKED_LOOP_BUDGET: u32 = 1 << 24;
 
 /// The override constant that holds the device's loop limit: iterations of
@@ -119,7 +121,12 @@ pub(crate) fn declarations(checked: bool) -> String {
     };
     let hi = (LOOP_LIMIT_MESSAGE >> 32) as u32;
     debug_assert_eq!(hi, (LOOP_BUDGET_MESSAGE >> 32) as u32);
-    let mut s = "var<private> relok_iterations: u32;\nvar<private> relok_truncated: bool;\n\n".to_owned();
+    let mut s = "var<private> relok_iterations: u32;\nvar<private> relok_truncated: bool;\n".to_owned();
+    if checked {
+        // IR iterations (an unrolled back edge runs several), for the budget.
+        s.push_str("var<private> relok_steps: u32;\n");
+    }
+    s.push('\n');
     s.push_str("fn relok_loop_limit(b: vec3<u32>, t: vec3<u32>) {\n");
     s.push_str("    let r = atomicCompareExchangeWeak(&relok_exception[0], 0u, 1u);\n");
     s.push_str("    if (r.exchanged) {\n");

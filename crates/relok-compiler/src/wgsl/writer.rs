@@ -362,13 +362,13 @@ impl<'m> FuncCx<'m> {
     fn write_loop(&mut self, body: &Block) -> Result<(), Error> {
         let copies = if self.cont_flag.is_none() { unroll::copies(body) } else { 1 };
         if copies == 1 {
-            self.loop_head();
+            self.loop_head(1);
             self.block(body)?;
             return self.loop_tail();
         }
         let flag = self.temp();
         self.line(format!("var {flag}: bool;"));
-        self.loop_head();
+        self.loop_head(copies);
         for copy in 0..copies {
             self.line("{".into());
             self.depth += 1;
@@ -385,24 +385,25 @@ impl<'m> FuncCx<'m> {
         self.loop_tail()
     }
 
-    /// A loop's first lines: it counts its iterations ([`super::unroll`]).
-    fn loop_head(&mut self) {
+    /// A loop's first lines: it counts its back edges for the device's
+    /// limit and, in checked mode, the IR iterations they run (`copies`
+    /// bodies each) for the budget ([`super::unroll`]).
+    fn loop_head(&mut self, copies: usize) {
         self.wrote_loop = true;
         self.line("loop {".into());
         self.depth += 1;
         self.line("relok_iterations += 1u;".into());
+        if self.checked {
+            self.line(format!("relok_steps += {copies}u;"));
+        }
     }
 
     /// A loop's last lines: at the budget it ends, and the fault is
     /// recorded after it ([`super::unroll`]).
     fn loop_tail(&mut self) -> Result<(), Error> {
         self.line("continuing {".into());
-        let bound = if self.checked {
-            format!("min({}, {}u)", unroll::LOOP_BUDGET_OVERRIDE, unroll::CHECKED_LOOP_BUDGET)
-        } else {
-            unroll::LOOP_BUDGET_OVERRIDE.to_owned()
-        };
-        self.line(format!("    if (relok_iterations >= {bound}) {{ relok_truncated = true; }}"));
+        let budget = if self.checked { format!(" || relok_steps >= {}u", unroll::CHECKED_LOOP_BUDGET) } else { String::new() };
+        self.line(format!("    if (relok_iterations >= {}{budget}) {{ relok_truncated = true; }}", unroll::LOOP_BUDGET_OVERRIDE));
         self.line("    break if relok_truncated;".into());
         self.line("}".into());
         self.depth -= 1;
