@@ -17,7 +17,7 @@
 //! steps give a prefix of the same kernel) and written as a file test
 //! whose expectation is the cpu device's output ([`file_test`]).
 
-use crate::args::ArgValue;
+use crate::args::{ArgValue, SplitMix64};
 use crate::launch::{run_kernel, Target};
 use relok_ir::{Scalar, Strategy};
 use relok_runtime::{Device, KernelCache, LaunchConfig, Session};
@@ -28,16 +28,15 @@ pub const BLOCK: u32 = 64;
 /// Blocks of every case.
 pub const GRID: u32 = 2;
 
-/// splitmix64: the generator's only source of randomness.
-struct Rng(u64);
+/// The generator's only source of randomness: `relok run`'s SplitMix64.
+struct Rng(SplitMix64);
 
 impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(SplitMix64(seed))
+    }
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
@@ -240,7 +239,7 @@ impl Gen {
 /// The text of case `seed` with `steps` random steps: kernel `@fuzz(in,
 /// out)` over a grid of [`GRID`] blocks of [`BLOCK`] threads.
 pub fn generate(seed: u64, steps: usize) -> String {
-    let mut g = Gen { rng: Rng(seed), body: String::new(), next: 2, pool: Vec::new(), locals: String::new(), shared: String::new(), small_f32: Vec::new() };
+    let mut g = Gen { rng: Rng::new(seed), body: String::new(), next: 2, pool: Vec::new(), locals: String::new(), shared: String::new(), small_f32: Vec::new() };
     let (bid, bdim, tid) = (g.value(Scalar::U32, "block_id.x".into()), g.value(Scalar::U32, "block_dim.x".into()), g.value(Scalar::U32, "thread_id.x".into()));
     let base = g.value(Scalar::U32, format!("mul v{bid}, v{bdim}"));
     let gid = g.value(Scalar::U32, format!("add v{base}, v{tid}"));
@@ -274,7 +273,7 @@ pub fn generate(seed: u64, steps: usize) -> String {
     let _ = g.value(Scalar::U32, format!("load v{sum}"));
     let h = g.fold();
     let _ = writeln!(g.body, "    store v1[v{gid}], v{h}\n    return");
-    let mut table = Rng(seed ^ 0x7ab1e);
+    let mut table = Rng::new(seed ^ 0x7ab1e);
     let table: Vec<String> = (0..8).map(|_| (table.next() as u32).to_string()).collect();
     format!(
         "const @fuzz_table: [u32; 8] = [{}]\n\n{MIX}\nkernel @fuzz(v0: ptr<global, u32>, v1: ptr<global, u32>) {{\n{}{}{}}}\n",
@@ -332,7 +331,7 @@ const MIX: &str = "fn @fuzz_mix(v0: u64, v1: u32) -> u64 {
 
 /// The input buffer of case `seed`.
 pub fn input(seed: u64) -> Vec<u64> {
-    let mut r = Rng(seed ^ 0x5eed);
+    let mut r = Rng::new(seed ^ 0x5eed);
     (0..GRID * BLOCK).map(|_| r.next() & 0xffff_ffff).collect()
 }
 
