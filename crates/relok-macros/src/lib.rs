@@ -261,15 +261,13 @@ fn generics(g: &syn::Generics, errors: &mut Vec<syn::Error>) -> Option<Generics>
     Some(Generics { decl: quote!(<#(#decl),*>), args: quote!(<#(#args),*>), name_parts, types })
 }
 
+/// The names of a function's type parameters (`T` of `fn f<T, const N: usize>`).
+fn type_param_names(generics: &syn::Generics) -> Vec<String> {
+    generics.params.iter().filter_map(|p| if let syn::GenericParam::Type(t) = p { Some(t.ident.to_string()) } else { None }).collect()
+}
+
 fn kernel_fn(f: &syn::ItemFn, errors: Vec<syn::Error>) -> Tokens {
-    let type_params: Vec<String> = f
-        .sig
-        .generics
-        .params
-        .iter()
-        .filter_map(|p| if let syn::GenericParam::Type(t) = p { Some(t.ident.to_string()) } else { None })
-        .collect();
-    translate::with_type_params(type_params, || kernel_fn_inner(f, errors))
+    translate::with_type_params(type_param_names(&f.sig.generics), || kernel_fn_inner(f, errors))
 }
 
 fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
@@ -394,14 +392,7 @@ fn declare_params(params: &[(syn::Ident, ParamKind)]) -> Tokens {
 }
 
 fn device_fn(f: &syn::ItemFn, errors: Vec<syn::Error>) -> Tokens {
-    let type_params: Vec<String> = f
-        .sig
-        .generics
-        .params
-        .iter()
-        .filter_map(|p| if let syn::GenericParam::Type(t) = p { Some(t.ident.to_string()) } else { None })
-        .collect();
-    translate::with_type_params(type_params, || device_fn_inner(f, errors))
+    translate::with_type_params(type_param_names(&f.sig.generics), || device_fn_inner(f, errors))
 }
 
 fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {

@@ -339,29 +339,48 @@ impl Remote {
     /// Reads at most `bound + 1` bytes of `name`'s value (GETRANGE: one
     /// round trip, bounded before it starts).
     pub(crate) fn fetch(&self, name: &str, bound: u64) -> Fetched {
+        let mut slot = match self.connected_reader() {
+            Ok(slot) => slot,
+            Err(why) => return why,
+        };
+        let Some(con) = slot.as_mut() else { return Fetched::Off };
+        let end = i64::try_from(bound).unwrap_or(i64::MAX);
+        let fetched = self.fetched(redis::cmd("GETRANGE").arg(name).arg(0).arg(end).query(con));
+        if matches!(fetched, Fetched::Failed) {
+            *slot = None;
+        }
+        fetched
+    }
+
+    /// The reader's connection, locked, connected first if it was not:
+    /// `Off` when the remote is off (checked after the lock: another thread
+    /// may have switched it off meanwhile), `Failed` when connecting fails
+    /// (which switches it off).
+    fn connected_reader(&self) -> Result<std::sync::MutexGuard<'_, Option<redis::Connection>>, Fetched> {
         let mut slot = self.reader.lock().unwrap_or_else(|e| e.into_inner());
-        // After the lock: another thread may have switched it off meanwhile.
         if self.shared.is_off() {
-            return Fetched::Off;
+            return Err(Fetched::Off);
         }
         if slot.is_none() {
             match self.shared.connect() {
                 Ok(c) => *slot = Some(c),
                 Err(e) => {
                     self.shared.switch_off(&format!("cannot connect: {e}"));
-                    return Fetched::Failed;
+                    return Err(Fetched::Failed);
                 }
             }
         }
-        let Some(con) = slot.as_mut() else { return Fetched::Off };
-        let end = i64::try_from(bound).unwrap_or(i64::MAX);
-        let got: redis::RedisResult<Vec<u8>> = redis::cmd("GETRANGE").arg(name).arg(0).arg(end).query(con);
-        match got {
+        Ok(slot)
+    }
+
+    /// What one GETRANGE reply means; an error other than a wrong type
+    /// switches the remote off.
+    fn fetched(&self, reply: redis::RedisResult<Vec<u8>>) -> Fetched {
+        match reply {
             Ok(v) if v.is_empty() => Fetched::Absent,
             Ok(v) => Fetched::Value(v),
             Err(e) if e.code() == Some("WRONGTYPE") => Fetched::WrongType,
             Err(e) => {
-                *slot = None;
                 self.shared.switch_off(&e.to_string());
                 Fetched::Failed
             }
@@ -379,19 +398,10 @@ impl Remote {
         if names.is_empty() {
             return Vec::new();
         }
-        let mut slot = self.reader.lock().unwrap_or_else(|e| e.into_inner());
-        if self.shared.is_off() {
-            return failed(Fetched::Off);
-        }
-        if slot.is_none() {
-            match self.shared.connect() {
-                Ok(c) => *slot = Some(c),
-                Err(e) => {
-                    self.shared.switch_off(&format!("cannot connect: {e}"));
-                    return failed(Fetched::Failed);
-                }
-            }
-        }
+        let mut slot = match self.connected_reader() {
+            Ok(slot) => slot,
+            Err(why) => return failed(why),
+        };
         let Some(con) = slot.as_mut() else { return failed(Fetched::Off) };
         let end = i64::try_from(bound).unwrap_or(i64::MAX);
         let mut pipe = redis::pipe();
@@ -413,19 +423,7 @@ impl Remote {
                 return failed(Fetched::Failed);
             }
         };
-        let mut out = Vec::with_capacity(names.len());
-        for reply in replies {
-            out.push(match reply {
-                Ok(v) if v.is_empty() => Fetched::Absent,
-                Ok(v) => Fetched::Value(v),
-                Err(e) if e.code() == Some("WRONGTYPE") => Fetched::WrongType,
-                Err(e) => {
-                    self.shared.switch_off(&e.to_string());
-                    Fetched::Failed
-                }
-            });
-        }
-        out
+        replies.into_iter().map(|reply| self.fetched(reply)).collect()
     }
 
     /// Queues `entry` (framed) to be signed and written under `name` by the
