@@ -4,42 +4,14 @@
 //! the cpu device, the oracle. A device that is missing is skipped with a
 //! message on stderr.
 
-use relok::{Arg, Context, Error, Grid, Program};
+mod common;
 
-/// A message that reaches the terminal even when the test passes (libtest
-/// captures `eprintln!`): what was skipped is always said.
-fn note(msg: &str) {
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("note: {msg}\n").as_bytes());
-}
+use common::serial;
+use relok::{Arg, Context, Error, Grid, Program, Strategy};
 
-/// Held by every test: one test at a time uses the GPUs. On NVIDIA's
-/// Vulkan driver (580), several wgpu devices driven from concurrent threads
-/// of one process hung (docs/wgpu.md, "Known problems"); one at a time they
-/// pass.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// The contexts to test, the cpu device first (`RELOK_TEST_DEVICES=wgpu`,
-/// `=cuda` or `=cuda,wgpu` narrows the GPUs tried).
+/// The contexts to test (the cpu device first), under the default strategy.
 fn contexts() -> Vec<Context> {
-    let mut out = vec![Context::builder().device("cpu").no_cache().build().expect("cpu opens")];
-    let wanted = std::env::var("RELOK_TEST_DEVICES").unwrap_or_else(|_| "cuda,wgpu".to_owned());
-    let required = |var: &str| std::env::var(var).is_ok_and(|v| v == "1");
-    for (spec, required) in [("wgpu", required("RELOK_REQUIRE_WGPU")), ("cuda", required("RELOK_REQUIRE_CUDA"))] {
-        if !wanted.split(',').any(|w| w.trim() == spec) {
-            note(&format!("skipping the {spec} device: not in RELOK_TEST_DEVICES={wanted}"));
-            continue;
-        }
-        match Context::builder().device(spec).no_cache().build() {
-            Ok(ctx) => out.push(ctx),
-            Err(e) if required => panic!("{spec} is required here: {e}"),
-            Err(e) => note(&format!("skipping the {spec} device: {e}")),
-        }
-    }
-    out
+    common::contexts(Strategy::Table)
 }
 
 fn program(path: &str) -> Program {

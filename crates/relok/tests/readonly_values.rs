@@ -8,6 +8,9 @@
 //! the device's seal table; where a GPU is present, `RELOK_REQUIRE_CUDA=1`
 //! makes its absence a failure).
 
+mod common;
+
+use common::note;
 use relok::{Context, Grid, Program};
 
 /// `@smash` writes 999 into element 5 of a constant whose bytes equal
@@ -17,11 +20,6 @@ fn smash_source(lookup: &str) -> String {
     format!(
         "{table}\n\nkernel @smash(v0: u32) {{\n    v1: word = ref @table\n    v2: ptr<global, u32> = wordptr v1\n    v3: u32 = const 5\n    v4: u32 = const 999\n    store v2[v3], v4\n    return\n}}\n"
     )
-}
-
-/// A message that reaches the terminal even when the test passes.
-fn note(msg: &str) {
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("note: {msg}\n").as_bytes());
 }
 
 #[test]

@@ -13,45 +13,12 @@ mod kernels;
 #[path = "../examples/twins/run.rs"]
 mod run;
 
+mod common;
+
+use common::{contexts, serial};
 use relok::__kernel::KernelDef;
 use relok::{Context, Error, Grid, Strategy};
 use std::path::{Path, PathBuf};
-
-/// A message that reaches the terminal even when the test passes.
-fn note(msg: &str) {
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("note: {msg}\n").as_bytes());
-}
-
-/// One test at a time uses the GPUs (docs/wgpu.md, "Known problems").
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// The contexts to test, the cpu device first (`RELOK_TEST_DEVICES` narrows
-/// the GPUs tried; `RELOK_REQUIRE_WGPU=1` / `RELOK_REQUIRE_CUDA=1` make a
-/// missing one a failure).
-fn contexts(strategy: Strategy) -> Vec<Context> {
-    let mut out = vec![Context::builder().device("cpu").strategy(strategy).no_cache().build().expect("cpu opens")];
-    let wanted = std::env::var("RELOK_TEST_DEVICES").unwrap_or_else(|_| "cuda,wgpu".to_owned());
-    let required = |var: &str| std::env::var(var).is_ok_and(|v| v == "1");
-    for (spec, required) in [("wgpu", required("RELOK_REQUIRE_WGPU")), ("cuda", required("RELOK_REQUIRE_CUDA"))] {
-        if !wanted.split(',').any(|w| w.trim() == spec) {
-            note(&format!("skipping the {spec} device: not in RELOK_TEST_DEVICES={wanted}"));
-            continue;
-        }
-        match Context::builder().device(spec).strategy(strategy).no_cache().build() {
-            Ok(ctx) => out.push(ctx),
-            Err(Error::Compile(relok_runtime::ProgramError::Unsupported { .. })) => {
-                note(&format!("skipping the {spec} device under {strategy}: it does not offer that strategy"));
-            }
-            Err(e) if required => panic!("{spec} is required here: {e}"),
-            Err(e) => note(&format!("skipping the {spec} device: {e}")),
-        }
-    }
-    out
-}
 
 /// Every Rust kernel of the twins and of this file.
 fn definitions() -> Vec<&'static KernelDef> {
