@@ -10,8 +10,8 @@
 
 mod common;
 
-use common::note;
-use relok::{Context, Grid, Program};
+use common::gpu_context;
+use relok::{Context, Grid, Program, Strategy};
 
 /// `@smash` writes 999 into element 5 of a constant whose bytes equal
 /// lookup's table.
@@ -29,19 +29,15 @@ fn a_kernel_cannot_change_the_table_another_kernel_reads_on_cpu() {
 
 #[test]
 fn a_kernel_cannot_change_the_table_another_kernel_reads_on_wgpu() {
-    match Context::builder().device("wgpu").no_cache().build() {
-        Ok(ctx) => table_survives(&ctx),
-        Err(e) if std::env::var("RELOK_REQUIRE_WGPU").is_ok_and(|v| v == "1") => panic!("wgpu is required here: {e}"),
-        Err(e) => note(&format!("skipping the wgpu device: {e}")),
+    if let Some(ctx) = gpu_context("wgpu", Strategy::Table) {
+        table_survives(&ctx);
     }
 }
 
 #[test]
 fn a_kernel_cannot_change_the_table_another_kernel_reads_on_cuda() {
-    match Context::builder().device("cuda").no_cache().build() {
-        Ok(ctx) => table_survives(&ctx),
-        Err(e) if std::env::var("RELOK_REQUIRE_CUDA").is_ok_and(|v| v == "1") => panic!("cuda is required here: {e}"),
-        Err(e) => note(&format!("skipping the cuda device: {e}")),
+    if let Some(ctx) = gpu_context("cuda", Strategy::Table) {
+        table_survives(&ctx);
     }
 }
 

@@ -24,25 +24,36 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
 
 /// The contexts to test under `strategy`, the cpu device first
 /// (`RELOK_TEST_DEVICES=wgpu`, `=cuda` or `=cuda,wgpu` narrows the GPUs
-/// tried; `RELOK_REQUIRE_WGPU=1` / `RELOK_REQUIRE_CUDA=1` make a missing one
-/// a failure; a device without the strategy is skipped, said on stderr).
+/// tried; see [`gpu_context`] for each).
 pub fn contexts(strategy: Strategy) -> Vec<Context> {
     let mut out = vec![Context::builder().device("cpu").strategy(strategy).no_cache().build().expect("cpu opens")];
     let wanted = std::env::var("RELOK_TEST_DEVICES").unwrap_or_else(|_| "cuda,wgpu".to_owned());
-    let required = |var: &str| std::env::var(var).is_ok_and(|v| v == "1");
-    for (spec, required) in [("wgpu", required("RELOK_REQUIRE_WGPU")), ("cuda", required("RELOK_REQUIRE_CUDA"))] {
+    for spec in ["wgpu", "cuda"] {
         if !wanted.split(',').any(|w| w.trim() == spec) {
             note(&format!("skipping the {spec} device: not in RELOK_TEST_DEVICES={wanted}"));
             continue;
         }
-        match Context::builder().device(spec).strategy(strategy).no_cache().build() {
-            Ok(ctx) => out.push(ctx),
-            Err(Error::Compile(relok_runtime::ProgramError::Unsupported { .. })) => {
-                note(&format!("skipping the {spec} device under {strategy}: it does not offer that strategy"));
-            }
-            Err(e) if required => panic!("{spec} is required here: {e}"),
-            Err(e) => note(&format!("skipping the {spec} device: {e}")),
-        }
+        out.extend(gpu_context(spec, strategy));
     }
     out
+}
+
+/// A context on GPU device `spec` (`wgpu` or `cuda`) under `strategy`, or
+/// `None`, said on stderr, when there is none or it does not offer the
+/// strategy; `RELOK_REQUIRE_WGPU=1` / `RELOK_REQUIRE_CUDA=1` make a missing
+/// one a failure.
+pub fn gpu_context(spec: &str, strategy: Strategy) -> Option<Context> {
+    let required = std::env::var(format!("RELOK_REQUIRE_{}", spec.to_uppercase())).is_ok_and(|v| v == "1");
+    match Context::builder().device(spec).strategy(strategy).no_cache().build() {
+        Ok(ctx) => Some(ctx),
+        Err(Error::Compile(relok_runtime::ProgramError::Unsupported { .. })) => {
+            note(&format!("skipping the {spec} device under {strategy}: it does not offer that strategy"));
+            None
+        }
+        Err(e) if required => panic!("{spec} is required here: {e}"),
+        Err(e) => {
+            note(&format!("skipping the {spec} device: {e}"));
+            None
+        }
+    }
 }
