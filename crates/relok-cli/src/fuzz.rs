@@ -134,7 +134,16 @@ impl Gen {
             7 => {
                 let (a, b) = (self.of(Scalar::F64), self.of(Scalar::F64));
                 let op = self.rng.pick(&F64_OPS);
-                let r = self.value(Scalar::F64, format!("{op} v{a}, v{b}"));
+                let r = if matches!(op, "min" | "max") {
+                    // The sign of min(-0.0, +0.0) is unspecified (IEEE
+                    // minNum; the H200 gave either, by instruction
+                    // selection): adding +0.0 makes every zero +0.0.
+                    let r = self.unhashed(&format!("f64 = {op}"), &format!("v{a}, v{b}"));
+                    let zero = self.value(Scalar::F64, "const 0.0".into());
+                    self.value(Scalar::F64, format!("add v{r}, v{zero}"))
+                } else {
+                    self.value(Scalar::F64, format!("{op} v{a}, v{b}"))
+                };
                 if self.rng.below(4) == 0 {
                     self.value(Scalar::F64, format!("sqrt v{r}"));
                 }
