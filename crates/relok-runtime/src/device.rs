@@ -227,11 +227,13 @@ impl Device {
         match kind {
             "cpu" => Ok(Device::Cpu(CpuDevice::new(ordinal))),
             #[cfg(feature = "cuda")]
-            "cuda" => crate::cuda::CudaDevice::open_with_archive(ordinal as usize, archive_root).map(Device::Cuda).map_err(|e| unavailable(&e)),
+            "cuda" => crate::startup::beside(|| crate::cuda::CudaDevice::open_with_archive(ordinal as usize, archive_root))
+                .map(Device::Cuda)
+                .map_err(|e| unavailable(&e)),
             #[cfg(not(feature = "cuda"))]
             "cuda" => Err(OpenError::NotBuilt { spec: spec.to_owned(), feature: "cuda" }),
             #[cfg(feature = "wgpu")]
-            "wgpu" => crate::wgpu::WgpuDevice::open_in(ordinal as usize, archive_root.map(std::path::Path::to_path_buf))
+            "wgpu" => crate::startup::beside(|| crate::wgpu::WgpuDevice::open_in(ordinal as usize, archive_root.map(std::path::Path::to_path_buf)))
                 .map(|d| Device::Wgpu(Box::new(d)))
                 .map_err(|e| unavailable(&e)),
             #[cfg(not(feature = "wgpu"))]

@@ -14,7 +14,9 @@
 //! - [`device`]: [`Device`], any device by name (`cpu`, `cuda`, `wgpu`,
 //!   `best`): the one dispatch place;
 //! - [`cache`]: the kernel cache of a process — memory, bundles and the
-//!   artifact store on disk in front of compiling.
+//!   artifact store on disk in front of compiling;
+//! - [`startup`]: a process's one-time costs, taken while a GPU driver
+//!   starts.
 
 pub mod backend;
 pub mod cache;
@@ -28,6 +30,7 @@ pub mod launch;
 pub mod memory;
 pub mod program;
 pub mod session;
+pub mod startup;
 #[cfg(feature = "wgpu")]
 pub mod wgpu;
 
