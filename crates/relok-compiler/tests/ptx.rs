@@ -171,3 +171,22 @@ fn expected_ptx_is_unchanged() {
     }
     assert!(changed.is_empty(), "PTX changed (review, then run with BLESS=1): {changed:?}");
 }
+
+#[test]
+fn thirty_two_bit_negations_are_written_as_not_and_add() {
+    // Driver 580's PTX compiler miscompiles `neg.s32` (and `sub 0, x`,
+    // `mul x, -1`) of a loop-carried 0x7fffffff (docs/cuda.md).
+    let source = file_test("run_neg_loop.rk");
+    for kernel in ["neg_loop", "mul_loop", "sub_loop"] {
+        for checked in [false, true] {
+            let ptx = ptx_of(&source, kernel, checked);
+            assert!(ptx.contains("not.b32"), "@{kernel}: {ptx}");
+            for negation in ["neg.s32", "mul.lo.s32", "sub.s32"] {
+                assert!(!ptx.contains(negation), "@{kernel} (checked: {checked}) still has {negation}:\n{ptx}");
+            }
+        }
+    }
+    // Division keeps MIN / -1 == MIN through the same negation.
+    let div = ptx_of("kernel @d(v0: ptr<global, i32>) {\n    v1: u32 = thread_id.x\n    v2: i32 = load v0[v1]\n    v3: i32 = load v0[v1]\n    v4: i32 = div v2, v3\n    store v0[v1], v4\n    return\n}\n", "d", false);
+    assert!(div.contains("not.b32") && !div.contains("neg.s32"), "{div}");
+}

@@ -113,6 +113,7 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("run_wgsl_regressions.rk", &["fuzz", "fuzz_5056", "zero_minus"]),
         ("run_widen_shift.rk", &["widen"]),
         ("run_fdiv_range.rk", &["fdiv"]),
+        ("run_neg_loop.rk", &["mul_loop", "neg_loop", "sub_loop"]),
         ("run_fuzz_1106.rk", &["fuzz"]),
         ("run_fuzz_1163.rk", &["fuzz"]),
         ("run_fuzz_3290.rk", &["fuzz"]),

@@ -339,6 +339,9 @@ struct FuncCx<'m> {
     /// Checked mode: what the global pointers checked accesses go through
     /// derive from.
     bases: HashMap<Value, Base>,
+    /// The 32-bit integer constants written so far, by value (for
+    /// [`FuncCx::negate32`]'s cases).
+    consts32: HashMap<Value, u32>,
 }
 
 /// Where a global pointer comes from, for checked mode's checks.
@@ -366,7 +369,7 @@ impl<'m> FuncCx<'m> {
                 _ => None,
             })
             .collect();
-        FuncCx { module, f, body: String::new(), labels: 0, temps: [0; 5], loops: Vec::new(), reg_var, checked: false, bases: HashMap::new() }
+        FuncCx { module, f, body: String::new(), labels: 0, temps: [0; 5], loops: Vec::new(), reg_var, checked: false, bases: HashMap::new(), consts32: HashMap::new() }
     }
 
     fn line(&mut self, s: String) {
@@ -715,7 +718,12 @@ impl<'m> FuncCx<'m> {
         let class = Class::of_scalar(sc);
         let d = reg(class, v);
         match op {
-            Op::Const(bits) => self.constant(&d, sc, *bits),
+            Op::Const(bits) => {
+                if matches!(sc, Scalar::I32 | Scalar::U32) {
+                    self.consts32.insert(v, *bits as u32);
+                }
+                self.constant(&d, sc, *bits)
+            }
             Op::BakedWord(w) => self.line(format!("mov.b64 {d}, {w:#x};")),
             Op::Unary(u, a) => self.unary(&d, sc, *u, *a, v)?,
             Op::Binary(b, a, c) => self.binary(&d, sc, *b, *a, *c)?,
@@ -868,10 +876,24 @@ impl<'m> FuncCx<'m> {
         }
     }
 
+    /// `d = -x` on 32 bits, written as `~x + 1`. The PTX compiler of
+    /// NVIDIA's driver 580 (CUDA 13.0) miscompiles `neg.s32` — and `sub 0,
+    /// x` and `mul x, -1`, which it turns into one — of a loop-carried
+    /// value that starts at 0x7fffffff: the loop's result stays 0x7fffffff
+    /// (found by `relok fuzz`, seed 10448; file test run_neg_loop.rk).
+    /// `not` and `add` are not recognised as a negation there.
+    fn negate32(&mut self, d: &str, x: &str) {
+        self.line(format!("not.b32 {d}, {x};"));
+        self.line(format!("add.u32 {d}, {d}, 1;"));
+    }
+
     fn unary(&mut self, d: &str, sc: Scalar, u: UnaryOp, a: Value, v: Value) -> Result<(), Error> {
         let a = self.r(a)?;
+        if u == UnaryOp::Neg && matches!(sc, Scalar::I32 | Scalar::U32) {
+            self.negate32(d, &a);
+            return Ok(());
+        }
         let line = match (u, sc) {
-            (UnaryOp::Neg, Scalar::I32 | Scalar::U32) => format!("neg.s32 {d}, {a};"),
             (UnaryOp::Neg, Scalar::I64 | Scalar::U64) => format!("neg.s64 {d}, {a};"),
             // Bit operations, as the IR defines them: a sign flip and a
             // cleared sign, also for NaNs (neg.f32/abs.f32 canonicalise them).
@@ -898,6 +920,21 @@ impl<'m> FuncCx<'m> {
         let float = matches!(sc, Scalar::F32 | Scalar::F64);
         let wide = matches!(sc, Scalar::I64 | Scalar::U64);
         let bits = if wide { "b64" } else { "b32" };
+        // Negations in disguise take negate32's way (see there).
+        if matches!(sc, Scalar::I32 | Scalar::U32) {
+            let minus_one = |v: &Value| self.consts32.get(v) == Some(&u32::MAX);
+            let negated = match b {
+                BinaryOp::Mul if minus_one(&c) => Some(&x),
+                BinaryOp::Mul if minus_one(&a) => Some(&y),
+                BinaryOp::Sub if self.consts32.get(&a) == Some(&0) => Some(&y),
+                _ => None,
+            };
+            if let Some(n) = negated {
+                let n = n.clone();
+                self.negate32(d, &n);
+                return Ok(());
+            }
+        }
         match b {
             BinaryOp::Add | BinaryOp::Sub if float => self.line(format!("{b}.rn.{t} {d}, {x}, {y};")),
             BinaryOp::Mul if float => self.line(format!("mul.rn.{t} {d}, {x}, {y};")),
@@ -945,7 +982,11 @@ impl<'m> FuncCx<'m> {
                 if b == BinaryOp::Div {
                     if signed {
                         let n = self.temp(class);
-                        self.line(format!("neg.{t} {n}, {x};"));
+                        if wide {
+                            self.line(format!("neg.{t} {n}, {x};"));
+                        } else {
+                            self.negate32(&n, &x);
+                        }
                         let m1 = self.temp(Class::Pred);
                         self.line(format!("setp.eq.{t} {m1}, {y}, -1;"));
                         self.line(format!("selp.{bits} {q}, {n}, {q}, {m1};"));
