@@ -31,11 +31,11 @@
 //!
 //! A kernel compiled checked (`relok_compiler::ptx::checked`) takes each
 //! buffer argument's length after its arguments, which a launch computes
-//! from the live allocations, and reads the device's seal table (the host
-//! values' copies, sealed by [`DeviceMemory::seal_value`]) through its
-//! module global `relok_seals`, which the load points at the table's
-//! header. The faults it records are decoded as the wgpu device's
-//! (`backend::thrown_error`).
+//! from the live allocations, and then the address of the device's seal
+//! table (the host values' copies, sealed by
+//! [`DeviceMemory::seal_value`]; 0 while nothing is sealed), written
+//! before the launch when it changed. The faults it records are decoded as
+//! the wgpu device's (`backend::thrown_error`).
 //!
 //! # The binary archive (tier 2)
 //!
@@ -131,22 +131,21 @@ pub struct CudaDevice {
 }
 
 /// Checked mode's seal table on one device (`relok_compiler::ptx::checked`):
-/// a header of two words (the table's address, its entries) whose address
-/// every checked module's `relok_seals` holds, and the table, one (first
-/// byte, end) pair per sealed copy. Made when first needed; written before
-/// a checked kernel's launch when it changed.
+/// one block of device memory — two words (the address of the entries
+/// that follow, their number), then one (first byte, end) pair per sealed
+/// copy — whose address every checked launch passes. Made when first
+/// needed (one allocation and one copy); written before a checked
+/// kernel's launch when it changed; a larger one replaces it.
 #[derive(Debug, Default)]
 struct Seals {
-    /// The header's address, 0 until made.
-    header: u64,
-    /// The table's address (0 until made) and its capacity in entries.
-    table: u64,
+    /// The block's address (0 until made) and its capacity in entries.
+    block: u64,
     capacity: usize,
     /// The sealed copies: first byte → end.
     ranges: BTreeMap<u64, u64>,
     /// Whether `ranges` changed since the table was written.
     dirty: bool,
-    /// Tables replaced by larger ones (a kernel in flight may still read
+    /// Blocks replaced by larger ones (a kernel in flight may still read
     /// one): freed when the device is dropped.
     retired: Vec<u64>,
 }
@@ -433,18 +432,7 @@ impl CudaDevice {
             }
             _ => {}
         }
-        // Checked mode: the module reads the seal table through its global
-        // (validated above to be declared).
         let checked = artifact.compile_options().is_some_and(|o| o.checked);
-        if checked {
-            let header = self.seal_header(&mut lock(&self.seals))?;
-            let (ptr, size) = module.global(relok_compiler::ptx::checked::SEALS_GLOBAL)?;
-            if size < 8 {
-                return Err(DeviceError::OutOfBounds { addr: ptr, len: 8 }.into());
-            }
-            // SAFETY: `ptr .. ptr + 8` is the module global (checked above).
-            unsafe { result::memcpy_htod_sync(ptr, &header.to_le_bytes()) }.map_err(driver("cuMemcpyHtoD"))?;
-        }
         let exception = self.records.take()?;
         let params = artifact.param_types()?;
         Ok(CudaKernel { entry: artifact.entry.clone(), device: self.id, params, module, function, table, exception: Mutex::new(exception), words, checked })
@@ -474,11 +462,11 @@ impl CudaDevice {
     /// kernel's ABI, and for a checked kernel the length of each pointer
     /// argument's buffer — bytes from the pointer to the end of the
     /// allocation it points into, 0 when it points into none — with the
-    /// seal table brought up to date first.
+    /// address of the seal table, brought up to date first.
     fn launch_values(&self, kernel: &CudaKernel, args: &[KernelArg]) -> Result<Vec<u64>, LaunchError> {
         let mut values = check_args(&kernel.entry, &kernel.params, args)?;
         if kernel.checked {
-            self.publish_seals().map_err(|error| LaunchError::Device { kernel: kernel.entry.clone(), error })?;
+            let seals = self.publish_seals().map_err(|error| LaunchError::Device { kernel: kernel.entry.clone(), error })?;
             let allocs = lock(&self.allocs);
             let lens: Vec<u64> = kernel
                 .params
@@ -488,60 +476,41 @@ impl CudaDevice {
                 .map(|(_, &p)| buffer_len(&allocs, p))
                 .collect();
             values.extend(lens);
+            values.push(seals);
         }
         Ok(values)
     }
 
-    /// The seal table's header, made (zeroed: nothing sealed) when first
-    /// needed.
-    fn seal_header(&self, seals: &mut Seals) -> Result<u64, DeviceError> {
-        if seals.header == 0 {
-            self.bind()?;
-            // SAFETY: a plain allocation in the bound context.
-            let ptr = unsafe { result::malloc_sync(16) }.map_err(driver("cuMemAlloc"))?;
-            // SAFETY: `ptr .. ptr + 16` was just allocated.
-            if let Err(e) = unsafe { result::memset_d8_sync(ptr, 0, 16) } {
-                // SAFETY: allocated above, freed once.
-                let _ = unsafe { result::free_sync(ptr) };
-                return Err(driver("cuMemsetD8")(e));
-            }
-            seals.header = ptr;
-        }
-        Ok(seals.header)
-    }
-
-    /// Writes the seal table and its header when the sealed copies changed
-    /// since they were last written. The copies are synchronous, so on the
-    /// legacy stream: after the launches before them on relok's streams
-    /// (blocking ones), before the launch that follows.
-    fn publish_seals(&self) -> Result<(), DeviceError> {
+    /// Writes the seal table when the sealed copies changed since it was
+    /// last written, and returns its address (0 while nothing was ever
+    /// sealed). The copy is synchronous, so on the legacy stream: after the
+    /// launches before it on relok's streams (blocking ones), before the
+    /// launch that follows.
+    fn publish_seals(&self) -> Result<u64, DeviceError> {
         let mut seals = lock(&self.seals);
         if !seals.dirty {
-            return Ok(());
+            return Ok(seals.block);
         }
-        let header = self.seal_header(&mut seals)?;
         self.bind()?;
         let n = seals.ranges.len();
-        if n > seals.capacity {
+        if seals.block == 0 || n > seals.capacity {
             let capacity = n.next_power_of_two().max(16);
             // SAFETY: a plain allocation in the bound context.
-            let table = unsafe { result::malloc_sync(capacity * 16) }.map_err(driver("cuMemAlloc"))?;
-            let old = std::mem::replace(&mut seals.table, table);
+            let block = unsafe { result::malloc_sync(16 + capacity * 16) }.map_err(driver("cuMemAlloc"))?;
+            let old = std::mem::replace(&mut seals.block, block);
             if old != 0 {
                 seals.retired.push(old);
             }
             seals.capacity = capacity;
         }
-        let bytes: Vec<u8> = seals.ranges.iter().flat_map(|(&a, &b)| [a, b]).flat_map(u64::to_le_bytes).collect();
-        if !bytes.is_empty() {
-            // SAFETY: the table holds `capacity >= n` entries of 16 bytes.
-            unsafe { result::memcpy_htod_sync(seals.table, &bytes) }.map_err(driver("cuMemcpyHtoD"))?;
-        }
-        let head: Vec<u8> = [seals.table, n as u64].into_iter().flat_map(u64::to_le_bytes).collect();
-        // SAFETY: the header is 16 bytes.
-        unsafe { result::memcpy_htod_sync(header, &head) }.map_err(driver("cuMemcpyHtoD"))?;
+        let header = [seals.block + 16, n as u64];
+        let words = header.into_iter().chain(seals.ranges.iter().flat_map(|(&a, &b)| [a, b]));
+        let bytes: Vec<u8> = words.flat_map(u64::to_le_bytes).collect();
+        // SAFETY: the block holds the two header words and `capacity >= n`
+        // entries of 16 bytes.
+        unsafe { result::memcpy_htod_sync(seals.block, &bytes) }.map_err(driver("cuMemcpyHtoD"))?;
         seals.dirty = false;
-        Ok(())
+        Ok(seals.block)
     }
 
     fn run(&self, kernel: &CudaKernel, config: &LaunchConfig, values: &mut [u64], rng_seed: u64) -> Result<Option<Thrown>, DeviceError> {
@@ -937,7 +906,7 @@ impl Drop for CudaDevice {
         // SAFETY: made by `ready_copies`, freed once, at drop.
         let _ = unsafe { result::free_sync(self.reserve) };
         let seals = std::mem::take(&mut *lock(&self.seals));
-        for ptr in [seals.header, seals.table].into_iter().chain(seals.retired).filter(|&p| p != 0) {
+        for ptr in std::iter::once(seals.block).chain(seals.retired).filter(|&p| p != 0) {
             // SAFETY: the seal table's allocations, freed once, at drop.
             let _ = unsafe { result::free_sync(ptr) };
         }

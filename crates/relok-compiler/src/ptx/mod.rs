@@ -128,16 +128,13 @@ pub fn write_string(module: &Module, options: &Options) -> Result<String, Error>
 /// `params` under `manifest` — what a loader needs before handing untrusted
 /// PTX (from a store or a bundle) to the driver: the entry's exact
 /// signature (so the launch's parameter buffer matches; in checked mode
-/// with the hidden buffer lengths, [`checked`]), for `patch` every
-/// record's global (a slot's `.u64` cell, an interior site's constant),
-/// and in checked mode the seal table's global the loader writes.
+/// with the hidden buffer lengths and seal table, [`checked`]) and for
+/// `patch` every record's global (a slot's `.u64` cell, an interior
+/// site's constant).
 pub fn check_code(code: &str, entry: &str, params: &[Type], manifest: &FrozenManifest, patch: bool, checked: bool) -> Result<(), String> {
     let sig = entry_signature(entry, params, checked)?;
     if code.matches(&sig).count() != 1 {
         return Err(format!("the PTX does not declare @{entry} with the ABI's parameters"));
-    }
-    if checked && !code.contains(&checked::seal_global()) {
-        return Err(format!("the PTX has no global {}", checked::SEALS_GLOBAL));
     }
     if patch {
         for r in manifest.records() {

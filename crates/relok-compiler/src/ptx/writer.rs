@@ -187,6 +187,9 @@ impl<'m> Writer<'m> {
             let _ = write!(s, "(.param .{} retval) ", class.param_ty());
         }
         let _ = write!(s, "f_{}(.param .b64 st0, .param .b64 st1, .param .b64 st2", f.name);
+        if self.options.checked {
+            s.push_str(", .param .b64 st3");
+        }
         for (i, &p) in f.params.iter().enumerate() {
             let class = value_class(f, &f.values[p].ty)?;
             let _ = write!(s, ", .param .{} p{i}", class.param_ty());
@@ -205,8 +208,11 @@ impl<'m> Writer<'m> {
                 let off = STATE_LAYOUT.field(field).offset;
                 cx.line(format!("ld.param.u64 %st{i}, [relok_state+{off}];"));
             }
+            if cx.checked {
+                cx.line(format!("ld.param.u64 %st3, [{}];", checked::SEALS_PARAM));
+            }
         } else {
-            for i in 0..3 {
+            for i in 0..state_regs(cx.checked) {
                 cx.line(format!("ld.param.b64 %st{i}, [st{i}];"));
             }
         }
@@ -252,7 +258,7 @@ impl<'m> Writer<'m> {
                 let _ = writeln!(head, "\t.reg .{} %t{}<{}>;", c.reg_ty(), c.prefix(), cx.temps[c as usize]);
             }
         }
-        let _ = writeln!(head, "\t.reg .b64 %st<3>;");
+        let _ = writeln!(head, "\t.reg .b64 %st<{}>;", state_regs(cx.checked));
         if cx.checked {
             let _ = writeln!(head, "\t.reg .b32 %lc;");
             if kernel && f.params.iter().any(|&p| matches!(f.values[p].ty, Type::Ptr(AddrSpace::Global, _))) {
@@ -276,6 +282,16 @@ impl<'m> Writer<'m> {
         self.out.push_str(&cx.body);
         self.out.push_str("}\n\n");
         Ok(())
+    }
+}
+
+/// The state registers of a function: `%st0..2` are the kernel state's
+/// fields; checked mode adds `%st3`, the seal table (see [`checked`]).
+fn state_regs(checked: bool) -> usize {
+    if checked {
+        4
+    } else {
+        3
     }
 }
 
@@ -318,6 +334,7 @@ pub fn entry_signature(name: &str, params: &[Type], checked: bool) -> Result<Str
         for (i, _) in params.iter().enumerate().filter(|(_, t)| matches!(t, Type::Ptr(..))) {
             let _ = write!(s, ",\n\t.param .u64 {}", checked::len_param(i));
         }
+        let _ = write!(s, ",\n\t.param .u64 {}", checked::SEALS_PARAM);
     }
     s.push_str("\n)");
     Ok(s)
@@ -592,13 +609,13 @@ impl<'m> FuncCx<'m> {
                 let exc = self.state_reg(StateField::Exception);
                 self.line("{".into());
                 self.line("\t.param .b32 h_;".into());
-                for (name, src) in [("e_", exc.as_str()), ("a_", addr)] {
+                for (name, src) in [("e_", exc.as_str()), ("t_", "%st3"), ("a_", addr)] {
                     self.line(format!("\t.param .b64 {name};"));
                     self.line(format!("\tst.param.b64 [{name}], {src};"));
                 }
                 self.line("\t.param .b64 s_;".into());
                 self.line(format!("\tst.param.b64 [s_], {size};"));
-                self.line(format!("\tcall (h_), {}, (e_, a_, s_);", checked::SEAL_CHECK));
+                self.line(format!("\tcall (h_), {}, (e_, t_, a_, s_);", checked::SEAL_CHECK));
                 self.line(format!("\tld.param.b32 {hit}, [h_];"));
                 self.line("}".into());
                 self.line(format!("setp.ne.b32 {refused}, {hit}, 0;"));
@@ -666,7 +683,7 @@ impl<'m> FuncCx<'m> {
         let callee = self.module.funcs.get(g).ok_or_else(|| self.type_error(format!("no function {g}")))?;
         self.line("{".into());
         let mut names = Vec::new();
-        for i in 0..3 {
+        for i in 0..state_regs(self.checked) {
             self.line(format!("\t.param .b64 st{i}_;"));
             self.line(format!("\tst.param.b64 [st{i}_], %st{i};"));
             names.push(format!("st{i}_"));
