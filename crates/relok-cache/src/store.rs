@@ -633,8 +633,10 @@ impl Store {
     /// one else can write. `NotFound` when it does not exist.
     fn check_shard(&self, path: &Path) -> io::Result<()> {
         let shard = path.parent().unwrap_or(&self.inner.dir);
-        fs::symlink_metadata(shard)?;
-        os::check_private(shard).map_err(|e| io::Error::other(format!("{e}; its entries are not used")))
+        // One `lstat` per lookup: a missing shard is a miss (NotFound), any
+        // other shard an insecure one.
+        let meta = fs::symlink_metadata(shard)?;
+        os::private_dir(shard, &meta).map_err(|e| io::Error::other(format!("{e}; its entries are not used")))
     }
 
     /// Counts a payload built because this store missed.
@@ -1238,15 +1240,20 @@ mod os {
     /// Refuses a folder that is not a directory owned by this user, or that
     /// its group or others can write. A link is refused, never followed.
     pub(super) fn check_private(path: &Path) -> Result<(), StoreError> {
+        let meta = fs::symlink_metadata(path).map_err(|e| StoreError::Insecure { path: path.to_owned(), reason: e.to_string() })?;
+        private_dir(path, &meta)
+    }
+
+    /// [`check_private`] on the `lstat` of `path`, `meta`.
+    pub(super) fn private_dir(path: &Path, meta: &Metadata) -> Result<(), StoreError> {
         let insecure = |reason: String| StoreError::Insecure { path: path.to_owned(), reason };
-        let meta = fs::symlink_metadata(path).map_err(|e| insecure(e.to_string()))?;
         if meta.is_symlink() {
             return Err(insecure("a symbolic link (never followed)".into()));
         }
         if !meta.is_dir() {
             return Err(insecure("not a directory".into()));
         }
-        if let Some(why) = foreign_owner(&meta) {
+        if let Some(why) = foreign_owner(meta) {
             return Err(insecure(why));
         }
         #[cfg(unix)]
