@@ -8,12 +8,12 @@ cd "$(dirname "$0")/.."
 grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo '/.dev/' >> .git/info/exclude
 cargo build --release -p relok-cli
 cargo build --release -p relok --examples
-cargo build --release -p relok-runtime --example bare_context --features cuda
+cargo build --release -p relok-runtime --example bare_context --example driver_floor --features cuda
 mkdir -p .dev/bin
 cp target/release/relok .dev/bin/
 for e in saxpy table_and_exception pipeline readme rust_saxpy rust_twins; do cp "target/release/examples/$e" ".dev/bin/example-$e"; done
 # The first-launch benchmark's children (relok bench start finds them beside relok).
-cp target/release/examples/first_launch target/release/examples/bare_context .dev/bin/
+cp target/release/examples/first_launch target/release/examples/bare_context target/release/examples/driver_floor .dev/bin/
 # Bundles with cubins for the shipped-path tests and benchmark (the GPU
 # machine has no ptxas): scale and saxpy for sm_90; and
 # the application whose build.rs embeds its kernels and their cubins.
@@ -33,6 +33,14 @@ if [ -n "$ptxas" ]; then
     RELOK_PTXAS=$ptxas target/release/relok precompile "$app"/*.rk --target ptx-sm90 --strategy table --cubin sm_90 \
         -o .dev/bin/bundles/app64-sm90.bundle
     rm -rf "$app"
+    # The driver's floor under a first launch (driver_floor): scale's cubin,
+    # checked and not.
+    ptx=$(mktemp --suffix .ptx)
+    for mode in checked unchecked; do
+        target/release/relok compile examples/bench/scale.rk --target ptx $([ $mode = unchecked ] && echo --unchecked) -o "$ptx"
+        "$ptxas" -arch=sm_90 -o ".dev/bin/scale-$mode.cubin" "$ptx"
+    done
+    rm -f "$ptx"
 else
     echo "warning: no ptxas (set RELOK_PTXAS): no cubin bundles; the shipped-path GPU test will fail" >&2
 fi
@@ -51,7 +59,7 @@ for line in sys.stdin:
         shutil.copy(exe, ".dev/bin/test-" + m["target"]["name"])
 '
 # Debug info would not fit the device tool's 64 MiB.
-strip .dev/bin/relok .dev/bin/example-* .dev/bin/test-* .dev/bin/first_launch .dev/bin/bare_context
+strip .dev/bin/relok .dev/bin/example-* .dev/bin/test-* .dev/bin/first_launch .dev/bin/bare_context .dev/bin/driver_floor
 du -sh .dev/bin; ls -la .dev/bin
 # Compressed, the binaries fit the device tool's carry: carry
 # `.dev/bin.tar.xz` (gpu-run.sh unpacks it).

@@ -23,7 +23,7 @@ fi
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 # PARTS (default all) picks what runs, to fit a call's time: cuda wgpu
-# fuzz fleet rust shipped bench.
+# fuzz fleet rust shipped floor bench.
 part() { [ "${PARTS:-all}" = all ] || [[ " $PARTS " == *" $1 "* ]]; }
 status=0
 RELOK_CACHE=off $B/relok demo --device cpu --json > "$OUT/demo-cpu.json"
@@ -145,6 +145,22 @@ fi
 # about 5 minutes).
 if [ -n "${BENCH_START:-}" ]; then
     RELOK_REPO=$PWD RELOK_WGPU_ADAPTER=nvidia $B/relok bench start --devices cuda,wgpu --bundle $B/bundles/scale-sm90.bundle --app-bundle $B/bundles/app64-sm90.bundle --peers --json > "$OUT/bench-start.json" 2> "$OUT/bench-start.err" || status=1
+fi
+# The driver's floor under a first launch (driver_floor, bare driver calls
+# in new processes), relok's scale kernel checked and not: medians of 9.
+if part floor; then
+for i in $(seq 9); do for mode in unchecked checked; do $B/driver_floor $B/scale-$mode.cubin $mode; done; done > "$OUT/floor.txt" 2>&1 || status=1
+python3 - "$OUT/floor.txt" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    parts = [p.strip() for p in line.split('|')]
+    mode, _, total = parts[0].split()
+    steps = dict(p.rsplit(' ', 1) for p in parts[1:])
+    rows.setdefault(mode, []).append({'total': float(total), **{k: float(v) for k, v in steps.items()}})
+for mode, rs in rows.items():
+    print(f"driver floor, {mode} ({len(rs)} processes, µs medians): " + ' | '.join(f"{k} {statistics.median(r[k] for r in rs):.1f}" for k in rs[0]))
+PY
 fi
 # Host time per asynchronous launch against the bare loops.
 if part bench; then

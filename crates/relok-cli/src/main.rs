@@ -181,6 +181,10 @@ enum Command {
         /// to standard output).
         #[arg(long)]
         manifest: bool,
+        /// Compile without checked mode's checks (GPU code: no bounds,
+        /// loop or read-only checks; see docs/cuda.md, "Checked mode").
+        #[arg(long)]
+        unchecked: bool,
     },
     /// Link, optimise and lower one kernel; print the lowered IR and its
     /// frozen manifest (as comments, so the output still parses).
@@ -418,7 +422,7 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
             print!("{canonical}");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Compile { file, kernel, target, strategy, out, manifest } => {
+        Command::Compile { file, kernel, target, strategy, out, manifest, unchecked } => {
             if strategy == Strategy::Bake {
                 return Err("relok compile: bake needs one process's words; use patch or table (or `relok lower --strategy bake`)".into());
             }
@@ -430,7 +434,7 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
                 &stencil,
                 target,
                 strategy,
-                relok_compiler::artifact::CompileOptions::default(),
+                relok_compiler::artifact::CompileOptions { checked: !unchecked, ..Default::default() },
                 None,
             )
             .map_err(|e| format!("{}: @{kernel}: {e}", src.file))?;
