@@ -149,7 +149,9 @@ fi
 # The driver's floor under a first launch (driver_floor, bare driver calls
 # in new processes), relok's scale kernel checked and not: medians of 9.
 if part floor; then
-for i in $(seq 9); do for mode in unchecked checked; do $B/driver_floor $B/scale-$mode.cubin $mode; done; done > "$OUT/floor.txt" 2>&1 || status=1
+for i in $(seq 9); do for mode in unchecked checked; do
+    $B/driver_floor $B/scale-$mode.cubin $mode >> "$OUT/floor.txt" 2>> "$OUT/floor.err" || status=1
+done; done
 python3 - "$OUT/floor.txt" <<'PY'
 import statistics, sys
 rows = {}
@@ -161,6 +163,7 @@ for line in open(sys.argv[1]):
 for mode, rs in rows.items():
     print(f"driver floor, {mode} ({len(rs)} processes, µs medians): " + ' | '.join(f"{k} {statistics.median(r[k] for r in rs):.1f}" for k in rs[0]))
 PY
+[ $? -eq 0 ] && [ -s "$OUT/floor.txt" ] || { status=1; cat "$OUT/floor.err"; }
 fi
 # Host time per asynchronous launch against the bare loops.
 if part bench; then

@@ -12,8 +12,9 @@
 //! ```
 //!
 //! It mirrors the device's state when a relok kernel loads: the context,
-//! one non-blocking stream, and the allocation and copies the device makes
-//! when it opens. Prints one line: each step in µs and their total.
+//! one stream (non-blocking here; relok's are default streams, which
+//! changes nothing measured), and the allocation and copies the device
+//! makes when it opens. Prints one line: each step in µs and their total.
 #![expect(clippy::print_stdout, reason = "the one line is this program's output")]
 
 use cudarc::driver::{result, sys, CudaContext};

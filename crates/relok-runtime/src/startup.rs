@@ -9,19 +9,25 @@
 //!
 //! Opening a GPU takes the driver 100–250 ms (`cuInit` and the context,
 //! or a Vulkan instance and device), during which the host's other cores
-//! idle. [`Device::open_in`](crate::Device::open_in) therefore runs
-//! [`prepare`] on a second thread beside the driver and waits for both:
+//! idle. [`Device::open_in`](crate::Device::open_in) therefore starts
+//! [`prepare`] on a second thread as the driver starts (and does not wait
+//! for it: should it outlast the driver, it overlaps the first load, which
+//! it can only make faster):
 //!
 //! - the pages of the executable file (or shared library) that holds
 //!   relok's code are read, one byte each, so that they are mapped before
 //!   the first load needs them (at most [`MAX_PREFAULT`] bytes, Linux
-//!   only: the mappings are read from `/proc/self/maps`);
+//!   only: the mappings are read from `/proc/self/maps`, the file told by
+//!   its device and inode). Only that file: it stays mapped while its code
+//!   runs, where another library (a Vulkan driver the loader unloads, say)
+//!   could vanish under the read;
 //! - the SHA-256 implementation is chosen once (its CPU feature check).
 //!
 //! It is done once per process, never for the cpu device (which opens in
-//! microseconds: there is nothing to hide it behind), changes nothing
-//! observable, and any failure (no `/proc`, an unreadable map) just
-//! leaves the work to the first load.
+//! microseconds: there is nothing to hide it behind), changes no result
+//! (the pages read count in the process's resident memory, as they would
+//! once the code ran), and any failure (no `/proc`, an unreadable map, a
+//! thread that cannot start) just leaves the work to the first load.
 
 use std::sync::Once;
 
@@ -29,27 +35,22 @@ use std::sync::Once;
 /// very large binary (64 MiB is 16 384 pages, a few milliseconds).
 pub const MAX_PREFAULT: usize = 64 << 20;
 
-static PREPARED: Once = Once::new();
+static STARTED: Once = Once::new();
 
-/// Runs `open` (a GPU driver's start-up) while a second thread does
-/// [`prepare`], the first time in this process; later calls just run
-/// `open`.
+/// Runs `open` (a GPU driver's start-up), the first time in this process
+/// after starting [`prepare`] on a thread of its own (not waited for).
+///
+/// ```
+/// assert_eq!(relok_runtime::startup::beside(|| 7), 7);
+/// assert_eq!(relok_runtime::startup::beside(|| "again"), "again");
+/// ```
 pub fn beside<T>(open: impl FnOnce() -> T) -> T {
-    if PREPARED.is_completed() {
-        return open();
-    }
-    std::thread::scope(|s| {
-        let helper = std::thread::Builder::new().name("relok-startup".into()).spawn_scoped(s, || {
-            PREPARED.call_once(|| {
-                prepare();
-            })
+    STARTED.call_once(|| {
+        let _ = std::thread::Builder::new().name("relok-startup".into()).spawn(|| {
+            prepare();
         });
-        let opened = open();
-        if let Ok(h) = helper {
-            let _ = h.join();
-        }
-        opened
-    })
+    });
+    open()
 }
 
 /// The one-time work of a process's first kernel load, done ahead: see
@@ -86,21 +87,26 @@ fn prefault_own_code() -> usize {
 
 const PAGE: usize = 4096;
 
-/// The readable, executable ranges of `maps` (`/proc/self/maps`' format)
-/// that belong to the file mapped at address `inside`.
+/// The readable, executable ranges of `maps` (`/proc/self/maps`' format:
+/// range, permissions, offset, device, inode, path) that belong to the
+/// file mapped at address `inside`, told by its device and inode (a path
+/// may hold spaces; an anonymous mapping has inode 0 and is no file).
 fn code_ranges(maps: &str, inside: usize) -> Vec<(usize, usize)> {
-    let parse = |line: &str| -> Option<(usize, usize, String, String)> {
+    let parse = |line: &str| -> Option<(usize, usize, bool, (String, u64))> {
         let mut fields = line.split_whitespace();
         let (start, end) = fields.next()?.split_once('-')?;
-        let perms = fields.next()?.to_owned();
-        let path = fields.nth(3).unwrap_or("").to_owned();
-        Some((usize::from_str_radix(start, 16).ok()?, usize::from_str_radix(end, 16).ok()?, perms, path))
+        let perms = fields.next()?;
+        let _offset = fields.next()?;
+        let device = fields.next()?.to_owned();
+        let inode = fields.next()?.parse::<u64>().ok()?;
+        let code = perms.starts_with('r') && perms.get(2..3) == Some("x");
+        Some((usize::from_str_radix(start, 16).ok()?, usize::from_str_radix(end, 16).ok()?, code, (device, inode)))
     };
     let entries: Vec<_> = maps.lines().filter_map(parse).collect();
-    let Some(file) = entries.iter().find(|(s, e, _, p)| (*s..*e).contains(&inside) && p.starts_with('/')).map(|e| e.3.clone()) else {
+    let Some(file) = entries.iter().find(|(s, e, _, (_, inode))| (*s..*e).contains(&inside) && *inode != 0).map(|e| e.3.clone()) else {
         return Vec::new();
     };
-    entries.into_iter().filter(|(s, e, perms, p)| *p == file && perms.starts_with("r-x") && s < e).map(|(s, e, ..)| (s, e)).collect()
+    entries.into_iter().filter(|(s, e, code, id)| *id == file && *code && s < e).map(|(s, e, ..)| (s, e)).collect()
 }
 
 #[cfg(test)]
@@ -108,18 +114,22 @@ mod tests {
     use super::*;
 
     const MAPS: &str = "\
-55d0c0000000-55d0c0100000 r--p 00000000 08:01 123 /usr/bin/app
-55d0c0100000-55d0c0300000 r-xp 00100000 08:01 123 /usr/bin/app
-55d0c0300000-55d0c0400000 r--p 00300000 08:01 123 /usr/bin/app
-7f0000000000-7f0000100000 r-xp 00000000 08:01 456 /usr/lib/libc.so.6
+55d0c0000000-55d0c0100000 r--p 00000000 08:01 123 /opt/My App/app
+55d0c0100000-55d0c0300000 r-xp 00100000 08:01 123 /opt/My App/app
+55d0c0300000-55d0c0400000 r--p 00300000 08:01 123 /opt/My App/app
+7f0000000000-7f0000100000 r-xp 00000000 08:01 456 /opt/My Libs/libx.so
+7f0000200000-7f0000300000 r-xp 00000000 00:00 0
 7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]
 ";
 
     #[test]
     fn only_the_code_of_the_file_that_holds_the_address() {
+        // The file by device and inode: a path with spaces, and another
+        // path that starts the same, are told apart.
         assert_eq!(code_ranges(MAPS, 0x55d0c0000010), vec![(0x55d0c0100000, 0x55d0c0300000)]);
         assert_eq!(code_ranges(MAPS, 0x7f0000000100), vec![(0x7f0000000000, 0x7f0000100000)]);
         assert!(code_ranges(MAPS, 0x7ffd00000010).is_empty(), "anonymous mappings are no file");
+        assert!(code_ranges(MAPS, 0x7f0000200010).is_empty(), "anonymous code is no file");
         assert!(code_ranges(MAPS, 0x1000).is_empty());
         assert!(code_ranges("garbage\n\n-", 0x1000).is_empty());
     }

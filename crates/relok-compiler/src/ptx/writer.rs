@@ -316,8 +316,8 @@ fn value_class(f: &Function, ty: &Type) -> Result<Class, Error> {
 /// The `.entry` line and parameter list of kernel `name` with parameters
 /// `params` (see the module docs for the ABI), as the writer prints it: a
 /// loader checks that a PTX artifact holds exactly this for its ABI. In
-/// checked mode one hidden `.u64` length per pointer parameter follows
-/// ([`checked`]).
+/// checked mode one hidden `.u64` length per pointer parameter follows,
+/// then the seal table's address ([`checked`]).
 pub fn entry_signature(name: &str, params: &[Type], checked: bool) -> Result<String, String> {
     let mut s = format!(".visible .entry {name}(\n\t.param .align 8 .b8 relok_state[{}]", STATE_LAYOUT.size);
     for (i, ty) in params.iter().enumerate() {
@@ -898,7 +898,11 @@ impl<'m> FuncCx<'m> {
     /// x` and `mul x, -1`, which it turns into one — of a loop-carried
     /// value that starts at 0x7fffffff: the loop's result stays 0x7fffffff
     /// (found by `relok fuzz`, seed 10448; file test run_neg_loop.rk).
-    /// `not` and `add` are not recognised as a negation there.
+    /// `not` and `add` are not recognised as a negation there. Used for
+    /// `neg`, for `mul`/`sub` whose operand is a `const` -1 / 0 of this
+    /// function, and for signed division's `MIN / -1`; a -1 the driver
+    /// derives itself (a converted or selected constant left unfolded)
+    /// still reaches it as a `mul`.
     fn negate32(&mut self, d: &str, x: &str) {
         self.line(format!("not.b32 {d}, {x};"));
         self.line(format!("add.u32 {d}, {d}, 1;"));
