@@ -607,17 +607,8 @@ impl<'m> FuncCx<'m> {
             Base::Heap => {
                 let hit = self.temp(Class::B32);
                 let exc = self.state_reg(StateField::Exception);
-                self.line("{".into());
-                self.line("\t.param .b32 h_;".into());
-                for (name, src) in [("e_", exc.as_str()), ("t_", "%st3"), ("a_", addr)] {
-                    self.line(format!("\t.param .b64 {name};"));
-                    self.line(format!("\tst.param.b64 [{name}], {src};"));
-                }
-                self.line("\t.param .b64 s_;".into());
-                self.line(format!("\tst.param.b64 [s_], {size};"));
-                self.line(format!("\tcall (h_), {}, (e_, t_, a_, s_);", checked::SEAL_CHECK));
-                self.line(format!("\tld.param.b32 {hit}, [h_];"));
-                self.line("}".into());
+                let size = size.to_string();
+                self.call_runtime(checked::SEAL_CHECK, &[("e_", &exc), ("t_", "%st3"), ("a_", addr), ("s_", &size)], Some(&hit));
                 self.line(format!("setp.ne.b32 {refused}, {hit}, 0;"));
                 self.line(format!("@!{refused} bra {ok};"));
             }
@@ -656,12 +647,29 @@ impl<'m> FuncCx<'m> {
     /// Records a fault with message word `msg` ([`checked::FAULT`]).
     fn fault(&mut self, msg: &str) {
         let exc = self.state_reg(StateField::Exception);
+        self.call_runtime(checked::FAULT, &[("e_", &exc), ("m_", msg)], None);
+    }
+
+    /// A call of one of checked mode's functions in a block of its own:
+    /// each argument a `.b64` parameter (name, register or immediate), and
+    /// with `hit` its `.b32` result loaded there.
+    fn call_runtime(&mut self, callee: &str, args: &[(&str, &str)], hit: Option<&str>) {
         self.line("{".into());
-        for (name, src) in [("e_", exc.as_str()), ("m_", msg)] {
+        if hit.is_some() {
+            self.line("\t.param .b32 h_;".into());
+        }
+        for (name, src) in args {
             self.line(format!("\t.param .b64 {name};"));
             self.line(format!("\tst.param.b64 [{name}], {src};"));
         }
-        self.line(format!("\tcall {}, (e_, m_);", checked::FAULT));
+        let names: Vec<&str> = args.iter().map(|&(name, _)| name).collect();
+        match hit {
+            Some(hit) => {
+                self.line(format!("\tcall (h_), {callee}, ({});", names.join(", ")));
+                self.line(format!("\tld.param.b32 {hit}, [h_];"));
+            }
+            None => self.line(format!("\tcall {callee}, ({});", names.join(", "))),
+        }
         self.line("}".into());
     }
 
