@@ -67,18 +67,14 @@ fn prefault_own_code() -> usize {
     let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return 0 };
     let here = prefault_own_code as *const () as usize;
     let ranges = code_ranges(&maps, here);
-    let mut budget = MAX_PREFAULT;
     let mut pages = 0;
     for (start, end) in ranges {
-        let mut at = start;
-        while at < end && budget >= PAGE {
+        for at in (start..end).step_by(PAGE).take(MAX_PREFAULT / PAGE - pages) {
             // SAFETY: `at` lies in a readable, executable mapping of the file
             // that holds this very function (it is mapped for the whole
             // process: code is never unmapped while it can run); reading
             // one byte of it has no effect but mapping the page.
             unsafe { std::ptr::read_volatile(at as *const u8) };
-            at += PAGE;
-            budget -= PAGE;
             pages += 1;
         }
     }
