@@ -269,3 +269,100 @@ fn cuda_uses_bundled_cubins_only_for_its_own_gpu() {
     // cubin linked in the case above is not found.
     assert_eq!((code.bundled, code.archived, code.linked + code.jit), (0, 0, 1), "{code:?}");
 }
+
+/// The binary archive's entries under cache root `root` for GPU 0:
+/// (entry file, payload), cubins and load records.
+fn archive_entries(root: &Path) -> Vec<(PathBuf, Key, Vec<u8>)> {
+    let d = relok_runtime::cuda::CudaDevice::open(0).expect("GPU 0");
+    let store = relok_cache::Store::open(d.archive_config(root)).expect("archive");
+    let identity = store.config().identity.clone();
+    store
+        .entries()
+        .into_iter()
+        .map(|e| {
+            let bytes = std::fs::read(&e.path).expect("read");
+            let payload = entry::decode(&bytes, &Expect { kind: Kind::Binary, identity: &identity, key: Some(e.key) }).expect("valid entry").to_vec();
+            (e.path, e.key, payload)
+        })
+        .collect()
+}
+
+/// A load record's fields (`relok_runtime::cuda`: postcard, in this order).
+type Record = ([u8; 32], Artifact, Vec<u8>);
+
+/// Writes `record` as the archive entry `key` at `path`, framed as the
+/// archive frames it (checksums recomputed, as a forger would).
+fn forge_record(root: &Path, path: &Path, key: Key, record: &Record) {
+    let d = relok_runtime::cuda::CudaDevice::open(0).expect("GPU 0");
+    let identity = d.archive_config(root).identity;
+    let payload = postcard::to_allocvec(record).expect("encodes");
+    std::fs::write(path, entry::encode(Kind::Binary, &identity, key, &payload)).expect("write");
+}
+
+#[test]
+fn cuda_loads_a_warm_kernel_from_one_load_record() {
+    let required = std::env::var_os("RELOK_REQUIRE_CUDA").is_some_and(|v| v == "1");
+    if let Err(e) = Context::open("cuda") {
+        assert!(!required, "RELOK_REQUIRE_CUDA=1 but cuda does not open: {e}");
+        return note(&format!("SKIPPED cuda_loads_a_warm_kernel_from_one_load_record: {e}"));
+    }
+    let dir = TempDir::new("record");
+    let open = || Context::builder().device("cuda").cache_dir(&dir.0).build().expect("cuda context");
+    // Cold: compiled and linked; the cubin and the load record archived.
+    let ctx = open();
+    run_scale(&ctx);
+    assert_eq!((ctx.cache_stats().compiles, ctx.code_stats().linked, ctx.code_stats().records), (1, 1, 0));
+    drop(ctx);
+    let entries = archive_entries(&dir.0);
+    assert_eq!(entries.len(), 2, "the cubin and the load record");
+    let (record_path, record_key, record_payload) = entries.iter().find(|e| !e.2.starts_with(b"\x7fELF")).cloned().expect("the record");
+    let record: Record = postcard::from_bytes(&record_payload).expect("a record decodes");
+    assert_eq!(record.1.entry, "scale");
+    assert!(record.2.starts_with(b"\x7fELF") && record.1.code.is_empty(), "the cubin, not the PTX");
+    // Warm: one read of the record; the kernel cache is not asked.
+    let warm = |label: &str| {
+        let ctx = open();
+        let held = ctx.kernel(&SCALE, "scale").expect("scale loads");
+        // Asked again in the same process while loaded: no read.
+        run_scale(&ctx);
+        drop(held);
+        let (st, code) = (ctx.cache_stats(), ctx.code_stats());
+        (label.to_owned(), st.compiles, st.store.hits + st.store.misses, code.records, code.archived, code.linked + code.jit)
+    };
+    assert_eq!(warm("warm"), ("warm".into(), 0, 0, 1, 1, 0));
+    // A damaged record is a miss: the long way (store, archived cubin),
+    // and the record is written again.
+    let mut damaged = std::fs::read(&record_path).expect("read");
+    let at = damaged.len() - 40;
+    damaged[at] ^= 0x01;
+    std::fs::write(&record_path, &damaged).expect("write");
+    assert_eq!(warm("damaged"), ("damaged".into(), 0, 1, 0, 1, 0));
+    assert_eq!(warm("rewritten"), ("rewritten".into(), 0, 0, 1, 1, 0));
+    // Forged records, framed as the archive frames them: of another source
+    // key; of another kernel; with the cubin of scale compiled unchecked
+    // (same entry, other parameters: the driver's report differs).
+    let unchecked_cubin = {
+        let other = TempDir::new("record-unchecked");
+        let mut d = relok_runtime::cuda::CudaDevice::open(0).expect("GPU 0");
+        d.set_archive(Some(relok_cache::Store::open(d.archive_config(&other.0)).expect("archive")));
+        let module = relok_ir::parse(include_str!("../../../examples/bench/scale.rk")).expect("parses");
+        let stencil = Stencil::new(&module, "scale").expect("stencil");
+        let options = CompileOptions { checked: false, ..CompileOptions::default() };
+        let a = artifact::compile(&stencil, d.target(), Strategy::Table, options, None).expect("compiles");
+        d.load(&relok_runtime::Session::new(), &a).expect("loads unchecked");
+        drop(d);
+        archive_entries(&other.0).into_iter().map(|e| e.2).find(|p| p.starts_with(b"\x7fELF")).expect("its cubin")
+    };
+    let mut renamed = record.clone();
+    renamed.1.entry = "scale2".into();
+    let forgeries: [(&str, Record); 3] = [
+        ("another source", ([9; 32], record.1.clone(), record.2.clone())),
+        ("another kernel", renamed),
+        ("an unchecked cubin", (record.0, record.1.clone(), unchecked_cubin)),
+    ];
+    for (label, forged) in forgeries {
+        forge_record(&dir.0, &record_path, record_key, &forged);
+        let (_, compiles, store, records, archived, compiled) = warm(label);
+        assert_eq!((compiles, store, records, archived, compiled), (0, 1, 0, 1, 0), "{label}: refused, loaded the long way");
+    }
+}

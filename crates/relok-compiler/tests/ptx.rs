@@ -201,3 +201,38 @@ fn thirty_two_bit_negations_are_written_as_not_and_add() {
     let div = ptx_of("kernel @d(v0: ptr<global, i32>) {\n    v1: u32 = thread_id.x\n    v2: i32 = load v0[v1]\n    v3: i32 = load v0[v1]\n    v4: i32 = div v2, v3\n    store v0[v1], v4\n    return\n}\n", "d", false);
     assert!(div.contains("not.b32") && !div.contains("neg.s32"), "{div}");
 }
+
+#[test]
+fn entry_param_sizes_are_the_sizes_of_the_entrys_declared_parameters() {
+    // What a loader compares with the parameters the driver reports for a
+    // cubin: it must be what the PTX declares, for every kernel, checked
+    // or not.
+    let mut compared = 0;
+    for (file, m) in inputs() {
+        for (_, k) in m.kernels() {
+            let stencil = Stencil::new(&m, &k.name).expect("stencil");
+            for checked in [false, true] {
+                let options = CompileOptions { checked, ..CompileOptions::default() };
+                let Ok(a) = compile(&stencil, CodeTarget::Ptx { sm: 90 }, Strategy::Table, options, None) else { continue };
+                let ptx = String::from_utf8(a.code.clone()).expect("UTF-8");
+                let head = format!(".visible .entry {}(", k.name);
+                let start = ptx.find(&head).expect("the entry") + head.len();
+                let end = start + ptx[start..].find(')').expect("the parameter list's end");
+                let declared: Vec<usize> = ptx[start..end]
+                    .split(',')
+                    .map(|p| match p.split_whitespace().nth(1) {
+                        Some(".u32" | ".f32") => 4,
+                        Some(".u64" | ".f64") => 8,
+                        Some(".align") => 24,
+                        other => panic!("{file} @{}: unexpected parameter {p:?} ({other:?})", k.name),
+                    })
+                    .collect();
+                let params = a.param_types().expect("ABI");
+                let sizes = relok_compiler::ptx::entry_param_sizes(&params, checked).expect("sizes");
+                assert_eq!(sizes, declared, "{file} @{} checked={checked}", k.name);
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 100, "{compared} entries compared");
+}

@@ -171,6 +171,12 @@ pub(crate) fn wrong_device(kernel: &str, what: &str, owner: DeviceId, here: Devi
 /// words belong to one session, and a kernel nobody holds is freed.
 pub(crate) type Loaded<K> = Mutex<std::collections::HashMap<([u8; 32], u64), Weak<K>>>;
 
+/// The live kernel of the artifact with key `key` for `session` in
+/// `loaded`, if there is one.
+pub(crate) fn find_loaded<K>(loaded: &Loaded<K>, session: &Session, key: &[u8; 32]) -> Option<Arc<K>> {
+    crate::lock(loaded).get(&(*key, session.id())).and_then(Weak::upgrade)
+}
+
 /// The kernel of `artifact` for `session` in `loaded`, loaded by `load`
 /// when no live one is there (a concurrent first use may load twice; one
 /// result is kept). Entries of dropped kernels are pruned as the map grows.
@@ -180,10 +186,10 @@ pub(crate) fn load_once<K>(
     artifact: &Artifact,
     load: impl FnOnce() -> Result<K, ProgramError>,
 ) -> Result<Arc<K>, ProgramError> {
-    let slot = (artifact.key, session.id());
-    if let Some(k) = crate::lock(loaded).get(&slot).and_then(Weak::upgrade) {
+    if let Some(k) = find_loaded(loaded, session, &artifact.key) {
         return Ok(k);
     }
+    let slot = (artifact.key, session.id());
     let k = Arc::new(load()?);
     let mut map = crate::lock(loaded);
     if let Some(live) = map.get(&slot).and_then(Weak::upgrade) {

@@ -381,13 +381,23 @@ impl KernelCache {
         if strategy == Strategy::Bake {
             return None;
         }
-        if let Some(a) = lock(&self.sources).get(&source) {
-            self.count(Count::MemoryHits);
-            return Some(Arc::clone(a));
+        if let Some(a) = self.remembered_source(source) {
+            return Some(a);
         }
         let a = Arc::new(self.cached(source, None, target, strategy, Ok)?);
         lock(&self.artifacts).entry(Key(a.key)).or_insert_with(|| Arc::clone(&a));
         Some(Arc::clone(lock(&self.sources).entry(source).or_insert(a)))
+    }
+
+    /// The artifact this process found or compiled for a source key (the
+    /// first tier of [`KernelCache::artifact_by_source`], counted as a
+    /// memory hit).
+    pub fn remembered_source(&self, source: Key) -> Option<Arc<Artifact>> {
+        let found = lock(&self.sources).get(&source).cloned();
+        if found.is_some() {
+            self.count(Count::MemoryHits);
+        }
+        found
     }
 
     /// Remembers that `source` names `artifact`: in this process and, as an

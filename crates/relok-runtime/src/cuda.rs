@@ -11,9 +11,11 @@
 //! per loaded artifact (unloaded on drop), the device allocations — and
 //! exposes them safely.
 //!
-//! Loading an artifact on a device ([`CudaDevice::load`]) registers its
-//! values, resolves its words with the session on this device, loads the
-//! code, and delivers the words. The code: a cubin from the device's binary
+//! Loading an artifact on a device ([`CudaDevice::load`]) loads the code,
+//! checks its function's parameters against the ABI as the driver reports
+//! them (`cuFuncGetParamInfo`, CUDA 12.4; older drivers validate the PTX
+//! text instead), registers the values, resolves its words with the
+//! session on this device, and delivers the words. The code: a cubin from the device's binary
 //! archive (tier 2, see below) when it holds one, else the PTX linked into
 //! a cubin by the driver's linker (`cuLink*`), written to the archive and
 //! loaded; if linking fails, the PTX itself (the driver JIT-compiles it).
@@ -52,10 +54,24 @@
 //! default under the cache root (`Device::open`; `Device::open_in` names
 //! another root); `RELOK_BINARY_CACHE=off` (or
 //! `RELOK_CACHE=off`) disables it.
+//!
+//! # Load records
+//!
+//! A kernel loaded with its source key ([`CudaDevice::load_as`], through
+//! `Device::load_by_source`) leaves a load record in the archive: under
+//! SHA-256 of a tag and the source key, one entry holding the source key,
+//! the artifact without its PTX and source text, and the cubin. The next
+//! process loads the kernel from that one read ([`CudaDevice::load_record`]):
+//! no artifact read, no PTX, no cubin key. The record is used only if its
+//! framing, source key, entry name and artifact check out, the driver
+//! loads the cubin with that entry, and the function's parameters are the
+//! ABI's; otherwise it is removed and the kernel takes the long way, which
+//! writes a good one. Drivers before CUDA 12.4 (no parameter report)
+//! neither write nor read records.
 
 use crate::error::{DeviceError, LaunchError};
 use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig};
-use crate::backend::{load_once, Loaded, Thrown};
+use crate::backend::{find_loaded, load_once, Loaded, Thrown};
 use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
 use crate::session::Session;
 use cudarc::driver::{result, sys, CudaContext};
@@ -114,6 +130,11 @@ pub struct CudaDevice {
     loaded: Loaded<CudaKernel>,
     /// Tier 2: cubins of this GPU and driver.
     archive: Option<Store>,
+    /// The artifacts (without code) of the load records read in this
+    /// process, by source key: a kernel still loaded is found again
+    /// without a read.
+    /// (Boxed: the device stays the size it was.)
+    recorded: Box<Mutex<HashMap<Key, Arc<Artifact>>>>,
     /// Cubins from bundles the application loaded, by
     /// [`relok_compiler::ptx::cubin_key`] (checked before the archive).
     bundled: Mutex<HashMap<Key, Arc<[u8]>>>,
@@ -123,8 +144,8 @@ pub struct CudaDevice {
     streams: Arc<StreamPool>,
     /// The allocation [`ready_copies`] made, freed at drop.
     reserve: u64,
-    /// How the code of each load was obtained.
-    code_stats: CodeStats,
+    /// How the code of each load was obtained (boxed, as `recorded`).
+    code_stats: Box<CodeStats>,
     /// Checked mode's seal table: the host values' copies checked kernels
     /// may not write (boxed: the device stays the size it was).
     seals: Box<Mutex<Seals>>,
@@ -151,10 +172,15 @@ struct Seals {
 }
 
 
+/// The cubin a module was loaded from (none when the driver JIT-compiled
+/// the PTX).
+type Cubin = Option<Arc<[u8]>>;
+
 /// How loads on a cuda device got their machine code.
 #[derive(Debug, Default)]
 struct CodeStats {
     archive_hits: AtomicU64,
+    records: AtomicU64,
     bundled: AtomicU64,
     linked: AtomicU64,
     ptx_jit: AtomicU64,
@@ -165,6 +191,8 @@ struct CodeStats {
 pub struct CudaLoadStats {
     /// Cubins loaded from the binary archive (no compile at all).
     pub archive_hits: u64,
+    /// Of those, kernels loaded from a load record (no artifact read).
+    pub records: u64,
     /// Cubins loaded from a bundle the application shipped (no compile).
     pub bundled: u64,
     /// PTX linked into a cubin by the driver's linker (then archived).
@@ -219,11 +247,12 @@ impl CudaDevice {
             allocs: Arc::default(),
             loaded: Mutex::default(),
             archive: None,
+            recorded: Box::default(),
             bundled: Mutex::default(),
             records,
             streams,
             reserve,
-            code_stats: CodeStats::default(),
+            code_stats: Box::default(),
             seals: Box::default(),
         })
     }
@@ -266,6 +295,7 @@ impl CudaDevice {
         let c = &self.code_stats;
         CudaLoadStats {
             archive_hits: c.archive_hits.load(Ordering::Relaxed),
+            records: c.records.load(Ordering::Relaxed),
             bundled: c.bundled.load(Ordering::Relaxed),
             linked: c.linked.load(Ordering::Relaxed),
             ptx_jit: c.ptx_jit.load(Ordering::Relaxed),
@@ -286,7 +316,10 @@ impl CudaDevice {
     /// capability or an earlier one of the same major version (cubins
     /// run on later minor versions), whose entry the driver finds. One
     /// the driver refuses is dropped (a miss, with a warning).
-    fn bundled_module(&self, ptx: &[u8], entry: &str) -> Option<PtxModule> {
+    fn bundled_module(&self, ptx: &[u8], entry: &str) -> Option<(PtxModule, Arc<[u8]>)> {
+        if lock(&self.bundled).is_empty() {
+            return None;
+        }
         let (major, minor) = (self.sm / 10, self.sm % 10);
         for sm in (0..=minor).rev().map(|m| major * 10 + m) {
             let key = Key(relok_compiler::ptx::cubin_key(ptx, entry, sm));
@@ -294,7 +327,7 @@ impl CudaDevice {
             match PtxModule::load_image_with(&self.ctx, &cubin, entry) {
                 Ok(m) => {
                     self.code_stats.bundled.fetch_add(1, Ordering::Relaxed);
-                    return Some(m);
+                    return Some((m, cubin));
                 }
                 Err(e) => {
                     tracing::warn!("the bundled cubin of @{entry} for sm_{sm} was refused ({e}); compiling instead");
@@ -306,21 +339,23 @@ impl CudaDevice {
     }
 
     /// The module of `ptx`: a bundled cubin, else the archive's, else
-    /// linked and archived, else JIT-compiled from the PTX.
-    fn module_for(&self, ptx: &[u8], entry: &str) -> Result<PtxModule, DeviceError> {
-        if let Some(m) = self.bundled_module(ptx, entry) {
-            return Ok(m);
+    /// linked and archived, else JIT-compiled from the PTX; with the cubin
+    /// it was loaded from (none for the JIT).
+    fn module_for(&self, ptx: &[u8], entry: &str) -> Result<(PtxModule, Cubin), DeviceError> {
+        if let Some((m, cubin)) = self.bundled_module(ptx, entry) {
+            return Ok((m, Some(cubin)));
         }
-        let Some(archive) = &self.archive else {
+        let jit = || {
             self.code_stats.ptx_jit.fetch_add(1, Ordering::Relaxed);
-            return PtxModule::load(&self.ctx, ptx);
+            PtxModule::load(&self.ctx, ptx).map(|m| (m, None))
         };
+        let Some(archive) = &self.archive else { return jit() };
         let key = Key(relok_compiler::ptx::cubin_key(ptx, entry, self.sm));
         if let Lookup::Hit(cubin) = archive.get(key) {
             match PtxModule::load_image_with(&self.ctx, &cubin, entry) {
                 Ok(m) => {
                     self.code_stats.archive_hits.fetch_add(1, Ordering::Relaxed);
-                    return Ok(m);
+                    return Ok((m, Some(cubin.into())));
                 }
                 Err(e) => archive.reject(key, &format!("the driver refused the cubin: {e}")),
             }
@@ -332,20 +367,18 @@ impl CudaDevice {
                 match PtxModule::load_image(&self.ctx, &cubin) {
                     Ok(m) => {
                         self.code_stats.linked.fetch_add(1, Ordering::Relaxed);
-                        Ok(m)
+                        Ok((m, Some(cubin.into())))
                     }
                     Err(e) => {
                         tracing::warn!("the driver refused the linked cubin of @{entry} ({e}); loading the PTX instead");
                         archive.reject(key, "the driver refused it");
-                        self.code_stats.ptx_jit.fetch_add(1, Ordering::Relaxed);
-                        PtxModule::load(&self.ctx, ptx)
+                        jit()
                     }
                 }
             }
             Err(e) => {
                 tracing::warn!("linking PTX for @{entry} failed ({e}); loading the PTX instead");
-                self.code_stats.ptx_jit.fetch_add(1, Ordering::Relaxed);
-                PtxModule::load(&self.ctx, ptx)
+                jit()
             }
         }
     }
@@ -383,30 +416,121 @@ impl CudaDevice {
     /// device: later calls return the loaded kernel (its module, table and
     /// words).
     pub fn load_cached(&self, session: &Session, artifact: &Artifact) -> Result<Arc<CudaKernel>, crate::ProgramError> {
-        load_once(&self.loaded, session, artifact, || self.load(session, artifact))
+        self.load_as(session, artifact, None)
+    }
+
+    /// [`CudaDevice::load_cached`], and when `source` names the kernel's
+    /// source key, a load record under it for the next process (see
+    /// "Load records" in the module docs).
+    pub fn load_as(&self, session: &Session, artifact: &Artifact, source: Option<Key>) -> Result<Arc<CudaKernel>, crate::ProgramError> {
+        load_once(&self.loaded, session, artifact, || {
+            let (kernel, cubin) = self.load_with_cubin(session, artifact)?;
+            if let (Some(source), Some(cubin)) = (source, cubin) {
+                self.write_record(source, artifact, &cubin);
+            }
+            Ok(kernel)
+        })
     }
 
     /// Loads a PTX artifact on this device with its words delivered (see
     /// the module docs).
     pub fn load(&self, session: &Session, artifact: &Artifact) -> Result<CudaKernel, crate::ProgramError> {
+        self.load_with_cubin(session, artifact).map(|(k, _)| k)
+    }
+
+    /// [`CudaDevice::load`], with the cubin the module was loaded from.
+    fn load_with_cubin(&self, session: &Session, artifact: &Artifact) -> Result<(CudaKernel, Cubin), crate::ProgramError> {
         if !matches!(artifact.target, CodeTarget::Ptx { .. }) {
             return Err(DeviceError::Driver { call: "load", message: format!("artifact for {}, not PTX", artifact.target.name()) }.into());
         }
-        // The launch's parameter buffer is built from the ABI: the PTX must
-        // declare exactly that entry (and the patch globals) before the
-        // driver sees it.
-        artifact.validate()?;
-        let words = crate::backend::deliver_words(session, self, &artifact.values, &artifact.manifest)?;
+        // The launch's parameter buffer is built from the ABI: the loaded
+        // function is checked against it below where the driver can say
+        // what it takes (CUDA 12.4); before, the PTX must declare exactly
+        // that entry (and the patch globals) before the driver sees it.
+        if !self.reports_params() {
+            artifact.validate()?;
+        }
         self.bind()?;
-        let module = Arc::new(self.module_for(&artifact.code, &artifact.entry)?);
+        let (module, cubin) = self.module_for(&artifact.code, &artifact.entry)?;
+        Ok((self.finish_load(session, artifact, module)?, cubin))
+    }
+
+    /// Whether the driver reports a function's parameters
+    /// (`cuFuncGetParamInfo`, CUDA 12.4).
+    fn reports_params(&self) -> bool {
+        self.driver_version >= 12040
+    }
+
+    /// The kernel `entry` whose source key is `source`, from this device's
+    /// load record (see "Load records" in the module docs), if the archive
+    /// holds one it can use; `Ok(None)` sends the caller the long way. A
+    /// record that is damaged, another kernel's, or refused by the driver
+    /// is removed; an error delivering the words is the caller's.
+    pub fn load_record(&self, session: &Session, source: Key, entry: &str, strategy: Strategy) -> Result<Option<Arc<CudaKernel>>, crate::ProgramError> {
+        let Some(archive) = self.archive.as_ref().filter(|_| self.reports_params() && strategy != Strategy::Bake) else { return Ok(None) };
+        // Found before in this process, and still loaded: no read.
+        let seen = lock(&self.recorded).get(&source).cloned();
+        if let Some(k) = seen.and_then(|a| find_loaded(&self.loaded, session, &a.key)) {
+            return Ok(Some(k));
+        }
+        let key = record_key(source);
+        let Lookup::Hit(payload) = archive.get(key) else { return Ok(None) };
+        let opened = (|| -> Result<(Artifact, PtxModule), String> {
+            let (artifact, cubin) = LoadRecord::decode(&payload, source)?;
+            if artifact.entry != entry {
+                return Err(format!("it holds @{}, not @{entry}", artifact.entry));
+            }
+            artifact.check(&artifact.key, self.target(), strategy).map_err(|e| e.to_string())?;
+            let params = artifact.param_types().map_err(|e| e.to_string())?;
+            let checked = artifact.compile_options().ok_or("unreadable compile options")?.checked;
+            self.bind().map_err(|e| e.to_string())?;
+            let module = PtxModule::load_image_with(&self.ctx, cubin, entry).map_err(|e| format!("the driver refused its cubin: {e}"))?;
+            let function = module.function(entry).map_err(|e| e.to_string())?;
+            check_function_params(function, entry, &params, checked).map_err(|e| e.to_string())?;
+            Ok((artifact, module))
+        })();
+        let (artifact, module) = match opened {
+            Ok(found) => found,
+            Err(why) => {
+                archive.reject(key, &format!("load record: {why}"));
+                return Ok(None);
+            }
+        };
+        let artifact = Arc::new(artifact);
+        // Loaded meanwhile (or by the long way before): that one is kept.
+        let kernel = load_once(&self.loaded, session, &artifact, || self.finish_load(session, &artifact, module))?;
+        lock(&self.recorded).insert(source, artifact);
+        self.code_stats.archive_hits.fetch_add(1, Ordering::Relaxed);
+        self.code_stats.records.fetch_add(1, Ordering::Relaxed);
+        Ok(Some(kernel))
+    }
+
+    /// Writes the load record of `artifact` and its `cubin` under `source`
+    /// (a failed write is counted by the archive; the run goes on).
+    fn write_record(&self, source: Key, artifact: &Artifact, cubin: &[u8]) {
+        let archive = self.archive.as_ref().filter(|_| self.reports_params() && artifact.strategy != Strategy::Bake);
+        if let (Some(archive), Ok(payload)) = (archive, LoadRecord::encode(source, artifact, cubin)) {
+            let _ = archive.put(record_key(source), &payload);
+        }
+    }
+
+    /// The kernel of `artifact` in `module`: its function checked against
+    /// the ABI (where the driver reports parameters) and loaded, the words
+    /// delivered, an exception record taken.
+    fn finish_load(&self, session: &Session, artifact: &Artifact, module: PtxModule) -> Result<CudaKernel, crate::ProgramError> {
+        let module = Arc::new(module);
         let function = module.function(&artifact.entry)?;
-        // Under lazy loading (the default since CUDA 12.2) the function is
-        // loaded onto the GPU at its first launch; load it now, so that
-        // the first launch costs what every launch costs.
-        if self.driver_version >= 12040 {
+        let params = artifact.param_types()?;
+        let checked = artifact.compile_options().is_some_and(|o| o.checked);
+        if self.reports_params() {
+            check_function_params(function, &artifact.entry, &params, checked)?;
+            // Under lazy loading (the default since CUDA 12.2) the function
+            // is loaded onto the GPU at its first launch; load it now, so
+            // that the first launch costs what every launch costs.
             // SAFETY: a function of a live module.
             unsafe { sys::cuFuncLoad(function) }.result().map_err(driver("cuFuncLoad"))?;
         }
+        let words = crate::backend::deliver_words(session, self, &artifact.values, &artifact.manifest)?;
         let mut table = None;
         match artifact.strategy {
             Strategy::Patch => {
@@ -432,9 +556,7 @@ impl CudaDevice {
             }
             _ => {}
         }
-        let checked = artifact.compile_options().is_some_and(|o| o.checked);
         let exception = self.records.take()?;
-        let params = artifact.param_types()?;
         Ok(CudaKernel { entry: artifact.entry.clone(), device: self.id, params, module, function, table, exception: Mutex::new(exception), words, checked })
     }
 
@@ -990,6 +1112,69 @@ fn link_cubin(ctx: &Arc<CudaContext>, ptx: &[u8]) -> Result<Vec<u8>, DeviceError
     linked
 }
 
+/// A kernel's load record (see "Load records" in the module docs): the
+/// source key it is for, the artifact without its PTX and source text
+/// (what a load needs: entry, ABI, options, manifest, values), and the
+/// cubin of this device. Serialised with postcard, fields in this order.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct LoadRecord<'a> {
+    source: [u8; 32],
+    artifact: Artifact,
+    #[serde(borrow)]
+    cubin: &'a [u8],
+}
+
+impl LoadRecord<'_> {
+    fn encode(source: Key, artifact: &Artifact, cubin: &[u8]) -> Result<Vec<u8>, postcard::Error> {
+        let artifact = Artifact { code: Vec::new(), source: String::new(), alias: None, ..artifact.clone() };
+        postcard::to_allocvec(&LoadRecord { source: source.0, artifact, cubin })
+    }
+
+    /// The artifact and cubin of the bytes of `source`'s record; a record
+    /// of another source key, or with trailing bytes, is an error.
+    fn decode(bytes: &[u8], source: Key) -> Result<(Artifact, &[u8]), String> {
+        match postcard::take_from_bytes::<LoadRecord<'_>>(bytes) {
+            Ok((r, [])) if r.source == source.0 => Ok((r.artifact, r.cubin)),
+            Ok((_, [])) => Err("it is the record of another source".into()),
+            Ok((_, rest)) => Err(format!("{} bytes after the record", rest.len())),
+            Err(e) => Err(format!("undecodable: {e}")),
+        }
+    }
+}
+
+/// The archive key of the load record of the kernel whose source key is
+/// `source`: apart from every cubin's key (`relok_compiler::ptx::cubin_key`).
+fn record_key(source: Key) -> Key {
+    use sha2::{Digest, Sha256};
+    Key(Sha256::new().chain_update(b"relok load record 1\0").chain_update(source.0).finalize().into())
+}
+
+/// Checks that the loaded `function` takes the parameters a launch passes
+/// (`relok_compiler::ptx::entry_param_sizes`: the kernel state, `params`,
+/// in checked mode the lengths and the seal table), as the driver reports
+/// them (`cuFuncGetParamInfo`, CUDA 12.4: a size per index, an error past
+/// the last).
+fn check_function_params(function: sys::CUfunction, entry: &str, params: &[relok_ir::Type], checked: bool) -> Result<(), DeviceError> {
+    let refused = |message: String| DeviceError::Driver { call: "cuFuncGetParamInfo", message: format!("@{entry}: {message}") };
+    let expected = relok_compiler::ptx::entry_param_sizes(params, checked).map_err(refused)?;
+    let size_of = |i: usize| {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: a function of a live module; valid out-pointers.
+        unsafe { sys::cuFuncGetParamInfo(function, i, &mut offset, &mut size) }.result().map(|()| size)
+    };
+    for (i, &want) in expected.iter().enumerate() {
+        match size_of(i) {
+            Ok(size) if size == want => {}
+            Ok(size) => return Err(refused(format!("parameter {i} is {size} bytes in the code, {want} in its ABI"))),
+            Err(_) => return Err(refused(format!("the code takes {i} parameters, its ABI {}", expected.len()))),
+        }
+    }
+    match size_of(expected.len()) {
+        Err(_) => Ok(()),
+        Ok(_) => Err(refused(format!("the code takes more than the {} parameters of its ABI", expected.len()))),
+    }
+}
+
 /// A loaded PTX module, unloaded on drop.
 #[derive(Debug)]
 pub struct PtxModule {
@@ -1182,7 +1367,40 @@ impl CudaKernel {
 
 #[cfg(test)]
 mod tests {
-    use super::{buffer_len, elf_bounds};
+    use super::{buffer_len, elf_bounds, record_key, LoadRecord};
+    use relok_cache::Key;
+    use relok_compiler::artifact::{compile, CodeTarget, CompileOptions};
+    use relok_compiler::stencil::Stencil;
+    use relok_ir::Strategy;
+
+    #[test]
+    fn a_load_record_keeps_what_a_load_needs_for_its_own_source_only() {
+        let module = relok_ir::parse(include_str!("../../../examples/bench/scale.rk")).expect("parses");
+        let stencil = Stencil::new(&module, "scale").expect("stencil");
+        let artifact = compile(&stencil, CodeTarget::Ptx { sm: 90 }, Strategy::Table, CompileOptions::default(), None).expect("compiles");
+        let (source, cubin) = (Key([7; 32]), b"\x7fELF a cubin".as_slice());
+        let bytes = LoadRecord::encode(source, &artifact, cubin).expect("encodes");
+        let (back, code) = LoadRecord::decode(&bytes, source).expect("decodes");
+        assert_eq!(code, cubin);
+        // Everything but the PTX and the source text, which a load from a
+        // cubin does not read.
+        assert!(back.code.is_empty() && back.source.is_empty() && back.alias.is_none());
+        assert_eq!((back.key, &back.entry, &back.abi, &back.manifest, &back.values), (artifact.key, &artifact.entry, &artifact.abi, &artifact.manifest, &artifact.values));
+        assert_eq!((back.compile_options(), back.strategy, back.target), (artifact.compile_options(), artifact.strategy, artifact.target));
+        assert!(bytes.len() < artifact.to_payload().expect("payload").len());
+        // Another source's record, trailing bytes, a truncation: refused.
+        assert!(LoadRecord::decode(&bytes, Key([8; 32])).is_err());
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(LoadRecord::decode(&longer, source).is_err());
+        for n in [0, 1, 32, bytes.len() / 2, bytes.len() - 1] {
+            assert!(LoadRecord::decode(&bytes[..n], source).is_err(), "truncated to {n} bytes");
+        }
+        // Records live apart from the source keys and from each other.
+        assert_ne!(record_key(source), source);
+        assert_ne!(record_key(source), record_key(Key([8; 32])));
+        assert_eq!(record_key(source), record_key(Key([7; 32])));
+    }
 
     #[test]
     fn a_buffer_arguments_length_runs_to_the_end_of_its_allocation() {

@@ -104,6 +104,10 @@ pub enum Device {
 pub struct CodeStats {
     /// Loaded from the device's binary archive on disk: no compile.
     pub archived: u64,
+    /// Of `archived`, kernels loaded from a load record (cuda): the
+    /// artifact and its cubin in one entry, so the kernel cache was not
+    /// asked ([`Device::load_by_source`]).
+    pub records: u64,
     /// Loaded from a bundle the application shipped: no compile.
     pub bundled: u64,
     /// Compiled by relok before loading (PTX linked into a cubin by the
@@ -330,8 +334,43 @@ impl Device {
         self.load_artifact(session, &artifact)
     }
 
+    /// Kernel `entry` by its source key `source` ([`KernelCache::source_key`]
+    /// of its text, for this device's target and `strategy`), if a tier
+    /// holds it without compiling: the kernels this process loaded, then on
+    /// cuda the device's load record (the artifact and its cubin in one
+    /// entry of the binary archive, see `relok_runtime::cuda`), then the
+    /// kernel cache's bundles and store. One loaded from the cache leaves a
+    /// load record for the next process. `Ok(None)`: compile it (an
+    /// artifact of another kernel under the key counts as none).
+    pub fn load_by_source(&self, session: &Session, cache: &KernelCache, source: relok_cache::Key, entry: &str, strategy: Strategy) -> Result<Option<Kernel>, ProgramError> {
+        let target = self.target();
+        let remembered = cache.remembered_source(source).filter(|a| a.entry == entry);
+        if remembered.is_none() {
+            #[cfg(feature = "cuda")]
+            if let Device::Cuda(d) = self
+                && let Some(k) = d.load_record(session, source, entry, strategy)?
+            {
+                return Ok(Some(Kernel::Cuda(k)));
+            }
+        }
+        let found = remembered.or_else(|| cache.artifact_by_source(source, target, strategy).filter(|a| a.entry == entry));
+        found.map(|a| self.load_artifact_as(session, &a, Some(source))).transpose()
+    }
+
     /// Loads an artifact compiled for this device's target.
     pub fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Kernel, ProgramError> {
+        self.load_artifact_as(session, artifact, None)
+    }
+
+    /// [`Device::load_artifact`]; when `source` names its source key, a
+    /// cuda device with a binary archive also keeps a load record under it
+    /// for [`Device::load_by_source`] in the next process.
+    pub fn load_artifact_as(&self, session: &Session, artifact: &Artifact, source: Option<relok_cache::Key>) -> Result<Kernel, ProgramError> {
+        #[cfg(feature = "cuda")]
+        if let Device::Cuda(d) = self {
+            return d.load_as(session, artifact, source).map(Kernel::Cuda);
+        }
+        let _ = source;
         match self {
             Device::Cpu(d) => d.load_artifact(session, artifact).map(Kernel::Cpu),
             #[cfg(feature = "cuda")]
@@ -405,7 +444,7 @@ impl Device {
             #[cfg(feature = "cuda")]
             Device::Cuda(d) => {
                 let s = d.load_stats();
-                CodeStats { archived: s.archive_hits, bundled: s.bundled, linked: s.linked, jit: s.ptx_jit }
+                CodeStats { archived: s.archive_hits, records: s.records, bundled: s.bundled, linked: s.linked, jit: s.ptx_jit }
             }
             #[cfg(feature = "wgpu")]
             Device::Wgpu(d) => CodeStats { jit: d.load_stats().pipelines, ..CodeStats::default() },

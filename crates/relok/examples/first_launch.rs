@@ -123,12 +123,13 @@ fn main() -> Result<ExitCode, relok::Error> {
     let code = ctx.code_stats();
     let phases: Vec<String> = laps.iter().map(|(n, us)| format!("[\"{n}\",{us:.1}]")).collect();
     println!(
-        "{{\"device\":\"{}\",\"context_us\":{context_us:.1},\"first_us\":{first_us:.1},\"wrong\":{wrong},\"compiles\":{},\"store_hits\":{},\"bundle_hits\":{},\"machine_code\":{{\"archived\":{},\"bundled\":{},\"linked\":{},\"jit\":{}}},\"phases\":[{}]}}",
+        "{{\"device\":\"{}\",\"context_us\":{context_us:.1},\"first_us\":{first_us:.1},\"wrong\":{wrong},\"compiles\":{},\"store_hits\":{},\"bundle_hits\":{},\"machine_code\":{{\"archived\":{},\"records\":{},\"bundled\":{},\"linked\":{},\"jit\":{}}},\"phases\":[{}]}}",
         ctx.device_name(),
         stats.compiles,
         stats.store.hits,
         stats.bundle.hits,
         code.archived,
+        code.records,
         code.bundled,
         code.linked,
         code.jit,

@@ -26,7 +26,7 @@ use crate::program::KernelSource;
 use crate::stream::{Pending, Stream};
 use crate::{Element, Grid, ScalarArg};
 use relok_ir::{AddrSpace, FuncKind, Scalar, Type};
-use relok_runtime::{KernelArg, ProgramError};
+use relok_runtime::KernelArg;
 use std::sync::Arc;
 
 /// A kernel loaded on one context's device with the context's host objects
@@ -56,14 +56,13 @@ impl Kernel {
     pub(crate) fn load(ctx: &Arc<Shared>, from: &impl KernelSource, name: &str) -> Result<Kernel> {
         let (target, strategy) = (ctx.device.target(), ctx.strategy);
         let source_key = from.source_text().map(|text| ctx.cache.source_key(text, name, target, strategy));
-        let found = source_key.and_then(|k| ctx.cache.artifact_by_source(k, target, strategy));
-        // The source key covers the name; an artifact of another kernel
-        // under it is a damaged entry: the slow path compiles the right one.
-        if let Some(artifact) = found.filter(|a| a.entry == name) {
-            let types = artifact.param_types().map_err(ProgramError::from)?;
-            let params = types.into_iter().enumerate().map(|(i, t)| (format!("v{i}"), t)).collect();
-            let inner = ctx.device.load_artifact(&ctx.session, &artifact)?;
-            return Ok(Kernel { inner, ctx: Arc::clone(ctx), name: name.to_owned(), params });
+        if let Some(key) = source_key {
+            // A kernel found by its source key is of that text and name
+            // (an artifact of another kernel under it counts as a miss).
+            if let Some(inner) = ctx.device.load_by_source(&ctx.session, &ctx.cache, key, name, strategy)? {
+                let params = inner.params().iter().enumerate().map(|(i, t)| (format!("v{i}"), t.clone())).collect();
+                return Ok(Kernel { inner, ctx: Arc::clone(ctx), name: name.to_owned(), params });
+            }
         }
         let program = from.verified_program()?;
         let module = program.module();
@@ -77,7 +76,7 @@ impl Kernel {
         if let Some(k) = source_key {
             ctx.cache.remember_source(k, &artifact);
         }
-        let inner = ctx.device.load_artifact(&ctx.session, &artifact)?;
+        let inner = ctx.device.load_artifact_as(&ctx.session, &artifact, source_key)?;
         Ok(Kernel { inner, ctx: Arc::clone(ctx), name: name.to_owned(), params })
     }
 

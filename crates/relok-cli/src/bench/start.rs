@@ -64,6 +64,9 @@ pub struct Child {
 pub struct MachineCode {
     /// From the binary archive.
     pub archived: u64,
+    /// Of those, from a load record (artifact and cubin in one entry).
+    #[serde(default)]
+    pub records: u64,
     /// From a bundle.
     pub bundled: u64,
     /// Linked by relok.
@@ -346,9 +349,9 @@ pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
         let l = &row.last;
         let ratio = cupy_warm(&row.mode).map_or("-".to_owned(), |c| format!("{:.2}×", row.first_us / c));
         println!(
-            "{:<6} {:<44} {:>10.1} {:>11.0} {:>9}  compiles {} store {} bundle {} | code: archived {} bundled {} linked {} jit {}",
+            "{:<6} {:<44} {:>10.1} {:>11.0} {:>9}  compiles {} store {} bundle {} | code: archived {} (records {}) bundled {} linked {} jit {}",
             row.device, row.mode, row.first_us, row.context_us, ratio, l.compiles, l.store_hits, l.bundle_hits,
-            l.machine_code.archived, l.machine_code.bundled, l.machine_code.linked, l.machine_code.jit
+            l.machine_code.archived, l.machine_code.records, l.machine_code.bundled, l.machine_code.linked, l.machine_code.jit
         );
         let steps: Vec<String> = row.phases.iter().map(|(n, us)| format!("{n} {us:.1}")).collect();
         println!("{:<6} {:<44} steps: {}", "", "", steps.join(", "));

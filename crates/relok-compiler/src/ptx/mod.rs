@@ -67,7 +67,7 @@
 pub mod checked;
 pub mod writer;
 
-pub use writer::entry_signature;
+pub use writer::{entry_param_sizes, entry_signature};
 
 use crate::reloc::{FrozenManifest, Site};
 use relok_ir::{Module, Stage, Type, Value};

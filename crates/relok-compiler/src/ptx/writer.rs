@@ -313,13 +313,12 @@ fn value_class(f: &Function, ty: &Type) -> Result<Class, Error> {
         .ok_or_else(|| Error::Type { function: f.name.clone(), what: format!("a value of aggregate type {ty}") })
 }
 
-/// The `.entry` line and parameter list of kernel `name` with parameters
-/// `params` (see the module docs for the ABI), as the writer prints it: a
-/// loader checks that a PTX artifact holds exactly this for its ABI. In
-/// checked mode one hidden `.u64` length per pointer parameter follows,
-/// then the seal table's address ([`checked`]).
-pub fn entry_signature(name: &str, params: &[Type], checked: bool) -> Result<String, String> {
-    let mut s = format!(".visible .entry {name}(\n\t.param .align 8 .b8 relok_state[{}]", STATE_LAYOUT.size);
+/// The entry's parameters after the kernel state (see the module docs for
+/// the ABI), as (name, PTX type): one per parameter of `params`, then in
+/// checked mode one hidden `.u64` length per pointer parameter and the
+/// seal table's address ([`checked`]).
+fn entry_params(params: &[Type], checked: bool) -> Result<Vec<(String, &'static str)>, String> {
+    let mut out = Vec::with_capacity(params.len() + 1);
     for (i, ty) in params.iter().enumerate() {
         let class = scalar_of(ty).map(Class::of_scalar).ok_or_else(|| format!("parameter {i} of aggregate type {ty}"))?;
         let t = match class {
@@ -328,16 +327,38 @@ pub fn entry_signature(name: &str, params: &[Type], checked: bool) -> Result<Str
             Class::F32 => "f32",
             Class::F64 => "f64",
         };
-        let _ = write!(s, ",\n\t.param .{t} p{i}");
+        out.push((format!("p{i}"), t));
     }
     if checked {
         for (i, _) in params.iter().enumerate().filter(|(_, t)| matches!(t, Type::Ptr(..))) {
-            let _ = write!(s, ",\n\t.param .u64 {}", checked::len_param(i));
+            out.push((checked::len_param(i), "u64"));
         }
-        let _ = write!(s, ",\n\t.param .u64 {}", checked::SEALS_PARAM);
+        out.push((checked::SEALS_PARAM.to_owned(), "u64"));
+    }
+    Ok(out)
+}
+
+/// The `.entry` line and parameter list of kernel `name` with parameters
+/// `params` (see the module docs for the ABI), as the writer prints it: a
+/// loader checks that a PTX artifact holds exactly this for its ABI. In
+/// checked mode one hidden `.u64` length per pointer parameter follows,
+/// then the seal table's address ([`checked`]).
+pub fn entry_signature(name: &str, params: &[Type], checked: bool) -> Result<String, String> {
+    let mut s = format!(".visible .entry {name}(\n\t.param .align 8 .b8 relok_state[{}]", STATE_LAYOUT.size);
+    for (param, t) in entry_params(params, checked)? {
+        let _ = write!(s, ",\n\t.param .{t} {param}");
     }
     s.push_str("\n)");
     Ok(s)
+}
+
+/// The size in bytes of each parameter of the entry [`entry_signature`]
+/// declares, the kernel state first: what a loader compares with the
+/// parameters the driver reports for a loaded function (a cubin has no
+/// text to check).
+pub fn entry_param_sizes(params: &[Type], checked: bool) -> Result<Vec<usize>, String> {
+    let sizes = entry_params(params, checked)?.into_iter().map(|(_, t)| if matches!(t, "u32" | "f32") { 4 } else { 8 });
+    Ok(std::iter::once(STATE_LAYOUT.size as usize).chain(sizes).collect())
 }
 
 /// One function being written.
