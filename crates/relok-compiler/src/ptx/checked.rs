@@ -57,11 +57,18 @@ pub fn len_param(i: usize) -> String {
     format!("relok_len{i}")
 }
 
-/// What a checked module declares before its functions: [`FAULT`] and
-/// [`SEAL_CHECK`].
-pub(crate) fn declarations() -> String {
+/// What a checked module declares before its functions: those of
+/// [`FAULT`] and [`SEAL_CHECK`] that its functions' PTX, `calls`, calls
+/// (the seal check calls the fault). Unused, each would still cost the
+/// driver's compiler milliseconds per kernel.
+pub(crate) fn declarations(calls: &str) -> String {
+    let seal_check = calls.contains(&format!(", {SEAL_CHECK}, ("));
+    let fault = seal_check || calls.contains(&format!("call {FAULT}, ("));
     let l = EXCEPTION_LAYOUT;
     let mut s = String::new();
+    if !fault {
+        return s;
+    }
     s.push_str(&format!(".func {FAULT}(.param .b64 exc, .param .b64 msg)\n{{\n"));
     s.push_str("\t.reg .b64 %e, %m, %old, %x;\n\t.reg .b32 %i;\n\t.reg .pred %p;\n");
     s.push_str("\tld.param.b64 %e, [exc];\n\tld.param.b64 %m, [msg];\n");
@@ -74,6 +81,9 @@ pub(crate) fn declarations() -> String {
         }
     }
     s.push_str("$Ldone:\n\tret;\n}\n\n");
+    if !seal_check {
+        return s;
+    }
 
     let high = u64::from(crate::wgsl::sealed::READ_ONLY_MESSAGE_HIGH) << 32;
     s.push_str(&format!(".func (.param .b32 hit) {SEAL_CHECK}(.param .b64 exc, .param .b64 seals, .param .b64 addr, .param .b64 size)\n{{\n"));

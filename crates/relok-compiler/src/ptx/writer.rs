@@ -147,9 +147,7 @@ impl<'m> Writer<'m> {
         for c in m.consts.values() {
             self.write_const(c)?;
         }
-        if self.options.checked {
-            self.out.push_str(&checked::declarations());
-        }
+        let runtime_at = self.out.len();
         for f in m.funcs.values().filter(|f| f.kind == FuncKind::Device) {
             let sig = self.signature(f)?;
             let _ = writeln!(self.out, "{sig};");
@@ -158,6 +156,12 @@ impl<'m> Writer<'m> {
             if f.kind != FuncKind::Import {
                 self.write_function(f)?;
             }
+        }
+        if self.options.checked {
+            // Only the runtime functions the module calls: the driver's
+            // compiler takes milliseconds over each one, called or not.
+            let runtime = checked::declarations(&self.out[runtime_at..]);
+            self.out.insert_str(runtime_at, &runtime);
         }
         Ok(())
     }
