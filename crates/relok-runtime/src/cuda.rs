@@ -122,9 +122,9 @@ pub struct CudaDevice {
     sm: u32,
     driver_version: i32,
     id: DeviceId,
-    /// Live allocations: address → bytes (shared with the table buffers
-    /// kernels own).
-    allocs: Arc<Mutex<BTreeMap<u64, u64>>>,
+    /// Live allocations and the small-object block (shared with the
+    /// table buffers kernels own).
+    heap: Arc<Mutex<Heap>>,
     /// Kernels loaded on this device with their words, by (artifact key,
     /// session): words belong to one session.
     loaded: Loaded<CudaKernel>,
@@ -142,8 +142,6 @@ pub struct CudaDevice {
     records: Arc<RecordPool>,
     /// Idle streams (see [`StreamPool`]).
     streams: Arc<StreamPool>,
-    /// The allocation [`ready_copies`] made, freed at drop.
-    reserve: u64,
     /// How the code of each load was obtained (boxed, as `recorded`).
     code_stats: Box<CodeStats>,
     /// Checked mode's seal table: the host values' copies checked kernels
@@ -236,7 +234,7 @@ impl CudaDevice {
         // SAFETY: a valid out-pointer to an int.
         unsafe { sys::cuDriverGetVersion(&mut version) }.result().map_err(driver("cuDriverGetVersion"))?;
         // Last: nothing after it can fail and leak its allocation.
-        let reserve = ready_copies(&ctx)?;
+        let small = ready_copies(&ctx)?;
         let id = DeviceId::allocate(DeviceKind::Cuda, ordinal as u64);
         Ok(CudaDevice {
             ctx,
@@ -244,14 +242,13 @@ impl CudaDevice {
             sm: (major * 10 + minor) as u32,
             driver_version: version,
             id,
-            allocs: Arc::default(),
+            heap: Arc::new(Mutex::new(Heap { live: BTreeMap::new(), small: SmallBlocks::new(small) })),
             loaded: Mutex::default(),
             archive: None,
             recorded: Box::default(),
             bundled: Mutex::default(),
             records,
             streams,
-            reserve,
             code_stats: Box::default(),
             seals: Box::default(),
         })
@@ -550,9 +547,8 @@ impl CudaDevice {
                 }
             }
             Strategy::Table if !words.is_empty() => {
-                let bytes = crate::backend::table_bytes(&words);
-                let t = self.alloc_filled(&bytes)?;
-                table = Some(TableAlloc { ctx: Arc::clone(&self.ctx), allocs: Arc::clone(&self.allocs), ptr: t.0 });
+                let t = self.alloc_small(&crate::backend::table_bytes(&words))?;
+                table = Some(TableAlloc { ctx: Arc::clone(&self.ctx), heap: Arc::clone(&self.heap), ptr: t.0 });
             }
             _ => {}
         }
@@ -589,13 +585,13 @@ impl CudaDevice {
         let mut values = check_args(&kernel.entry, &kernel.params, args)?;
         if kernel.checked {
             let seals = self.publish_seals().map_err(|error| LaunchError::Device { kernel: kernel.entry.clone(), error })?;
-            let allocs = lock(&self.allocs);
+            let heap = lock(&self.heap);
             let lens: Vec<u64> = kernel
                 .params
                 .iter()
                 .zip(&values)
                 .filter(|(t, _)| matches!(t, relok_ir::Type::Ptr(..)))
-                .map(|(_, &p)| buffer_len(&allocs, p))
+                .map(|(_, &p)| buffer_len(&heap.live, p))
                 .collect();
             values.extend(lens);
             values.push(seals);
@@ -617,8 +613,13 @@ impl CudaDevice {
         let n = seals.ranges.len();
         if seals.block == 0 || n > seals.capacity {
             let capacity = n.next_power_of_two().max(16);
-            // SAFETY: a plain allocation in the bound context.
-            let block = unsafe { result::malloc_sync(16 + capacity * 16) }.map_err(driver("cuMemAlloc"))?;
+            let bytes = 16 + capacity as u64 * 16;
+            let small = lock(&self.heap).small.take(bytes);
+            let block = match small {
+                Some(b) => b,
+                // SAFETY: a plain allocation in the bound context.
+                None => unsafe { result::malloc_sync(bytes as usize) }.map_err(driver("cuMemAlloc"))?,
+            };
             let old = std::mem::replace(&mut seals.block, block);
             if old != 0 {
                 seals.retired.push(old);
@@ -630,7 +631,7 @@ impl CudaDevice {
         let bytes: Vec<u8> = words.flat_map(u64::to_le_bytes).collect();
         // SAFETY: the block holds the two header words and `capacity >= n`
         // entries of 16 bytes.
-        unsafe { result::memcpy_htod_sync(seals.block, &bytes) }.map_err(driver("cuMemcpyHtoD"))?;
+        unsafe { copy_on_legacy_stream(seals.block, &bytes) }?;
         seals.dirty = false;
         Ok(seals.block)
     }
@@ -937,8 +938,12 @@ impl DeviceMemory for CudaDevice {
             let _ = unsafe { result::free_sync(ptr) };
             return Err(driver("cuMemsetD8")(e));
         }
-        lock(&self.allocs).insert(ptr, n as u64);
+        lock(&self.heap).live.insert(ptr, n as u64);
         Ok(DevicePtr(ptr))
+    }
+
+    fn alloc_object(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
+        self.alloc_small(&vec![0; bytes.max(1) as usize])
     }
 
     fn alloc_filled(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
@@ -955,11 +960,11 @@ impl DeviceMemory for CudaDevice {
             let _ = unsafe { result::free_sync(ptr) };
             return Err(driver("cuMemcpyHtoD")(e));
         }
-        lock(&self.allocs).insert(ptr, n as u64);
+        lock(&self.heap).live.insert(ptr, n as u64);
         Ok(DevicePtr(ptr))
     }
     fn alloc_object_filled(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
-        self.alloc_filled(bytes)
+        self.alloc_small(bytes)
     }
     fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError> {
         self.check(ptr, bytes.len() as u64)?;
@@ -978,7 +983,7 @@ impl DeviceMemory for CudaDevice {
     }
 
     fn seal_value(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
-        let size = lock(&self.allocs).get(&ptr.0).copied().ok_or(DeviceError::OutOfBounds { addr: ptr.0, len: 0 })?;
+        let size = lock(&self.heap).live.get(&ptr.0).copied().ok_or(DeviceError::OutOfBounds { addr: ptr.0, len: 0 })?;
         let mut seals = lock(&self.seals);
         seals.ranges.insert(ptr.0, ptr.0 + size);
         seals.dirty = true;
@@ -986,27 +991,53 @@ impl DeviceMemory for CudaDevice {
     }
 
     fn free_bytes(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
-        if lock(&self.allocs).remove(&ptr.0).is_none() {
-            return Err(DeviceError::InvalidFree { addr: ptr.0 });
-        }
+        let freed = lock(&self.heap).release(ptr.0).ok_or(DeviceError::InvalidFree { addr: ptr.0 })?;
         {
             let mut seals = lock(&self.seals);
             if seals.ranges.remove(&ptr.0).is_some() {
                 seals.dirty = true;
             }
         }
+        if freed == Released::Slots {
+            return Ok(());
+        }
         self.bind()?;
-        // SAFETY: a live allocation of this device, removed from the map
-        // so it is freed once.
+        // SAFETY: a live allocation of this device of its own, removed
+        // from the map so it is freed once.
         unsafe { result::free_sync(ptr.0) }.map_err(driver("cuMemFree"))
     }
 }
 
 impl CudaDevice {
+    /// A small object holding `bytes` (see [`SmallBlocks`]): slots of the
+    /// device's block written on the legacy stream, else an allocation of
+    /// its own.
+    fn alloc_small(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
+        let len = bytes.len().max(1) as u64;
+        let Some(ptr) = lock(&self.heap).small.take(len) else { return self.alloc_filled(bytes) };
+        let copied = self.bind().and_then(|()| match bytes.is_empty() {
+            true => Ok(()),
+            // SAFETY: `ptr .. ptr + len` are slots just taken for this
+            // object, in this device's block; the context is bound.
+            false => unsafe { copy_on_legacy_stream(ptr, bytes) },
+        });
+        let mut heap = lock(&self.heap);
+        match copied {
+            Ok(()) => {
+                heap.live.insert(ptr, len);
+                Ok(DevicePtr(ptr))
+            }
+            Err(e) => {
+                heap.small.give_back(ptr, len);
+                Err(e)
+            }
+        }
+    }
+
     /// Whether `ptr .. ptr + len` lies inside one live allocation.
     fn check(&self, ptr: DevicePtr, len: u64) -> Result<(), DeviceError> {
-        let allocs = lock(&self.allocs);
-        match allocs.range(..=ptr.0).next_back() {
+        let heap = lock(&self.heap);
+        match heap.live.range(..=ptr.0).next_back() {
             Some((&base, &size)) if ptr.0.checked_add(len).is_some_and(|end| end <= base + size) => Ok(()),
             _ => Err(DeviceError::OutOfBounds { addr: ptr.0, len }),
         }
@@ -1021,17 +1052,17 @@ impl Drop for CudaDevice {
         }
         // Taken out of the map: a table buffer that outlives the device (its
         // kernel held by a stream) must not free its address again.
-        for (ptr, _) in std::mem::take(&mut *lock(&self.allocs)) {
-            // SAFETY: every live allocation, freed once, at drop.
-            let _ = unsafe { result::free_sync(ptr) };
-        }
-        // SAFETY: made by `ready_copies`, freed once, at drop.
-        let _ = unsafe { result::free_sync(self.reserve) };
+        let mut heap = lock(&self.heap);
+        let live = std::mem::take(&mut heap.live);
         let seals = std::mem::take(&mut *lock(&self.seals));
-        for ptr in std::iter::once(seals.block).chain(seals.retired).filter(|&p| p != 0) {
-            // SAFETY: the seal table's allocations, freed once, at drop.
+        let seal_blocks = std::iter::once(seals.block).chain(seals.retired).filter(|&p| p != 0);
+        for ptr in live.into_keys().chain(seal_blocks).filter(|&p| !heap.small.holds(p)) {
+            // SAFETY: every allocation of its own, freed once, at drop.
             let _ = unsafe { result::free_sync(ptr) };
         }
+        // SAFETY: made by `ready_copies`, freed once, at drop (with every
+        // small object in it).
+        let _ = unsafe { result::free_sync(heap.small.base) };
     }
 }
 
@@ -1239,13 +1270,12 @@ impl PtxModule {
 /// The driver sets device allocation, host↔device copies and streams up
 /// lazily, at their first use (≈0.1–0.2 ms together on an H200): do it
 /// when the device opens, with the context, so that the first kernel load
-/// and launch pay only for themselves. The small allocation made here is
-/// kept until the device closes (freeing it would hand the driver's first
-/// block of memory back, and the next allocation would map one again).
+/// and launch pay only for themselves. The allocation made here is the
+/// device's [`SmallBlocks`], kept until the device closes.
 fn ready_copies(ctx: &Arc<CudaContext>) -> Result<u64, DeviceError> {
     ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
     // SAFETY: a plain allocation in the bound context.
-    let ptr = unsafe { result::malloc_sync(8) }.map_err(driver("cuMemAlloc"))?;
+    let ptr = unsafe { result::malloc_sync(SmallBlocks::BYTES as usize) }.map_err(driver("cuMemAlloc"))?;
     let mut back = [0u8; 8];
     // SAFETY: `ptr .. ptr + 8` was just allocated; both host buffers hold 8 bytes.
     let copied = unsafe { result::memcpy_htod_sync(ptr, &[1u8; 8]).and_then(|()| result::memcpy_dtoh_sync(&mut back, ptr)) };
@@ -1367,11 +1397,41 @@ impl CudaKernel {
 
 #[cfg(test)]
 mod tests {
-    use super::{buffer_len, elf_bounds, record_key, LoadRecord};
+    use super::{buffer_len, elf_bounds, record_key, Heap, LoadRecord, Released, SmallBlocks};
     use relok_cache::Key;
     use relok_compiler::artifact::{compile, CodeTarget, CompileOptions};
     use relok_compiler::stencil::Stencil;
     use relok_ir::Strategy;
+
+    #[test]
+    fn small_objects_take_runs_of_slots_and_give_them_back() {
+        let base = 0x7000_0000;
+        let mut b = SmallBlocks::new(base);
+        let a = b.take(8).expect("a slot");
+        let c = b.take(65).expect("two slots");
+        let d = b.take(1).expect("a slot");
+        assert_eq!((a, c, d), (base, base + 64, base + 192), "first fit, 64-byte slots");
+        assert!(b.take(SmallBlocks::MAX + 1).is_none(), "too large for the block");
+        // A freed run is taken again by what fits in it, and only that.
+        assert!(b.give_back(c, 65));
+        assert_eq!(b.take(200), Some(base + 256), "three slots do not fit in two");
+        assert_eq!(b.take(128), Some(c));
+        // Outside the block: not its to give back.
+        assert!(!b.give_back(base - 64, 8) && !b.give_back(base + SmallBlocks::BYTES, 8));
+        assert!(b.holds(base + SmallBlocks::BYTES - 1) && !b.holds(base + SmallBlocks::BYTES));
+        // Full: every slot taken, then none.
+        let mut full = SmallBlocks::new(base);
+        let n = (0..).take_while(|_| full.take(SmallBlocks::MAX).is_some()).count();
+        assert_eq!(n as u64, SmallBlocks::BYTES / SmallBlocks::MAX);
+        assert!(full.take(1).is_none());
+        // The heap tells the caller which allocations are its own to free.
+        let mut heap = Heap { live: Default::default(), small: SmallBlocks::new(base) };
+        let p = heap.small.take(24).expect("a slot");
+        heap.live.insert(p, 24);
+        heap.live.insert(0x1000, 24);
+        assert_eq!((heap.release(p), heap.release(0x1000), heap.release(p)), (Some(Released::Slots), Some(Released::Own), None));
+        assert_eq!(heap.small.take(64), Some(p), "the slot is free again");
+    }
 
     #[test]
     fn a_load_record_keeps_what_a_load_needs_for_its_own_source_only() {
@@ -1445,17 +1505,143 @@ mod tests {
     }
 }
 
+/// A device's live allocations and its small-object block.
+#[derive(Debug)]
+struct Heap {
+    /// Live allocations (of their own or in `small`): address → bytes.
+    live: BTreeMap<u64, u64>,
+    small: SmallBlocks,
+}
+
+/// What [`Heap::release`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Released {
+    /// The allocation was in the small-object block: its slots are free.
+    Slots,
+    /// An allocation of its own: the caller frees it (`cuMemFree`).
+    Own,
+}
+
+impl Heap {
+    /// Forgets the live allocation at `ptr` (`None` when there is none).
+    fn release(&mut self, ptr: u64) -> Option<Released> {
+        let bytes = self.live.remove(&ptr)?;
+        Some(if self.small.give_back(ptr, bytes) { Released::Slots } else { Released::Own })
+    }
+}
+
+/// relok's own small objects on a device — host values' copies, runtime
+/// globals' cells, relocation tables, the seal table — carved in 64-byte
+/// slots from one block the device allocates when it opens: on the H200 a
+/// `cuMemAlloc` and a synchronous copy take 5–10 µs, a slot and an
+/// asynchronous copy 1.5–2.5 µs (2026-12-01), three times on a first
+/// launch's path. An object over [`SmallBlocks::MAX`] bytes, or one that
+/// no longer fits, gets an allocation of its own. Slots are written with
+/// copies on the legacy stream ([`copy_on_legacy_stream`]), which relok's
+/// streams (blocking ones) wait for, as they do for synchronous copies;
+/// slots freed are taken again only by later objects, whose copies are
+/// ordered after every launch before them.
+#[derive(Debug)]
+struct SmallBlocks {
+    base: u64,
+    /// One bit per slot, set while taken.
+    used: [u64; SmallBlocks::SLOTS / 64],
+}
+
+impl SmallBlocks {
+    const SLOT: u64 = 64;
+    const SLOTS: usize = 1024;
+    /// The block's size (64 KiB).
+    const BYTES: u64 = SmallBlocks::SLOT * SmallBlocks::SLOTS as u64;
+    /// The largest object taken from the block.
+    const MAX: u64 = 4096;
+
+    fn new(base: u64) -> SmallBlocks {
+        SmallBlocks { base, used: [0; SmallBlocks::SLOTS / 64] }
+    }
+
+    fn slots(bytes: u64) -> usize {
+        bytes.max(1).div_ceil(SmallBlocks::SLOT) as usize
+    }
+
+    fn is_used(&self, i: usize) -> bool {
+        self.used[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    fn mark(&mut self, first: usize, n: usize, used: bool) {
+        for i in first..first + n {
+            if used {
+                self.used[i / 64] |= 1 << (i % 64);
+            } else {
+                self.used[i / 64] &= !(1 << (i % 64));
+            }
+        }
+    }
+
+    /// The address of `bytes` in the first run of free slots that holds
+    /// them, taken; `None` when the object is too large or none fits.
+    fn take(&mut self, bytes: u64) -> Option<u64> {
+        if bytes > SmallBlocks::MAX {
+            return None;
+        }
+        let n = SmallBlocks::slots(bytes);
+        let mut run = 0;
+        for i in 0..SmallBlocks::SLOTS {
+            run = if self.is_used(i) { 0 } else { run + 1 };
+            if run == n {
+                let first = i + 1 - n;
+                self.mark(first, n, true);
+                return Some(self.base + first as u64 * SmallBlocks::SLOT);
+            }
+        }
+        None
+    }
+
+    /// Whether `ptr` lies in the block.
+    fn holds(&self, ptr: u64) -> bool {
+        (self.base..self.base + SmallBlocks::BYTES).contains(&ptr)
+    }
+
+    /// Frees the slots of the object of `bytes` at `ptr`; false when it
+    /// is not in the block.
+    fn give_back(&mut self, ptr: u64, bytes: u64) -> bool {
+        if !self.holds(ptr) {
+            return false;
+        }
+        let first = ((ptr - self.base) / SmallBlocks::SLOT) as usize;
+        let n = SmallBlocks::slots(bytes).min(SmallBlocks::SLOTS - first);
+        self.mark(first, n, false);
+        true
+    }
+}
+
+/// Copies `bytes` to `dst` on the legacy stream, returning once the driver
+/// has taken them (from pageable memory it stages them first).
+///
+/// # Safety
+///
+/// `dst .. dst + bytes.len()` lies in device memory of the context bound
+/// to the thread, which nothing else writes until the copy is done.
+unsafe fn copy_on_legacy_stream(dst: u64, bytes: &[u8]) -> Result<(), DeviceError> {
+    // SAFETY: by the caller's contract; `bytes` outlives the call, in
+    // which the driver reads it.
+    unsafe { sys::cuMemcpyHtoDAsync_v2(dst, bytes.as_ptr().cast(), bytes.len(), std::ptr::null_mut()) }
+        .result()
+        .map_err(driver("cuMemcpyHtoDAsync"))
+}
+
 /// A kernel's table buffer, freed when the kernel drops.
 #[derive(Debug)]
 struct TableAlloc {
     ctx: Arc<CudaContext>,
-    allocs: Arc<Mutex<BTreeMap<u64, u64>>>,
+    heap: Arc<Mutex<Heap>>,
     ptr: u64,
 }
 
 impl Drop for TableAlloc {
     fn drop(&mut self) {
-        if lock(&self.allocs).remove(&self.ptr).is_some() && self.ctx.bind_to_thread().is_ok() {
+        let freed = lock(&self.heap).release(self.ptr);
+        if freed == Some(Released::Own) && self.ctx.bind_to_thread().is_ok() {
             // SAFETY: a live allocation of this context, removed from the
             // map above so it is freed once; no launch uses it (a pending
             // launch holds its kernel, hence this table, alive).
@@ -1632,6 +1818,6 @@ impl crate::backend::Backend for CudaDevice {
     }
 
     fn live_allocations(&self) -> u64 {
-        lock(&self.allocs).len() as u64
+        lock(&self.heap).live.len() as u64
     }
 }
