@@ -233,6 +233,21 @@ fn cache_uuid(_: &::wgpu::Adapter) -> Option<[u8; 16]> {
     None
 }
 
+/// A queue's submission, copies and mapping are set up by the driver at
+/// their first use, which would land in the first launch: do them once
+/// when the device opens (a write, a copy into a mappable buffer, a
+/// submission, a map), as the cuda device readies its copies.
+fn ready_queue(device: &::wgpu::Device, queue: &::wgpu::Queue, heap: &::wgpu::Buffer) -> Result<(), DeviceError> {
+    let usage = ::wgpu::BufferUsages::MAP_READ | ::wgpu::BufferUsages::COPY_DST;
+    let read = device.create_buffer(&::wgpu::BufferDescriptor { label: Some("relok ready"), size: 8, usage, mapped_at_creation: false });
+    queue.write_buffer(heap, 0, &[0; 8]);
+    let mut encoder = device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("relok ready") });
+    encoder.copy_buffer_to_buffer(heap, 0, &read, 0, 8);
+    queue.submit([encoder.finish()]);
+    read.slice(..).map_async(::wgpu::MapMode::Read, |_| ());
+    device.poll(::wgpu::PollType::wait_indefinitely()).map(|_| ()).map_err(|e| driver("poll", e))
+}
+
 fn instance() -> ::wgpu::Instance {
     let mut desc = ::wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = ::wgpu::Backends::PRIMARY;
@@ -425,6 +440,7 @@ impl WgpuDevice {
         let storage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
         let heap = device.create_buffer(&::wgpu::BufferDescriptor { label: Some("relok heap"), size: HEAP_INITIAL, usage: storage, mapped_at_creation: false });
         let empty_table = device.create_buffer(&::wgpu::BufferDescriptor { label: Some("relok no table"), size: 8, usage: ::wgpu::BufferUsages::STORAGE, mapped_at_creation: false });
+        ready_queue(&device, &queue, &heap)?;
         let id = DeviceId::allocate(DeviceKind::Wgpu, ordinal as u64);
         let mut d = WgpuDevice {
             ordinal,
