@@ -236,11 +236,14 @@ fn cuda_uses_bundled_cubins_only_for_its_own_gpu() {
         (dir, ctx)
     };
     // Its own GPU's cubin: nothing compiled, nothing JIT-compiled.
-    let (_d, ctx) = fresh("own");
+    let (d, ctx) = fresh("own");
     ctx.load_bundle(&own).expect("bundle loads");
     run_scale(&ctx);
     let code = ctx.code_stats();
     assert_eq!((ctx.cache_stats().compiles, code.bundled, code.linked, code.jit), (0, 1, 0, 0), "{code:?}");
+    // Nothing written on a shipped program's first launch: no cubin, no
+    // load record (the bundle serves the next process from memory too).
+    assert!(archive_entries(&d.0).is_empty(), "the archive was written");
     // Another GPU's cubin is never looked at: the PTX is compiled, correctly.
     let (_d, ctx) = fresh("other");
     ctx.load_bundle(&other).expect("bundle loads");

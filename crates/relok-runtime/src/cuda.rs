@@ -58,7 +58,8 @@
 //! # Load records
 //!
 //! A kernel loaded with its source key ([`CudaDevice::load_as`], through
-//! `Device::load_by_source`) leaves a load record in the archive: under
+//! `Device::load_by_source`) from the archive or a link (not from a bundle,
+//! which serves it from memory) leaves a load record in the archive: under
 //! SHA-256 of a tag and the source key, one entry holding the source key,
 //! the artifact without its PTX and source text, and the cubin. The next
 //! process loads the kernel from that one read ([`CudaDevice::load_record`]):
@@ -170,8 +171,10 @@ struct Seals {
 }
 
 
-/// The cubin a module was loaded from (none when the driver JIT-compiled
-/// the PTX).
+/// The cubin a module was loaded from, for a load record: none when the
+/// driver JIT-compiled the PTX, or when a bundle supplied it (the bundle
+/// serves it from memory in the next process too: writing a record would
+/// only put a file write on a shipped program's first launch).
 type Cubin = Option<Arc<[u8]>>;
 
 /// How loads on a cuda device got their machine code.
@@ -313,7 +316,7 @@ impl CudaDevice {
     /// capability or an earlier one of the same major version (cubins
     /// run on later minor versions), whose entry the driver finds. One
     /// the driver refuses is dropped (a miss, with a warning).
-    fn bundled_module(&self, ptx: &[u8], entry: &str) -> Option<(PtxModule, Arc<[u8]>)> {
+    fn bundled_module(&self, ptx: &[u8], entry: &str) -> Option<PtxModule> {
         if lock(&self.bundled).is_empty() {
             return None;
         }
@@ -324,7 +327,7 @@ impl CudaDevice {
             match PtxModule::load_image_with(&self.ctx, &cubin, entry) {
                 Ok(m) => {
                     self.code_stats.bundled.fetch_add(1, Ordering::Relaxed);
-                    return Some((m, cubin));
+                    return Some(m);
                 }
                 Err(e) => {
                     tracing::warn!("the bundled cubin of @{entry} for sm_{sm} was refused ({e}); compiling instead");
@@ -337,10 +340,10 @@ impl CudaDevice {
 
     /// The module of `ptx`: a bundled cubin, else the archive's, else
     /// linked and archived, else JIT-compiled from the PTX; with the cubin
-    /// it was loaded from (none for the JIT).
+    /// for a load record ([`Cubin`]).
     fn module_for(&self, ptx: &[u8], entry: &str) -> Result<(PtxModule, Cubin), DeviceError> {
-        if let Some((m, cubin)) = self.bundled_module(ptx, entry) {
-            return Ok((m, Some(cubin)));
+        if let Some(m) = self.bundled_module(ptx, entry) {
+            return Ok((m, None));
         }
         let jit = || {
             self.code_stats.ptx_jit.fetch_add(1, Ordering::Relaxed);
