@@ -316,7 +316,8 @@ impl CudaDevice {
     /// capability or an earlier one of the same major version (cubins
     /// run on later minor versions), whose entry the driver finds. One
     /// the driver refuses is dropped (a miss, with a warning).
-    fn bundled_module(&self, ptx: &[u8], entry: &str) -> Option<PtxModule> {
+    fn bundled_module(&self, ptx: &[u8], fit: &Fit<'_>) -> Option<(PtxModule, sys::CUfunction)> {
+        let entry = fit.entry;
         if lock(&self.bundled).is_empty() {
             return None;
         }
@@ -324,7 +325,7 @@ impl CudaDevice {
         for sm in (0..=minor).rev().map(|m| major * 10 + m) {
             let key = Key(relok_compiler::ptx::cubin_key(ptx, entry, sm));
             let Some(cubin) = lock(&self.bundled).get(&key).cloned() else { continue };
-            match PtxModule::load_image_with(&self.ctx, &cubin, entry) {
+            match fit.load(&self.ctx, &cubin) {
                 Ok(m) => {
                     self.code_stats.bundled.fetch_add(1, Ordering::Relaxed);
                     return Some(m);
@@ -338,26 +339,32 @@ impl CudaDevice {
         None
     }
 
-    /// The module of `ptx`: a bundled cubin, else the archive's, else
-    /// linked and archived, else JIT-compiled from the PTX; with the cubin
-    /// for a load record ([`Cubin`]).
-    fn module_for(&self, ptx: &[u8], entry: &str) -> Result<(PtxModule, Cubin), DeviceError> {
-        if let Some(m) = self.bundled_module(ptx, entry) {
-            return Ok((m, None));
+    /// The module of `ptx` and its entry, fit for the launch ([`Fit`]): a
+    /// bundled cubin, else the archive's, else linked and archived, else
+    /// JIT-compiled from the PTX; with the cubin for a load record
+    /// ([`Cubin`]). A bundled or archived cubin that does not fit is a miss
+    /// (the archive's is removed); linked or JIT-compiled code that does
+    /// not is an error.
+    fn module_for(&self, ptx: &[u8], fit: &Fit<'_>) -> Result<(PtxModule, sys::CUfunction, Cubin), DeviceError> {
+        let entry = fit.entry;
+        if let Some((m, f)) = self.bundled_module(ptx, fit) {
+            return Ok((m, f, None));
         }
         let jit = || {
             self.code_stats.ptx_jit.fetch_add(1, Ordering::Relaxed);
-            PtxModule::load(&self.ctx, ptx).map(|m| (m, None))
+            let m = PtxModule::load(&self.ctx, ptx)?;
+            let f = fit.function(&m)?;
+            Ok((m, f, None))
         };
         let Some(archive) = &self.archive else { return jit() };
         let key = Key(relok_compiler::ptx::cubin_key(ptx, entry, self.sm));
         if let Lookup::Hit(cubin) = archive.get(key) {
-            match PtxModule::load_image_with(&self.ctx, &cubin, entry) {
-                Ok(m) => {
+            match fit.load(&self.ctx, &cubin) {
+                Ok((m, f)) => {
                     self.code_stats.archive_hits.fetch_add(1, Ordering::Relaxed);
-                    return Ok((m, Some(cubin.into())));
+                    return Ok((m, f, Some(cubin.into())));
                 }
-                Err(e) => archive.reject(key, &format!("the driver refused the cubin: {e}")),
+                Err(e) => archive.reject(key, &format!("the cubin was refused: {e}")),
             }
         }
         match link_cubin(&self.ctx, ptx) {
@@ -367,7 +374,8 @@ impl CudaDevice {
                 match PtxModule::load_image(&self.ctx, &cubin) {
                     Ok(m) => {
                         self.code_stats.linked.fetch_add(1, Ordering::Relaxed);
-                        Ok((m, Some(cubin.into())))
+                        let f = fit.function(&m)?;
+                        Ok((m, f, Some(cubin.into())))
                     }
                     Err(e) => {
                         tracing::warn!("the driver refused the linked cubin of @{entry} ({e}); loading the PTX instead");
@@ -451,14 +459,22 @@ impl CudaDevice {
             artifact.validate()?;
         }
         self.bind()?;
-        let (module, cubin) = self.module_for(&artifact.code, &artifact.entry)?;
-        Ok((self.finish_load(session, artifact, module)?, cubin))
+        let fit = self.fit(artifact)?;
+        let (module, function, cubin) = self.module_for(&artifact.code, &fit)?;
+        Ok((self.finish_load(session, artifact, fit, module, function)?, cubin))
     }
 
     /// Whether the driver reports a function's parameters
     /// (`cuFuncGetParamInfo`, CUDA 12.4).
     fn reports_params(&self) -> bool {
         self.driver_version >= 12040
+    }
+
+    /// What the code of `artifact` must take to be launched here.
+    fn fit<'a>(&self, artifact: &'a Artifact) -> Result<Fit<'a>, crate::ProgramError> {
+        let params = artifact.param_types()?;
+        let checked = artifact.compile_options().is_some_and(|o| o.checked);
+        Ok(Fit { entry: &artifact.entry, params, checked, by_driver: self.reports_params() })
     }
 
     /// The kernel `entry` whose source key is `source`, from this device's
@@ -475,59 +491,69 @@ impl CudaDevice {
         }
         let key = record_key(source);
         let Lookup::Hit(payload) = archive.get(key) else { return Ok(None) };
-        let opened = (|| -> Result<(Artifact, PtxModule), String> {
-            let (artifact, cubin) = LoadRecord::decode(&payload, source)?;
+        let decoded = LoadRecord::decode(&payload, source).and_then(|(artifact, cubin)| {
             if artifact.entry != entry {
                 return Err(format!("it holds @{}, not @{entry}", artifact.entry));
             }
             artifact.check(&artifact.key, self.target(), strategy).map_err(|e| e.to_string())?;
-            let params = artifact.param_types().map_err(|e| e.to_string())?;
-            let checked = artifact.compile_options().ok_or("unreadable compile options")?.checked;
-            self.bind().map_err(|e| e.to_string())?;
-            let module = PtxModule::load_image_with(&self.ctx, cubin, entry).map_err(|e| format!("the driver refused its cubin: {e}"))?;
-            let function = module.function(entry).map_err(|e| e.to_string())?;
-            check_function_params(function, entry, &params, checked).map_err(|e| e.to_string())?;
-            Ok((artifact, module))
-        })();
-        let (artifact, module) = match opened {
+            Ok((Arc::new(artifact), aligned(cubin), cubin.len()))
+        });
+        let (artifact, cubin, len) = match decoded {
             Ok(found) => found,
             Err(why) => {
                 archive.reject(key, &format!("load record: {why}"));
                 return Ok(None);
             }
         };
-        let artifact = Arc::new(artifact);
-        // Loaded meanwhile (or by the long way before): that one is kept.
-        let kernel = load_once(&self.loaded, session, &artifact, || self.finish_load(session, &artifact, module))?;
+        self.bind()?;
+        // Anything the record's content makes fail — a cubin the driver
+        // refuses or whose parameters differ, words its manifest cannot
+        // have — is the record's fault: removed, and the long way taken.
+        let loaded = (|| {
+            let fit = self.fit(&artifact)?;
+            let (module, function) = fit.load(&self.ctx, &bytemuck::cast_slice(&cubin)[..len])?;
+            // Loaded meanwhile (or by the long way before): that one is kept.
+            load_once(&self.loaded, session, &artifact, || self.finish_load(session, &artifact, fit, module, function))
+        })();
+        let kernel = match loaded {
+            Ok(k) => k,
+            Err(e) => {
+                archive.reject(key, &format!("load record: {e}"));
+                return Ok(None);
+            }
+        };
         lock(&self.recorded).insert(source, artifact);
         self.code_stats.archive_hits.fetch_add(1, Ordering::Relaxed);
         self.code_stats.records.fetch_add(1, Ordering::Relaxed);
         Ok(Some(kernel))
     }
 
-    /// Writes the load record of `artifact` and its `cubin` under `source`
-    /// (a failed write is counted by the archive; the run goes on).
+    /// Writes the load record of `artifact` and its `cubin` under `source`,
+    /// once per process (a failed write is counted by the archive; the run
+    /// goes on).
     fn write_record(&self, source: Key, artifact: &Artifact, cubin: &[u8]) {
         let archive = self.archive.as_ref().filter(|_| self.reports_params() && artifact.strategy != Strategy::Bake);
-        if let (Some(archive), Ok(payload)) = (archive, LoadRecord::encode(source, artifact, cubin)) {
+        let Some(archive) = archive else { return };
+        if lock(&self.recorded).contains_key(&source) {
+            return;
+        }
+        if let Ok(payload) = LoadRecord::encode(source, artifact, cubin) {
             let _ = archive.put(record_key(source), &payload);
         }
+        lock(&self.recorded).insert(source, Arc::new(without_code(artifact)));
     }
 
-    /// The kernel of `artifact` in `module`: its function checked against
-    /// the ABI (where the driver reports parameters) and loaded, the words
-    /// delivered, an exception record taken.
-    fn finish_load(&self, session: &Session, artifact: &Artifact, module: PtxModule) -> Result<CudaKernel, crate::ProgramError> {
+    /// The kernel of `artifact` in `module`, whose `function` fits it
+    /// ([`Fit`]): the function loaded, the words delivered, an exception
+    /// record taken.
+    fn finish_load(&self, session: &Session, artifact: &Artifact, fit: Fit<'_>, module: PtxModule, function: sys::CUfunction) -> Result<CudaKernel, crate::ProgramError> {
         let module = Arc::new(module);
-        let function = module.function(&artifact.entry)?;
-        let params = artifact.param_types()?;
-        let checked = artifact.compile_options().is_some_and(|o| o.checked);
+        let Fit { params, checked, .. } = fit;
         if self.reports_params() {
-            check_function_params(function, &artifact.entry, &params, checked)?;
             // Under lazy loading (the default since CUDA 12.2) the function
             // is loaded onto the GPU at its first launch; load it now, so
             // that the first launch costs what every launch costs.
-            // SAFETY: a function of a live module.
+            // SAFETY: a function of `module`, alive.
             unsafe { sys::cuFuncLoad(function) }.result().map_err(driver("cuFuncLoad"))?;
         }
         let words = crate::backend::deliver_words(session, self, &artifact.values, &artifact.manifest)?;
@@ -780,9 +806,9 @@ impl CudaKernel {
         let [bx, by, bz] = config.block;
         // SAFETY: the function belongs to `self.module`, alive while `self`
         // is; by the caller's contract `params` holds one live pointer per
-        // parameter of the entry (the state, then one per argument; the PTX
-        // was validated against the ABI at load); the wait below ends the
-        // kernel's use of them.
+        // parameter of the entry (the state, then one per argument; the
+        // function was checked against the ABI at load, `Fit`); the wait
+        // below ends the kernel's use of them.
         unsafe { result::launch_kernel(self.function, (gx, gy, gz), (bx, by, bz), 0, std::ptr::null_mut(), params) }
             .map_err(driver("cuLaunchKernel"))?;
         result::ctx::synchronize().map_err(driver("cuCtxSynchronize (the kernel)"))
@@ -946,6 +972,9 @@ impl DeviceMemory for CudaDevice {
     }
 
     fn alloc_object(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
+        if bytes > SmallBlocks::MAX {
+            return self.alloc_zeroed(bytes);
+        }
         self.alloc_small(&vec![0; bytes.max(1) as usize])
     }
 
@@ -1018,12 +1047,11 @@ impl CudaDevice {
     fn alloc_small(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
         let len = bytes.len().max(1) as u64;
         let Some(ptr) = lock(&self.heap).small.take(len) else { return self.alloc_filled(bytes) };
-        let copied = self.bind().and_then(|()| match bytes.is_empty() {
-            true => Ok(()),
-            // SAFETY: `ptr .. ptr + len` are slots just taken for this
-            // object, in this device's block; the context is bound.
-            false => unsafe { copy_on_legacy_stream(ptr, bytes) },
-        });
+        // An empty object is one zero byte, as `alloc_filled` makes it.
+        let bytes = if bytes.is_empty() { &[0][..] } else { bytes };
+        // SAFETY: `ptr .. ptr + len` are slots just taken for this object,
+        // in this device's block; the context is bound.
+        let copied = self.bind().and_then(|()| unsafe { copy_on_legacy_stream(ptr, bytes) });
         let mut heap = lock(&self.heap);
         match copied {
             Ok(()) => {
@@ -1160,8 +1188,7 @@ struct LoadRecord<'a> {
 
 impl LoadRecord<'_> {
     fn encode(source: Key, artifact: &Artifact, cubin: &[u8]) -> Result<Vec<u8>, postcard::Error> {
-        let artifact = Artifact { code: Vec::new(), source: String::new(), alias: None, ..artifact.clone() };
-        postcard::to_allocvec(&LoadRecord { source: source.0, artifact, cubin })
+        postcard::to_allocvec(&LoadRecord { source: source.0, artifact: without_code(artifact), cubin })
     }
 
     /// The artifact and cubin of the bytes of `source`'s record; a record
@@ -1176,11 +1203,70 @@ impl LoadRecord<'_> {
     }
 }
 
+/// `artifact` without its code and source text: what a load from a cubin
+/// reads of it.
+fn without_code(artifact: &Artifact) -> Artifact {
+    Artifact {
+        key: artifact.key,
+        compiler: artifact.compiler.clone(),
+        target: artifact.target,
+        strategy: artifact.strategy,
+        entry: artifact.entry.clone(),
+        abi: artifact.abi.clone(),
+        manifest: artifact.manifest.clone(),
+        values: artifact.values.clone(),
+        code: Vec::new(),
+        alias: None,
+        source: String::new(),
+        options: artifact.options.clone(),
+    }
+}
+
+/// The bytes of `b` in a buffer aligned for any of the driver's reads (a
+/// cubin inside a record starts wherever the record's fields end; an ELF
+/// image is read as 8-byte fields).
+fn aligned(b: &[u8]) -> Vec<u64> {
+    let mut words = vec![0u64; b.len().div_ceil(8)];
+    bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..b.len()].copy_from_slice(b);
+    words
+}
+
 /// The archive key of the load record of the kernel whose source key is
 /// `source`: apart from every cubin's key (`relok_compiler::ptx::cubin_key`).
 fn record_key(source: Key) -> Key {
     use sha2::{Digest, Sha256};
     Key(Sha256::new().chain_update(b"relok load record 1\0").chain_update(source.0).finalize().into())
+}
+
+/// What a loaded function must be to be launched with an artifact's ABI:
+/// the entry, and — where the driver reports parameters — taking the
+/// kernel state, the parameters and checked mode's, in order
+/// ([`check_function_params`]).
+struct Fit<'a> {
+    entry: &'a str,
+    params: Vec<relok_ir::Type>,
+    checked: bool,
+    /// Whether the driver reports parameters (CUDA 12.4).
+    by_driver: bool,
+}
+
+impl Fit<'_> {
+    /// The entry of `module`, checked.
+    fn function(&self, module: &PtxModule) -> Result<sys::CUfunction, DeviceError> {
+        let function = module.function(self.entry)?;
+        if self.by_driver {
+            check_function_params(function, self.entry, &self.params, self.checked)?;
+        }
+        Ok(function)
+    }
+
+    /// `cubin` loaded, and its entry checked (a cubin without it, or with
+    /// other parameters, is another kernel's: refused).
+    fn load(&self, ctx: &Arc<CudaContext>, cubin: &[u8]) -> Result<(PtxModule, sys::CUfunction), DeviceError> {
+        let module = PtxModule::load_image(ctx, cubin)?;
+        let function = self.function(&module)?;
+        Ok((module, function))
+    }
 }
 
 /// Checks that the loaded `function` takes the parameters a launch passes
@@ -1244,14 +1330,6 @@ impl PtxModule {
         // by `elf_bounds`).
         let raw = unsafe { result::module::load_data(cubin.as_ptr().cast()) }.map_err(driver("cuModuleLoadData (cubin)"))?;
         Ok(PtxModule { raw, ctx: Arc::clone(ctx) })
-    }
-
-    /// [`PtxModule::load_image`] of a cubin that must hold `entry`: one
-    /// that loads but lacks it is another kernel's, refused.
-    fn load_image_with(ctx: &Arc<CudaContext>, cubin: &[u8], entry: &str) -> Result<PtxModule, DeviceError> {
-        let m = PtxModule::load_image(ctx, cubin)?;
-        m.function(entry)?;
-        Ok(m)
     }
 
     fn function(&self, name: &str) -> Result<sys::CUfunction, DeviceError> {
@@ -1458,6 +1536,12 @@ mod tests {
         assert!(LoadRecord::decode(&longer, source).is_err());
         for n in [0, 1, 32, bytes.len() / 2, bytes.len() - 1] {
             assert!(LoadRecord::decode(&bytes[..n], source).is_err(), "truncated to {n} bytes");
+        }
+        // The cubin handed to the driver from an aligned copy, unchanged.
+        for n in [1, 7, 8, 13, 4096 + 3] {
+            let b: Vec<u8> = (0..n).map(|i| i as u8 ^ 0x5a).collect();
+            let words = super::aligned(&b);
+            assert_eq!(&bytemuck::cast_slice::<u64, u8>(&words)[..n], &b[..]);
         }
         // Records live apart from the source keys and from each other.
         assert_ne!(record_key(source), source);
@@ -1779,9 +1863,9 @@ impl crate::backend::Backend for CudaDevice {
         // by the caller's `Arc` until the stream passes the launch (the
         // facade holds it; `synchronize` waits); `params` points into `ks`
         // and `values`, which the driver copies before returning; the
-        // arguments were checked against the ABI the PTX was validated
-        // against at load; the context is bound above; the stream is this
-        // context's.
+        // arguments were checked against the ABI the function was checked
+        // against at load (`Fit`); the context is bound above; the stream is
+        // this context's.
         unsafe { result::launch_kernel(kernel.function, (gx, gy, gz), (bx, by, bz), 0, stream.raw, &mut params) }
             .map_err(driver("cuLaunchKernel"))
             .map_err(err)?;
