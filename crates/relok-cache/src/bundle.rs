@@ -88,6 +88,8 @@ pub struct BundleEntry<'a> {
     pub key: Key,
     /// The framed entry (checked; [`crate::entry::decode`] gives the payload).
     pub bytes: &'a [u8],
+    /// Its payload (checked as [`crate::entry::decode`] checks it).
+    pub payload: &'a [u8],
 }
 
 /// Packs framed entries (artifacts and machine code) written by `identity`
@@ -161,12 +163,12 @@ pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<BundleEntry<'a>
             }
             kind => kind,
         };
-        entry::decode(e, &Expect { kind, identity, key: None }).map_err(entry_err)?;
+        let payload = entry::decode(e, &Expect { kind, identity, key: None }).map_err(entry_err)?;
         let key = entry::header(e).map_err(entry_err)?.key;
         if out.last().is_some_and(|p: &BundleEntry<'_>| (p.kind as u8, p.key) >= (kind as u8, key)) {
             return Err(BundleError::Order { index });
         }
-        out.push(BundleEntry { kind, key, bytes: e });
+        out.push(BundleEntry { kind, key, bytes: e, payload });
     }
     if !r.0.is_empty() {
         return Err(BundleError::Trailing(r.0.len()));

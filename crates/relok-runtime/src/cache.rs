@@ -265,20 +265,19 @@ impl KernelCache {
     /// a program that ships its bundle starts with zero compiles. Returns
     /// how many artifacts it holds and its machine code, for the device
     /// ([`crate::Device::load_bundle`] hands it over). Entries are checked
-    /// now (framing, checksum) and again when used (artifact).
+    /// now (framing, checksum: once, by `bundle::decode`) and again when
+    /// used (artifact).
     pub fn load_bundle(&self, bytes: &[u8]) -> Result<BundleContents, BundleError> {
         let entries = bundle::decode(bytes, COMPILER_ID)?;
         let mut contents = BundleContents::default();
         let mut map = lock(&self.bundles);
-        for (index, e) in entries.iter().enumerate() {
-            let expect = relok_cache::entry::Expect { kind: e.kind, identity: COMPILER_ID, key: Some(e.key) };
-            let payload = relok_cache::entry::decode(e.bytes, &expect).map_err(|source| BundleError::Entry { index, source })?;
+        for e in &entries {
             match e.kind {
                 relok_cache::entry::Kind::Artifact => {
-                    map.insert(e.key, Arc::from(payload));
+                    map.insert(e.key, Arc::from(e.payload));
                     contents.artifacts += 1;
                 }
-                relok_cache::entry::Kind::Binary => contents.machine_code.push((e.key, Arc::from(payload))),
+                relok_cache::entry::Kind::Binary => contents.machine_code.push((e.key, Arc::from(e.payload))),
             }
         }
         Ok(contents)
