@@ -198,6 +198,31 @@ fn the_binary_archive_survives_garbage_foreign_cubins_old_drivers_and_a_tiny_cap
     drop(d);
     let d = run_on(archived(&root, 1 << 30), "saxpy");
     assert_eq!((d.load_stats().linked, d.load_stats().archive_hits, d.load_stats().archive.corrupt), (1, 0, 1));
+    drop(d);
+    // The unchecked kernel's cubin framed under this key: @saxpy is there,
+    // taking other parameters (no buffer lengths, no seal table): the
+    // driver's report of its parameters refuses it; relinked.
+    let unchecked = {
+        let other = temp_dir("cuda", "archive-unchecked");
+        let d = archived(&other, 1 << 30);
+        let module = relok_ir::parse(include_str!("../../../examples/saxpy.rk")).expect("parses");
+        let stencil = relok_compiler::stencil::Stencil::new(&module, "saxpy").expect("stencil");
+        let options = relok_compiler::artifact::CompileOptions { checked: false, ..Default::default() };
+        let a = relok_compiler::artifact::compile(&stencil, d.target(), Strategy::Table, options, None).expect("compiles");
+        d.load(&Session::new(), &a).expect("loads unchecked");
+        let e = d.archive().expect("archive").entries().pop().expect("its cubin");
+        let bytes = std::fs::read(&e.path).expect("read");
+        let h = relok_cache::entry::header(&bytes).expect("header");
+        let cubin = bytes[h.payload_at..bytes.len() - 32].to_vec();
+        drop(d);
+        let _ = std::fs::remove_dir_all(&other);
+        cubin
+    };
+    let d = archived(&root, 1 << 30);
+    let identity = d.archive().expect("archive").config().identity.clone();
+    std::fs::write(&saxpy_entry.path, relok_cache::entry::encode(relok_cache::entry::Kind::Binary, &identity, saxpy_entry.key, &unchecked)).expect("write");
+    let d = run_on(d, "saxpy");
+    assert_eq!((d.load_stats().linked, d.load_stats().archive_hits, d.load_stats().archive.corrupt), (1, 0, 1), "the unchecked cubin was used");
     // Another driver build's folder for this GPU goes at the next
     // collection; another GPU's folder stays.
     let store = d.archive().expect("archive");

@@ -369,3 +369,25 @@ fn cuda_loads_a_warm_kernel_from_one_load_record() {
         assert_eq!((compiles, store, records, archived, compiled), (0, 1, 0, 1, 0), "{label}: refused, loaded the long way");
     }
 }
+
+#[test]
+fn cuda_load_records_serve_patch_and_table_never_bake() {
+    let required = std::env::var_os("RELOK_REQUIRE_CUDA").is_some_and(|v| v == "1");
+    if let Err(e) = Context::open("cuda") {
+        assert!(!required, "RELOK_REQUIRE_CUDA=1 but cuda does not open: {e}");
+        return note(&format!("SKIPPED cuda_load_records_serve_patch_and_table_never_bake: {e}"));
+    }
+    for (strategy, records) in [(Strategy::Patch, 1), (Strategy::Table, 1), (Strategy::Bake, 0)] {
+        let dir = TempDir::new("record-strategy");
+        let open = || Context::builder().device("cuda").strategy(strategy).cache_dir(&dir.0).build().expect("cuda context");
+        run_scale(&open());
+        // The second process: from the record (patch writes the module's
+        // globals, table uploads its table); bake's words are one
+        // process's, never stored: compiled again, its cubin archived.
+        let ctx = open();
+        run_scale(&ctx);
+        let code = ctx.code_stats();
+        assert_eq!((code.records, code.jit), (records, 0), "{strategy}: {code:?}");
+        assert_eq!(ctx.cache_stats().compiles, 1 - records, "{strategy}");
+    }
+}

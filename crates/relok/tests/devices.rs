@@ -406,3 +406,41 @@ fn a_stream_shared_by_threads_loses_no_launch() {
         assert_eq!(b.download().unwrap(), vec![500; 64], "on {}", ctx.device_name());
     }
 }
+
+#[test]
+fn kernels_loaded_and_dropped_between_launches_keep_their_own_host_values() {
+    // A kernel's table and its value's copy are small device objects that
+    // are reused once freed (cuda takes them from one block): kernels that
+    // come and go between asynchronous launches on two streams must each
+    // still read their own factor.
+    let _serial = serial();
+    let scale = include_str!("../../../examples/bench/scale.rk");
+    for ctx in contexts() {
+        let x: Vec<f32> = (0..256).map(|i| i as f32 - 7.0).collect();
+        let dx = ctx.upload(&x).expect("upload");
+        let streams = [ctx.stream(), ctx.stream()];
+        let mut outs = Vec::new();
+        for round in 0..24 {
+            let factor = (round + 2) as f32;
+            let text = scale.replace("const @factor: f32 = 2.0", &format!("const @factor: f32 = {factor:.1}"));
+            let k = ctx.kernel(&Program::parse(&text).expect("parses"), "scale").expect("loads");
+            let mut out = ctx.zeros::<f32>(x.len()).expect("zeros");
+            let s = &streams[round % 2];
+            k.launch(s, Grid::cover(x.len(), 64), (x.len() as u32, &dx, &mut out)).expect("launch");
+            // The stream holds the kernel until it passes the launch; every
+            // third round lets it go, so later kernels take freed objects.
+            drop(k);
+            if round % 3 == 2 {
+                s.synchronize().expect("synchronize");
+            }
+            outs.push((factor, out));
+        }
+        for s in &streams {
+            s.synchronize().expect("synchronize");
+        }
+        for (factor, out) in outs {
+            let y = out.download().expect("download");
+            assert!(y.iter().zip(&x).all(|(y, x)| *y == factor * x), "{}: the kernel of factor {factor} read another's", ctx.device_name());
+        }
+    }
+}
