@@ -41,17 +41,24 @@ fn skip(test: &str, why: &str) {
     let _ = std::io::Write::write_all(&mut std::io::stderr(), msg.as_bytes());
 }
 
-/// The first adapter as a device (without the pipeline-cache archive), or
-/// `None` after printing why the test is skipped; with
+/// One test at a time on the GPU: several wgpu devices driven from
+/// concurrent threads stall NVIDIA's Vulkan driver (docs/wgpu.md, "Known
+/// problems").
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The first adapter as a device (without the pipeline-cache archive), held
+/// by this test alone until the guard drops (after the device: declare it
+/// first), or `None` after printing why the test is skipped; with
 /// `RELOK_REQUIRE_WGPU` set a missing adapter fails the test.
-fn gpu(test: &str) -> Option<Device> {
+fn gpu(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Device)> {
     if list_adapters().is_empty() {
         let why = "wgpu finds no adapter (install mesa-vulkan-drivers for lavapipe)";
         assert!(std::env::var_os("RELOK_REQUIRE_WGPU").is_none(), "{test}: RELOK_REQUIRE_WGPU is set but {why}");
         skip(test, why);
         return None;
     }
-    Some(Device::Wgpu(Box::new(WgpuDevice::open(0).expect("adapter 0 opens"))))
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    Some((one, Device::Wgpu(Box::new(WgpuDevice::open(0).expect("adapter 0 opens")))))
 }
 
 fn load(device: &Device, session: &Session, src: &str, name: &str) -> Kernel {
@@ -82,7 +89,7 @@ fn check(device: &Device, stream: &Stream, kernel: &Kernel, n: u32, input: Devic
 
 #[test]
 fn many_launches_and_one_synchronisation_give_the_exact_count() {
-    let Some(gpu) = gpu("many launches") else { return };
+    let Some((_one, gpu)) = gpu("many launches") else { return };
     let session = Session::new();
     let k = load(&gpu, &session, BUMP, "bump");
     let buf = gpu.alloc_zeroed(4).expect("alloc");
@@ -112,7 +119,7 @@ fn many_launches_and_one_synchronisation_give_the_exact_count() {
 
 #[test]
 fn an_exception_surfaces_at_synchronize_and_the_stream_runs_on() {
-    let Some(gpu) = gpu("exceptions") else { return };
+    let Some((_one, gpu)) = gpu("exceptions") else { return };
     let session = Session::new();
     let (throw, add) = (load(&gpu, &session, THROW, "check"), load(&gpu, &session, BUMP, "bump"));
     let (bad, good) = (inputs(&gpu, 64, Some(37)), inputs(&gpu, 64, None));
@@ -152,7 +159,7 @@ fn an_exception_surfaces_at_synchronize_and_the_stream_runs_on() {
 
 #[test]
 fn host_reads_and_writes_keep_their_order_with_enqueued_launches() {
-    let Some(gpu) = gpu("host order") else { return };
+    let Some((_one, gpu)) = gpu("host order") else { return };
     let session = Session::new();
     let k = load(&gpu, &session, BUMP, "bump");
     let buf = gpu.alloc_zeroed(4).expect("alloc");
@@ -179,7 +186,7 @@ fn host_reads_and_writes_keep_their_order_with_enqueued_launches() {
 
 #[test]
 fn two_streams_interleave() {
-    let Some(gpu) = gpu("two streams") else { return };
+    let Some((_one, gpu)) = gpu("two streams") else { return };
     let session = Session::new();
     let (add, throw) = (load(&gpu, &session, BUMP, "bump"), load(&gpu, &session, THROW, "check"));
     let bad = inputs(&gpu, 64, Some(3));
@@ -205,7 +212,7 @@ fn two_streams_interleave() {
 
 #[test]
 fn the_heap_grows_under_an_open_batch_without_losing_a_launch() {
-    let Some(gpu) = gpu("heap growth") else { return };
+    let Some((_one, gpu)) = gpu("heap growth") else { return };
     let session = Session::new();
     let k = load(&gpu, &session, COUNTER, "count");
     let out = gpu.alloc_zeroed(8 * 32).expect("alloc");
@@ -235,7 +242,7 @@ fn the_heap_grows_under_an_open_batch_without_losing_a_launch() {
 
 #[test]
 fn a_buffer_argument_may_point_into_a_buffer_at_the_offset_alignment() {
-    let Some(gpu) = gpu("sub-buffers") else { return };
+    let Some((_one, gpu)) = gpu("sub-buffers") else { return };
     let session = Session::new();
     let k = load(&gpu, &session, BUMP, "bump");
     let stream = gpu.stream().expect("stream");
@@ -268,7 +275,7 @@ fn a_buffer_argument_may_point_into_a_buffer_at_the_offset_alignment() {
 
 #[test]
 fn table_buffers_count_among_live_allocations_while_their_kernel_lives() {
-    let Some(gpu) = gpu("live allocations") else { return };
+    let Some((_one, gpu)) = gpu("live allocations") else { return };
     let session = Session::new();
     let before = gpu.live_allocations();
     let k = load(&gpu, &session, THROW, "check");
