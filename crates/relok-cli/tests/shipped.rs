@@ -273,6 +273,19 @@ fn cuda_uses_bundled_cubins_only_for_its_own_gpu() {
     assert_eq!((code.bundled, code.archived, code.linked + code.jit), (0, 0, 1), "{code:?}");
 }
 
+/// Whether a cuda context opens; if not, says that `test` is skipped
+/// (`RELOK_REQUIRE_CUDA=1` makes it a failure).
+fn cuda_opens(test: &str) -> bool {
+    match Context::open("cuda") {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(std::env::var_os("RELOK_REQUIRE_CUDA").is_none_or(|v| v != "1"), "RELOK_REQUIRE_CUDA=1 but cuda does not open: {e}");
+            note(&format!("SKIPPED {test}: {e}"));
+            false
+        }
+    }
+}
+
 /// The binary archive's entries under cache root `root` for GPU 0:
 /// (entry file, payload), cubins and load records.
 fn archive_entries(root: &Path) -> Vec<(PathBuf, Key, Vec<u8>)> {
@@ -304,10 +317,8 @@ fn forge_record(root: &Path, path: &Path, key: Key, record: &Record) {
 
 #[test]
 fn cuda_loads_a_warm_kernel_from_one_load_record() {
-    let required = std::env::var_os("RELOK_REQUIRE_CUDA").is_some_and(|v| v == "1");
-    if let Err(e) = Context::open("cuda") {
-        assert!(!required, "RELOK_REQUIRE_CUDA=1 but cuda does not open: {e}");
-        return note(&format!("SKIPPED cuda_loads_a_warm_kernel_from_one_load_record: {e}"));
+    if !cuda_opens("cuda_loads_a_warm_kernel_from_one_load_record") {
+        return;
     }
     let dir = TempDir::new("record");
     let open = || Context::builder().device("cuda").cache_dir(&dir.0).build().expect("cuda context");
@@ -372,10 +383,8 @@ fn cuda_loads_a_warm_kernel_from_one_load_record() {
 
 #[test]
 fn cuda_load_records_serve_patch_and_table_never_bake() {
-    let required = std::env::var_os("RELOK_REQUIRE_CUDA").is_some_and(|v| v == "1");
-    if let Err(e) = Context::open("cuda") {
-        assert!(!required, "RELOK_REQUIRE_CUDA=1 but cuda does not open: {e}");
-        return note(&format!("SKIPPED cuda_load_records_serve_patch_and_table_never_bake: {e}"));
+    if !cuda_opens("cuda_load_records_serve_patch_and_table_never_bake") {
+        return;
     }
     for (strategy, records) in [(Strategy::Patch, 1), (Strategy::Table, 1), (Strategy::Bake, 0)] {
         let dir = TempDir::new("record-strategy");
