@@ -470,6 +470,13 @@ impl CudaDevice {
         self.driver_version >= 12040
     }
 
+    /// The archive that keeps load records of kernels of `strategy`: none
+    /// without an archive, for drivers that do not report parameters, and
+    /// for `bake` (one process's words).
+    fn record_archive(&self, strategy: Strategy) -> Option<&Store> {
+        self.archive.as_ref().filter(|_| self.reports_params() && strategy != Strategy::Bake)
+    }
+
     /// What the code of `artifact` must take to be launched here.
     fn fit<'a>(&self, artifact: &'a Artifact) -> Result<Fit<'a>, crate::ProgramError> {
         let params = artifact.param_types()?;
@@ -480,10 +487,11 @@ impl CudaDevice {
     /// The kernel `entry` whose source key is `source`, from this device's
     /// load record (see "Load records" in the module docs), if the archive
     /// holds one it can use; `Ok(None)` sends the caller the long way. A
-    /// record that is damaged, another kernel's, or refused by the driver
-    /// is removed; an error delivering the words is the caller's.
+    /// record that is damaged, another kernel's, refused by the driver, or
+    /// whose load fails otherwise (its words) is removed; only an error
+    /// binding the context is the caller's.
     pub fn load_record(&self, session: &Session, source: Key, entry: &str, strategy: Strategy) -> Result<Option<Arc<CudaKernel>>, crate::ProgramError> {
-        let Some(archive) = self.archive.as_ref().filter(|_| self.reports_params() && strategy != Strategy::Bake) else { return Ok(None) };
+        let Some(archive) = self.record_archive(strategy) else { return Ok(None) };
         // Found before in this process, and still loaded: no read.
         let seen = lock(&self.recorded).get(&source).cloned();
         if let Some(k) = seen.and_then(|a| find_loaded(&self.loaded, session, &a.key)) {
@@ -532,8 +540,7 @@ impl CudaDevice {
     /// once per process (a failed write is counted by the archive; the run
     /// goes on).
     fn write_record(&self, source: Key, artifact: &Artifact, cubin: &[u8]) {
-        let archive = self.archive.as_ref().filter(|_| self.reports_params() && artifact.strategy != Strategy::Bake);
-        let Some(archive) = archive else { return };
+        let Some(archive) = self.record_archive(artifact.strategy) else { return };
         if lock(&self.recorded).contains_key(&source) {
             return;
         }
@@ -630,9 +637,9 @@ impl CudaDevice {
 
     /// Writes the seal table when the sealed copies changed since it was
     /// last written, and returns its address (0 while nothing was ever
-    /// sealed). The copy is synchronous, so on the legacy stream: after the
-    /// launches before it on relok's streams (blocking ones), before the
-    /// launch that follows.
+    /// sealed). The copy is on the legacy stream, so after the launches
+    /// before it on relok's streams (blocking ones), before the launch that
+    /// follows.
     fn publish_seals(&self) -> Result<u64, DeviceError> {
         let mut seals = lock(&self.seals);
         if !seals.dirty {

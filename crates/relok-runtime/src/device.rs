@@ -366,15 +366,12 @@ impl Device {
     /// cuda device with a binary archive also keeps a load record under it
     /// for [`Device::load_by_source`] in the next process.
     pub fn load_artifact_as(&self, session: &Session, artifact: &Artifact, source: Option<relok_cache::Key>) -> Result<Kernel, ProgramError> {
-        #[cfg(feature = "cuda")]
-        if let Device::Cuda(d) = self {
-            return d.load_as(session, artifact, source).map(Kernel::Cuda);
-        }
+        #[cfg(not(feature = "cuda"))]
         let _ = source;
         match self {
             Device::Cpu(d) => d.load_artifact(session, artifact).map(Kernel::Cpu),
             #[cfg(feature = "cuda")]
-            Device::Cuda(d) => d.load_artifact(session, artifact).map(Kernel::Cuda),
+            Device::Cuda(d) => d.load_as(session, artifact, source).map(Kernel::Cuda),
             #[cfg(feature = "wgpu")]
             Device::Wgpu(d) => d.load_artifact(session, artifact).map(Kernel::Wgpu),
         }
