@@ -248,11 +248,22 @@ fn ready_queue(device: &::wgpu::Device, queue: &::wgpu::Queue, heap: &::wgpu::Bu
     device.poll(::wgpu::PollType::wait_indefinitely()).map(|_| ()).map_err(|e| driver("poll", e))
 }
 
+/// The process's one wgpu instance (a Vulkan instance on Linux), made at
+/// the first use and shared by every listing and every device: making and
+/// destroying an instance per call, while another thread drove a device,
+/// crashed NVIDIA's Vulkan driver (a segmentation fault in the runtime's
+/// `wgpu_streams` tests, 580.159.04, 2026-12-01), and the adapter stopped
+/// being found after about nine opens in one process.
 fn instance() -> ::wgpu::Instance {
-    let mut desc = ::wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = ::wgpu::Backends::PRIMARY;
-    desc.flags = ::wgpu::InstanceFlags::empty();
-    ::wgpu::Instance::new(desc)
+    static INSTANCE: std::sync::OnceLock<::wgpu::Instance> = std::sync::OnceLock::new();
+    INSTANCE
+        .get_or_init(|| {
+            let mut desc = ::wgpu::InstanceDescriptor::new_without_display_handle();
+            desc.backends = ::wgpu::Backends::PRIMARY;
+            desc.flags = ::wgpu::InstanceFlags::empty();
+            ::wgpu::Instance::new(desc)
+        })
+        .clone()
 }
 
 /// The adapters `wgpu[:N]` counts, in order: those of the primary backends

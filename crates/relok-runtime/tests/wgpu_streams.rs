@@ -51,13 +51,13 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// first), or `None` after printing why the test is skipped; with
 /// `RELOK_REQUIRE_WGPU` set a missing adapter fails the test.
 fn gpu(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Device)> {
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if list_adapters().is_empty() {
         let why = "wgpu finds no adapter (install mesa-vulkan-drivers for lavapipe)";
         assert!(std::env::var_os("RELOK_REQUIRE_WGPU").is_none(), "{test}: RELOK_REQUIRE_WGPU is set but {why}");
         skip(test, why);
         return None;
     }
-    let one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     Some((one, Device::Wgpu(Box::new(WgpuDevice::open(0).expect("adapter 0 opens")))))
 }
 
