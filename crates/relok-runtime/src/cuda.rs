@@ -583,7 +583,7 @@ impl CudaDevice {
                 }
             }
             Strategy::Table if !words.is_empty() => {
-                let t = self.alloc_small(&crate::backend::table_bytes(&words))?;
+                let t = self.alloc_filled(&crate::backend::table_bytes(&words))?;
                 table = Some(TableAlloc { ctx: Arc::clone(&self.ctx), heap: Arc::clone(&self.heap), ptr: t.0 });
             }
             _ => {}
@@ -964,8 +964,14 @@ impl DeviceMemory for CudaDevice {
     }
 
     fn alloc_zeroed(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
+        let n = bytes.max(1);
+        if n <= SmallBlocks::MAX
+            && let Some(small) = self.alloc_in_slots(&vec![0; n as usize])
+        {
+            return small;
+        }
         self.bind()?;
-        let n = bytes.max(1) as usize;
+        let n = n as usize;
         // SAFETY: a plain allocation in the bound context.
         let ptr = unsafe { result::malloc_sync(n) }.map_err(driver("cuMemAlloc"))?;
         // SAFETY: `ptr .. ptr + n` was just allocated.
@@ -978,16 +984,12 @@ impl DeviceMemory for CudaDevice {
         Ok(DevicePtr(ptr))
     }
 
-    fn alloc_object(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
-        if bytes > SmallBlocks::MAX {
-            return self.alloc_zeroed(bytes);
-        }
-        self.alloc_small(&vec![0; bytes.max(1) as usize])
-    }
-
     fn alloc_filled(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
         if bytes.is_empty() {
             return self.alloc_zeroed(1);
+        }
+        if let Some(small) = self.alloc_in_slots(bytes) {
+            return small;
         }
         self.bind()?;
         let n = bytes.len();
@@ -1002,9 +1004,7 @@ impl DeviceMemory for CudaDevice {
         lock(&self.heap).live.insert(ptr, n as u64);
         Ok(DevicePtr(ptr))
     }
-    fn alloc_object_filled(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
-        self.alloc_small(bytes)
-    }
+
     fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError> {
         self.check(ptr, bytes.len() as u64)?;
         self.bind()?;
@@ -1048,19 +1048,17 @@ impl DeviceMemory for CudaDevice {
 }
 
 impl CudaDevice {
-    /// A small object holding `bytes` (see [`SmallBlocks`]): slots of the
-    /// device's block written on the legacy stream, else an allocation of
-    /// its own.
-    fn alloc_small(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
-        let len = bytes.len().max(1) as u64;
-        let Some(ptr) = lock(&self.heap).small.take(len) else { return self.alloc_filled(bytes) };
-        // An empty object is one zero byte, as `alloc_filled` makes it.
-        let bytes = if bytes.is_empty() { &[0][..] } else { bytes };
+    /// An allocation holding `bytes` in slots of the device's block (see
+    /// [`SmallBlocks`]), written on the legacy stream; `None` when it is
+    /// larger than [`SmallBlocks::MAX`] or no run of slots is free.
+    fn alloc_in_slots(&self, bytes: &[u8]) -> Option<Result<DevicePtr, DeviceError>> {
+        let len = bytes.len() as u64;
+        let ptr = lock(&self.heap).small.take(len)?;
         // SAFETY: `ptr .. ptr + len` are slots just taken for this object,
         // in this device's block; the context is bound.
         let copied = self.bind().and_then(|()| unsafe { copy_on_legacy_stream(ptr, bytes) });
         let mut heap = lock(&self.heap);
-        match copied {
+        Some(match copied {
             Ok(()) => {
                 heap.live.insert(ptr, len);
                 Ok(DevicePtr(ptr))
@@ -1069,7 +1067,7 @@ impl CudaDevice {
                 heap.small.give_back(ptr, len);
                 Err(e)
             }
-        }
+        })
     }
 
     /// Whether `ptr .. ptr + len` lies inside one live allocation.
@@ -1624,17 +1622,22 @@ impl Heap {
     }
 }
 
-/// relok's own small objects on a device — host values' copies, runtime
-/// globals' cells, relocation tables, the seal table — carved in 64-byte
-/// slots from one block the device allocates when it opens: on the H200 a
+/// A device's small allocations — buffers of up to [`SmallBlocks::MAX`]
+/// bytes, and relok's own objects: host values' copies, runtime globals'
+/// cells, relocation tables, the seal table — carved in 64-byte slots from
+/// one block the device allocates when it opens: on the H200 a
 /// `cuMemAlloc` and a synchronous copy take 5–10 µs, a slot and an
-/// asynchronous copy 1.5–2.5 µs (2026-12-01), three times on a first
-/// launch's path. An object over [`SmallBlocks::MAX`] bytes, or one that
-/// no longer fits, gets an allocation of its own. Slots are written with
-/// copies on the legacy stream ([`copy_on_legacy_stream`]), which relok's
-/// streams (blocking ones) wait for, as they do for synchronous copies;
-/// slots freed are taken again only by later objects, whose copies are
-/// ordered after every launch before them.
+/// asynchronous copy 1.5–2.5 µs (2026-12-01), five times on a first
+/// launch's path (its value, its table, the seal table, its input and its
+/// output). An allocation over [`SmallBlocks::MAX`] bytes, or one that no
+/// longer fits, gets one of its own. Slots are written (zeros included)
+/// with copies on the legacy stream ([`copy_on_legacy_stream`]), which
+/// relok's streams (blocking ones) wait for, as they do for synchronous
+/// copies; slots freed are taken again only by later allocations, whose
+/// copies are ordered after every launch before them. As with the
+/// driver's own pooled allocations, an unchecked kernel's write past the
+/// end of a buffer lands in a neighbour instead of faulting; checked
+/// kernels (the default) refuse it.
 #[derive(Debug)]
 struct SmallBlocks {
     base: u64,

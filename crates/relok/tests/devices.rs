@@ -444,3 +444,43 @@ fn kernels_loaded_and_dropped_between_launches_keep_their_own_host_values() {
         }
     }
 }
+
+#[test]
+fn small_buffers_freed_under_pending_launches_and_taken_again_keep_their_contents() {
+    // Buffers of up to 4 KiB share one block of slots on cuda, written
+    // asynchronously: uploads, zeros and writes that take slots freed
+    // while launches on two streams still use them, more of them than the
+    // block holds, each of its own size, must read back what they hold.
+    let _serial = serial();
+    let sizes = [1usize, 15, 16, 17, 255, 1023, 1024, 1025];
+    for ctx in contexts() {
+        let k = ctx.kernel(&Program::parse(COPY).unwrap(), "copy").unwrap();
+        let streams = [ctx.stream(), ctx.stream()];
+        let mut outs = Vec::new();
+        for round in 0..48u32 {
+            let n = sizes[round as usize % sizes.len()];
+            let data: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) ^ round).collect();
+            let input = ctx.upload(&data).expect("upload");
+            let mut out = ctx.zeros::<u32>(n).expect("zeros");
+            let s = &streams[round as usize % 2];
+            k.launch(s, Grid::cover(n, 64), (n as u32, &input, &mut out)).expect("launch");
+            // The stream holds the input until it passes the launch; the
+            // next uploads may take its slots only after that.
+            drop(input);
+            if round % 5 == 4 {
+                s.synchronize().expect("synchronize");
+            }
+            outs.push((data, out));
+        }
+        let mut written = ctx.zeros::<u32>(100).expect("zeros");
+        assert_eq!(written.download().expect("download"), vec![0; 100], "{}: zeros", ctx.device_name());
+        written.write(&(0..100).collect::<Vec<u32>>()).expect("write");
+        for s in &streams {
+            s.synchronize().expect("synchronize");
+        }
+        for (data, out) in outs {
+            assert_eq!(out.download().expect("download"), data, "{}: a buffer of {} elements", ctx.device_name(), data.len());
+        }
+        assert_eq!(written.download().expect("download"), (0..100).collect::<Vec<u32>>(), "{}: written", ctx.device_name());
+    }
+}
