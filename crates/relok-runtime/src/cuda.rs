@@ -107,6 +107,27 @@ pub fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
+/// Takes the driver's first error of the process on a thread of its own,
+/// once, while the caller creates its context: the first call in a
+/// process that fails costs the driver 30–80 µs of one-time set-up (the
+/// H200, driver 580, 2026-12-01; later failures take 2–5 µs), and every
+/// kernel load asks one on purpose — the function's parameter one past
+/// the last, which must not exist ([`check_function_params`]). The call
+/// asks for GPU `count`, which does not exist; it changes nothing, but a
+/// driver log (`CUDA_LOG_FILE`) shows it as an invalid device ordinal.
+fn ready_error_path(count: usize) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = std::thread::Builder::new().name("relok-cuda-ready".into()).spawn(move || {
+            let mut device = 0;
+            let past = i32::try_from(count).unwrap_or(i32::MAX);
+            // SAFETY: a valid out-pointer; the ordinal is past the last GPU
+            // the driver reports, so the call fails and writes nothing.
+            let _ = unsafe { sys::cuDeviceGet(&mut device, past) };
+        });
+    });
+}
+
 /// How many GPUs the driver sees (0 without a driver).
 pub fn device_count() -> usize {
     if !driver_present() || result::init().is_err() {
@@ -227,6 +248,7 @@ impl CudaDevice {
         if ordinal >= count {
             return Err(CudaError::NotAvailable(format!("no GPU {ordinal} (the driver sees {count})")));
         }
+        ready_error_path(count);
         let ctx = if private { CudaContext::new_non_primary(ordinal, 0) } else { CudaContext::new(ordinal) }
             .map_err(driver("cuCtxCreate"))?;
         let name = ctx.name().map_err(driver("cuDeviceGetName"))?;
@@ -1003,6 +1025,10 @@ impl DeviceMemory for CudaDevice {
         }
         lock(&self.heap).live.insert(ptr, n as u64);
         Ok(DevicePtr(ptr))
+    }
+
+    fn alloc_object_filled(&self, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {
+        self.alloc_filled(bytes)
     }
 
     fn write_bytes(&self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), DeviceError> {
