@@ -236,7 +236,9 @@ fn cache_uuid(_: &::wgpu::Adapter) -> Option<[u8; 16]> {
 /// A queue's submission, copies and mapping are set up by the driver at
 /// their first use, which would land in the first launch: do them once
 /// when the device opens (a write, a copy into a mappable buffer, a
-/// submission, a map), as the cuda device readies its copies.
+/// submission, a map), as the cuda device readies its copies. The wait is
+/// bounded by [`READY_WAIT`]: a driver that never finishes an 8-byte copy
+/// makes opening fail (`poll: … timeout`) instead of hang.
 fn ready_queue(device: &::wgpu::Device, queue: &::wgpu::Queue, heap: &::wgpu::Buffer) -> Result<(), DeviceError> {
     let usage = ::wgpu::BufferUsages::MAP_READ | ::wgpu::BufferUsages::COPY_DST;
     let read = device.create_buffer(&::wgpu::BufferDescriptor { label: Some("relok ready"), size: 8, usage, mapped_at_creation: false });
@@ -245,8 +247,13 @@ fn ready_queue(device: &::wgpu::Device, queue: &::wgpu::Queue, heap: &::wgpu::Bu
     encoder.copy_buffer_to_buffer(heap, 0, &read, 0, 8);
     queue.submit([encoder.finish()]);
     read.slice(..).map_async(::wgpu::MapMode::Read, |_| ());
-    device.poll(::wgpu::PollType::wait_indefinitely()).map(|_| ()).map_err(|e| driver("poll", e))
+    let wait = ::wgpu::PollType::Wait { submission_index: None, timeout: Some(READY_WAIT) };
+    device.poll(wait).map(|_| ()).map_err(|e| driver("poll", e))
 }
+
+/// How long opening a wgpu device waits for its first submission (an
+/// 8-byte copy: milliseconds, even on lavapipe under load).
+const READY_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The process's one wgpu instance (a Vulkan instance on Linux), made at
 /// the first use and shared by every listing and every device: making and
