@@ -988,7 +988,7 @@ impl DeviceMemory for CudaDevice {
     fn alloc_zeroed(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
         let n = bytes.max(1);
         if n <= SmallBlocks::MAX
-            && let Some(small) = self.alloc_in_slots(&vec![0; n as usize])
+            && let Some(small) = self.alloc_in_slots(&ZEROS[..n as usize])
         {
             return small;
         }
@@ -1536,6 +1536,13 @@ mod tests {
         let n = (0..).take_while(|_| full.take(SmallBlocks::MAX).is_some()).count();
         assert_eq!(n as u64, SmallBlocks::BYTES / SmallBlocks::MAX);
         assert!(full.take(1).is_none());
+        assert_eq!(full.free, 0, "a full block fails without a search");
+        // The free count follows what is taken and given back, once each.
+        assert!(full.give_back(base, SmallBlocks::MAX) && full.give_back(base, SmallBlocks::MAX));
+        assert_eq!(full.free, SmallBlocks::slots(SmallBlocks::MAX));
+        assert_eq!(full.take(SmallBlocks::MAX + 1), None);
+        assert_eq!(full.take(SmallBlocks::MAX), Some(base));
+        assert_eq!(full.free, 0);
         // The heap tells the caller which allocations are its own to free.
         let mut heap = Heap { live: Default::default(), small: SmallBlocks::new(base) };
         let p = heap.small.take(24).expect("a slot");
@@ -1664,11 +1671,16 @@ impl Heap {
 /// driver's own pooled allocations, an unchecked kernel's write past the
 /// end of a buffer lands in a neighbour instead of faulting; checked
 /// kernels (the default) refuse it.
+/// The bytes a zeroed small allocation is written with.
+static ZEROS: [u8; SmallBlocks::MAX as usize] = [0; SmallBlocks::MAX as usize];
+
 #[derive(Debug)]
 struct SmallBlocks {
     base: u64,
     /// One bit per slot, set while taken.
     used: [u64; SmallBlocks::SLOTS / 64],
+    /// Slots not taken: a request for more fails without a search.
+    free: usize,
 }
 
 impl SmallBlocks {
@@ -1680,7 +1692,7 @@ impl SmallBlocks {
     const MAX: u64 = 4096;
 
     fn new(base: u64) -> SmallBlocks {
-        SmallBlocks { base, used: [0; SmallBlocks::SLOTS / 64] }
+        SmallBlocks { base, used: [0; SmallBlocks::SLOTS / 64], free: SmallBlocks::SLOTS }
     }
 
     fn slots(bytes: u64) -> usize {
@@ -1693,10 +1705,14 @@ impl SmallBlocks {
 
     fn mark(&mut self, first: usize, n: usize, used: bool) {
         for i in first..first + n {
+            if used == self.is_used(i) {
+                continue;
+            }
+            self.used[i / 64] ^= 1 << (i % 64);
             if used {
-                self.used[i / 64] |= 1 << (i % 64);
+                self.free -= 1;
             } else {
-                self.used[i / 64] &= !(1 << (i % 64));
+                self.free += 1;
             }
         }
     }
@@ -1708,6 +1724,9 @@ impl SmallBlocks {
             return None;
         }
         let n = SmallBlocks::slots(bytes);
+        if n > self.free {
+            return None;
+        }
         let mut run = 0;
         for i in 0..SmallBlocks::SLOTS {
             run = if self.is_used(i) { 0 } else { run + 1 };
