@@ -295,3 +295,80 @@ fn an_endless_loop_is_a_typed_fault_never_a_hang() {
     let text = format!("test run\n; run: @forever(zeros:1) => error: {expected}\n{}", fault_kernels());
     assert_eq!(relok_cli::filetest::run_file("forever.rk", &text, &gpu), Ok(0), "on {}", gpu.name());
 }
+
+/// `@spin(n, out)`: one thread iterates `n` times and stores what it
+/// computed (a launch that keeps the stream busy for a while).
+const SPIN: &str = "kernel @spin(v0: u32, v1: ptr<global, u32>) {
+    local %i: u32
+    local %acc: u32
+    v2: u32 = const 0
+    v3: u32 = const 1
+    set %i, v2
+    set %acc, v3
+    loop {
+        v4: u32 = get %i
+        v5: bool = eq v4, v0
+        if v5 {
+            break
+        }
+        v6: u32 = get %acc
+        v7: u32 = mul v6, 1664525
+        v8: u32 = add v7, v4
+        set %acc, v8
+        v9: u32 = add v4, v3
+        set %i, v9
+    }
+    v10: u32 = get %acc
+    store v1[v2], v10
+    return
+}
+";
+
+/// `@copy(n, x, y)`: `y[i] = x[i]`.
+const COPY: &str = "kernel @copy(v0: u32, v1: ptr<global, u32>, v2: ptr<global, u32>) {
+    v3: u32 = block_id.x
+    v4: u32 = block_dim.x
+    v5: u32 = thread_id.x
+    v6: u32 = mul v3, v4
+    v7: u32 = add v6, v5
+    v8: bool = lt v7, v0
+    if v8 {
+        v9: u32 = load v1[v7]
+        store v2[v7], v9
+    }
+    return
+}
+";
+
+#[test]
+fn a_small_buffer_freed_under_a_pending_launch_is_rewritten_only_after_it() {
+    // Buffers of up to 4 KiB are slots of one block, written on the legacy
+    // stream: a slot freed while a launch queued behind a long one still
+    // has to read it, and taken at once by a new upload, must reach that
+    // launch with its old bytes and the new buffer with the new ones.
+    let Some(gpu) = gpu("small buffer reuse") else { return };
+    let session = Session::new();
+    let load = |src: &str, name: &str| {
+        let module = relok_ir::parse(src).expect("parses");
+        gpu.load(&session, &KernelCache::uncached(), &module, name, Strategy::Table).expect("loads")
+    };
+    let (spin, copy) = (load(SPIN, "spin"), load(COPY, "copy"));
+    let n = 256u32;
+    let bytes = |v: &[u32]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+    let old: Vec<u32> = (0..n).map(|i| i * 3 + 1).collect();
+    let new: Vec<u32> = (0..n).map(|i| !i).collect();
+    let input = gpu.alloc_filled(&bytes(&old)).expect("upload");
+    let out = gpu.alloc_zeroed(4 * u64::from(n)).expect("zeros");
+    let sink = gpu.alloc_zeroed(4).expect("zeros");
+    let stream = gpu.stream().expect("stream");
+    gpu.enqueue(&stream, &spin, &LaunchConfig::linear(1, 1), &[relok_runtime::KernelArg::u32(1 << 21), relok_runtime::KernelArg::Ptr(sink)], 0)
+        .expect("spin");
+    gpu.enqueue(&stream, &copy, &LaunchConfig::linear(n.div_ceil(64), 64), &[relok_runtime::KernelArg::u32(n), relok_runtime::KernelArg::Ptr(input), relok_runtime::KernelArg::Ptr(out)], 0)
+        .expect("copy");
+    gpu.free_bytes(input).expect("free");
+    let again = gpu.alloc_filled(&bytes(&new)).expect("upload");
+    assert_eq!(again, input, "the freed slots are taken again");
+    gpu.synchronize(&session, &stream).expect("no exception");
+    assert_eq!(gpu.read_bytes(out, 4 * u64::from(n)).expect("read"), bytes(&old), "the launch read the bytes it was given");
+    assert_eq!(gpu.read_bytes(again, 4 * u64::from(n)).expect("read"), bytes(&new), "the new buffer holds its own");
+}

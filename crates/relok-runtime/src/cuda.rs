@@ -107,14 +107,21 @@ pub fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
+/// The first driver version that reports a function's parameters
+/// (`cuFuncGetParamInfo`, CUDA 12.4).
+const PARAM_INFO_DRIVER: i32 = 12040;
+
 /// Takes the driver's first error of the process on a thread of its own,
 /// once, while the caller creates its context: the first call in a
 /// process that fails costs the driver 30–80 µs of one-time set-up (the
-/// H200, driver 580, 2026-12-01; later failures take 2–5 µs), and every
-/// kernel load asks one on purpose — the function's parameter one past
-/// the last, which must not exist ([`check_function_params`]). The call
-/// asks for GPU `count`, which does not exist; it changes nothing, but a
-/// driver log (`CUDA_LOG_FILE`) shows it as an invalid device ordinal.
+/// H200, driver 580, 2026-12-01; later failures take 2–5 µs), and on
+/// drivers that report parameters ([`PARAM_INFO_DRIVER`]) every kernel
+/// load asks one on purpose — the function's parameter one past the last,
+/// which must not exist ([`check_function_params`]). The call asks for
+/// GPU `count`, which does not exist; it changes nothing, but tools that
+/// report failed driver calls (a driver log, `CUDA_LOG_FILE`;
+/// compute-sanitizer; cuda-gdb's `api_failures`) show it as an invalid
+/// device ordinal, as they show each load's probe.
 fn ready_error_path(count: usize) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -248,16 +255,18 @@ impl CudaDevice {
         if ordinal >= count {
             return Err(CudaError::NotAvailable(format!("no GPU {ordinal} (the driver sees {count})")));
         }
-        ready_error_path(count);
+        let mut version = 0;
+        // SAFETY: a valid out-pointer to an int.
+        unsafe { sys::cuDriverGetVersion(&mut version) }.result().map_err(driver("cuDriverGetVersion"))?;
+        if version >= PARAM_INFO_DRIVER {
+            ready_error_path(count);
+        }
         let ctx = if private { CudaContext::new_non_primary(ordinal, 0) } else { CudaContext::new(ordinal) }
             .map_err(driver("cuCtxCreate"))?;
         let name = ctx.name().map_err(driver("cuDeviceGetName"))?;
         let (major, minor) = ctx.compute_capability().map_err(driver("cuDeviceGetAttribute"))?;
         let records = RecordPool::new(&ctx)?;
         let streams = StreamPool::new(&ctx)?;
-        let mut version = 0;
-        // SAFETY: a valid out-pointer to an int.
-        unsafe { sys::cuDriverGetVersion(&mut version) }.result().map_err(driver("cuDriverGetVersion"))?;
         // Last: nothing after it can fail and leak its allocation.
         let small = ready_copies(&ctx)?;
         let id = DeviceId::allocate(DeviceKind::Cuda, ordinal as u64);
@@ -489,7 +498,7 @@ impl CudaDevice {
     /// Whether the driver reports a function's parameters
     /// (`cuFuncGetParamInfo`, CUDA 12.4).
     fn reports_params(&self) -> bool {
-        self.driver_version >= 12040
+        self.driver_version >= PARAM_INFO_DRIVER
     }
 
     /// The archive that keeps load records of kernels of `strategy`: none
@@ -988,7 +997,7 @@ impl DeviceMemory for CudaDevice {
     fn alloc_zeroed(&self, bytes: u64) -> Result<DevicePtr, DeviceError> {
         let n = bytes.max(1);
         if n <= SmallBlocks::MAX
-            && let Some(small) = self.alloc_in_slots(&ZEROS[..n as usize])
+            && let Some(small) = self.alloc_in_slots(SlotFill::Zeros(n))
         {
             return small;
         }
@@ -1010,7 +1019,7 @@ impl DeviceMemory for CudaDevice {
         if bytes.is_empty() {
             return self.alloc_zeroed(1);
         }
-        if let Some(small) = self.alloc_in_slots(bytes) {
+        if let Some(small) = self.alloc_in_slots(SlotFill::Bytes(bytes)) {
             return small;
         }
         self.bind()?;
@@ -1074,17 +1083,25 @@ impl DeviceMemory for CudaDevice {
 }
 
 impl CudaDevice {
-    /// An allocation holding `bytes` in slots of the device's block (see
+    /// An allocation holding `fill` in slots of the device's block (see
     /// [`SmallBlocks`]), written on the legacy stream; `None` when it is
     /// larger than [`SmallBlocks::MAX`] or no run of slots is free.
-    fn alloc_in_slots(&self, bytes: &[u8]) -> Option<Result<DevicePtr, DeviceError>> {
-        let len = bytes.len() as u64;
+    fn alloc_in_slots(&self, fill: SlotFill<'_>) -> Option<Result<DevicePtr, DeviceError>> {
+        let len = match fill {
+            SlotFill::Bytes(bytes) => bytes.len() as u64,
+            SlotFill::Zeros(n) => n,
+        };
         let ptr = lock(&self.heap).small.take(len)?;
-        // SAFETY: `ptr .. ptr + len` are slots just taken for this object,
-        // in this device's block; the context is bound.
-        let copied = self.bind().and_then(|()| unsafe { copy_on_legacy_stream(ptr, bytes) });
+        // SAFETY: `ptr .. ptr + len` are slots just taken for this
+        // allocation, in this device's block; the context is bound.
+        let written = self.bind().and_then(|()| unsafe {
+            match fill {
+                SlotFill::Bytes(bytes) => copy_on_legacy_stream(ptr, bytes),
+                SlotFill::Zeros(n) => zero_on_legacy_stream(ptr, n),
+            }
+        });
         let mut heap = lock(&self.heap);
-        Some(match copied {
+        Some(match written {
             Ok(()) => {
                 heap.live.insert(ptr, len);
                 Ok(DevicePtr(ptr))
@@ -1667,13 +1684,11 @@ impl Heap {
 /// with copies on the legacy stream ([`copy_on_legacy_stream`]), which
 /// relok's streams (blocking ones) wait for, as they do for synchronous
 /// copies; slots freed are taken again only by later allocations, whose
-/// copies are ordered after every launch before them. As with the
-/// driver's own pooled allocations, an unchecked kernel's write past the
-/// end of a buffer lands in a neighbour instead of faulting; checked
-/// kernels (the default) refuse it.
-/// The bytes a zeroed small allocation is written with.
-static ZEROS: [u8; SmallBlocks::MAX as usize] = [0; SmallBlocks::MAX as usize];
-
+/// copies are ordered after every launch before them. As past the
+/// driver's own pooled allocations, a kernel's write past the end of a
+/// small buffer lands in a neighbour (another buffer, or one of relok's
+/// objects) instead of faulting; checked kernels refuse such writes where
+/// they check (docs/cuda.md, "Checked mode", says where they do not).
 #[derive(Debug)]
 struct SmallBlocks {
     base: u64,
@@ -1757,19 +1772,52 @@ impl SmallBlocks {
     }
 }
 
-/// Copies `bytes` to `dst` on the legacy stream, returning once the driver
-/// has taken them (from pageable memory it stages them first).
+/// What a small allocation is written with.
+#[derive(Clone, Copy)]
+enum SlotFill<'a> {
+    Bytes(&'a [u8]),
+    Zeros(u64),
+}
+
+/// Copies `bytes` to `dst` on the legacy stream. They are first copied to
+/// memory of this function's own (its stack, or a vector past
+/// [`SmallBlocks::MAX`]): from such pageable memory the driver stages the
+/// bytes before it returns, where from the caller's memory — which may be
+/// pinned (`cuMemHostRegister`) — it could still be reading them after
+/// the call, while the caller reuses them.
 ///
 /// # Safety
 ///
 /// `dst .. dst + bytes.len()` lies in device memory of the context bound
 /// to the thread, which nothing else writes until the copy is done.
 unsafe fn copy_on_legacy_stream(dst: u64, bytes: &[u8]) -> Result<(), DeviceError> {
-    // SAFETY: by the caller's contract; `bytes` outlives the call, in
-    // which the driver reads it.
-    unsafe { sys::cuMemcpyHtoDAsync_v2(dst, bytes.as_ptr().cast(), bytes.len(), std::ptr::null_mut()) }
+    let mut stack = [0u8; SmallBlocks::MAX as usize];
+    let heap;
+    let staged: &[u8] = match stack.get_mut(..bytes.len()) {
+        Some(small) => {
+            small.copy_from_slice(bytes);
+            small
+        }
+        None => {
+            heap = bytes.to_vec();
+            &heap
+        }
+    };
+    // SAFETY: by the caller's contract; `staged` is pageable memory of
+    // this call's own, which the driver has read when the call returns.
+    unsafe { sys::cuMemcpyHtoDAsync_v2(dst, staged.as_ptr().cast(), staged.len(), std::ptr::null_mut()) }
         .result()
         .map_err(driver("cuMemcpyHtoDAsync"))
+}
+
+/// Zeroes `n` bytes at `dst` on the legacy stream.
+///
+/// # Safety
+///
+/// As [`copy_on_legacy_stream`], for `dst .. dst + n`.
+unsafe fn zero_on_legacy_stream(dst: u64, n: u64) -> Result<(), DeviceError> {
+    // SAFETY: by the caller's contract.
+    unsafe { sys::cuMemsetD8Async(dst, 0, n as usize, std::ptr::null_mut()) }.result().map_err(driver("cuMemsetD8Async"))
 }
 
 /// A kernel's table buffer, freed when the kernel drops.

@@ -237,9 +237,8 @@ fn cache_uuid(_: &::wgpu::Adapter) -> Option<[u8; 16]> {
 /// their first use, which would land in the first launch: do them once
 /// when the device opens (a write, a copy into a mappable buffer, a
 /// submission, a map), as the cuda device readies its copies. The wait is
-/// bounded by [`READY_WAIT`]: a driver that never finishes an 8-byte copy
-/// makes opening fail (`poll: … timeout`) instead of hang.
-fn ready_queue(device: &::wgpu::Device, queue: &::wgpu::Queue, heap: &::wgpu::Buffer) -> Result<(), DeviceError> {
+/// bounded by [`READY_WAIT`] (see [`WgpuDevice::open_in`] for a timeout).
+fn ready_queue(device: &::wgpu::Device, queue: &::wgpu::Queue, heap: &::wgpu::Buffer) -> Result<(), ::wgpu::PollError> {
     let usage = ::wgpu::BufferUsages::MAP_READ | ::wgpu::BufferUsages::COPY_DST;
     let read = device.create_buffer(&::wgpu::BufferDescriptor { label: Some("relok ready"), size: 8, usage, mapped_at_creation: false });
     queue.write_buffer(heap, 0, &[0; 8]);
@@ -248,7 +247,7 @@ fn ready_queue(device: &::wgpu::Device, queue: &::wgpu::Queue, heap: &::wgpu::Bu
     queue.submit([encoder.finish()]);
     read.slice(..).map_async(::wgpu::MapMode::Read, |_| ());
     let wait = ::wgpu::PollType::Wait { submission_index: None, timeout: Some(READY_WAIT) };
-    device.poll(wait).map(|_| ()).map_err(|e| driver("poll", e))
+    device.poll(wait).map(|_| ())
 }
 
 /// How long opening a wgpu device waits for its first submission (an
@@ -458,7 +457,16 @@ impl WgpuDevice {
         let storage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
         let heap = device.create_buffer(&::wgpu::BufferDescriptor { label: Some("relok heap"), size: HEAP_INITIAL, usage: storage, mapped_at_creation: false });
         let empty_table = device.create_buffer(&::wgpu::BufferDescriptor { label: Some("relok no table"), size: 8, usage: ::wgpu::BufferUsages::STORAGE, mapped_at_creation: false });
-        ready_queue(&device, &queue, &heap)?;
+        if let Err(e) = ready_queue(&device, &queue, &heap) {
+            if matches!(e, ::wgpu::PollError::Timeout) {
+                // Dropping a queue waits for the GPU to go idle, without a
+                // bound: the GPU that did not finish an 8-byte copy in
+                // READY_WAIT keeps its handles (leaked, once per such
+                // failure), so that opening fails instead of hanging.
+                std::mem::forget((device, queue, heap, empty_table));
+            }
+            return Err(driver("poll", e).into());
+        }
         let id = DeviceId::allocate(DeviceKind::Wgpu, ordinal as u64);
         let mut d = WgpuDevice {
             ordinal,

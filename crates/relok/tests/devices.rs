@@ -446,11 +446,14 @@ fn kernels_loaded_and_dropped_between_launches_keep_their_own_host_values() {
 }
 
 #[test]
-fn small_buffers_freed_under_pending_launches_and_taken_again_keep_their_contents() {
+fn small_buffers_dropped_under_pending_launches_and_new_ones_keep_their_contents() {
     // Buffers of up to 4 KiB share one block of slots on cuda, written
-    // asynchronously: uploads, zeros and writes that take slots freed
-    // while launches on two streams still use them, more of them than the
-    // block holds, each of its own size, must read back what they hold.
+    // asynchronously. Inputs dropped while launches on two streams still
+    // read them (freed once a stream passes them), uploads, zeros and
+    // writes that then take the freed slots, more of them than the block
+    // holds, each of its own size: every buffer must read back what it
+    // holds. (The runtime's own test, tests/cuda.rs, frees a slot under a
+    // pending launch and takes it at once.)
     let _serial = serial();
     let sizes = [1usize, 15, 16, 17, 255, 1023, 1024, 1025];
     for ctx in contexts() {
