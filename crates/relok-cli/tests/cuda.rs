@@ -303,6 +303,7 @@ const SPIN: &str = "kernel @spin(v0: u32, v1: ptr<global, u32>) {
     local %acc: u32
     v2: u32 = const 0
     v3: u32 = const 1
+    v11: u32 = const 1664525
     set %i, v2
     set %acc, v3
     loop {
@@ -312,7 +313,7 @@ const SPIN: &str = "kernel @spin(v0: u32, v1: ptr<global, u32>) {
             break
         }
         v6: u32 = get %acc
-        v7: u32 = mul v6, 1664525
+        v7: u32 = mul v6, v11
         v8: u32 = add v7, v4
         set %acc, v8
         v9: u32 = add v4, v3
@@ -346,13 +347,18 @@ fn a_small_buffer_freed_under_a_pending_launch_is_rewritten_only_after_it() {
     // stream: a slot freed while a launch queued behind a long one still
     // has to read it, and taken at once by a new upload, must reach that
     // launch with its old bytes and the new buffer with the new ones.
+    // Parsed and verified first, so that a machine without a GPU checks them.
+    let spin = relok_ir::parse(SPIN).expect("parses");
+    let copy = relok_ir::parse(COPY).expect("parses");
+    for m in [&spin, &copy] {
+        relok_ir::verify(m).expect("verifies");
+    }
     let Some(gpu) = gpu("small buffer reuse") else { return };
     let session = Session::new();
-    let load = |src: &str, name: &str| {
-        let module = relok_ir::parse(src).expect("parses");
-        gpu.load(&session, &KernelCache::uncached(), &module, name, Strategy::Table).expect("loads")
+    let load = |module: &relok_ir::Module, name: &str| {
+        gpu.load(&session, &KernelCache::uncached(), module, name, Strategy::Table).expect("loads")
     };
-    let (spin, copy) = (load(SPIN, "spin"), load(COPY, "copy"));
+    let (spin, copy) = (load(&spin, "spin"), load(&copy, "copy"));
     let n = 256u32;
     let bytes = |v: &[u32]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
     let old: Vec<u32> = (0..n).map(|i| i * 3 + 1).collect();

@@ -1094,12 +1094,7 @@ impl CudaDevice {
         let ptr = lock(&self.heap).small.take(len)?;
         // SAFETY: `ptr .. ptr + len` are slots just taken for this
         // allocation, in this device's block; the context is bound.
-        let written = self.bind().and_then(|()| unsafe {
-            match fill {
-                SlotFill::Bytes(bytes) => copy_on_legacy_stream(ptr, bytes),
-                SlotFill::Zeros(n) => zero_on_legacy_stream(ptr, n),
-            }
-        });
+        let written = self.bind().and_then(|()| unsafe { write_on_legacy_stream(ptr, fill) });
         let mut heap = lock(&self.heap);
         Some(match written {
             Ok(()) => {
@@ -1779,45 +1774,58 @@ enum SlotFill<'a> {
     Zeros(u64),
 }
 
-/// Copies `bytes` to `dst` on the legacy stream. They are first copied to
-/// memory of this function's own (its stack, or a vector past
-/// [`SmallBlocks::MAX`]): from such pageable memory the driver stages the
-/// bytes before it returns, where from the caller's memory — which may be
-/// pinned (`cuMemHostRegister`) — it could still be reading them after
-/// the call, while the caller reuses them.
+/// Copies `bytes` to `dst` on the legacy stream (see
+/// [`write_on_legacy_stream`]).
 ///
 /// # Safety
 ///
-/// `dst .. dst + bytes.len()` lies in device memory of the context bound
-/// to the thread, which nothing else writes until the copy is done.
+/// As [`write_on_legacy_stream`].
 unsafe fn copy_on_legacy_stream(dst: u64, bytes: &[u8]) -> Result<(), DeviceError> {
+    // SAFETY: by the caller's contract.
+    unsafe { write_on_legacy_stream(dst, SlotFill::Bytes(bytes)) }
+}
+
+/// Writes `fill` to `dst` with an asynchronous copy on the legacy stream.
+/// The bytes are first copied to memory of this call's own (its stack, or
+/// a vector past [`SmallBlocks::MAX`]): from such pageable memory the
+/// driver stages them before it returns, where from the caller's memory —
+/// which may be pinned (`cuMemHostRegister`) — it could still be reading
+/// them after the call, while the caller reuses them. Zeros are copied
+/// too (from the zeroed stack): a first `cuMemsetD8Async` in a process
+/// cost the first launch ≈9 µs more on the H200 (2026-12-01), the copy
+/// path being warm by then.
+///
+/// # Safety
+///
+/// `dst` and the fill's length lie in device memory of the context bound
+/// to the thread, which nothing else writes until the copy is done.
+unsafe fn write_on_legacy_stream(dst: u64, fill: SlotFill<'_>) -> Result<(), DeviceError> {
     let mut stack = [0u8; SmallBlocks::MAX as usize];
     let heap;
-    let staged: &[u8] = match stack.get_mut(..bytes.len()) {
-        Some(small) => {
-            small.copy_from_slice(bytes);
-            small
-        }
-        None => {
-            heap = bytes.to_vec();
-            &heap
-        }
+    let staged: &[u8] = match fill {
+        SlotFill::Bytes(bytes) => match stack.get_mut(..bytes.len()) {
+            Some(small) => {
+                small.copy_from_slice(bytes);
+                small
+            }
+            None => {
+                heap = bytes.to_vec();
+                &heap
+            }
+        },
+        SlotFill::Zeros(n) => match stack.get(..n as usize) {
+            Some(small) => small,
+            None => {
+                heap = vec![0; n as usize];
+                &heap
+            }
+        },
     };
     // SAFETY: by the caller's contract; `staged` is pageable memory of
     // this call's own, which the driver has read when the call returns.
     unsafe { sys::cuMemcpyHtoDAsync_v2(dst, staged.as_ptr().cast(), staged.len(), std::ptr::null_mut()) }
         .result()
         .map_err(driver("cuMemcpyHtoDAsync"))
-}
-
-/// Zeroes `n` bytes at `dst` on the legacy stream.
-///
-/// # Safety
-///
-/// As [`copy_on_legacy_stream`], for `dst .. dst + n`.
-unsafe fn zero_on_legacy_stream(dst: u64, n: u64) -> Result<(), DeviceError> {
-    // SAFETY: by the caller's contract.
-    unsafe { sys::cuMemsetD8Async(dst, 0, n as usize, std::ptr::null_mut()) }.result().map_err(driver("cuMemsetD8Async"))
 }
 
 /// A kernel's table buffer, freed when the kernel drops.
