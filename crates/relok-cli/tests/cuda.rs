@@ -325,22 +325,6 @@ const SPIN: &str = "kernel @spin(v0: u32, v1: ptr<global, u32>) {
 }
 ";
 
-/// `@copy(n, x, y)`: `y[i] = x[i]`.
-const COPY: &str = "kernel @copy(v0: u32, v1: ptr<global, u32>, v2: ptr<global, u32>) {
-    v3: u32 = block_id.x
-    v4: u32 = block_dim.x
-    v5: u32 = thread_id.x
-    v6: u32 = mul v3, v4
-    v7: u32 = add v6, v5
-    v8: bool = lt v7, v0
-    if v8 {
-        v9: u32 = load v1[v7]
-        store v2[v7], v9
-    }
-    return
-}
-";
-
 #[test]
 fn a_small_buffer_freed_under_a_pending_launch_is_rewritten_only_after_it() {
     // Buffers of up to 4 KiB are slots of one block, written on the legacy
@@ -349,7 +333,8 @@ fn a_small_buffer_freed_under_a_pending_launch_is_rewritten_only_after_it() {
     // launch with its old bytes and the new buffer with the new ones.
     // Parsed and verified first, so that a machine without a GPU checks them.
     let spin = relok_ir::parse(SPIN).expect("parses");
-    let copy = relok_ir::parse(COPY).expect("parses");
+    // `@saxpy` with a = 1 into zeros copies its input.
+    let copy = relok_ir::parse(include_str!("../../../examples/saxpy.rk")).expect("parses");
     for m in [&spin, &copy] {
         relok_ir::verify(m).expect("verifies");
     }
@@ -358,18 +343,18 @@ fn a_small_buffer_freed_under_a_pending_launch_is_rewritten_only_after_it() {
     let load = |module: &relok_ir::Module, name: &str| {
         gpu.load(&session, &KernelCache::uncached(), module, name, Strategy::Table).expect("loads")
     };
-    let (spin, copy) = (load(&spin, "spin"), load(&copy, "copy"));
+    let (spin, copy) = (load(&spin, "spin"), load(&copy, "saxpy"));
     let n = 256u32;
-    let bytes = |v: &[u32]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
-    let old: Vec<u32> = (0..n).map(|i| i * 3 + 1).collect();
-    let new: Vec<u32> = (0..n).map(|i| !i).collect();
+    let bytes = |v: &[f32]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+    let old: Vec<f32> = (0..n).map(|i| (i * 3 + 1) as f32).collect();
+    let new: Vec<f32> = (0..n).map(|i| -(i as f32) - 0.5).collect();
     let input = gpu.alloc_filled(&bytes(&old)).expect("upload");
     let out = gpu.alloc_zeroed(4 * u64::from(n)).expect("zeros");
     let sink = gpu.alloc_zeroed(4).expect("zeros");
     let stream = gpu.stream().expect("stream");
     gpu.enqueue(&stream, &spin, &LaunchConfig::linear(1, 1), &[relok_runtime::KernelArg::u32(1 << 21), relok_runtime::KernelArg::Ptr(sink)], 0)
         .expect("spin");
-    gpu.enqueue(&stream, &copy, &LaunchConfig::linear(n.div_ceil(64), 64), &[relok_runtime::KernelArg::u32(n), relok_runtime::KernelArg::Ptr(input), relok_runtime::KernelArg::Ptr(out)], 0)
+    gpu.enqueue(&stream, &copy, &LaunchConfig::linear(n.div_ceil(64), 64), &[relok_runtime::KernelArg::u32(n), relok_runtime::KernelArg::f32(1.0), relok_runtime::KernelArg::Ptr(input), relok_runtime::KernelArg::Ptr(out)], 0)
         .expect("copy");
     gpu.free_bytes(input).expect("free");
     let again = gpu.alloc_filled(&bytes(&new)).expect("upload");
