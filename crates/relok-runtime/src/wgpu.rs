@@ -258,8 +258,8 @@ const READY_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// the first use and shared by every listing and every device: making and
 /// destroying an instance per call, while another thread drove a device,
 /// crashed NVIDIA's Vulkan driver (a segmentation fault in the runtime's
-/// `wgpu_streams` tests, 580.159.04, 2026-12-01), and the adapter stopped
-/// being found after about nine opens in one process.
+/// `wgpu_streams` tests, 580.159.04, 2026-12-01; docs/wgpu.md, "Known
+/// problems").
 fn instance() -> ::wgpu::Instance {
     static INSTANCE: std::sync::OnceLock<::wgpu::Instance> = std::sync::OnceLock::new();
     INSTANCE
