@@ -1672,11 +1672,11 @@ impl Heap {
 /// cells, relocation tables, the seal table — carved in 64-byte slots from
 /// one block the device allocates when it opens: on the H200 a
 /// `cuMemAlloc` and a synchronous copy take 5–10 µs, a slot and an
-/// asynchronous copy 1.5–2.5 µs (2026-12-01), five times on a first
-/// launch's path (its value, its table, the seal table, its input and its
-/// output). An allocation over [`SmallBlocks::MAX`] bytes, or one that no
-/// longer fits, gets one of its own. Slots are written (zeros included)
-/// with copies on the legacy stream ([`copy_on_legacy_stream`]), which
+/// asynchronous copy 1.5–2.5 µs (2026-12-01), up to five times on a
+/// first launch's path (its value, its table, the seal table, its input
+/// and its output). An allocation over [`SmallBlocks::MAX`] bytes, or one
+/// that no longer fits, gets one of its own. Slots are written (zeros
+/// included) with copies on the legacy stream ([`write_on_legacy_stream`]), which
 /// relok's streams (blocking ones) wait for, as they do for synchronous
 /// copies; slots freed are taken again only by later allocations, whose
 /// copies are ordered after every launch before them. As past the
