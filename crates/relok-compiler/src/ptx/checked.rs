@@ -57,13 +57,38 @@ pub fn len_param(i: usize) -> String {
     format!("relok_len{i}")
 }
 
+/// Which of checked mode's functions a module's functions call.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Called {
+    /// [`FAULT`].
+    pub(crate) fault: bool,
+    /// [`SEAL_CHECK`].
+    pub(crate) seal_check: bool,
+}
+
+impl Called {
+    /// Notes a call of `callee`.
+    pub(crate) fn note(&mut self, callee: &str) {
+        match callee {
+            FAULT => self.fault = true,
+            SEAL_CHECK => self.seal_check = true,
+            _ => {}
+        }
+    }
+
+    /// What either calls.
+    pub(crate) fn and(self, other: Called) -> Called {
+        Called { fault: self.fault || other.fault, seal_check: self.seal_check || other.seal_check }
+    }
+}
+
 /// What a checked module declares before its functions: those of
-/// [`FAULT`] and [`SEAL_CHECK`] that its functions' PTX, `calls`, calls
-/// (the seal check calls the fault). Unused, each would still cost the
+/// [`FAULT`] and [`SEAL_CHECK`] that its functions call, `called` (the
+/// seal check calls the fault). Unused, each would still cost the
 /// driver's compiler milliseconds per kernel.
-pub(crate) fn declarations(calls: &str) -> String {
-    let seal_check = calls.contains(&format!(", {SEAL_CHECK}, ("));
-    let fault = seal_check || calls.contains(&format!("call {FAULT}, ("));
+pub(crate) fn declarations(called: Called) -> String {
+    let seal_check = called.seal_check;
+    let fault = seal_check || called.fault;
     let l = EXCEPTION_LAYOUT;
     let mut s = String::new();
     if !fault {

@@ -111,12 +111,14 @@ pub struct Writer<'m> {
     module: &'m Module,
     options: Options,
     out: String,
+    /// Checked mode's functions the functions written so far call.
+    called: checked::Called,
 }
 
 impl<'m> Writer<'m> {
     /// A writer for `module`.
     pub fn new(module: &'m Module, options: &Options) -> Writer<'m> {
-        Writer { module, options: *options, out: String::new() }
+        Writer { module, options: *options, out: String::new(), called: checked::Called::default() }
     }
 
     /// The text written.
@@ -160,7 +162,7 @@ impl<'m> Writer<'m> {
         if self.options.checked {
             // Only the runtime functions the module calls: the driver's
             // compiler takes milliseconds over each one, called or not.
-            let runtime = checked::declarations(&self.out[runtime_at..]);
+            let runtime = checked::declarations(self.called);
             self.out.insert_str(runtime_at, &runtime);
         }
         Ok(())
@@ -284,6 +286,7 @@ impl<'m> Writer<'m> {
         }
         self.out.push_str(&head);
         self.out.push_str(&cx.body);
+        self.called = self.called.and(cx.called);
         self.out.push_str("}\n\n");
         Ok(())
     }
@@ -384,6 +387,8 @@ struct FuncCx<'m> {
     /// The 32-bit integer constants written so far, by value (for
     /// [`FuncCx::negate32`]'s cases).
     consts32: HashMap<Value, u32>,
+    /// Checked mode's functions this function calls.
+    called: checked::Called,
 }
 
 /// Where a global pointer comes from, for checked mode's checks.
@@ -411,7 +416,7 @@ impl<'m> FuncCx<'m> {
                 _ => None,
             })
             .collect();
-        FuncCx { module, f, body: String::new(), labels: 0, temps: [0; 5], loops: Vec::new(), reg_var, checked: false, bases: HashMap::new(), consts32: HashMap::new() }
+        FuncCx { module, f, body: String::new(), labels: 0, temps: [0; 5], loops: Vec::new(), reg_var, checked: false, bases: HashMap::new(), consts32: HashMap::new(), called: checked::Called::default() }
     }
 
     fn line(&mut self, s: String) {
@@ -679,6 +684,7 @@ impl<'m> FuncCx<'m> {
     /// each argument a `.b64` parameter (name, register or immediate), and
     /// with `hit` its `.b32` result loaded there.
     fn call_runtime(&mut self, callee: &str, args: &[(&str, &str)], hit: Option<&str>) {
+        self.called.note(callee);
         self.line("{".into());
         if hit.is_some() {
             self.line("\t.param .b32 h_;".into());
