@@ -20,7 +20,7 @@
 //! // src/main.rs
 //! static SCALE: relok::Source = relok::Source::new("kernels/scale.rk", include_str!("../kernels/scale.rk"));
 //! let ctx = relok::Context::best()?;
-//! ctx.load_bundle(include_bytes!(concat!(env!("OUT_DIR"), "/kernels.bundle")))?;
+//! ctx.load_static_bundle(include_bytes!(concat!(env!("OUT_DIR"), "/kernels.bundle")))?;   // used where it lies: no copy
 //! let scale = ctx.kernel(&SCALE, "scale")?;   // found by its source key: nothing parsed or compiled
 //! ```
 //!

@@ -13,12 +13,21 @@
 //! …             per entry: its length (4 bytes, little-endian) and the entry
 //!               framed by [`crate::entry`] (kind `Artifact` or `Binary`),
 //!               in (kind, key) order
-//! end-32  32    SHA-256 of every byte before it
+//! end-32  32    the bundle's checksum (below)
 //! ```
 //!
+//! Every entry carries its own checksum (a SHA-256 of its bytes), so that
+//! each is valid on its own, in a bundle or copied into a store. The
+//! bundle's checksum (version 3) is a SHA-256 of the header (the bytes
+//! before the first entry) and, per entry, its length field and its own
+//! checksum: it covers every byte, and reading a bundle hashes each byte
+//! once. Versions 1 and 2 (still read) took a SHA-256 of every byte before
+//! it, which made reading hash every entry twice.
+//!
 //! A bundle is byte-stable: the same entries give the same bytes whatever
-//! order they were added in. Reading checks the bundle's header, its
-//! checksum and every entry; the count is never used to allocate.
+//! order they were added in. Reading checks the bundle's header, every
+//! entry (framing, its own checksum) and the bundle's checksum; the count
+//! is never used to allocate.
 
 use crate::entry::{self, EntryError, Expect, Kind, MAX_IDENTITY};
 use crate::Key;
@@ -27,9 +36,11 @@ use std::collections::BTreeMap;
 
 /// The magic number at offset 0.
 pub const MAGIC: [u8; 8] = *b"RELOKBDL";
-/// The bundle format version this build writes. It reads this one and
-/// version 1 (artifacts only).
-pub const FORMAT_VERSION: u16 = 2;
+/// The bundle format version this build writes. It reads this one,
+/// version 2 (the checksum of every byte) and version 1 (artifacts only).
+pub const FORMAT_VERSION: u16 = 3;
+/// The first version whose checksum chains the entries' own ([`checksum`]).
+const CHAINED: u16 = 3;
 
 /// Why bytes are not a usable bundle.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -108,13 +119,41 @@ pub fn encode<'a>(identity: &str, entries: impl IntoIterator<Item = &'a [u8]>) -
     out.push(id.len() as u8);
     out.extend_from_slice(id);
     out.extend_from_slice(&(by_key.len() as u32).to_le_bytes());
+    let mut sum = Checksum::new(&out);
     for e in by_key.values() {
-        out.extend_from_slice(&(e.len() as u32).to_le_bytes());
+        let len = (e.len() as u32).to_le_bytes();
+        out.extend_from_slice(&len);
         out.extend_from_slice(e);
+        sum.entry(len, e);
     }
-    let sum = Sha256::digest(&out);
-    out.extend_from_slice(&sum);
+    out.extend_from_slice(&sum.finish());
     Ok(out)
+}
+
+/// The bundle checksum of format version 3: a SHA-256 of the header and,
+/// per entry, its length field and the entry's own checksum (its last 32
+/// bytes), so that the entries' bytes are hashed once, by their own
+/// checksums.
+#[derive(Debug)]
+pub struct Checksum(Sha256);
+
+impl Checksum {
+    /// Starts with the header: every byte before the first entry.
+    pub fn new(header: &[u8]) -> Checksum {
+        Checksum(Sha256::new_with_prefix(header))
+    }
+
+    /// Adds an entry: its length field and its framed bytes, of which only
+    /// the last 32 (its own checksum, or all of a shorter one) are hashed.
+    pub fn entry(&mut self, len: [u8; 4], framed: &[u8]) {
+        self.0.update(len);
+        self.0.update(&framed[framed.len().saturating_sub(32)..]);
+    }
+
+    /// The checksum.
+    pub fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
 }
 
 /// The kind an entry's header names, if it is one of ours (an unknown kind
@@ -135,7 +174,7 @@ pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<BundleEntry<'a>
         return Err(BundleError::Magic);
     }
     let version = u16::from_le_bytes(r.array()?);
-    if version != FORMAT_VERSION && version != 1 {
+    if !(1..=FORMAT_VERSION).contains(&version) {
         return Err(BundleError::Version { found: version, expected: FORMAT_VERSION });
     }
     let n = usize::from(r.take(1)?[0]);
@@ -144,7 +183,7 @@ pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<BundleEntry<'a>
         return Err(BundleError::Identity { found: String::from_utf8_lossy(id).into_owned(), expected: identity.to_owned() });
     }
     let body = bytes.len() - 32;
-    if Sha256::digest(&bytes[..body]).as_slice() != &bytes[body..] {
+    if version < CHAINED && Sha256::digest(&bytes[..body]).as_slice() != &bytes[body..] {
         return Err(BundleError::Checksum);
     }
     let Some(rest) = r.0.len().checked_sub(32).map(|n| &r.0[..n]) else {
@@ -152,10 +191,11 @@ pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<BundleEntry<'a>
     };
     let mut r = Reader(rest);
     let count = u32::from_le_bytes(r.array()?);
+    let mut sum = Checksum::new(&bytes[..11 + n + 4]);
     let mut out = Vec::new();
     for index in 0..count as usize {
-        let len = u32::from_le_bytes(r.array()?) as usize;
-        let e = r.take(len)?;
+        let len = r.array()?;
+        let e = r.take(u32::from_le_bytes(len) as usize)?;
         let entry_err = |source| BundleError::Entry { index, source };
         let kind = match entry_kind(e).map_err(entry_err)? {
             Kind::Binary if version == 1 => {
@@ -168,10 +208,14 @@ pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<BundleEntry<'a>
         if out.last().is_some_and(|p: &BundleEntry<'_>| (p.kind as u8, p.key) >= (kind as u8, key)) {
             return Err(BundleError::Order { index });
         }
+        sum.entry(len, e);
         out.push(BundleEntry { kind, key, bytes: e, payload });
     }
     if !r.0.is_empty() {
         return Err(BundleError::Trailing(r.0.len()));
+    }
+    if version >= CHAINED && sum.finish() != bytes[body..] {
+        return Err(BundleError::Checksum);
     }
     Ok(out)
 }
@@ -238,20 +282,64 @@ mod tests {
     }
 
     /// A bundle of `entries` in the order given (as `encode` would frame
-    /// them, unsorted).
-    fn raw(entries: &[&[u8]]) -> Vec<u8> {
+    /// them, unsorted), of format `version` with its checksum.
+    fn raw_version(version: u16, entries: &[&[u8]]) -> Vec<u8> {
         let mut out = MAGIC.to_vec();
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&version.to_le_bytes());
         out.push(ID.len() as u8);
         out.extend_from_slice(ID.as_bytes());
         out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+        let mut chained = Checksum::new(&out);
         for e in entries {
-            out.extend_from_slice(&(e.len() as u32).to_le_bytes());
+            let len = (e.len() as u32).to_le_bytes();
+            out.extend_from_slice(&len);
             out.extend_from_slice(e);
+            chained.entry(len, e);
         }
-        let sum = Sha256::digest(&out);
+        let sum: [u8; 32] = if version >= CHAINED { chained.finish() } else { Sha256::digest(&out).into() };
         out.extend_from_slice(&sum);
         out
+    }
+
+    fn raw(entries: &[&[u8]]) -> Vec<u8> {
+        raw_version(FORMAT_VERSION, entries)
+    }
+
+    #[test]
+    fn older_bundles_with_a_checksum_of_every_byte_are_still_read() {
+        let (a, b) = (e(1, b"one"), e(2, b"two"));
+        let bin = entry::encode(Kind::Binary, ID, Key([3; 32]), b"cubin");
+        let v2 = raw_version(2, &[&a, &b, &bin]);
+        let got = decode(&v2, ID).unwrap();
+        assert_eq!(got.iter().map(|e| e.key).collect::<Vec<_>>(), [Key([1; 32]), Key([2; 32]), Key([3; 32])]);
+        // Each version is checked by its own rule: the chained checksum
+        // under version 2, or the whole one under 3, is refused.
+        let mut swapped = raw(&[&a, &b, &bin]);
+        swapped[8..10].copy_from_slice(&2u16.to_le_bytes());
+        assert_eq!(decode(&swapped, ID), Err(BundleError::Checksum));
+        let mut swapped = v2.clone();
+        swapped[8..10].copy_from_slice(&3u16.to_le_bytes());
+        assert_eq!(decode(&swapped, ID), Err(BundleError::Checksum));
+        let mut v4 = v2;
+        v4[8..10].copy_from_slice(&4u16.to_le_bytes());
+        assert_eq!(decode(&v4, ID), Err(BundleError::Version { found: 4, expected: FORMAT_VERSION }));
+    }
+
+    #[test]
+    fn the_bundle_checksum_covers_each_entry_through_its_own() {
+        // An entry replaced by another valid entry of the same length (its
+        // own checksum right): only the bundle's checksum can see it.
+        let (a, b) = (e(1, b"one"), e(2, b"two"));
+        let good = encode(ID, [a.as_slice(), b.as_slice()]).unwrap();
+        assert_eq!(good, raw(&[&a, &b]));
+        let other = e(1, b"One");
+        let at = good.windows(a.len()).position(|w| w == a.as_slice()).unwrap();
+        let mut bad = good.clone();
+        bad[at..at + a.len()].copy_from_slice(&other);
+        assert_eq!(decode(&bad, ID), Err(BundleError::Checksum));
+        // Resealed, it is a bundle of other entries, each valid.
+        let resealed = raw(&[&other, &b]);
+        assert_eq!(decode(&resealed, ID).unwrap()[0].payload, b"One");
     }
 
     #[test]
@@ -264,19 +352,17 @@ mod tests {
     }
 
     #[test]
-    fn machine_code_travels_beside_artifacts_in_version_2_only() {
+    fn machine_code_travels_beside_artifacts_from_version_2_on() {
         let art = e(7, b"artifact");
         let bin = entry::encode(Kind::Binary, ID, Key([7; 32]), b"cubin");
         let x = encode(ID, [bin.as_slice(), art.as_slice()]).unwrap();
         let got = decode(&x, ID).unwrap();
         assert_eq!(got.iter().map(|e| e.kind).collect::<Vec<_>>(), [Kind::Artifact, Kind::Binary]);
         assert_eq!(entry::decode(got[1].bytes, &Expect { kind: Kind::Binary, identity: ID, key: Some(Key([7; 32])) }).unwrap(), b"cubin");
-        // The same bytes labelled version 1 (checksum recomputed): machine
-        // code is refused there.
-        let mut v1 = x[..x.len() - 32].to_vec();
-        v1[8..10].copy_from_slice(&1u16.to_le_bytes());
-        let sum = Sha256::digest(&v1);
-        v1.extend_from_slice(&sum);
+        // The same entries as a version-1 bundle (its checksum of every
+        // byte): machine code is refused there.
+        let v1 = raw_version(1, &[&art, &bin]);
         assert!(matches!(decode(&v1, ID), Err(BundleError::Entry { index: 1, .. })));
+        assert_eq!(decode(&raw_version(2, &[&art, &bin]), ID).unwrap(), got);
     }
 }

@@ -215,6 +215,27 @@ fn reseal(b: &mut [u8]) {
     }
 }
 
+/// Rewrites a bundle's checksum (format version 3: the header, then each
+/// entry's length field and last 32 bytes) as a forger would, walking the
+/// length fields as far as they lead in damaged bytes.
+fn reseal_bundle(b: &mut [u8]) {
+    if b.len() < 32 + 11 {
+        return;
+    }
+    let body = b.len() - 32;
+    let header = (15 + usize::from(b[10])).min(body);
+    let mut sum = bundle::Checksum::new(&b[..header]);
+    let mut at = header;
+    while at + 4 <= body {
+        let len: [u8; 4] = b[at..at + 4].try_into().unwrap();
+        let end = (at + 4).saturating_add(u32::from_le_bytes(len) as usize).min(body);
+        sum.entry(len, &b[at + 4..end]);
+        at = end;
+    }
+    let sum = sum.finish();
+    b[body..].copy_from_slice(&sum);
+}
+
 /// The length fields of an entry framed with an identity of `n` bytes.
 fn entry_fields(at: usize, n: usize) -> [(usize, usize); 2] {
     [(at + 11, 1), (at + 44 + n, 8)]
@@ -234,19 +255,28 @@ fn arbitrary_input() -> impl Strategy<Value = Vec<u8>> {
     let mut id_entry = b"RELOKENT\x01\x00\x01".to_vec();
     id_entry.push(ID.len() as u8);
     id_entry.extend_from_slice(ID.as_bytes());
-    let mut id_bundle = b"RELOKBDL\x01\x00".to_vec();
-    id_bundle.push(ID.len() as u8);
-    id_bundle.extend_from_slice(ID.as_bytes());
+    // Bundles of the version whose checksum covers every byte (1) and of
+    // the one whose checksum chains the entries' own (this build's).
+    let id_bundle = |version: u16| {
+        let mut b = b"RELOKBDL".to_vec();
+        b.extend_from_slice(&version.to_le_bytes());
+        b.push(ID.len() as u8);
+        b.extend_from_slice(ID.as_bytes());
+        b
+    };
     let prefix = prop_oneof![
         Just(Vec::new()),
         Just(b"RELOKENT\x01\x00".to_vec()),
         Just(id_entry),
         Just(b"RELOKBDL\x01\x00".to_vec()),
-        Just(id_bundle),
+        Just(id_bundle(1)),
+        Just(id_bundle(bundle::FORMAT_VERSION)),
     ];
-    (prefix, prop::collection::vec(any::<u8>(), 0..600), any::<bool>()).prop_map(|(mut p, tail, seal)| {
+    (prefix, prop::collection::vec(any::<u8>(), 0..600), any::<bool>()).prop_map(move |(mut p, tail, seal)| {
         p.extend_from_slice(&tail);
-        if seal {
+        if seal && p.starts_with(&id_bundle(bundle::FORMAT_VERSION)) {
+            reseal_bundle(&mut p);
+        } else if seal {
             reseal(&mut p);
         }
         p
@@ -343,7 +373,7 @@ proptest! {
             apply(&mut bytes, m, &fields);
         }
         if seal {
-            reseal(&mut bytes);
+            reseal_bundle(&mut bytes);
         }
         let r = read_bundle(&bytes);
         if bytes == original {
@@ -378,7 +408,7 @@ fn maximal_length_and_count_fields_allocate_nothing_large() {
     // A count of u32::MAX with one entry present.
     let mut c = b.clone();
     c[count_at..count_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
-    reseal(&mut c);
+    reseal_bundle(&mut c);
     let (r, a) = measure(|| bundle::decode(&c, ID));
     assert_eq!(r, Err(bundle::BundleError::Truncated));
     assert!(a.largest <= bound(c.len()), "{a:?}");
@@ -386,7 +416,7 @@ fn maximal_length_and_count_fields_allocate_nothing_large() {
     // An entry length of u32::MAX.
     let mut l = b.clone();
     l[first_len_at..first_len_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
-    reseal(&mut l);
+    reseal_bundle(&mut l);
     let (r, a) = measure(|| bundle::decode(&l, ID));
     assert_eq!(r, Err(bundle::BundleError::Truncated));
     assert!(a.largest <= bound(l.len()), "{a:?}");
@@ -395,7 +425,7 @@ fn maximal_length_and_count_fields_allocate_nothing_large() {
     let mut p = b.clone();
     let field = first_len_at + 4 + 44 + n;
     p[field..field + 8].copy_from_slice(&u64::MAX.to_le_bytes());
-    reseal(&mut p);
+    reseal_bundle(&mut p);
     let r = bundle::decode(&p, ID);
     assert_eq!(
         r,

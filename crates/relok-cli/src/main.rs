@@ -139,7 +139,7 @@ enum Command {
         command: CacheCommand,
     },
     /// Compile every kernel of the files into a bundle that an application
-    /// ships (load it with `KernelCache::load_bundle` or `relok cache import`).
+    /// ships (load it with `Context::load_static_bundle` or `relok cache import`).
     Precompile {
         /// `.rk` files.
         #[arg(required = true)]

@@ -127,6 +127,28 @@ fn a_shipped_program_on_empty_caches_compiles_nothing() {
 }
 
 #[test]
+fn a_static_bundle_serves_kernels_and_damage_is_refused() {
+    // As `include_bytes!` gives it: bytes that live as long as the program.
+    let bundle: &'static [u8] = Vec::leak(scale_bundle(CodeTarget::Cpu, &[]));
+    let dir = TempDir::new("static");
+    let ctx = Context::builder().device("cpu").cache_dir(&dir.0).build().expect("context");
+    assert_eq!(ctx.load_static_bundle(bundle).expect("bundle loads"), 2);
+    run_scale(&ctx);
+    let st = ctx.cache_stats();
+    assert_eq!((st.compiles, st.bundle.hits, st.store.hits), (0, 1, 0), "{st:?}");
+    // The same checks as a copied bundle's: a damaged one is refused as a
+    // whole, an intact one after it still serves.
+    let mut bad = bundle.to_vec();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 1;
+    let bad: &'static [u8] = Vec::leak(bad);
+    let ctx = Context::builder().device("cpu").cache_dir(&dir.0).build().expect("context");
+    assert!(matches!(ctx.load_static_bundle(bad), Err(relok::Error::Bundle(_))));
+    assert!(matches!(ctx.load_static_bundle(&bundle[..bundle.len() - 1]), Err(relok::Error::Bundle(_))));
+    assert_eq!(ctx.load_static_bundle(bundle).expect("bundle loads"), 2);
+}
+
+#[test]
 fn a_second_process_finds_a_source_by_its_key() {
     let dir = TempDir::new("warm");
     let first = Context::builder().device("cpu").cache_dir(&dir.0).build().expect("context");

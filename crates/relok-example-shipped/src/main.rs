@@ -15,7 +15,7 @@ static KERNELS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels.bundle
 
 fn main() -> Result<ExitCode, relok::Error> {
     let ctx = Context::from_env()?;
-    ctx.load_bundle(KERNELS)?;
+    ctx.load_static_bundle(KERNELS)?;
     let scale = ctx.kernel(&SCALE, "scale")?;
     let x: Vec<f32> = (0..4096).map(|i| i as f32 * 0.25).collect();
     let dx = ctx.upload(&x)?;

@@ -44,6 +44,7 @@ use relok_cache::{Key, Lookup, RemoteStats, Store, StoreConfig, StoreError, Tier
 use relok_compiler::artifact::{Artifact, CodeTarget, CompileOptions, COMPILER_ID};
 use relok_compiler::stencil::Stencil;
 use relok_ir::{Module, Strategy};
+use bytes::Bytes;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::Path;
@@ -74,8 +75,9 @@ pub struct BundleContents {
     pub artifacts: usize,
     /// Machine code for particular devices, by key (see
     /// `relok_compiler::ptx::cubin_key`), for the device to keep.
-    pub machine_code: Vec<(Key, Arc<[u8]>)>,
+    pub machine_code: Vec<(Key, Bytes)>,
 }
+
 
 /// A process's kernel cache. Share one per process (`&self` everywhere).
 #[derive(Debug)]
@@ -91,7 +93,7 @@ pub struct KernelCache {
     artifacts: Mutex<HashMap<Key, Arc<Artifact>>>,
     /// Baked artifacts for devices other than the cpu.
     baked_artifacts: Mutex<HashMap<(Key, DeviceId, u64), Arc<Artifact>>>,
-    bundles: Mutex<HashMap<Key, Arc<[u8]>>>,
+    bundles: Mutex<HashMap<Key, Bytes>>,
     /// Artifacts by source key (patch, table).
     sources: Mutex<HashMap<Key, Arc<Artifact>>>,
     counts: [AtomicU64; 7],
@@ -260,24 +262,37 @@ impl KernelCache {
         self.counts[i as usize].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Makes the artifacts of a bundle (e.g. `include_bytes!` of a file
-    /// made by `relok precompile`) available to [`KernelCache::compile`]:
-    /// a program that ships its bundle starts with zero compiles. Returns
-    /// how many artifacts it holds and its machine code, for the device
+    /// Makes the artifacts of a bundle (e.g. a file made by `relok
+    /// precompile`) available to [`KernelCache::compile`]: a program that
+    /// ships its bundle starts with zero compiles. Returns how many
+    /// artifacts it holds and its machine code, for the device
     /// ([`crate::Device::load_bundle`] hands it over). Entries are checked
-    /// now (framing, checksum: once, by `bundle::decode`) and again when
-    /// used (artifact).
+    /// now (framing, checksums: once, by `bundle::decode`) and again when
+    /// used (artifact). The bundle is copied once and its entries share the
+    /// copy; [`KernelCache::load_static_bundle`] takes one that lives as
+    /// long as the program without copying it.
     pub fn load_bundle(&self, bytes: &[u8]) -> Result<BundleContents, BundleError> {
-        let entries = bundle::decode(bytes, COMPILER_ID)?;
+        self.load_bundle_bytes(Bytes::copy_from_slice(bytes))
+    }
+
+    /// [`KernelCache::load_bundle`] of a bundle the program embeds
+    /// (`include_bytes!`): its entries are used where they lie.
+    pub fn load_static_bundle(&self, bytes: &'static [u8]) -> Result<BundleContents, BundleError> {
+        self.load_bundle_bytes(Bytes::from_static(bytes))
+    }
+
+    fn load_bundle_bytes(&self, bytes: Bytes) -> Result<BundleContents, BundleError> {
+        let entries = bundle::decode(&bytes, COMPILER_ID)?;
         let mut contents = BundleContents::default();
         let mut map = lock(&self.bundles);
         for e in &entries {
+            let payload = bytes.slice_ref(e.payload);
             match e.kind {
                 relok_cache::entry::Kind::Artifact => {
-                    map.insert(e.key, Arc::from(e.payload));
+                    map.insert(e.key, payload);
                     contents.artifacts += 1;
                 }
-                relok_cache::entry::Kind::Binary => contents.machine_code.push((e.key, Arc::from(e.payload))),
+                relok_cache::entry::Kind::Binary => contents.machine_code.push((e.key, payload)),
             }
         }
         Ok(contents)

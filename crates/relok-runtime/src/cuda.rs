@@ -166,7 +166,7 @@ pub struct CudaDevice {
     recorded: Box<Mutex<HashMap<Key, Arc<Artifact>>>>,
     /// Cubins from bundles the application loaded, by
     /// [`relok_compiler::ptx::cubin_key`] (checked before the archive).
-    bundled: Mutex<HashMap<Key, Arc<[u8]>>>,
+    bundled: Mutex<HashMap<Key, bytes::Bytes>>,
     /// Exception records for the kernels loaded here.
     records: Arc<RecordPool>,
     /// Idle streams (see [`StreamPool`]).
@@ -339,8 +339,8 @@ impl CudaDevice {
     /// Only cubins this GPU can run are ever looked up: its own compute
     /// capability's, else an earlier minor version's of the same major
     /// one; the rest are never used.
-    pub fn add_machine_code(&self, code: &[(Key, Arc<[u8]>)]) {
-        lock(&self.bundled).extend(code.iter().map(|(k, c)| (*k, Arc::clone(c))));
+    pub fn add_machine_code(&self, code: &[(Key, bytes::Bytes)]) {
+        lock(&self.bundled).extend(code.iter().cloned());
     }
 
     /// A bundled cubin of `ptx` this GPU runs: made for its compute

@@ -425,12 +425,23 @@ impl Device {
     /// device the bundle's machine code for it (cubins on cuda; the other
     /// devices have none to take). Returns the number of artifacts.
     pub fn load_bundle(&self, cache: &KernelCache, bytes: &[u8]) -> Result<usize, relok_cache::bundle::BundleError> {
-        let contents = cache.load_bundle(bytes)?;
+        Ok(self.take_machine_code(cache.load_bundle(bytes)?))
+    }
+
+    /// [`Device::load_bundle`] of a bundle the program embeds
+    /// ([`KernelCache::load_static_bundle`]: not copied).
+    pub fn load_static_bundle(&self, cache: &KernelCache, bytes: &'static [u8]) -> Result<usize, relok_cache::bundle::BundleError> {
+        Ok(self.take_machine_code(cache.load_static_bundle(bytes)?))
+    }
+
+    /// Keeps a loaded bundle's machine code for this device; the number of
+    /// its artifacts.
+    fn take_machine_code(&self, contents: crate::BundleContents) -> usize {
         #[cfg(feature = "cuda")]
         if let Device::Cuda(d) = self {
             d.add_machine_code(&contents.machine_code);
         }
-        Ok(contents.artifacts)
+        contents.artifacts
     }
 
     /// How this device obtained the machine code of the kernels it loaded

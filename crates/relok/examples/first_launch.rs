@@ -12,7 +12,9 @@
 //! first launch (everything from `main` but the context), each step, and
 //! what served the kernel (compiles, store hits, machine code loaded or
 //! compiled). `--bundle FILE` loads a bundle (`relok precompile`) first, as
-//! a program that ships its kernels does; the read is part of the figure.
+//! a program that ships its kernels does (read, then kept for the whole
+//! run and loaded with `load_static_bundle`, as an embedded one is); the
+//! read is part of the figure.
 //!
 //! `--kernels N` (N > 1) makes it an application that loads N distinct
 //! kernels before its first result: `scale_0 … scale_{N-1}`, each
@@ -80,7 +82,7 @@ fn main() -> Result<ExitCode, relok::Error> {
     };
     if let Some(path) = &bundle {
         let bytes = std::fs::read(path).map_err(|source| relok::Error::Io { path: path.clone(), source })?;
-        ctx.load_bundle(&bytes)?;
+        ctx.load_static_bundle(Vec::leak(bytes))?;
         lap("bundle");
     }
     let kernels: Vec<relok::Kernel> = if threads == 1 {

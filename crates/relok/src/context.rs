@@ -355,6 +355,20 @@ impl Context {
         Ok(self.shared.device.load_bundle(&self.shared.cache, bytes)?)
     }
 
+    /// [`Context::load_bundle`] of a bundle that lives as long as the
+    /// program, as one embedded with `include_bytes!` does: its entries are
+    /// used where they lie. `load_bundle` copies the bundle once (for an
+    /// application's 64 kernels, 0.85 MB: about 0.4 ms of fresh pages).
+    ///
+    /// ```
+    /// static BUNDLE: &[u8] = b"RELOKBDL but damaged";
+    /// let err = relok::Context::cpu().load_static_bundle(BUNDLE).unwrap_err();
+    /// assert!(matches!(err, relok::Error::Bundle(_)));
+    /// ```
+    pub fn load_static_bundle(&self, bytes: &'static [u8]) -> Result<usize> {
+        Ok(self.shared.device.load_static_bundle(&self.shared.cache, bytes)?)
+    }
+
     /// What the kernel cache did in this context: compiles, hits per tier,
     /// and the remote tier's counters (`remote`: hits, misses, rejected,
     /// errors…) when `RELOK_REMOTE` names one (see docs/cache.md, "The
