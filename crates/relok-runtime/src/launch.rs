@@ -115,12 +115,14 @@ pub fn check_config(kernel: &str, c: &LaunchConfig) -> Result<u64, LaunchError> 
     if c.grid.contains(&0) || c.block.contains(&0) {
         return bad(format!("zero dimension in grid {:?} or block {:?}", c.grid, c.block));
     }
+    // Each dimension first (CUDA's limits), so that the product cannot
+    // overflow and a wrapped product cannot pass.
+    if c.block[0] > 1024 || c.block[1] > 1024 || c.block[2] > 64 {
+        return bad(format!("block {:?} exceeds (1024, 1024, 64)", c.block));
+    }
     let per_block: u64 = c.block.iter().map(|&d| u64::from(d)).product();
     if per_block > 1024 {
         return bad(format!("block {:?} has {per_block} threads, more than 1024", c.block));
-    }
-    if c.block[2] > 64 {
-        return bad(format!("block z dimension {} exceeds 64", c.block[2]));
     }
     if c.grid[0] > i32::MAX as u32 || c.grid[1] > 65535 || c.grid[2] > 65535 {
         return bad(format!("grid {:?} exceeds (2^31-1, 65535, 65535)", c.grid));
@@ -168,5 +170,19 @@ mod tests {
         assert_eq!(LaunchConfig::linear(3, 4).threads(), 12);
         let too_big = LaunchConfig { grid: [u32::MAX, 1, 1], ..c };
         assert!(check_config("k", &too_big).is_err());
+    }
+
+    #[test]
+    fn block_shapes_whose_product_would_wrap_are_refused_by_dimension() {
+        // (2^31, 2^31, 16) multiplies to 2^66: 0 in u64, under any limit.
+        for block in [[1 << 31, 1 << 31, 16], [u32::MAX; 3], [2048, 1, 1], [1, 2048, 1], [1, 1, 65], [1, 16, 128]] {
+            let c = LaunchConfig { grid: [1, 1, 1], block, step_budget: 1 };
+            let e = check_config("k", &c).unwrap_err().to_string();
+            assert!(e.contains("exceeds (1024, 1024, 64)"), "{block:?}: {e}");
+        }
+        let c = LaunchConfig { grid: [1, 1, 1], block: [64, 16, 2], step_budget: 1 };
+        assert!(check_config("k", &c).unwrap_err().to_string().contains("2048 threads, more than 1024"));
+        let c = LaunchConfig { grid: [1, 1, 1], block: [16, 1, 64], step_budget: 1 };
+        assert_eq!(check_config("k", &c).unwrap(), 1024);
     }
 }

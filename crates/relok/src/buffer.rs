@@ -49,7 +49,7 @@ impl Allocation {
         let users: Vec<_> = std::mem::take(&mut *lock(&self.users)).iter().filter_map(Weak::upgrade).collect();
         let mut first = Ok(());
         for s in users {
-            let r = s.synchronize();
+            let r = s.synchronize(Some(self));
             if first.is_ok() {
                 first = r;
             }

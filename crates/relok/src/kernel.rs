@@ -170,7 +170,7 @@ impl Kernel {
         for b in &buffers {
             b.used_by(&stream.inner);
         }
-        pending.push(Pending { _kernel: self.inner.clone(), _buffers: buffers });
+        pending.push(Pending { kernel: self.inner.clone(), buffers });
         Ok(())
     }
 

@@ -6,21 +6,35 @@
 //! or a download or write of a buffer the failing launch used — with the
 //! message text, block and thread of the first thrower since the previous
 //! synchronisation; the stream stays usable afterwards, and launches after
-//! the failing one still ran (CUDA.jl's rule). Each pending launch keeps
-//! its kernel and buffers alive until the stream passes it; a stream that
-//! drops waits for its launches first (and their failures are lost).
+//! the failing one still ran (CUDA.jl's rule). A download of a buffer the
+//! failing launch did not use waits for the same stream but succeeds: the
+//! exception is kept for the next point that reports it. Each pending
+//! launch keeps its kernel and buffers alive until the stream passes it; a
+//! stream that drops waits for its launches first (and their failures are
+//! lost).
 
 use crate::buffer::Allocation;
 use crate::context::Shared;
 use crate::error::{Error, Result};
 use relok_runtime::DeviceError;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 /// What a pending launch keeps alive.
 #[derive(Debug)]
 pub(crate) struct Pending {
-    pub(crate) _kernel: relok_runtime::Kernel,
-    pub(crate) _buffers: Vec<Arc<Allocation>>,
+    pub(crate) kernel: relok_runtime::Kernel,
+    pub(crate) buffers: Vec<Arc<Allocation>>,
+}
+
+/// A kernel's exception that a synchronisation found on behalf of a buffer
+/// the failing launch did not use: kept for [`Stream::synchronize`] or a
+/// synchronisation for one of `buffers` (the failing kernel's launches'
+/// buffers; weak, and never confused with a later allocation at the same
+/// address, since a `Weak` keeps its allocation's address taken).
+#[derive(Debug)]
+struct Undelivered {
+    error: Error,
+    buffers: Vec<Weak<Allocation>>,
 }
 
 /// Fields drop in order: the pending launches' kernels and buffers, the
@@ -29,23 +43,51 @@ pub(crate) struct Pending {
 #[derive(Debug)]
 pub(crate) struct StreamInner {
     pub(crate) pending: Mutex<Vec<Pending>>,
+    undelivered: Mutex<Option<Undelivered>>,
     pub(crate) stream: std::result::Result<relok_runtime::Stream, DeviceError>,
     pub(crate) ctx: Arc<Shared>,
 }
 
 impl StreamInner {
-    pub(crate) fn synchronize(&self) -> Result<()> {
+    /// Waits for every launch enqueued so far. `for_buffer` is the buffer
+    /// being read or written (`None`: the stream's own synchronisation):
+    /// a kernel exception is this call's error only when the failing
+    /// launch used that buffer; otherwise it is kept (see the module docs).
+    pub(crate) fn synchronize(&self, for_buffer: Option<&Allocation>) -> Result<()> {
         let stream = self.stream.as_ref().map_err(|e| Error::StreamUnavailable(e.clone()))?;
         // Taken before the wait: every launch taken reached the device
         // before it (see `Kernel::launch`), so the wait covers it; a launch
         // enqueued meanwhile stays pending until the next synchronisation.
-        let passed = std::mem::take(&mut *self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        let passed = std::mem::take(&mut *lock(&self.pending));
         let outcome = self.ctx.device.synchronize(&self.ctx.session, stream);
-        // Released after the wait, outside the lock: a last reference frees
-        // device memory.
+        let mut undelivered = lock(&self.undelivered);
+        if let Err(e) = outcome {
+            let error = crate::rust_kernel::rust_exception(&self.ctx, Error::from(e));
+            let failing = match &error {
+                Error::Exception { kernel, .. } | Error::Fault { kernel, .. } => kernel.clone(),
+                // Not a kernel's (the device failed): whoever waits hears of it.
+                _ => return Err(error),
+            };
+            // The first thrower since the last report stays the one reported.
+            if undelivered.is_none() {
+                let used = passed.iter().filter(|p| p.kernel.entry() == failing);
+                let buffers = used.flat_map(|p| p.buffers.iter().map(Arc::downgrade)).collect();
+                *undelivered = Some(Undelivered { error, buffers });
+            }
+        }
+        // Released after the wait, outside the pending lock: a last
+        // reference frees device memory.
         drop(passed);
-        outcome.map(|_| ()).map_err(|e| crate::rust_kernel::rust_exception(&self.ctx, Error::from(e)))
+        let reported = |u: &mut Undelivered| for_buffer.is_none_or(|b| u.buffers.iter().any(|w| std::ptr::eq(w.as_ptr(), b)));
+        match undelivered.take_if(reported) {
+            Some(u) => Err(u.error),
+            None => Ok(()),
+        }
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Drop for StreamInner {
@@ -80,7 +122,7 @@ pub struct Stream {
 impl Stream {
     pub(crate) fn new(ctx: Arc<Shared>) -> Stream {
         let stream = ctx.device.stream();
-        Stream { inner: Arc::new(StreamInner { pending: Mutex::default(), stream, ctx }) }
+        Stream { inner: Arc::new(StreamInner { pending: Mutex::default(), undelivered: Mutex::default(), stream, ctx }) }
     }
 
     /// Waits for every launch enqueued so far; the first kernel exception
@@ -103,7 +145,7 @@ impl Stream {
     /// # Ok::<(), relok::Error>(())
     /// ```
     pub fn synchronize(&self) -> Result<()> {
-        self.inner.synchronize()
+        self.inner.synchronize(None)
     }
 
     /// Launches waiting for the stream to pass them (since the last
@@ -114,6 +156,6 @@ impl Stream {
     /// assert_eq!(s.pending(), 0);
     /// ```
     pub fn pending(&self) -> usize {
-        self.inner.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
+        lock(&self.inner.pending).len()
     }
 }

@@ -286,6 +286,36 @@ fn an_exception_surfaces_at_synchronisation_and_the_stream_goes_on() {
 }
 
 #[test]
+fn an_exception_is_reported_for_the_buffers_its_launch_used_only() {
+    let _serial = serial();
+    let p = program("examples/reloc/throw.rk");
+    let fill = Program::parse(BUMP).unwrap();
+    for ctx in contexts() {
+        let (check, bump) = (ctx.kernel(&p, "check").unwrap(), ctx.kernel(&fill, "bump").unwrap());
+        let mut data: Vec<i32> = (1..=40).collect();
+        data[37] = -38;
+        let thrown = |r: relok::Result<()>| matches!(r, Err(Error::Exception { ref kernel, .. }) if kernel == "check");
+        // Read first what the failing launch did not use: it succeeds (and
+        // holds what the launch before the failure wrote); the stream's own
+        // synchronisation then reports the exception.
+        let s = ctx.stream();
+        let (other, bad) = (ctx.upload(&[7u32; 64]).unwrap(), ctx.upload(&data).unwrap());
+        bump.launch(&s, Grid::cover(64, 32), (64u32, &other)).unwrap();
+        check.launch(&s, Grid::new(4, 32), (40u32, &bad)).unwrap();
+        assert_eq!(other.download().unwrap(), vec![8u32; 64], "on {}", ctx.device_name());
+        assert!(thrown(s.synchronize()), "on {}", ctx.device_name());
+        assert_eq!(bad.download().unwrap(), data, "reported once, on {}", ctx.device_name());
+        // Or a download of the buffer the failing launch used reports it,
+        // after a download of another did not.
+        bump.launch(&s, Grid::cover(64, 32), (64u32, &other)).unwrap();
+        check.launch(&s, Grid::new(4, 32), (40u32, &bad)).unwrap();
+        assert_eq!(other.download().unwrap(), vec![9u32; 64], "on {}", ctx.device_name());
+        assert!(thrown(bad.download().map(drop)), "on {}", ctx.device_name());
+        s.synchronize().unwrap();
+    }
+}
+
+#[test]
 fn four_streams_of_a_thousand_launches_equal_the_sequential_cpu_run() {
     let _serial = serial();
     let p = Program::parse(BUMP).unwrap();
