@@ -345,6 +345,9 @@ pub enum SessionError {
         /// The size asked for now.
         requested: u64,
     },
+    /// A runtime global's name is not `[A-Za-z0-9_]+`.
+    #[error("{0:?} is not a runtime global's name: use letters, digits and '_'")]
+    GlobalName(String),
     /// A runtime global was declared with no bytes: it could hold no word.
     #[error("runtime global {0:?} cannot be declared with size 0")]
     EmptyGlobal(String),

@@ -154,6 +154,11 @@ impl Session {
     /// Declares the runtime global `name` of `size` bytes. Declaring it again
     /// with the same size is a no-op; with another size, an error.
     pub fn declare_global(&self, name: &str, size: u64) -> Result<(), SessionError> {
+        // The text format's and the macros' names: a name no kernel could
+        // refer to is a mistake, not a cell.
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(SessionError::GlobalName(name.to_owned()));
+        }
         if size == 0 {
             return Err(SessionError::EmptyGlobal(name.to_owned()));
         }

@@ -268,10 +268,17 @@ impl Context {
 
     /// A new buffer of `len` zeros.
     ///
+    /// A buffer of no elements (`zeros(0)`, `upload(&[])`) still has an
+    /// address of its own, so that it can be passed to kernels: on every
+    /// device it is backed by room for one element, which the bounds checks
+    /// treat as the buffer's (a kernel's access to its element 0 is not a
+    /// fault). Its [`Buffer::len`] is 0 and it downloads as empty.
+    ///
     /// ```
     /// let ctx = relok::Context::cpu();
     /// assert_eq!(ctx.zeros::<i64>(3)?.download()?, [0, 0, 0]);
     /// assert!(matches!(ctx.zeros::<u64>(usize::MAX), Err(relok::Error::TooLarge { .. })));
+    /// assert!(ctx.zeros::<f32>(0)?.download()?.is_empty());
     /// # Ok::<(), relok::Error>(())
     /// ```
     pub fn zeros<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
@@ -330,6 +337,8 @@ impl Context {
     /// static UNUSED: relok::Global<u64> = relok::Global::new("doc_unused");
     /// let ctx = relok::Context::cpu();
     /// assert_eq!(ctx.global_value(&UNUSED)?, 0);
+    /// // A name no kernel could use (not `[A-Za-z0-9_]+`) is an error.
+    /// assert!(ctx.global_value(&relok::Global::<u32>::new("not a name!")).is_err());
     /// # Ok::<(), relok::Error>(())
     /// ```
     pub fn global_value<T: Element>(&self, global: &crate::Global<T>) -> Result<T> {

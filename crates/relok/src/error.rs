@@ -84,7 +84,8 @@ pub enum Error {
         param: String,
         /// The parameter's type (`ptr<global, f32>`).
         expected: String,
-        /// What was given (`a Buffer<u32>`, `an f64`).
+        /// What was given (`a Buffer<u32>`, `an f64`, `a u32`, `the symbol
+        /// :name`).
         found: String,
     },
     /// A buffer, stream or kernel of another context used here: each
@@ -93,9 +94,10 @@ pub enum Error {
     WrongContext {
         /// What was passed (`argument 2 of @saxpy`, `the stream`).
         what: String,
-        /// The device of the object's context.
+        /// The object's context: its number in the process and its
+        /// device (`context #2 on cpu:0`).
         owner: String,
-        /// The device of this context.
+        /// This context, named the same way.
         here: String,
     },
     /// A sub-slice outside its buffer.

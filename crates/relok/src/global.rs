@@ -40,7 +40,8 @@ pub struct Global<T> {
 impl<T> Global<T> {
     /// The global `name` (`[A-Za-z0-9_]+`; the same name is the same cell
     /// in every kernel of a context, `.rk` kernels' `ref global name`
-    /// included).
+    /// included). Another name is an error where the global is first used
+    /// (a launch, [`crate::Context::global_value`]).
     ///
     /// ```
     /// static COUNT: relok::Global<u64> = relok::Global::new("count");

@@ -175,7 +175,10 @@ impl Kernel {
     }
 
     fn foreign(&self, what: &str, owner: &Shared) -> Error {
-        Error::WrongContext { what: what.to_owned(), owner: owner.name.clone(), here: self.ctx.name.clone() }
+        // Two contexts may open the same device: each is named by its
+        // session too (`context #2 on cpu:0`).
+        let label = |c: &Shared| format!("context #{} on {}", c.session.id(), c.name);
+        Error::WrongContext { what: what.to_owned(), owner: label(owner), here: label(&self.ctx) }
     }
 }
 
@@ -234,11 +237,17 @@ enum ArgKind<'a> {
 }
 
 impl Arg<'_> {
+    /// As [`Error::ArgType`]'s `found` says it: `an f64`, `a u32`,
+    /// `a Buffer<i32>`, `the symbol :name`.
     fn describe(&self) -> String {
         match &self.0 {
-            ArgKind::Scalar { ty, .. } => format!("a {ty}"),
+            ArgKind::Scalar { ty, .. } => {
+                let name = ty.to_string();
+                let article = if name.starts_with(['i', 'f']) { "an" } else { "a" };
+                format!("{article} {name}")
+            }
             ArgKind::Symbol { name, .. } => format!("the symbol :{name}"),
-            ArgKind::Buffer { elem, .. } => format!("a buffer of {elem}"),
+            ArgKind::Buffer { elem, .. } => format!("a Buffer<{elem}>"),
         }
     }
 }
