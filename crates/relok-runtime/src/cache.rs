@@ -224,7 +224,15 @@ impl KernelCache {
     /// says why.
     pub fn from_env() -> KernelCache {
         let Some(root) = relok_cache::default_root() else { return KernelCache::uncached() };
-        let opened = store_config(&root).and_then(|c| open_store(c).map_err(|e| e.to_string()));
+        KernelCache::at(&root)
+    }
+
+    /// The cache over the store under `root` with the environment's remote
+    /// behind it (as [`KernelCache::from_env`] opens its own): a store that
+    /// cannot be opened gives a cache without one, and
+    /// [`KernelCache::warning`] says why.
+    pub fn at(root: &Path) -> KernelCache {
+        let opened = store_config(root).and_then(|c| open_store(c).map_err(|e| e.to_string()));
         match opened {
             Ok(store) => KernelCache::with_store(store),
             Err(why) => {

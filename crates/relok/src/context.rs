@@ -114,7 +114,11 @@ impl ContextBuilder {
     }
 
     /// The artifact store under `root` (instead of the environment's), and
-    /// the GPU's binary archive (cubins, the pipeline cache) beside it.
+    /// the GPU's binary archive (cubins, the pipeline cache) beside it,
+    /// with the environment's remote (`RELOK_REMOTE`) behind them as behind
+    /// the default store. A root that cannot be used (a folder others may
+    /// write, a read-only file system) leaves the context without a store,
+    /// with a warning in the log, as the default store does.
     ///
     /// ```
     /// let root = std::env::temp_dir().join(format!("relok-doc-cache-{}", std::process::id()));
@@ -149,7 +153,7 @@ impl ContextBuilder {
         let cache = match &self.cache {
             CacheChoice::Environment => KernelCache::from_env(),
             CacheChoice::Off => KernelCache::uncached(),
-            CacheChoice::Dir(root) => KernelCache::open(root).unwrap_or_else(|_| KernelCache::uncached()),
+            CacheChoice::Dir(root) => KernelCache::at(root),
         };
         Ok(Context::new(device, cache, self.strategy))
     }
