@@ -17,6 +17,11 @@ mod sealed {
 /// ```
 pub trait Element: bytemuck::Pod + Send + Sync + std::fmt::Debug + sealed::Sealed + 'static {
     /// The IR's scalar type of this element.
+    ///
+    /// ```
+    /// use relok::Element;
+    /// assert_eq!(<i64 as Element>::SCALAR, relok::Scalar::I64);
+    /// ```
     const SCALAR: Scalar;
 }
 
@@ -29,8 +34,19 @@ pub trait Element: bytemuck::Pod + Send + Sync + std::fmt::Debug + sealed::Seale
 /// ```
 pub trait ScalarArg: Copy + sealed::Sealed {
     /// The IR's scalar type.
+    ///
+    /// ```
+    /// use relok::ScalarArg;
+    /// assert_eq!(<u32 as ScalarArg>::SCALAR, relok::Scalar::U32);
+    /// ```
     const SCALAR: Scalar;
     /// The value's bits, zero-extended to 64 (the IR's convention).
+    ///
+    /// ```
+    /// use relok::ScalarArg;
+    /// assert_eq!((-1i32).bits(), 0xffff_ffff);
+    /// assert_eq!(true.bits(), 1);
+    /// ```
     fn bits(self) -> u64;
 }
 

@@ -207,4 +207,12 @@ impl From<ProgramError> for Error {
 }
 
 /// `Result` with the facade's [`Error`].
+///
+/// ```
+/// fn upload_two(ctx: &relok::Context) -> relok::Result<relok::Buffer<u32>> {
+///     ctx.upload(&[1u32, 2])
+/// }
+/// assert_eq!(upload_two(&relok::Context::cpu())?.len(), 2);
+/// # Ok::<(), relok::Error>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;

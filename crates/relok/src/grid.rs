@@ -62,6 +62,11 @@ pub struct Grid {
 
 impl Grid {
     /// The cpu device's default step budget: 2^32 instructions.
+    ///
+    /// ```
+    /// assert_eq!(relok::Grid::DEFAULT_STEP_BUDGET, 1 << 32);
+    /// assert_eq!(relok::Grid::new(1, 1).step_budget, relok::Grid::DEFAULT_STEP_BUDGET);
+    /// ```
     pub const DEFAULT_STEP_BUDGET: u64 = relok_runtime::LaunchConfig::DEFAULT_STEP_BUDGET;
 
     /// `blocks` blocks of `threads` threads.

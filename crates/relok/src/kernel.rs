@@ -261,6 +261,15 @@ impl Arg<'_> {
 /// ```
 pub trait IntoArg<'a> {
     /// The argument.
+    ///
+    /// ```
+    /// use relok::IntoArg;
+    /// let ctx = relok::Context::cpu();
+    /// let (b, s) = (ctx.upload(&[1u32])?, ctx.symbol("s"));
+    /// let args = [7u32.into_arg(), (&b).into_arg(), (&s).into_arg()];
+    /// assert_eq!(args.len(), 3);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
     fn into_arg(self) -> Arg<'a>;
 }
 
@@ -340,6 +349,14 @@ impl<'a, T: Element> From<BufferSlice<'a, T>> for Arg<'a> {
 /// ```
 pub trait Args<'a> {
     /// The arguments, in order.
+    ///
+    /// ```
+    /// use relok::Args;
+    /// let ctx = relok::Context::cpu();
+    /// let b = ctx.zeros::<f32>(4)?;
+    /// assert_eq!((4u32, &b).into_args().len(), 2);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
     fn into_args(self) -> Vec<Arg<'a>>;
 }
 

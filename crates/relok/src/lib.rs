@@ -109,7 +109,25 @@ pub mod __kernel {
     pub use relok_ir::{FuncId, MathFn, UnaryOp, Value};
 }
 
+/// A kernel parameter's scalar type; how host objects reach a kernel.
+///
+/// ```
+/// assert_eq!(relok::Scalar::F32.to_string(), "f32");
+/// let ctx = relok::Context::builder().device("cpu").strategy(relok::Strategy::Patch).build()?;
+/// # drop(ctx);
+/// # Ok::<(), relok::Error>(())
+/// ```
 pub use relok_ir::{Scalar, Strategy};
 pub use relok_macros::{device, host, kernel};
 pub use rust_kernel::{Elem as Number, Float, Int, Signed};
+/// What the kernel cache and the device's code path did; a device's kind;
+/// what a faulting thread did (the cpu device).
+///
+/// ```
+/// let ctx = relok::Context::cpu();
+/// let (cache, code): (relok::CacheStats, relok::CodeStats) = (ctx.cache_stats(), ctx.code_stats());
+/// assert_eq!((cache.compiles, code.jit), (0, 0));
+/// assert_eq!(ctx.device_kind(), relok::DeviceKind::Cpu);
+/// # let _: Option<relok::FaultKind> = None;
+/// ```
 pub use relok_runtime::{CacheStats, CodeStats, DeviceKind, FaultKind};

@@ -50,6 +50,12 @@ pub trait Bits: DevScalar {}
 /// ```
 pub trait Float: Num {
     /// The bits of 1.0.
+    ///
+    /// ```
+    /// use relok::Float;
+    /// assert_eq!(<f32 as Float>::ONE_BITS, u64::from(1.0f32.to_bits()));
+    /// assert_eq!(<f64 as Float>::ONE_BITS, 1.0f64.to_bits());
+    /// ```
     const ONE_BITS: u64;
 }
 
