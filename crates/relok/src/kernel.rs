@@ -166,10 +166,14 @@ impl Kernel {
         // pending launches either before this one reached the device or
         // with it, never the launch without what it must keep alive.
         let mut pending = stream.inner.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.ctx.device.enqueue(device_stream, &self.inner, &grid.config(), &values, 0)?;
+        // Noted before the enqueue: a download on another thread from then
+        // on synchronises this stream, which waits for this lock, so it
+        // never reads while this launch may write (a failed enqueue leaves
+        // only an extra synchronisation).
         for b in &buffers {
             b.used_by(&stream.inner);
         }
+        self.ctx.device.enqueue(device_stream, &self.inner, &grid.config(), &values, 0)?;
         pending.push(Pending { kernel: self.inner.clone(), buffers });
         Ok(())
     }
