@@ -3,7 +3,7 @@
 
 use crate::buffer::{Allocation, Buffer};
 use crate::error::{Error, Result};
-use crate::kernel::{Kernel, Symbol};
+use crate::kernel::{Kernel, LoadedKernel, Symbol};
 use crate::program::KernelSource;
 use crate::stream::Stream;
 use crate::Element;
@@ -23,7 +23,8 @@ pub(crate) struct Shared {
     pub(crate) name: String,
     /// Rust kernels loaded here, by the address of their definition
     /// (`relok::__kernel::KernelDef`): a warm launch finds its kernel here.
-    pub(crate) rust_kernels: std::sync::Mutex<std::collections::HashMap<usize, Arc<Kernel>>>,
+    /// Without their context, which a [`Kernel`] here would keep alive.
+    pub(crate) rust_kernels: std::sync::Mutex<std::collections::HashMap<usize, Arc<LoadedKernel>>>,
 }
 
 /// A device opened for this program, with its host objects and kernel

@@ -42,8 +42,16 @@ use std::sync::Arc;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Kernel {
-    inner: relok_runtime::Kernel,
     ctx: Arc<Shared>,
+    loaded: Arc<LoadedKernel>,
+}
+
+/// A kernel loaded on a context's device, without the context: what the
+/// context's map of Rust kernels holds (a [`Kernel`] there would hold the
+/// context that holds it, and neither would ever drop).
+#[derive(Debug)]
+pub(crate) struct LoadedKernel {
+    inner: relok_runtime::Kernel,
     name: String,
     /// Parameter names (`v0`) and types, in order.
     params: Vec<(String, Type)>,
@@ -61,7 +69,7 @@ impl Kernel {
             // (an artifact of another kernel under it counts as a miss).
             if let Some(inner) = ctx.device.load_by_source(&ctx.session, &ctx.cache, key, name, strategy)? {
                 let params = inner.params().iter().enumerate().map(|(i, t)| (format!("v{i}"), t.clone())).collect();
-                return Ok(Kernel { inner, ctx: Arc::clone(ctx), name: name.to_owned(), params });
+                return Ok(Kernel::on(ctx, &Arc::new(LoadedKernel { inner, name: name.to_owned(), params })));
             }
         }
         let program = from.verified_program()?;
@@ -77,7 +85,17 @@ impl Kernel {
             ctx.cache.remember_source(k, &artifact);
         }
         let inner = ctx.device.load_artifact_as(&ctx.session, &artifact, source_key)?;
-        Ok(Kernel { inner, ctx: Arc::clone(ctx), name: name.to_owned(), params })
+        Ok(Kernel::on(ctx, &Arc::new(LoadedKernel { inner, name: name.to_owned(), params })))
+    }
+
+    /// `loaded` on `ctx`, the context it was loaded on.
+    pub(crate) fn on(ctx: &Arc<Shared>, loaded: &Arc<LoadedKernel>) -> Kernel {
+        Kernel { ctx: Arc::clone(ctx), loaded: Arc::clone(loaded) }
+    }
+
+    /// The kernel without its context.
+    pub(crate) fn loaded(&self) -> &Arc<LoadedKernel> {
+        &self.loaded
     }
 
     /// The kernel's name (without `@`).
@@ -89,7 +107,7 @@ impl Kernel {
     /// # Ok::<(), relok::Error>(())
     /// ```
     pub fn name(&self) -> &str {
-        &self.name
+        &self.loaded.name
     }
 
     /// The kernel's signature in the text format's syntax.
@@ -101,8 +119,8 @@ impl Kernel {
     /// # Ok::<(), relok::Error>(())
     /// ```
     pub fn signature(&self) -> String {
-        let params: Vec<String> = self.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
-        format!("@{}({})", self.name, params.join(", "))
+        let params: Vec<String> = self.loaded.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        format!("@{}({})", self.loaded.name, params.join(", "))
     }
 
     /// Checks `args` against the signature (see the module docs) and
@@ -126,13 +144,13 @@ impl Kernel {
             return Err(self.foreign("the stream", stream_ctx));
         }
         let args = args.into_args();
-        if args.len() != self.params.len() {
-            return Err(Error::ArgCount { kernel: self.name.clone(), expected: self.params.len(), found: args.len() });
+        if args.len() != self.loaded.params.len() {
+            return Err(Error::ArgCount { kernel: self.loaded.name.clone(), expected: self.loaded.params.len(), found: args.len() });
         }
         let mut values = Vec::with_capacity(args.len());
         let mut buffers = Vec::new();
-        for (index, (arg, (param, ty))) in args.into_iter().zip(&self.params).enumerate() {
-            let place = || format!("argument {index} ({param}) of @{}", self.name);
+        for (index, (arg, (param, ty))) in args.into_iter().zip(&self.loaded.params).enumerate() {
+            let place = || format!("argument {index} ({param}) of @{}", self.loaded.name);
             values.push(match (ty, arg.0) {
                 (Type::Scalar(s), ArgKind::Scalar { ty: t, bits }) if *s == t => KernelArg::Scalar { ty: t, bits },
                 (Type::Scalar(Scalar::Word), ArgKind::Symbol { ctx, word, .. }) => {
@@ -152,7 +170,7 @@ impl Kernel {
                 }
                 (_, other) => {
                     return Err(Error::ArgType {
-                        kernel: self.name.clone(),
+                        kernel: self.loaded.name.clone(),
                         index,
                         param: param.clone(),
                         expected: ty.to_string(),
@@ -173,8 +191,8 @@ impl Kernel {
         for b in &buffers {
             b.used_by(&stream.inner);
         }
-        self.ctx.device.enqueue(device_stream, &self.inner, &grid.config(), &values, 0)?;
-        pending.push(Pending { kernel: self.inner.clone(), buffers });
+        self.ctx.device.enqueue(device_stream, &self.loaded.inner, &grid.config(), &values, 0)?;
+        pending.push(Pending { kernel: self.loaded.inner.clone(), buffers });
         Ok(())
     }
 

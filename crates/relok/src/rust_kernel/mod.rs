@@ -17,7 +17,9 @@
 //! - [`KernelDef`] is one kernel's `static`: its IR is built and verified
 //!   once per process ([`std::sync::OnceLock`]); each context loads it
 //!   once (a map from the definition's address to the loaded kernel), so
-//!   a warm launch neither rebuilds nor re-hashes the IR;
+//!   a warm launch neither rebuilds nor re-hashes the IR. The map holds
+//!   the kernel without its context: a kernel holds its context, which
+//!   would then hold itself and never drop;
 //! - [`HostStatic`] is a `#[relok::host] static`: the kernel reads it
 //!   through the runtime global named by its path (`ref global`), whose
 //!   bytes each context writes before loading a kernel that names it —
@@ -173,12 +175,12 @@ impl KernelDef {
     }
 
     /// The kernel loaded on the stream's context (once per context; a
-    /// warm call is a map lookup and a reference count).
-    pub fn kernel(&'static self, stream: &Stream) -> Result<Arc<Kernel>> {
+    /// warm call is a map lookup and two reference counts).
+    pub fn kernel(&'static self, stream: &Stream) -> Result<Kernel> {
         let ctx = &stream.inner.ctx;
         let key = std::ptr::from_ref(self) as usize;
         if let Some(k) = lock(&ctx.rust_kernels).get(&key) {
-            return Ok(Arc::clone(k));
+            return Ok(Kernel::on(ctx, k));
         }
         let built = self.built()?;
         for s in &built.statics {
@@ -187,8 +189,8 @@ impl KernelDef {
         for (name, bytes) in &built.globals {
             declare_global(ctx, name, *bytes)?;
         }
-        let k = Arc::new(Kernel::load(ctx, &built.program, &built.kernel)?);
-        lock(&ctx.rust_kernels).insert(key, Arc::clone(&k));
+        let k = Kernel::load(ctx, &built.program, &built.kernel)?;
+        lock(&ctx.rust_kernels).insert(key, Arc::clone(k.loaded()));
         Ok(k)
     }
 
