@@ -23,6 +23,7 @@ mod translate;
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
 use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use translate::{FnKind, ParamKind, Translator};
 
@@ -291,7 +292,10 @@ fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
         let ty = k.launch_type();
         quote_spanned!(n.span()=> #n: #ty)
     });
-    let pushes = params.iter().map(|(n, _)| quote!(::relok::__kernel::LaunchArg::push(#n, &mut __args)?;));
+    let pushes = params.iter().map(|(n, _)| {
+        let param = n.unraw().to_string();
+        quote!(::relok::__kernel::LaunchArg::push(#n, &mut __args, #name_str, #param)?;)
+    });
     let count = params.iter().map(|(_, k)| if matches!(k, ParamKind::Slice { .. }) { 2usize } else { 1 }).sum::<usize>();
     let errs = errors_tokens(&errors);
     // Docs, `cfg`s and lint levels go to the generated module.

@@ -126,6 +126,17 @@ pub enum Error {
         /// Bytes per element.
         elem_bytes: usize,
     },
+    /// A `usize` argument of a Rust kernel (`#[relok::kernel]`) above
+    /// `u32::MAX`: a kernel's `usize` is 32 bits on the device.
+    #[error("Rust kernel {kernel}, parameter `{param}: usize`: {value} does not fit the device's 32-bit usize (at most {})", u32::MAX)]
+    UsizeOutOfRange {
+        /// The kernel.
+        kernel: String,
+        /// The parameter's name in the Rust kernel.
+        param: String,
+        /// The value given.
+        value: usize,
+    },
     /// Launch geometry the device refuses (zero sizes, too many threads).
     #[error("@{kernel}: bad launch geometry: {reason}")]
     Geometry {

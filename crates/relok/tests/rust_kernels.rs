@@ -570,6 +570,28 @@ fn kernel_parameters_may_be_named_stream_and_grid() {
     assert_eq!(out.download().expect("download"), [7]);
 }
 
+/// Ones in the first `n` elements (`n` is a `usize`: 32 bits on the device).
+#[relok::kernel]
+fn ones_to(out: &mut [u32], n: usize) {
+    let i = global_id_x();
+    if i < n && i < out.len() {
+        out[i] = 1;
+    }
+}
+
+#[test]
+fn a_usize_argument_above_u32_max_is_refused_naming_the_kernel_and_the_parameter() {
+    let ctx = Context::builder().device("cpu").no_cache().build().expect("cpu");
+    let mut out = ctx.zeros::<u32>(4).expect("zeros");
+    let s = ctx.stream();
+    let err = ones_to::launch(&s, Grid::new(1, 4), &mut out, 5_000_000_000).expect_err("above u32::MAX");
+    assert!(matches!(&err, Error::UsizeOutOfRange { kernel, param, value: 5_000_000_000 } if kernel == "ones_to" && param == "n"), "{err:?}");
+    assert_eq!(err.to_string(), "Rust kernel ones_to, parameter `n: usize`: 5000000000 does not fit the device's 32-bit usize (at most 4294967295)");
+    ones_to::launch(&s, Grid::new(1, 4), &mut out, u32::MAX as usize).expect("u32::MAX fits");
+    s.synchronize().expect("runs");
+    assert_eq!(out.download().expect("download"), [1; 4]);
+}
+
 /// Per-thread arrays: the four low decimal digits of `x[i]`, reversed.
 #[relok::kernel]
 fn reverse_digits(x: &[u32], out: &mut [u32]) {

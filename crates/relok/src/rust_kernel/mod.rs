@@ -227,14 +227,15 @@ pub(crate) fn declare_global(ctx: &Shared, name: &str, bytes: usize) -> Result<(
 /// One launch argument of a generated `launch`: scalars as themselves,
 /// buffers as the buffer and its `u32` length.
 pub trait LaunchArg<'a> {
-    /// Appends the IR arguments.
-    fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()>;
+    /// Appends the IR arguments of parameter `param` of the Rust kernel
+    /// `kernel` (the names an argument refused here is reported with).
+    fn push(self, out: &mut Vec<Arg<'a>>, kernel: &'static str, param: &'static str) -> Result<()>;
 }
 
 macro_rules! scalar_launch_arg {
     ($($t:ty),*) => {$(
         impl<'a> LaunchArg<'a> for $t {
-            fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()> {
+            fn push(self, out: &mut Vec<Arg<'a>>, _: &'static str, _: &'static str) -> Result<()> {
                 out.push(self.into());
                 Ok(())
             }
@@ -244,15 +245,15 @@ macro_rules! scalar_launch_arg {
 scalar_launch_arg!(bool, i32, u32, i64, u64, f32, f64);
 
 impl<'a> LaunchArg<'a> for usize {
-    fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()> {
-        let v = u32::try_from(self).map_err(|_| Error::TooLarge { len: self, elem_bytes: 4 })?;
+    fn push(self, out: &mut Vec<Arg<'a>>, kernel: &'static str, param: &'static str) -> Result<()> {
+        let v = u32::try_from(self).map_err(|_| Error::UsizeOutOfRange { kernel: kernel.to_owned(), param: param.to_owned(), value: self })?;
         out.push(v.into());
         Ok(())
     }
 }
 
 impl<'a> LaunchArg<'a> for &'a crate::Symbol {
-    fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()> {
+    fn push(self, out: &mut Vec<Arg<'a>>, _: &'static str, _: &'static str) -> Result<()> {
         out.push(self.into());
         Ok(())
     }
@@ -263,7 +264,7 @@ fn buffer_len<T: Element>(b: &Buffer<T>) -> Result<u32> {
 }
 
 impl<'a, T: Element> LaunchArg<'a> for &'a Buffer<T> {
-    fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()> {
+    fn push(self, out: &mut Vec<Arg<'a>>, _: &'static str, _: &'static str) -> Result<()> {
         let len = buffer_len(self)?;
         out.push(self.into());
         out.push(len.into());
@@ -272,7 +273,7 @@ impl<'a, T: Element> LaunchArg<'a> for &'a Buffer<T> {
 }
 
 impl<'a, T: Element> LaunchArg<'a> for &'a mut Buffer<T> {
-    fn push(self, out: &mut Vec<Arg<'a>>) -> Result<()> {
+    fn push(self, out: &mut Vec<Arg<'a>>, _: &'static str, _: &'static str) -> Result<()> {
         let len = buffer_len(self)?;
         out.push(self.into());
         out.push(len.into());
