@@ -121,11 +121,14 @@ fn main() -> Result<ExitCode, relok::Error> {
     }
     lap("download");
     let first_us = started.elapsed().as_secs_f64() * 1e6 - context_us;
+    // The wall clock when the result is on the host, for a parent that
+    // times the process from its exec (`relok bench start`).
+    let result_at_unix_ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let stats = ctx.cache_stats();
     let code = ctx.code_stats();
     let phases: Vec<String> = laps.iter().map(|(n, us)| format!("[\"{n}\",{us:.1}]")).collect();
     println!(
-        "{{\"device\":\"{}\",\"context_us\":{context_us:.1},\"first_us\":{first_us:.1},\"wrong\":{wrong},\"compiles\":{},\"store_hits\":{},\"bundle_hits\":{},\"machine_code\":{{\"archived\":{},\"records\":{},\"bundled\":{},\"linked\":{},\"jit\":{}}},\"phases\":[{}]}}",
+        "{{\"device\":\"{}\",\"context_us\":{context_us:.1},\"first_us\":{first_us:.1},\"result_at_unix_ns\":{result_at_unix_ns},\"wrong\":{wrong},\"compiles\":{},\"store_hits\":{},\"bundle_hits\":{},\"machine_code\":{{\"archived\":{},\"records\":{},\"bundled\":{},\"linked\":{},\"jit\":{}}},\"phases\":[{}]}}",
         ctx.device_name(),
         stats.compiles,
         stats.store.hits,

@@ -23,7 +23,12 @@
 //!   `--app-threads` threads, warm, and (cuda, `--app-bundle`) shipped;
 //! - `whole process`: exec to exit of a warm child, timed by this process,
 //!   beside `bare_context` (`crates/relok-runtime/examples`), a program
-//!   that only initialises the driver and creates the context.
+//!   that only initialises the driver and creates the context; and split
+//!   at the child's result (the wall clock it reports when its result is
+//!   on the host; `bare_context`'s is its context): exec to result minus
+//!   the context the child measured (what the program does besides the
+//!   driver's start-up), and result to exit (the teardown, mostly the
+//!   driver's, whose spread between processes is larger than relok).
 //!
 //! The peers: `scripts/bench_peers.py` (CuPy `RawKernel`, Triton `@jit`,
 //! cold and warm caches, the same kernel, timed from after their context
@@ -34,7 +39,7 @@ use super::{median, print_json};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// What one `first_launch` child printed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -103,6 +108,12 @@ pub struct Whole {
     /// reported, µs: what the program adds to the driver's start-up, far
     /// less noisy than the whole (the context varies by ±10 ms).
     pub minus_context_us: f64,
+    /// Median of exec to the child's result minus its context, µs: what
+    /// the program does besides the driver's start-up before its result
+    /// (the teardown left out).
+    pub to_result_minus_context_us: f64,
+    /// Median of the child's result to its exit, µs: the teardown.
+    pub result_to_exit_us: f64,
 }
 
 /// A peer's figure.
@@ -211,16 +222,21 @@ fn shipped(row: Row) -> Result<Row, String> {
     Ok(row)
 }
 
-/// Exec to exit of `exe` (which prints `{"context_us": …}`) with `env`,
-/// `runs` times: the medians of the whole and of the whole minus the
-/// context, µs.
+/// Exec to exit of `exe` (which prints `{"context_us": …,
+/// "result_at_unix_ns": …}`) with `env`, `runs` times: the medians of the
+/// whole, of the whole minus the context, and of the two parts split at
+/// the child's result, µs.
 fn whole(program: String, exe: &Path, env: &[(&str, &str)], cache: &Path, runs: usize) -> Result<Whole, String> {
     #[derive(Deserialize)]
     struct Context {
         context_us: f64,
+        result_at_unix_ns: u128,
     }
-    let (mut times, mut minus) = (Vec::new(), Vec::new());
+    let (mut times, mut minus, mut to_result, mut to_exit) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
+        // The wall clock beside the monotonic one: the child's result is
+        // stamped with the wall clock, the only one two processes share.
+        let spawned_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let t = Instant::now();
         let out = Command::new(exe)
             .env("RELOK_CACHE_DIR", cache)
@@ -233,10 +249,19 @@ fn whole(program: String, exe: &Path, env: &[(&str, &str)], cache: &Path, runs: 
             return Err(format!("{} failed: {}", exe.display(), String::from_utf8_lossy(&out.stderr)));
         }
         let ctx: Context = serde_json::from_slice(&out.stdout).map_err(|e| format!("{} output: {e}", exe.display()))?;
+        let result_us = ctx.result_at_unix_ns.saturating_sub(spawned_ns) as f64 / 1e3;
         times.push(us);
         minus.push(us - ctx.context_us);
+        to_result.push(result_us - ctx.context_us);
+        to_exit.push(us - result_us);
     }
-    Ok(Whole { program, median_us: median(times), minus_context_us: median(minus) })
+    Ok(Whole {
+        program,
+        median_us: median(times),
+        minus_context_us: median(minus),
+        to_result_minus_context_us: median(to_result),
+        result_to_exit_us: median(to_exit),
+    })
 }
 
 /// The peers' figures from `scripts/bench_peers.py --json`, or why not.
@@ -356,9 +381,12 @@ pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
         let steps: Vec<String> = row.phases.iter().map(|(n, us)| format!("{n} {us:.1}")).collect();
         println!("{:<6} {:<44} steps: {}", "", "", steps.join(", "));
     }
-    println!("\nwhole process, exec to exit (and minus the context the child reported), µs:");
+    println!("\nwhole process, µs: exec to exit | minus the context the child reported | exec to result minus the context | result to exit:");
     for w in &r.whole {
-        println!("  {:<48} {:>10.0} {:>10.0}", w.program, w.median_us, w.minus_context_us);
+        println!(
+            "  {:<48} {:>10.0} {:>10.0} {:>10.0} {:>10.0}",
+            w.program, w.median_us, w.minus_context_us, w.to_result_minus_context_us, w.result_to_exit_us
+        );
     }
     match &r.peers_skipped {
         Some(why) => println!("\npeers SKIPPED: {why}"),
