@@ -7,13 +7,14 @@
 //! pending is safe. Reading a buffer ([`Buffer::download`]) or writing it
 //! ([`Buffer::write`]) first synchronises every stream with a pending
 //! launch that uses it, so the host sees what those launches wrote and
-//! they never see a later write; a kernel exception of such a launch is
-//! the read's or write's error.
+//! they never see a later write; a kernel exception on such a stream (its
+//! first since the stream's last synchronisation, whichever launch threw:
+//! see [`crate::Stream`]) is the read's or write's error.
 
 use crate::context::Shared;
 use crate::error::{Error, Result};
 use crate::stream::StreamInner;
-use crate::Element;
+use crate::{lock, Element};
 use relok_runtime::{DevicePtr, DeviceMemory};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
@@ -49,7 +50,7 @@ impl Allocation {
         let users: Vec<_> = std::mem::take(&mut *lock(&self.users)).iter().filter_map(Weak::upgrade).collect();
         let mut first = Ok(());
         for s in users {
-            let r = s.synchronize(Some(self));
+            let r = s.synchronize();
             if first.is_ok() {
                 first = r;
             }
@@ -63,10 +64,6 @@ impl Drop for Allocation {
         // Our own allocation, freed once: a failure could only leak.
         let _ = self.ctx.device.free_bytes(self.ptr);
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// `len` elements of `T` in one device's memory, freed on drop (see the

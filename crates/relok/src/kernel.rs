@@ -183,7 +183,7 @@ impl Kernel {
         // Held from the enqueue to the push: a synchronisation takes the
         // pending launches either before this one reached the device or
         // with it, never the launch without what it must keep alive.
-        let mut pending = stream.inner.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut pending = crate::lock(&stream.inner.pending);
         // Noted before the enqueue: a download on another thread from then
         // on synchronises this stream, which waits for this lock, so it
         // never reads while this launch may write (a failed enqueue leaves
@@ -192,7 +192,7 @@ impl Kernel {
             b.used_by(&stream.inner);
         }
         self.ctx.device.enqueue(device_stream, &self.loaded.inner, &grid.config(), &values, 0)?;
-        pending.push(Pending { kernel: self.loaded.inner.clone(), buffers });
+        pending.push(Pending { _kernel: self.loaded.inner.clone(), _buffers: buffers });
         Ok(())
     }
 

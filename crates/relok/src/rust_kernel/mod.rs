@@ -48,7 +48,7 @@ use crate::error::{Error, Result};
 use crate::kernel::{Arg, Kernel};
 use crate::program::Program;
 use crate::stream::Stream;
-use crate::{Buffer, Element, Grid};
+use crate::{lock, Buffer, Element, Grid};
 use relok_runtime::DeviceMemory;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -279,8 +279,4 @@ impl<'a, T: Element> LaunchArg<'a> for &'a mut Buffer<T> {
         out.push(len.into());
         Ok(())
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
