@@ -535,9 +535,9 @@ impl CudaDevice {
                 return Err(format!("it holds @{}, not @{entry}", artifact.entry));
             }
             artifact.check(&artifact.key, self.target(), strategy).map_err(|e| e.to_string())?;
-            Ok((Arc::new(artifact), aligned(cubin), cubin.len()))
+            Ok((Arc::new(artifact), cubin))
         });
-        let (artifact, cubin, len) = match decoded {
+        let (artifact, cubin) = match decoded {
             Ok(found) => found,
             Err(why) => {
                 archive.reject(key, &format!("load record: {why}"));
@@ -550,7 +550,7 @@ impl CudaDevice {
         // have — is the record's fault: removed, and the long way taken.
         let loaded = (|| {
             let fit = self.fit(&artifact)?;
-            let (module, function) = fit.load(&self.ctx, &bytemuck::cast_slice(&cubin)[..len])?;
+            let (module, function) = fit.load(&self.ctx, cubin)?;
             // Loaded meanwhile (or by the long way before): that one is kept.
             load_once(&self.loaded, session, &artifact, || self.finish_load(session, &artifact, fit, module, function))
         })();
@@ -1265,9 +1265,8 @@ fn without_code(artifact: &Artifact) -> Artifact {
     }
 }
 
-/// The bytes of `b` in a buffer aligned for any of the driver's reads (a
-/// cubin inside a record starts wherever the record's fields end; an ELF
-/// image is read as 8-byte fields).
+/// The bytes of `b` in a buffer aligned for any of the driver's reads (an
+/// ELF image is read as 8-byte fields).
 fn aligned(b: &[u8]) -> Vec<u64> {
     let mut words = vec![0u64; b.len().div_ceil(8)];
     bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..b.len()].copy_from_slice(b);
@@ -1367,6 +1366,15 @@ impl PtxModule {
     /// driver.
     fn load_image(ctx: &Arc<CudaContext>, cubin: &[u8]) -> Result<PtxModule, DeviceError> {
         elf_bounds(cubin).map_err(|why| DeviceError::Driver { call: "cuModuleLoadData", message: format!("not a cubin: {why}") })?;
+        // The driver reads an ELF image as 8-byte fields; a cubin inside a
+        // load record or a bundle starts wherever their framing puts it.
+        let words;
+        let cubin = if cubin.as_ptr().align_offset(8) == 0 {
+            cubin
+        } else {
+            words = aligned(cubin);
+            &bytemuck::cast_slice(&words)[..cubin.len()]
+        };
         ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         // SAFETY: `cubin` holds a whole 64-bit ELF image that outlives the
         // call, every table and section of which lies inside it (checked
