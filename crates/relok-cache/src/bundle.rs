@@ -25,9 +25,11 @@
 //! it, which made reading hash every entry twice.
 //!
 //! A bundle is byte-stable: the same entries give the same bytes whatever
-//! order they were added in. Reading checks the bundle's header, every
-//! entry (framing, its own checksum) and the bundle's checksum; the count
-//! is never used to allocate.
+//! order they were added in. Reading checks the bundle's header, then its
+//! checksum, then every entry (framing, its own checksum); an entry whose
+//! own checksum fails is reported as damage ([`BundleError::Checksum`]),
+//! whichever of its fields the damage reached. The count is never used to
+//! allocate.
 
 use crate::entry::{self, EntryError, Expect, Kind, MAX_IDENTITY};
 use crate::Key;
@@ -183,20 +185,40 @@ pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<BundleEntry<'a>
         return Err(BundleError::Identity { found: String::from_utf8_lossy(id).into_owned(), expected: identity.to_owned() });
     }
     let body = bytes.len() - 32;
-    if version < CHAINED && Sha256::digest(&bytes[..body]).as_slice() != &bytes[body..] {
-        return Err(BundleError::Checksum);
-    }
     let Some(rest) = r.0.len().checked_sub(32).map(|n| &r.0[..n]) else {
         return Err(BundleError::Truncated);
     };
+    // The bundle's checksum before any entry is looked into, so that damage
+    // anywhere reads as damage. Version 3's walks the length fields (each
+    // entry's own checksum is checked with the entry, below).
+    if version < CHAINED && Sha256::digest(&bytes[..body]).as_slice() != &bytes[body..] {
+        return Err(BundleError::Checksum);
+    }
+    if version >= CHAINED {
+        let mut w = Reader(rest);
+        let count = u32::from_le_bytes(w.array()?);
+        let mut sum = Checksum::new(&bytes[..11 + n + 4]);
+        for _ in 0..count {
+            let len = w.array()?;
+            sum.entry(len, w.take(u32::from_le_bytes(len) as usize)?);
+        }
+        if !w.0.is_empty() {
+            return Err(BundleError::Trailing(w.0.len()));
+        }
+        if sum.finish() != bytes[body..] {
+            return Err(BundleError::Checksum);
+        }
+    }
     let mut r = Reader(rest);
     let count = u32::from_le_bytes(r.array()?);
-    let mut sum = Checksum::new(&bytes[..11 + n + 4]);
     let mut out = Vec::new();
     for index in 0..count as usize {
-        let len = r.array()?;
-        let e = r.take(u32::from_le_bytes(len) as usize)?;
-        let entry_err = |source| BundleError::Entry { index, source };
+        let len = u32::from_le_bytes(r.array()?) as usize;
+        let e = r.take(len)?;
+        // Behind a matching bundle checksum, an entry whose own checksum
+        // fails was damaged (whatever field the damage reached); one whose
+        // checksum holds is reported for what it is.
+        let entry_err = |source| if entry::damaged(e) { BundleError::Checksum } else { BundleError::Entry { index, source } };
         let kind = match entry_kind(e).map_err(entry_err)? {
             Kind::Binary if version == 1 => {
                 return Err(entry_err(EntryError::Kind { found: Kind::Binary as u8, expected: Kind::Artifact as u8 }))
@@ -208,14 +230,10 @@ pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<BundleEntry<'a>
         if out.last().is_some_and(|p: &BundleEntry<'_>| (p.kind as u8, p.key) >= (kind as u8, key)) {
             return Err(BundleError::Order { index });
         }
-        sum.entry(len, e);
         out.push(BundleEntry { kind, key, bytes: e, payload });
     }
     if !r.0.is_empty() {
         return Err(BundleError::Trailing(r.0.len()));
-    }
-    if version >= CHAINED && sum.finish() != bytes[body..] {
-        return Err(BundleError::Checksum);
     }
     Ok(out)
 }
@@ -276,6 +294,17 @@ mod tests {
             let mut bad = x.clone();
             bad[i] ^= 4;
             assert!(decode(&bad, ID).is_err(), "byte {i}");
+        }
+        // Past the header, damage reads as damage: never as an entry of
+        // another build, kind or key.
+        let two = encode(ID, [a.as_slice(), e(2, b"two").as_slice()]).unwrap();
+        for i in 11 + ID.len() + 4..two.len() {
+            for bit in 0..8 {
+                let mut bad = two.clone();
+                bad[i] ^= 1 << bit;
+                let r = decode(&bad, ID);
+                assert!(matches!(r, Err(BundleError::Checksum | BundleError::Truncated | BundleError::Trailing(_))), "byte {i} bit {bit}: {r:?}");
+            }
         }
         let other = entry::encode(Kind::Artifact, "relok-other", Key([1; 32]), b"x");
         assert!(encode(ID, [other.as_slice()]).is_err());

@@ -162,6 +162,13 @@ pub fn encode_version(version: u16, kind: Kind, identity: &str, key: Key, payloa
     out
 }
 
+/// Whether `bytes`, framed as an entry, fail their own checksum (its last
+/// 32 bytes): damaged, whatever else their fields say.
+pub fn damaged(bytes: &[u8]) -> bool {
+    let Some(body) = bytes.len().checked_sub(CHECKSUM) else { return true };
+    Sha256::digest(&bytes[..body]).as_slice() != &bytes[body..]
+}
+
 /// Parses the header of `bytes` without checking it against anything but
 /// its own structure (magic, lengths).
 pub fn header(bytes: &[u8]) -> Result<Header<'_>, EntryError> {

@@ -270,6 +270,7 @@ fn arbitrary_input() -> impl Strategy<Value = Vec<u8>> {
         Just(id_entry),
         Just(b"RELOKBDL\x01\x00".to_vec()),
         Just(id_bundle(1)),
+        Just(id_bundle(2)),
         Just(id_bundle(bundle::FORMAT_VERSION)),
     ];
     (prefix, prop::collection::vec(any::<u8>(), 0..600), any::<bool>()).prop_map(move |(mut p, tail, seal)| {
@@ -380,6 +381,10 @@ proptest! {
             prop_assert_eq!(r, Ok(want));
         } else if !seal {
             prop_assert!(r.is_err() || r.as_ref() == Ok(&want), "damaged bundle read as {:?}", r);
+        } else if let Ok(got) = &r {
+            // Behind a forged seal the entries still check themselves: what
+            // reads is some of the original entries, never another one.
+            prop_assert!(got.iter().all(|e| want.iter().any(|w| w.key == e.key && w.bytes == e.bytes)), "forged bundle read as {:?}", got);
         }
     }
 }
@@ -421,10 +426,16 @@ fn maximal_length_and_count_fields_allocate_nothing_large() {
     assert_eq!(r, Err(bundle::BundleError::Truncated));
     assert!(a.largest <= bound(l.len()), "{a:?}");
 
-    // An entry inside a well-sealed bundle whose payload length is u64::MAX.
+    // An entry inside a well-sealed bundle whose payload length is u64::MAX:
+    // with the entry's own checksum made to match (as a forger would), the
+    // length is what is reported; without, the entry is damage.
     let mut p = b.clone();
     let field = first_len_at + 4 + 44 + n;
     p[field..field + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    reseal_bundle(&mut p);
+    assert_eq!(bundle::decode(&p, ID), Err(bundle::BundleError::Checksum));
+    let entry_at = first_len_at + 4;
+    reseal(&mut p[entry_at..entry_at + good.len()]);
     reseal_bundle(&mut p);
     let r = bundle::decode(&p, ID);
     assert_eq!(
