@@ -211,7 +211,10 @@ impl KernelCache {
         KernelCache::new(Some(store), None)
     }
 
-    /// A cache over the store of this compiler under `root`.
+    /// A cache over the store of this compiler under `root`, on its own:
+    /// no remote behind it, and an error when it cannot be opened
+    /// ([`KernelCache::at`] adds the environment's remote and turns the
+    /// error into a warning).
     pub fn open(root: &Path) -> Result<KernelCache, StoreError> {
         let config = store_config(root).map_err(|reason| StoreError::Insecure { path: root.to_owned(), reason })?;
         Ok(KernelCache::with_store(Store::open(config)?))
@@ -277,8 +280,10 @@ impl KernelCache {
     /// ([`crate::Device::load_bundle`] hands it over). Entries are checked
     /// now (framing, checksums: once, by `bundle::decode`) and again when
     /// used (artifact). The bundle is copied once and its entries share the
-    /// copy; [`KernelCache::load_static_bundle`] takes one that lives as
-    /// long as the program without copying it.
+    /// copy, which therefore lives as long as the cache keeps any of them
+    /// (machine code for another device included);
+    /// [`KernelCache::load_static_bundle`] takes one that lives as long as
+    /// the program without copying it.
     pub fn load_bundle(&self, bytes: &[u8]) -> Result<BundleContents, BundleError> {
         self.load_bundle_bytes(Bytes::copy_from_slice(bytes))
     }

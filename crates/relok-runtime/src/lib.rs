@@ -44,6 +44,9 @@ pub use cpu::{CpuDevice, CpuKernel, LaunchState, LoadedKernel, PatchCells};
 pub use error::{Access, DeviceError, FaultKind, LaunchError};
 pub use launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 pub use cache::{BundleContents, CacheStats, KernelCache};
+/// The bytes of a loaded bundle's entries ([`BundleContents`]): slices
+/// sharing the bundle's one copy, or the program's static bytes.
+pub use bytes::Bytes;
 pub use error::{ProgramError, SessionError};
 pub use program::{Compiled, Loaded};
 pub use backend::{Backend, Thrown};

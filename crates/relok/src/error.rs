@@ -94,8 +94,8 @@ pub enum Error {
     WrongContext {
         /// What was passed (`argument 2 of @saxpy`, `the stream`).
         what: String,
-        /// The object's context: its number in the process and its
-        /// device (`context #2 on cpu:0`).
+        /// The object's context: its number in the process
+        /// ([`crate::Context::id`]) and its device (`context #2 on cpu:0`).
         owner: String,
         /// This context, named the same way.
         here: String,
