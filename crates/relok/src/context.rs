@@ -226,18 +226,6 @@ impl Context {
         Context { shared: Arc::new(Shared { device, session: Session::new(), cache, strategy, name, rust_kernels: Default::default() }) }
     }
 
-    /// This context's number in the process, as errors name it (`context
-    /// #2 on cpu:0`): two contexts of one device differ in it.
-    ///
-    /// ```
-    /// let (a, b) = (relok::Context::cpu(), relok::Context::cpu());
-    /// assert_ne!(a.id(), b.id());
-    /// assert_eq!(a.id(), a.clone().id());
-    /// ```
-    pub fn id(&self) -> u64 {
-        self.shared.session.id()
-    }
-
     /// The device's name: `cpu:0`, `cuda:0 (NVIDIA H200, sm_90)`,
     /// `wgpu:0 (llvmpipe (LLVM 15.0.6, 256 bits), vulkan)`.
     ///

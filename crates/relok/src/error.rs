@@ -89,15 +89,14 @@ pub enum Error {
         found: String,
     },
     /// A buffer, stream or kernel of another context used here: each
-    /// context is its own device.
-    #[error("{what} belongs to another context ({owner}) than {here}")]
+    /// context is its own device, even when two open the same GPU.
+    #[error("{what} belongs to another context (on {owner}) than this one (on {here}): each context is its own device, even on the same GPU")]
     WrongContext {
         /// What was passed (`argument 2 of @saxpy`, `the stream`).
         what: String,
-        /// The object's context: its number in the process
-        /// ([`crate::Context::id`]) and its device (`context #2 on cpu:0`).
+        /// The device of the object's context (`cpu:0`).
         owner: String,
-        /// This context, named the same way.
+        /// The device of this context.
         here: String,
     },
     /// A sub-slice outside its buffer.

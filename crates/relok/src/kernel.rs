@@ -197,10 +197,7 @@ impl Kernel {
     }
 
     fn foreign(&self, what: &str, owner: &Shared) -> Error {
-        // Two contexts may open the same device: each is named by its
-        // session too (`context #2 on cpu:0`).
-        let label = |c: &Shared| format!("context #{} on {}", c.session.id(), c.name);
-        Error::WrongContext { what: what.to_owned(), owner: label(owner), here: label(&self.ctx) }
+        Error::WrongContext { what: what.to_owned(), owner: owner.name.clone(), here: self.ctx.name.clone() }
     }
 }
 
