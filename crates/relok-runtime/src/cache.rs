@@ -38,13 +38,13 @@ use crate::error::ProgramError;
 use crate::memory::DeviceId;
 use crate::program::{build, instantiate, Compiled};
 use crate::session::Session;
+use bytes::Bytes;
 use relok_cache::bundle::{self, BundleError};
 use relok_cache::remote::{Remote, RemoteConfig};
 use relok_cache::{Key, Lookup, RemoteStats, Store, StoreConfig, StoreError, TierStats};
 use relok_compiler::artifact::{Artifact, CodeTarget, CompileOptions, COMPILER_ID};
 use relok_compiler::stencil::Stencil;
 use relok_ir::{Module, Strategy};
-use bytes::Bytes;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::Path;
@@ -77,7 +77,6 @@ pub struct BundleContents {
     /// `relok_compiler::ptx::cubin_key`), for the device to keep.
     pub machine_code: Vec<(Key, Bytes)>,
 }
-
 
 /// A process's kernel cache. Share one per process (`&self` everywhere).
 #[derive(Debug)]

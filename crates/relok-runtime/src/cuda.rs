@@ -698,7 +698,7 @@ impl CudaDevice {
         let bytes: Vec<u8> = words.flat_map(u64::to_le_bytes).collect();
         // SAFETY: the block holds the two header words and `capacity >= n`
         // entries of 16 bytes.
-        unsafe { copy_on_legacy_stream(seals.block, &bytes) }?;
+        unsafe { write_on_legacy_stream(seals.block, SlotFill::Bytes(&bytes)) }?;
         seals.dirty = false;
         Ok(seals.block)
     }
@@ -1087,10 +1087,7 @@ impl CudaDevice {
     /// [`SmallBlocks`]), written on the legacy stream; `None` when it is
     /// larger than [`SmallBlocks::MAX`] or no run of slots is free.
     fn alloc_in_slots(&self, fill: SlotFill<'_>) -> Option<Result<DevicePtr, DeviceError>> {
-        let len = match fill {
-            SlotFill::Bytes(bytes) => bytes.len() as u64,
-            SlotFill::Zeros(n) => n,
-        };
+        let len = fill.len();
         let ptr = lock(&self.heap).small.take(len)?;
         // SAFETY: `ptr .. ptr + len` are slots just taken for this
         // allocation, in this device's block; the context is bound.
@@ -1782,15 +1779,14 @@ enum SlotFill<'a> {
     Zeros(u64),
 }
 
-/// Copies `bytes` to `dst` on the legacy stream (see
-/// [`write_on_legacy_stream`]).
-///
-/// # Safety
-///
-/// As [`write_on_legacy_stream`].
-unsafe fn copy_on_legacy_stream(dst: u64, bytes: &[u8]) -> Result<(), DeviceError> {
-    // SAFETY: by the caller's contract.
-    unsafe { write_on_legacy_stream(dst, SlotFill::Bytes(bytes)) }
+impl SlotFill<'_> {
+    /// Its length in bytes.
+    fn len(self) -> u64 {
+        match self {
+            SlotFill::Bytes(bytes) => bytes.len() as u64,
+            SlotFill::Zeros(n) => n,
+        }
+    }
 }
 
 /// Writes `fill` to `dst` with an asynchronous copy on the legacy stream.
@@ -1808,27 +1804,19 @@ unsafe fn copy_on_legacy_stream(dst: u64, bytes: &[u8]) -> Result<(), DeviceErro
 /// `dst` and the fill's length lie in device memory of the context bound
 /// to the thread, which nothing else writes until the copy is done.
 unsafe fn write_on_legacy_stream(dst: u64, fill: SlotFill<'_>) -> Result<(), DeviceError> {
+    let len = fill.len() as usize;
     let mut stack = [0u8; SmallBlocks::MAX as usize];
-    let heap;
-    let staged: &[u8] = match fill {
-        SlotFill::Bytes(bytes) => match stack.get_mut(..bytes.len()) {
-            Some(small) => {
-                small.copy_from_slice(bytes);
-                small
-            }
-            None => {
-                heap = bytes.to_vec();
-                &heap
-            }
-        },
-        SlotFill::Zeros(n) => match stack.get(..n as usize) {
-            Some(small) => small,
-            None => {
-                heap = vec![0; n as usize];
-                &heap
-            }
-        },
+    let mut heap;
+    let staged: &mut [u8] = match stack.get_mut(..len) {
+        Some(small) => small,
+        None => {
+            heap = vec![0; len];
+            &mut heap
+        }
     };
+    if let SlotFill::Bytes(bytes) = fill {
+        staged.copy_from_slice(bytes);
+    }
     // SAFETY: by the caller's contract; `staged` is pageable memory of
     // this call's own, which the driver has read when the call returns.
     unsafe { sys::cuMemcpyHtoDAsync_v2(dst, staged.as_ptr().cast(), staged.len(), std::ptr::null_mut()) }
