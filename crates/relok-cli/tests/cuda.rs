@@ -363,3 +363,45 @@ fn a_small_buffer_freed_under_a_pending_launch_is_rewritten_only_after_it() {
     assert_eq!(gpu.read_bytes(out, 4 * u64::from(n)).expect("read"), bytes(&old), "the launch read the bytes it was given");
     assert_eq!(gpu.read_bytes(again, 4 * u64::from(n)).expect("read"), bytes(&new), "the new buffer holds its own");
 }
+
+#[test]
+fn a_throw_nobody_waited_for_never_reaches_the_records_next_holder() {
+    // Exception records live in device memory and go back to the device's
+    // pool when their stream drops. A stream dropped with a throw unread
+    // leaves its record to the next stream (the pool hands out the first
+    // free one): it must come back zeroed, or the next launch would report
+    // a throw that never happened. Two kernels on one stream are read
+    // with one copy: the thrower must be named, not its neighbour.
+    let module = relok_ir::parse(include_str!("../../../examples/reloc/throw.rk")).expect("parses");
+    let copy = relok_ir::parse(include_str!("../../../examples/saxpy.rk")).expect("parses");
+    relok_ir::verify(&module).expect("verifies");
+    let Some(gpu) = gpu("unread throw") else { return };
+    let session = Session::new();
+    let cache = KernelCache::uncached();
+    let check = gpu.load(&session, &cache, &module, "check", Strategy::Table).expect("loads");
+    let saxpy = gpu.load(&session, &cache, &copy, "saxpy", Strategy::Table).expect("loads");
+    let ints = |v: &[i32]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+    let mut data: Vec<i32> = (1..=40).collect();
+    data[37] = -38;
+    let bad = gpu.alloc_filled(&ints(&data)).expect("upload");
+    let good = gpu.alloc_filled(&ints(&[1; 40])).expect("upload");
+    let (x, y) = (gpu.alloc_filled(&[0; 256]).expect("upload"), gpu.alloc_zeroed(256).expect("zeros"));
+    let config = LaunchConfig::linear(4, 32);
+    let args = |buffer| [relok_runtime::KernelArg::u32(40), relok_runtime::KernelArg::Ptr(buffer)];
+    for round in 0..3 {
+        let stream = gpu.stream().expect("stream");
+        gpu.enqueue(&stream, &check, &config, &args(bad), 0).expect("enqueued");
+        drop(stream);
+        let stream = gpu.stream().expect("stream");
+        gpu.enqueue(&stream, &check, &config, &args(good), 0).expect("enqueued");
+        assert!(gpu.synchronize(&session, &stream).is_ok(), "round {round}: a stale throw was reported");
+        let saxpy_args = [relok_runtime::KernelArg::u32(64), relok_runtime::KernelArg::f32(2.0), relok_runtime::KernelArg::Ptr(x), relok_runtime::KernelArg::Ptr(y)];
+        gpu.enqueue(&stream, &saxpy, &LaunchConfig::linear(1, 64), &saxpy_args, 0).expect("enqueued");
+        gpu.enqueue(&stream, &check, &config, &args(bad), 0).expect("enqueued");
+        match gpu.synchronize(&session, &stream) {
+            Err(relok_runtime::ProgramError::Exception { kernel, message, .. }) => assert_eq!((kernel.as_str(), message.as_str()), ("check", "negative input"), "round {round}"),
+            other => panic!("round {round}: {other:?}"),
+        }
+        assert!(gpu.synchronize(&session, &stream).is_ok(), "round {round}: reported once");
+    }
+}

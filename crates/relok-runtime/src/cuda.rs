@@ -23,11 +23,10 @@
 //! `patch` writes each record's word into the module global of that name
 //! (`cuModuleGetGlobal` + a copy; interior sites at their offset in the
 //! constant), `table` uploads one table buffer per (kernel, device). Each
-//! loaded kernel owns an exception record in pinned host memory mapped into
-//! the device (from a pool the device makes when it opens, since pinned
-//! allocations are slow); a launch passes the kernel state (table,
-//! exception record, seed) by value as the first parameter, waits, and
-//! reads the record's flag in place — no copies per launch.
+//! loaded kernel owns an exception record in device memory (from a pool
+//! the device makes when it opens, `RecordPool`); a launch passes the
+//! kernel state (table, exception record, seed) by value as the first
+//! parameter and reads the record back with one copy, which is the wait.
 //!
 //! # Checked mode
 //!
@@ -706,13 +705,17 @@ impl CudaDevice {
     fn run(&self, kernel: &CudaKernel, config: &LaunchConfig, values: &mut [u64], rng_seed: u64) -> Result<Option<Thrown>, DeviceError> {
         self.bind()?;
         // One launch at a time per loaded kernel: they share its record.
-        let record = lock(&kernel.exception);
+        let mut record = lock(&kernel.exception);
         let mut state = KernelState { reloc_table: kernel.table_word(), exception: record.device, rng_seed };
         let mut params = kernel_params(&mut state, values);
         // SAFETY: `values` were checked against the ABI (`launch`), `state`
         // and `values` outlive the call, the context is bound above.
-        unsafe { kernel.launch_and_wait(config, &mut params) }?;
-        Ok(record.take())
+        unsafe { kernel.launch_on(std::ptr::null_mut(), config, &mut params) }?;
+        record.unread = true;
+        // SAFETY: the legacy stream of the bound context; the reading waits
+        // for the launch.
+        let thrown = unsafe { read_records(std::ptr::null_mut(), &mut [&mut *record]) }?;
+        Ok(thrown[0])
     }
 }
 
@@ -840,24 +843,44 @@ impl CudaKernel {
     /// and argument values it points into are alive until this returns;
     /// the context of this kernel's device is bound to the thread.
     unsafe fn launch_and_wait(&self, config: &LaunchConfig, params: &mut [*mut c_void]) -> Result<(), DeviceError> {
+        // SAFETY: by the caller's contract; the wait below ends the
+        // kernel's use of what `params` points into.
+        unsafe { self.launch_on(std::ptr::null_mut(), config, params) }?;
+        result::ctx::synchronize().map_err(driver("cuCtxSynchronize (the kernel)"))
+    }
+
+    /// Enqueues the function with `params` on `stream` (null: the legacy
+    /// stream).
+    ///
+    /// # Safety
+    ///
+    /// As for [`CudaKernel::launch_and_wait`], and `stream` is a live
+    /// stream of the bound context; the state and argument values may be
+    /// dropped when this returns (the driver copies them), but the buffers
+    /// they name must stay alive until the stream passes the launch.
+    unsafe fn launch_on(&self, stream: sys::CUstream, config: &LaunchConfig, params: &mut [*mut c_void]) -> Result<(), DeviceError> {
         let [gx, gy, gz] = config.grid;
         let [bx, by, bz] = config.block;
         // SAFETY: the function belongs to `self.module`, alive while `self`
         // is; by the caller's contract `params` holds one live pointer per
         // parameter of the entry (the state, then one per argument; the
-        // function was checked against the ABI at load, `Fit`); the wait
-        // below ends the kernel's use of them.
-        unsafe { result::launch_kernel(self.function, (gx, gy, gz), (bx, by, bz), 0, std::ptr::null_mut(), params) }
-            .map_err(driver("cuLaunchKernel"))?;
-        result::ctx::synchronize().map_err(driver("cuCtxSynchronize (the kernel)"))
+        // function was checked against the ABI at load, `Fit`), and the
+        // stream is the bound context's.
+        unsafe { result::launch_kernel(self.function, (gx, gy, gz), (bx, by, bz), 0, stream, params) }.map_err(driver("cuLaunchKernel"))
     }
 }
 
-/// Exception records in pinned host memory mapped into the device, 64 per
-/// page-sized chunk: the kernel writes its record, the host reads it after
-/// the launch without a copy. Pinned allocations are slow (the first in a
-/// process costs about a millisecond), so a device makes its first chunk
-/// when it opens and hands records out from there.
+/// Exception records in device memory, 64 per chunk (one allocation of
+/// 4 KiB): the kernel writes its record; the host reads the records a
+/// stream used with one copy per chunk on that stream ([`RecordPool::read`]),
+/// and that copy is the wait — a copy to pageable memory returns once it
+/// is done, after the stream's earlier work. A device makes its first
+/// chunk when it opens and hands records out from there.
+///
+/// Not pinned host memory mapped into the device and read in place: the
+/// first pinned allocation in a process costs about a millisecond, and it
+/// made the process's first module load and launch 33–50 µs slower on an
+/// H200, where the copy costs a synchronisation ≈3 µs (docs/cuda.md).
 #[derive(Debug)]
 struct RecordPool {
     ctx: Arc<CudaContext>,
@@ -866,19 +889,13 @@ struct RecordPool {
 
 #[derive(Debug)]
 struct Chunk {
-    host: *mut u64,
     device: u64,
     used: [bool; RECORDS_PER_CHUNK],
 }
 
 const RECORDS_PER_CHUNK: usize = 64;
 const WORDS_PER_RECORD: usize = ExceptionLayout::WORDS as usize;
-
-// SAFETY: the pinned chunks are owned by the pool; a record's words are
-// only touched by the holder of that record (under its kernel's mutex).
-unsafe impl Send for RecordPool {}
-// SAFETY: as for Send; the chunk list is behind a mutex.
-unsafe impl Sync for RecordPool {}
+const RECORD_BYTES: u64 = 8 * WORDS_PER_RECORD as u64;
 
 impl RecordPool {
     fn new(ctx: &Arc<CudaContext>) -> Result<Arc<RecordPool>, DeviceError> {
@@ -890,43 +907,34 @@ impl RecordPool {
 
     /// A new chunk of zeroed records.
     fn chunk(&self) -> Result<Chunk, DeviceError> {
-        let words = RECORDS_PER_CHUNK * WORDS_PER_RECORD;
+        let bytes = RECORDS_PER_CHUNK as u64 * RECORD_BYTES;
         self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
-        // SAFETY: a pinned allocation of `words` u64s, mapped into the device.
-        let host = unsafe { result::malloc_host(words * 8, sys::CU_MEMHOSTALLOC_DEVICEMAP) }.map_err(driver("cuMemHostAlloc"))?;
-        let host = host.cast::<u64>();
-        for i in 0..words {
-            // SAFETY: `i` < words, inside the allocation.
-            unsafe { host.add(i).write_volatile(0) };
-        }
-        let mut device = 0;
-        // SAFETY: `host` was allocated with DEVICEMAP in this context.
-        let got = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host.cast(), 0) }.result();
-        if let Err(e) = got {
+        // SAFETY: a plain allocation in the bound context.
+        let device = unsafe { result::malloc_sync(bytes as usize) }.map_err(driver("cuMemAlloc"))?;
+        // SAFETY: the chunk was just allocated, `bytes` long; nothing uses it
+        // yet, and every launch that will is ordered after this copy.
+        if let Err(e) = unsafe { write_on_legacy_stream(device, SlotFill::Zeros(bytes)) } {
             // SAFETY: allocated above, freed once.
-            let _ = unsafe { result::free_host(host.cast()) };
-            return Err(driver("cuMemHostGetDevicePointer")(e));
+            let _ = unsafe { result::free_sync(device) };
+            return Err(e);
         }
-        Ok(Chunk { host, device, used: [false; RECORDS_PER_CHUNK] })
+        Ok(Chunk { device, used: [false; RECORDS_PER_CHUNK] })
     }
 
     /// A free record (zeroed), making a chunk when every one is taken.
-    fn take(self: &Arc<Self>) -> Result<MappedRecord, DeviceError> {
+    fn take(self: &Arc<Self>) -> Result<Record, DeviceError> {
         let mut chunks = lock(&self.chunks);
         let free = chunks.iter().enumerate().find_map(|(c, ch)| ch.used.iter().position(|u| !u).map(|s| (c, s)));
-        let (c, slot) = match free {
+        let (chunk, slot) = match free {
             Some(found) => found,
             None => {
                 chunks.push(self.chunk()?);
                 (chunks.len() - 1, 0)
             }
         };
-        let ch = &mut chunks[c];
-        ch.used[slot] = true;
-        let offset = slot * WORDS_PER_RECORD;
-        // SAFETY: `offset` + WORDS_PER_RECORD ≤ the chunk's words.
-        let host = unsafe { ch.host.add(offset) };
-        Ok(MappedRecord { host, device: ch.device + 8 * offset as u64, pool: Arc::clone(self), chunk: c, slot })
+        chunks[chunk].used[slot] = true;
+        let device = chunks[chunk].device + slot as u64 * RECORD_BYTES;
+        Ok(Record { device, pool: Arc::clone(self), chunk, slot, unread: false })
     }
 }
 
@@ -938,51 +946,86 @@ impl Drop for RecordPool {
         for ch in lock(&self.chunks).iter() {
             // SAFETY: allocated by `chunk`, freed once, after every record
             // (each holds the pool alive) is gone.
-            let _ = unsafe { result::free_host(ch.host.cast()) };
+            let _ = unsafe { result::free_sync(ch.device) };
         }
     }
 }
 
-/// One kernel's exception record, from a [`RecordPool`]; cleared when a
-/// thread threw and returned to the pool (zeroed) on drop.
+/// Reads `records` after the work enqueued on `stream` before this call
+/// (null: the legacy stream): one copy per chunk among them, enqueued on
+/// `stream`, which returns when that work and the copy are done — it waits
+/// for the stream. Each record's throw comes back in order; a record
+/// holding one is cleared.
+///
+/// # Safety
+///
+/// `stream` is a live stream of the records' context, which is bound to the
+/// thread.
+unsafe fn read_records(stream: sys::CUstream, records: &mut [&mut Record]) -> Result<Vec<Option<Thrown>>, DeviceError> {
+    let mut thrown = vec![None; records.len()];
+    let mut chunks: Vec<(*const RecordPool, usize)> = records.iter().map(|r| (Arc::as_ptr(&r.pool), r.chunk)).collect();
+    chunks.sort_unstable();
+    chunks.dedup();
+    for chunk in chunks {
+        let in_chunk = |r: &Record| (Arc::as_ptr(&r.pool), r.chunk) == chunk;
+        let span = records.iter().filter(|r| in_chunk(r)).map(|r| r.device);
+        let (first, last) = (span.clone().min().unwrap_or(0), span.max().unwrap_or(0));
+        let mut words = vec![0u64; ((last - first + RECORD_BYTES) / 8) as usize];
+        // SAFETY: `first ..= last` are records of one live chunk (each
+        // record holds its pool, hence the chunk, alive); `words` is
+        // pageable memory of this call's own, so the call returns with the
+        // copy done, and with it the stream's earlier work; the stream by
+        // the caller's contract.
+        unsafe { result::memcpy_dtoh_async(&mut words, first, stream) }.map_err(driver("cuMemcpyDtoHAsync (exception records)"))?;
+        for (r, out) in records.iter_mut().zip(&mut thrown).filter(|(r, _)| in_chunk(r)) {
+            let at = ((r.device - first) / 8) as usize;
+            *out = Thrown::from_record(&words[at..at + WORDS_PER_RECORD]);
+            r.unread = out.is_some();
+            if out.is_some() {
+                r.clear()?;
+            }
+        }
+    }
+    Ok(thrown)
+}
+
+/// One exception record, from a [`RecordPool`]: a kernel's own (for its
+/// blocking launches) or a kernel's on one stream. Zeroed while free;
+/// cleared when read holding a throw, and when it goes back to the pool
+/// unread after a launch.
 #[derive(Debug)]
-struct MappedRecord {
-    host: *mut u64,
+struct Record {
     device: u64,
     pool: Arc<RecordPool>,
     chunk: usize,
     slot: usize,
+    /// A launch used it since it was last read (or it was read holding a
+    /// throw and its clearing failed).
+    unread: bool,
 }
 
-// SAFETY: the record's words belong to this value alone (its pool slot).
-unsafe impl Send for MappedRecord {}
-
-impl MappedRecord {
-    fn word(&self, i: u32) -> u64 {
-        // SAFETY: `i` < WORDS (callers pass layout indices); the kernel that
-        // wrote it has completed (the context was synchronised).
-        unsafe { self.host.add(i as usize).read_volatile() }
-    }
-
-    fn clear(&self) {
-        for i in 0..WORDS_PER_RECORD {
-            // SAFETY: in bounds; no kernel runs (synchronised or unused).
-            unsafe { self.host.add(i).write_volatile(0) };
-        }
-    }
-
-    /// What was thrown since the last call, clearing the record.
-    fn take(&self) -> Option<Thrown> {
-        let words: Vec<u64> = (0..ExceptionLayout::WORDS).map(|i| self.word(i)).collect();
-        let thrown = Thrown::from_record(&words)?;
-        self.clear();
-        Some(thrown)
+impl Record {
+    /// Zeroes the record with a copy on the legacy stream: after every
+    /// launch before it on relok's streams (blocking ones) and before
+    /// every launch after it.
+    fn clear(&mut self) -> Result<(), DeviceError> {
+        self.pool.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+        // SAFETY: the record's bytes lie in a live chunk of the bound
+        // context; only launches given this record write them, and they
+        // are ordered before or after the copy (see above).
+        unsafe { write_on_legacy_stream(self.device, SlotFill::Zeros(RECORD_BYTES)) }?;
+        self.unread = false;
+        Ok(())
     }
 }
 
-impl Drop for MappedRecord {
+impl Drop for Record {
     fn drop(&mut self) {
-        self.clear();
+        // Whatever a launch wrote since the last read must not reach the
+        // record's next holder; a record that cannot be cleared stays taken.
+        if self.unread && self.clear().is_err() {
+            return;
+        }
         if let Some(ch) = lock(&self.pool.chunks).get_mut(self.chunk) {
             ch.used[self.slot] = false;
         }
@@ -1489,7 +1532,7 @@ pub struct CudaKernel {
     module: Arc<PtxModule>,
     function: sys::CUfunction,
     table: Option<TableAlloc>,
-    exception: Mutex<MappedRecord>,
+    exception: Mutex<Record>,
     /// The words, in manifest (rank) order.
     pub words: Vec<u64>,
     /// Compiled in checked mode: launches pass each buffer argument's
@@ -1847,9 +1890,10 @@ impl Drop for TableAlloc {
 /// A CUDA stream of one device. Launches are enqueued with
 /// `cuLaunchKernel` on it and return at once; each kernel launched on the
 /// stream gets an exception record of its own there (from the device's
-/// pool of mapped pinned records), so the first failure names its kernel;
-/// `synchronize` waits for the stream (`cuStreamSynchronize`) and reads
-/// the records used since the last synchronisation, in order of first use.
+/// `RecordPool`), so the first failure names its kernel; `synchronize`
+/// reads the records used since the last synchronisation, in order of
+/// first use, with copies on the stream that wait for it
+/// (`cuStreamSynchronize` when no kernel ran).
 #[derive(Debug)]
 pub struct CudaStream {
     device: DeviceId,
@@ -1870,7 +1914,7 @@ unsafe impl Sync for CudaStream {}
 #[derive(Debug, Default)]
 struct StreamRecords {
     /// (kernel, its entry, its record on this stream).
-    records: Vec<(std::sync::Weak<CudaKernel>, String, MappedRecord)>,
+    records: Vec<(std::sync::Weak<CudaKernel>, String, Record)>,
     /// Indices into `records` used since the last synchronisation, in
     /// order of first use.
     used: Vec<usize>,
@@ -1896,7 +1940,9 @@ impl CudaStream {
             state.used.push(i);
             state.alive.push(Arc::clone(kernel));
         }
-        Ok(state.records[i].2.device)
+        let record = &mut state.records[i].2;
+        record.unread = true;
+        Ok(record.device)
     }
 }
 
@@ -1988,21 +2034,33 @@ impl crate::backend::Backend for CudaDevice {
         let first_kernel = state.used.first().map(|&i| state.records[i].1.clone()).unwrap_or_default();
         let err = |error| LaunchError::Device { kernel: first_kernel.clone(), error };
         self.bind().map_err(err)?;
-        // SAFETY: this context's stream, alive while `stream` is.
-        let waited = unsafe { result::stream::synchronize(stream.raw) }.map_err(driver("cuStreamSynchronize"));
+        let mut first = None;
         let used = std::mem::take(&mut state.used);
         let threads = std::mem::take(&mut state.threads);
         // Passed: the stream no longer needs its kernels loaded (dropped
         // after the lock, a last holder unloads the module).
         let alive = std::mem::take(&mut state.alive);
-        let mut first = None;
-        for i in used {
-            let (_, entry, record) = &state.records[i];
-            // Every record used is read (and cleared when it holds a throw).
-            if let Some(t) = record.take() {
-                first.get_or_insert_with(|| crate::backend::thrown_error(entry, t, None));
-            }
-        }
+        // Every record used is read, in order of first use (and cleared
+        // when it holds a throw); reading them is the wait.
+        let mut read: Vec<(usize, &str, &mut Record)> = state
+            .records
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, (_, entry, record))| used.iter().position(|&u| u == i).map(|order| (order, entry.as_str(), record)))
+            .collect();
+        read.sort_by_key(|r| r.0);
+        let (entries, mut records): (Vec<&str>, Vec<&mut Record>) = read.into_iter().map(|(_, entry, record)| (entry, record)).unzip();
+        let waited = if records.is_empty() {
+            // SAFETY: this context's stream, alive while `stream` is.
+            unsafe { result::stream::synchronize(stream.raw) }.map_err(driver("cuStreamSynchronize"))
+        } else {
+            // SAFETY: as above; the stream's lock, held, keeps launches out.
+            unsafe { read_records(stream.raw, &mut records) }.map(|thrown| {
+                let found = entries.iter().zip(thrown).find_map(|(entry, t)| t.map(|t| (*entry, t)));
+                first = found.map(|(entry, t)| crate::backend::thrown_error(entry, t, None));
+            })
+        };
+        drop(records);
         // Records of kernels that are gone go back to the pool.
         state.records.retain(|(k, ..)| k.strong_count() > 0);
         drop(state);

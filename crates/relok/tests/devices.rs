@@ -328,6 +328,29 @@ fn an_exception_is_the_streams_and_is_reported_once_at_any_of_its_synchronisatio
 }
 
 #[test]
+fn a_stream_dropped_with_a_throw_unread_loses_it_and_the_next_stream_starts_clean() {
+    let _serial = serial();
+    let p = program("examples/reloc/throw.rk");
+    for ctx in contexts() {
+        let k = ctx.kernel(&p, "check").unwrap();
+        let mut data: Vec<i32> = (1..=40).collect();
+        data[37] = -38;
+        let (bad, good) = (ctx.upload(&data).unwrap(), ctx.upload(&[1i32; 40]).unwrap());
+        for round in 0..3 {
+            let s = ctx.stream();
+            k.launch(&s, Grid::new(4, 32), (40u32, &bad)).unwrap();
+            drop(s);
+            // The stream waited for its launch as it dropped; its failure
+            // went with it (the module docs of `Stream`).
+            assert_eq!(bad.download().unwrap(), data, "round {round} on {}", ctx.device_name());
+            let s = ctx.stream();
+            k.launch(&s, Grid::new(4, 32), (40u32, &good)).unwrap();
+            s.synchronize().unwrap_or_else(|e| panic!("round {round} on {}: a stale throw: {e}", ctx.device_name()));
+        }
+    }
+}
+
+#[test]
 fn four_streams_of_a_thousand_launches_equal_the_sequential_cpu_run() {
     let _serial = serial();
     let p = Program::parse(BUMP).unwrap();
