@@ -267,7 +267,7 @@ impl CudaDevice {
         let records = RecordPool::new(&ctx)?;
         let streams = StreamPool::new(&ctx)?;
         // Last: nothing after it can fail and leak its allocation.
-        let small = ready_copies(&ctx)?;
+        let small = ready_copies(&ctx, streams.first())?;
         let id = DeviceId::allocate(DeviceKind::Cuda, ordinal as u64);
         Ok(CudaDevice {
             ctx,
@@ -1442,15 +1442,18 @@ impl PtxModule {
 /// The driver sets device allocation, host↔device copies and streams up
 /// lazily, at their first use (≈0.1–0.2 ms together on an H200): do it
 /// when the device opens, with the context, so that the first kernel load
-/// and launch pay only for themselves. The allocation made here is the
-/// device's [`SmallBlocks`], kept until the device closes.
-fn ready_copies(ctx: &Arc<CudaContext>) -> Result<u64, DeviceError> {
+/// and launch pay only for themselves. The copy back is made on `stream`,
+/// as a synchronisation reads exception records. The allocation made here
+/// is the device's [`SmallBlocks`], kept until the device closes.
+fn ready_copies(ctx: &Arc<CudaContext>, stream: sys::CUstream) -> Result<u64, DeviceError> {
     ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
     // SAFETY: a plain allocation in the bound context.
     let ptr = unsafe { result::malloc_sync(SmallBlocks::BYTES as usize) }.map_err(driver("cuMemAlloc"))?;
     let mut back = [0u8; 8];
-    // SAFETY: `ptr .. ptr + 8` was just allocated; both host buffers hold 8 bytes.
-    let copied = unsafe { result::memcpy_htod_sync(ptr, &[1u8; 8]).and_then(|()| result::memcpy_dtoh_sync(&mut back, ptr)) };
+    // SAFETY: `ptr .. ptr + 8` was just allocated; both host buffers hold 8
+    // bytes, `back` pageable, so the copy is done when the call returns;
+    // the stream is the bound context's, idle.
+    let copied = unsafe { result::memcpy_htod_sync(ptr, &[1u8; 8]).and_then(|()| result::memcpy_dtoh_async(&mut back, ptr, stream)) };
     if let Err(e) = copied {
         // SAFETY: allocated above, freed once.
         let _ = unsafe { result::free_sync(ptr) };
@@ -1486,6 +1489,11 @@ impl StreamPool {
         let raw = pool.create()?;
         lock(&pool.free).push(raw);
         Ok(pool)
+    }
+
+    /// The stream made when the pool was (the next one taken).
+    fn first(&self) -> sys::CUstream {
+        lock(&self.free).last().map_or(std::ptr::null_mut(), |raw| raw.0)
     }
 
     fn create(&self) -> Result<RawStream, DeviceError> {
