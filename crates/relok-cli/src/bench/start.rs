@@ -29,6 +29,11 @@
 //!   the context the child measured (what the program does besides the
 //!   driver's start-up), and result to exit (the teardown, mostly the
 //!   driver's, whose spread between processes is larger than relok).
+//!   The child's context includes relok's opening of the device, which
+//!   `bare_context --relok` times apart, in one process after the
+//!   driver's context (printed below the table): what relok adds to the
+//!   whole process is its exec-to-result figure minus `bare_context`'s,
+//!   plus that opening.
 //!
 //! The peers: `scripts/bench_peers.py` (CuPy `RawKernel`, Triton `@jit`,
 //! cold and warm caches, the same kernel, timed from after their context
@@ -138,6 +143,10 @@ pub struct StartBench {
     pub rows: Vec<Row>,
     /// Whole processes.
     pub whole: Vec<Whole>,
+    /// relok's opening of the cuda device beyond the driver's context
+    /// (`bare_context --relok`, median µs), inside every cuda child's
+    /// context figure; none without a GPU or `bare_context`.
+    pub relok_open_us: Option<f64>,
     /// CuPy and Triton, when found.
     pub peers: Vec<Peer>,
     /// Why the peers are missing, when they are.
@@ -264,6 +273,23 @@ fn whole(program: String, exe: &Path, env: &[(&str, &str)], cache: &Path, runs: 
     })
 }
 
+/// The median of `runs` processes of `bare_context --relok`: relok's
+/// opening of the cuda device after the driver's context, in µs.
+fn relok_open(bare: &Path, runs: usize) -> Result<f64, String> {
+    #[derive(Deserialize)]
+    struct Opened {
+        relok_open_us: f64,
+    }
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let out = Command::new(bare).arg("--relok").output().map_err(|e| format!("{}: {e}", bare.display()))?;
+        let opened: Opened = serde_json::from_slice(&out.stdout)
+            .map_err(|e| format!("{} --relok: {e}: {}", bare.display(), String::from_utf8_lossy(&out.stdout)))?;
+        times.push(opened.relok_open_us);
+    }
+    Ok(median(times))
+}
+
 /// The peers' figures from `scripts/bench_peers.py --json`, or why not.
 fn peers(runs: usize, kernels: usize) -> Result<Vec<Peer>, String> {
     let repo = std::env::var_os("RELOK_REPO").map_or_else(|| PathBuf::from("."), PathBuf::from);
@@ -307,6 +333,7 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
     let runs = if quick { 3 } else { 11 };
     let mut rows = Vec::new();
     let mut wholes = Vec::new();
+    let mut relok_open_us = None;
     for device in devices {
         let dev_env = [("RELOK_DEVICE", device.as_str())];
         let warm = temp(&format!("{device}-warm"));
@@ -341,6 +368,7 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
         wholes.push(whole(format!("first_launch on {device}, warm"), &exe, &dev_env, &warm, runs)?);
         if let (true, Some(bare)) = (device == "cuda", find_child("bare_context")) {
             wholes.push(whole("bare_context: cuInit + primary context".into(), &bare, &[], &warm, runs)?);
+            relok_open_us = Some(relok_open(&bare, runs)?);
         }
         let _ = std::fs::remove_dir_all(&warm);
     }
@@ -352,7 +380,7 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
     } else {
         (Vec::new(), Some("not asked for (--peers)".into()))
     };
-    Ok(StartBench { runs, rows, whole: wholes, peers, peers_skipped })
+    Ok(StartBench { runs, rows, whole: wholes, relok_open_us, peers, peers_skipped })
 }
 
 /// Prints the report as text (or JSON).
@@ -387,6 +415,9 @@ pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
             "  {:<48} {:>10.0} {:>10.0} {:>10.0} {:>10.0}",
             w.program, w.median_us, w.minus_context_us, w.to_result_minus_context_us, w.result_to_exit_us
         );
+    }
+    if let Some(us) = r.relok_open_us {
+        println!("  relok's opening of the cuda device beyond the driver's context: {us:.0} µs (bare_context --relok; inside the relok child's context above)");
     }
     match &r.peers_skipped {
         Some(why) => println!("\npeers SKIPPED: {why}"),
