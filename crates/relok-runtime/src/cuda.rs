@@ -872,7 +872,7 @@ impl CudaKernel {
 
 /// Exception records in device memory, 64 per chunk (one allocation of
 /// 4 KiB): the kernel writes its record; the host reads the records a
-/// stream used with one copy per chunk on that stream ([`RecordPool::read`]),
+/// stream used with one copy per chunk on that stream ([`read_records`]),
 /// and that copy is the wait — a copy to pageable memory returns once it
 /// is done, after the stream's earlier work. A device makes its first
 /// chunk when it opens and hands records out from there.
