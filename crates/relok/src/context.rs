@@ -344,11 +344,14 @@ impl Context {
     /// assert_eq!(ctx.global_value(&UNUSED)?, 0);
     /// // A name no kernel could use (not `[A-Za-z0-9_]+`) is an error.
     /// assert!(ctx.global_value(&relok::Global::<u32>::new("not a name!")).is_err());
+    /// // A cell relok writes itself is not the program's.
+    /// let reserved = relok::Global::<u32>::new("relok_rust_panic");
+    /// assert!(matches!(ctx.global_value(&reserved), Err(relok::Error::ReservedGlobal { .. })));
     /// # Ok::<(), relok::Error>(())
     /// ```
     pub fn global_value<T: Element>(&self, global: &crate::Global<T>) -> Result<T> {
         let s = &self.shared;
-        crate::rust_kernel::declare_global(s, global.name(), size_of::<T>())?;
+        crate::rust_kernel::declare_user_global(s, global.name(), size_of::<T>())?;
         let cell = s.session.global_cell(&s.device, global.name()).map_err(relok_runtime::ProgramError::from).map_err(Error::Compile)?;
         let bytes = s.device.read_bytes(cell, size_of::<T>() as u64)?;
         Ok(bytemuck::pod_read_unaligned(&bytes))

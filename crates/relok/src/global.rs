@@ -41,7 +41,9 @@ impl<T> Global<T> {
     /// The global `name` (`[A-Za-z0-9_]+`; the same name is the same cell
     /// in every kernel of a context, `.rk` kernels' `ref global name`
     /// included). Another name is an error where the global is first used
-    /// (a launch, [`crate::Context::global_value`]).
+    /// (a launch, [`crate::Context::global_value`]), and so is the name of
+    /// a cell relok writes itself, `relok_rust_panic` or `relok_host__…`
+    /// ([`crate::Error::ReservedGlobal`]).
     ///
     /// ```
     /// static COUNT: relok::Global<u64> = relok::Global::new("count");

@@ -834,3 +834,36 @@ fn float_atomics_on_every_device() {
         assert_eq!(ctx.global_value(&FLOAT_SUM).expect("read"), sum, "{}", ctx.device_name());
     }
 }
+
+/// A `Global` under relok's own prefix: the name of the panic cell.
+static PANIC_ALIAS: relok::Global<u32> = relok::Global::new("relok_rust_panic");
+
+#[relok::kernel]
+fn touches_reserved(x: &[u32]) {
+    if global_id_x() < x.len() {
+        atomic_add(&PANIC_ALIAS, 1);
+    }
+}
+
+#[test]
+fn a_global_under_relok_s_own_prefix_is_refused_before_the_device() {
+    let _g = serial();
+    let ctx = Context::builder().device("cpu").no_cache().build().expect("cpu");
+    let x = ctx.upload(&[1u32; 4]).expect("upload");
+    let s = ctx.stream();
+    match touches_reserved::launch(&s, Grid::new(1, 4), &x) {
+        Err(Error::ReservedGlobal { name }) => assert_eq!(name, "relok_rust_panic"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(ctx.global_value(&PANIC_ALIAS), Err(Error::ReservedGlobal { .. })));
+    s.synchronize().expect("nothing was launched");
+}
+
+#[test]
+fn the_runtime_librarys_counter_stays_shareable_and_host_static_cells_are_refused() {
+    let _g = serial();
+    let ctx = Context::builder().device("cpu").no_cache().build().expect("cpu");
+    assert_eq!(ctx.global_value(&relok::Global::<u64>::new("relok_counter")).expect("shared on purpose"), 0);
+    let hidden = relok::Global::<u32>::new("relok_host__some__STATIC");
+    assert!(matches!(ctx.global_value(&hidden), Err(Error::ReservedGlobal { .. })));
+}

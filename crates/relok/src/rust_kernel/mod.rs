@@ -187,7 +187,7 @@ impl KernelDef {
             deliver(ctx, *s)?;
         }
         for (name, bytes) in &built.globals {
-            declare_global(ctx, name, *bytes)?;
+            declare_user_global(ctx, name, *bytes)?;
         }
         let k = Kernel::load(ctx, &built.program, &built.kernel)?;
         lock(&ctx.rust_kernels).insert(key, Arc::clone(k.loaded()));
@@ -212,6 +212,17 @@ fn deliver(ctx: &Arc<Shared>, s: &dyn HostObject) -> Result<()> {
         ctx.device.write_bytes(cell, bytes)?;
     }
     Ok(())
+}
+
+/// [`declare_global`] for a [`crate::Global`] of the program: refused
+/// under a name of a cell relok writes itself ([`PANIC_CELL`], a host
+/// static's `relok_host__…`, see `host::global_name`). The runtime
+/// library's `relok_counter` stays shared on purpose.
+pub(crate) fn declare_user_global(ctx: &Shared, name: &str, bytes: usize) -> Result<()> {
+    if name == PANIC_CELL || name.starts_with("relok_host__") {
+        return Err(Error::ReservedGlobal { name: name.to_owned() });
+    }
+    declare_global(ctx, name, bytes)
 }
 
 /// Declares the runtime global `name` of `bytes` bytes (at least 8) in
