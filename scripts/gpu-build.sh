@@ -8,12 +8,12 @@ cd "$(dirname "$0")/.."
 grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo '/.dev/' >> .git/info/exclude
 cargo build --release -p relok-cli
 cargo build --release -p relok --examples
-cargo build --release -p relok-runtime --example bare_context --example driver_floor --features cuda
+cargo build --release -p relok-runtime --example bare_context --example relok_open --example driver_floor --features cuda
 mkdir -p .dev/bin
 cp target/release/relok .dev/bin/
 for e in saxpy table_and_exception pipeline readme rust_saxpy rust_twins; do cp "target/release/examples/$e" ".dev/bin/example-$e"; done
 # The first-launch benchmark's children (relok bench start finds them beside relok).
-cp target/release/examples/first_launch target/release/examples/bare_context target/release/examples/driver_floor .dev/bin/
+cp target/release/examples/first_launch target/release/examples/bare_context target/release/examples/relok_open target/release/examples/driver_floor .dev/bin/
 # Bundles with cubins for the shipped-path tests and benchmark (the GPU
 # machine has no ptxas): scale and saxpy for sm_90; and
 # the application whose build.rs embeds its kernels and their cubins.

@@ -369,9 +369,11 @@ fn a_throw_nobody_waited_for_never_reaches_the_records_next_holder() {
     // Exception records live in device memory and go back to the device's
     // pool when their stream drops. A stream dropped with a throw unread
     // leaves its record to the next stream (the pool hands out the first
-    // free one): it must come back zeroed, or the next launch would report
-    // a throw that never happened. Two kernels on one stream are read
-    // with one copy: the thrower must be named, not its neighbour.
+    // free one): it must come back zeroed (the dropping stream reads and
+    // clears it), or the next launch would report a throw that never
+    // happened. Two kernels on one stream are read with one copy: the
+    // thrower must be named, not its neighbour; and a throw is reported
+    // once (its record cleared on the stream).
     let module = relok_ir::parse(include_str!("../../../examples/reloc/throw.rk")).expect("parses");
     let copy = relok_ir::parse(include_str!("../../../examples/saxpy.rk")).expect("parses");
     relok_ir::verify(&module).expect("verifies");

@@ -26,7 +26,7 @@
 //! loaded kernel owns an exception record in device memory (from a pool
 //! the device makes when it opens, `RecordPool`); a launch passes the
 //! kernel state (table, exception record, seed) by value as the first
-//! parameter and reads the record back with one copy, which is the wait.
+//! parameter, then copies the record back and waits for the copy.
 //!
 //! # Checked mode
 //!
@@ -697,7 +697,7 @@ impl CudaDevice {
         let bytes: Vec<u8> = words.flat_map(u64::to_le_bytes).collect();
         // SAFETY: the block holds the two header words and `capacity >= n`
         // entries of 16 bytes.
-        unsafe { write_on_legacy_stream(seals.block, SlotFill::Bytes(&bytes)) }?;
+        unsafe { write_on_stream(std::ptr::null_mut(), seals.block, SlotFill::Bytes(&bytes)) }?;
         seals.dirty = false;
         Ok(seals.block)
     }
@@ -766,7 +766,10 @@ impl CudaDevice {
         let mut values = self.launch_values(kernel, args)?;
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
         self.bind().map_err(err)?;
-        let record = lock(&kernel.exception);
+        let mut record = lock(&kernel.exception);
+        // Never read here: whatever these launches write is cleared when
+        // the record goes back to the pool.
+        record.unread = true;
         let mut state = KernelState { reloc_table: kernel.table_word(), exception: record.device, rng_seed: 0 };
         let mut params = kernel_params(&mut state, &mut values);
         let mut out = Vec::with_capacity(iters);
@@ -791,7 +794,10 @@ impl CudaDevice {
         let mut values = self.launch_values(kernel, args)?;
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
         let stream = crate::backend::Backend::new_stream(self).map_err(err)?;
-        let record = lock(&kernel.exception);
+        let mut record = lock(&kernel.exception);
+        // Never read here: whatever these launches write is cleared when
+        // the record goes back to the pool.
+        record.unread = true;
         let mut state = KernelState { reloc_table: kernel.table_word(), exception: record.device, rng_seed: 0 };
         let mut params = kernel_params(&mut state, &mut values);
         let [gx, gy, gz] = config.grid;
@@ -872,15 +878,14 @@ impl CudaKernel {
 
 /// Exception records in device memory, 64 per chunk (one allocation of
 /// 4 KiB): the kernel writes its record; the host reads the records a
-/// stream used with one copy per chunk on that stream ([`read_records`]),
-/// and that copy is the wait — a copy to pageable memory returns once it
-/// is done, after the stream's earlier work. A device makes its first
-/// chunk when it opens and hands records out from there.
+/// stream used with one copy per chunk on that stream, then a wait for
+/// the stream ([`read_records`]). A device makes its first chunk when it
+/// opens and hands records out from there.
 ///
 /// Not pinned host memory mapped into the device and read in place: the
-/// first pinned allocation in a process costs about a millisecond, and it
-/// made the process's first module load and launch 33–50 µs slower on an
-/// H200, where the copy costs a synchronisation ≈3 µs (docs/cuda.md).
+/// first pinned allocation in a process costs about a millisecond (most of
+/// relok's opening of a device), where the copy costs a synchronisation a
+/// few µs (docs/cuda.md).
 #[derive(Debug)]
 struct RecordPool {
     ctx: Arc<CudaContext>,
@@ -913,7 +918,7 @@ impl RecordPool {
         let device = unsafe { result::malloc_sync(bytes as usize) }.map_err(driver("cuMemAlloc"))?;
         // SAFETY: the chunk was just allocated, `bytes` long; nothing uses it
         // yet, and every launch that will is ordered after this copy.
-        if let Err(e) = unsafe { write_on_legacy_stream(device, SlotFill::Zeros(bytes)) } {
+        if let Err(e) = unsafe { write_on_stream(std::ptr::null_mut(), device, SlotFill::Zeros(bytes)) } {
             // SAFETY: allocated above, freed once.
             let _ = unsafe { result::free_sync(device) };
             return Err(e);
@@ -953,36 +958,48 @@ impl Drop for RecordPool {
 
 /// Reads `records` after the work enqueued on `stream` before this call
 /// (null: the legacy stream): one copy per chunk among them, enqueued on
-/// `stream`, which returns when that work and the copy are done — it waits
-/// for the stream. Each record's throw comes back in order; a record
-/// holding one is cleared.
+/// `stream`, then a wait for the stream (`cuStreamSynchronize`), so that
+/// the copy and the launches before it are done whatever the driver makes
+/// of a copy to pageable memory. Each record's throw comes back in order;
+/// the records holding one are then cleared on `stream` ([`Record::clear`];
+/// one that cannot be, stays `unread` and is logged: its throw is still
+/// reported).
 ///
 /// # Safety
 ///
 /// `stream` is a live stream of the records' context, which is bound to the
-/// thread.
+/// thread; no launch using the records is enqueued during the call.
 unsafe fn read_records(stream: sys::CUstream, records: &mut [&mut Record]) -> Result<Vec<Option<Thrown>>, DeviceError> {
-    let mut thrown = vec![None; records.len()];
     let mut chunks: Vec<(*const RecordPool, usize)> = records.iter().map(|r| (Arc::as_ptr(&r.pool), r.chunk)).collect();
     chunks.sort_unstable();
     chunks.dedup();
+    let mut copies = Vec::with_capacity(chunks.len());
     for chunk in chunks {
-        let in_chunk = |r: &Record| (Arc::as_ptr(&r.pool), r.chunk) == chunk;
-        let span = records.iter().filter(|r| in_chunk(r)).map(|r| r.device);
+        let span = records.iter().filter(|r| (Arc::as_ptr(&r.pool), r.chunk) == chunk).map(|r| r.device);
         let (first, last) = (span.clone().min().unwrap_or(0), span.max().unwrap_or(0));
         let mut words = vec![0u64; ((last - first + RECORD_BYTES) / 8) as usize];
         // SAFETY: `first ..= last` are records of one live chunk (each
-        // record holds its pool, hence the chunk, alive); `words` is
-        // pageable memory of this call's own, so the call returns with the
-        // copy done, and with it the stream's earlier work; the stream by
-        // the caller's contract.
+        // record holds its pool, hence the chunk, alive); `words` lives
+        // until after the wait below; the stream by the caller's contract.
         unsafe { result::memcpy_dtoh_async(&mut words, first, stream) }.map_err(driver("cuMemcpyDtoHAsync (exception records)"))?;
-        for (r, out) in records.iter_mut().zip(&mut thrown).filter(|(r, _)| in_chunk(r)) {
+        copies.push((first, words));
+    }
+    // SAFETY: as above.
+    unsafe { result::stream::synchronize(stream) }.map_err(driver("cuStreamSynchronize"))?;
+    let thrown: Vec<Option<Thrown>> = records
+        .iter()
+        .map(|r| {
+            let (first, words) = copies.iter().find(|(first, words)| (*first..*first + 8 * words.len() as u64).contains(&r.device))?;
             let at = ((r.device - first) / 8) as usize;
-            *out = Thrown::from_record(&words[at..at + WORDS_PER_RECORD]);
-            r.unread = out.is_some();
-            if out.is_some() {
-                r.clear()?;
+            Thrown::from_record(&words[at..at + WORDS_PER_RECORD])
+        })
+        .collect();
+    for (r, t) in records.iter_mut().zip(&thrown) {
+        r.unread = t.is_some();
+        if t.is_some() {
+            // SAFETY: by the caller's contract.
+            if let Err(e) = unsafe { r.clear(stream) } {
+                tracing::warn!("an exception record could not be cleared ({e}); it is cleared when it goes back to the pool");
             }
         }
     }
@@ -1005,15 +1022,23 @@ struct Record {
 }
 
 impl Record {
-    /// Zeroes the record with a copy on the legacy stream: after every
-    /// launch before it on relok's streams (blocking ones) and before
-    /// every launch after it.
-    fn clear(&mut self) -> Result<(), DeviceError> {
+    /// Zeroes the record with a copy on `stream` (null: the legacy stream)
+    /// and waits for it: after the launches before it there, done before
+    /// any launch after it anywhere (the record may go back to the pool).
+    ///
+    /// # Safety
+    ///
+    /// `stream` is a live stream of the record's context, or null; every
+    /// launch given this record was enqueued on it (or on a stream the
+    /// caller waited for).
+    unsafe fn clear(&mut self, stream: sys::CUstream) -> Result<(), DeviceError> {
         self.pool.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         // SAFETY: the record's bytes lie in a live chunk of the bound
-        // context; only launches given this record write them, and they
-        // are ordered before or after the copy (see above).
-        unsafe { write_on_legacy_stream(self.device, SlotFill::Zeros(RECORD_BYTES)) }?;
+        // context; the launches that write them are ordered before the
+        // copy (the caller's contract), later ones after the wait.
+        unsafe { write_on_stream(stream, self.device, SlotFill::Zeros(RECORD_BYTES)) }?;
+        // SAFETY: as above.
+        unsafe { result::stream::synchronize(stream) }.map_err(driver("cuStreamSynchronize"))?;
         self.unread = false;
         Ok(())
     }
@@ -1023,7 +1048,9 @@ impl Drop for Record {
     fn drop(&mut self) {
         // Whatever a launch wrote since the last read must not reach the
         // record's next holder; a record that cannot be cleared stays taken.
-        if self.unread && self.clear().is_err() {
+        // SAFETY: the legacy stream waits for the launches of relok's
+        // streams, all of which are blocking ones.
+        if self.unread && unsafe { self.clear(std::ptr::null_mut()) }.is_err() {
             return;
         }
         if let Some(ch) = lock(&self.pool.chunks).get_mut(self.chunk) {
@@ -1134,7 +1161,7 @@ impl CudaDevice {
         let ptr = lock(&self.heap).small.take(len)?;
         // SAFETY: `ptr .. ptr + len` are slots just taken for this
         // allocation, in this device's block; the context is bound.
-        let written = self.bind().and_then(|()| unsafe { write_on_legacy_stream(ptr, fill) });
+        let written = self.bind().and_then(|()| unsafe { write_on_stream(std::ptr::null_mut(), ptr, fill) });
         let mut heap = lock(&self.heap);
         Some(match written {
             Ok(()) => {
@@ -1451,9 +1478,13 @@ fn ready_copies(ctx: &Arc<CudaContext>, stream: sys::CUstream) -> Result<u64, De
     let ptr = unsafe { result::malloc_sync(SmallBlocks::BYTES as usize) }.map_err(driver("cuMemAlloc"))?;
     let mut back = [0u8; 8];
     // SAFETY: `ptr .. ptr + 8` was just allocated; both host buffers hold 8
-    // bytes, `back` pageable, so the copy is done when the call returns;
-    // the stream is the bound context's, idle.
-    let copied = unsafe { result::memcpy_htod_sync(ptr, &[1u8; 8]).and_then(|()| result::memcpy_dtoh_async(&mut back, ptr, stream)) };
+    // bytes, and `back` lives until the wait for the stream (the bound
+    // context's, idle) after the copy.
+    let copied = unsafe {
+        result::memcpy_htod_sync(ptr, &[1u8; 8])
+            .and_then(|()| result::memcpy_dtoh_async(&mut back, ptr, stream))
+            .and_then(|()| result::stream::synchronize(stream))
+    };
     if let Err(e) = copied {
         // SAFETY: allocated above, freed once.
         let _ = unsafe { result::free_sync(ptr) };
@@ -1840,8 +1871,10 @@ impl SlotFill<'_> {
     }
 }
 
-/// Writes `fill` to `dst` with an asynchronous copy on the legacy stream.
-/// The bytes are first copied to memory of this call's own (its stack, or
+/// Writes `fill` to `dst` with an asynchronous copy on `stream` (null:
+/// the legacy stream, ordered after the launches before it on relok's
+/// streams, which are blocking ones, and before those after it). The
+/// bytes are first copied to memory of this call's own (its stack, or
 /// a vector past [`SmallBlocks::MAX`]): from such pageable memory the
 /// driver stages them before it returns, where from the caller's memory —
 /// which may be pinned (`cuMemHostRegister`) — it could still be reading
@@ -1853,8 +1886,9 @@ impl SlotFill<'_> {
 /// # Safety
 ///
 /// `dst` and the fill's length lie in device memory of the context bound
-/// to the thread, which nothing else writes until the copy is done.
-unsafe fn write_on_legacy_stream(dst: u64, fill: SlotFill<'_>) -> Result<(), DeviceError> {
+/// to the thread, which nothing else writes until the copy is done;
+/// `stream` is a live stream of that context, or null.
+unsafe fn write_on_stream(stream: sys::CUstream, dst: u64, fill: SlotFill<'_>) -> Result<(), DeviceError> {
     let len = fill.len() as usize;
     let mut stack = [0u8; SmallBlocks::MAX as usize];
     let mut heap;
@@ -1870,7 +1904,7 @@ unsafe fn write_on_legacy_stream(dst: u64, fill: SlotFill<'_>) -> Result<(), Dev
     }
     // SAFETY: by the caller's contract; `staged` is pageable memory of
     // this call's own, which the driver has read when the call returns.
-    unsafe { sys::cuMemcpyHtoDAsync_v2(dst, staged.as_ptr().cast(), staged.len(), std::ptr::null_mut()) }
+    unsafe { sys::cuMemcpyHtoDAsync_v2(dst, staged.as_ptr().cast(), staged.len(), stream) }
         .result()
         .map_err(driver("cuMemcpyHtoDAsync"))
 }
@@ -1954,12 +1988,47 @@ impl CudaStream {
     }
 }
 
+impl CudaStream {
+    /// Waits for the stream and reads the records used since the last
+    /// synchronisation, in order of first use: the first throw, with its
+    /// kernel's entry. If the reading fails, the stream is still waited
+    /// for, and the records stay marked used, to be read next time.
+    fn wait_and_read(&self, state: &mut StreamRecords) -> Result<Option<(String, Thrown)>, DeviceError> {
+        let used = std::mem::take(&mut state.used);
+        if used.is_empty() {
+            // SAFETY: this context's stream (bound by the caller), alive
+            // while `self` is.
+            return unsafe { result::stream::synchronize(self.raw) }.map(|()| None).map_err(driver("cuStreamSynchronize"));
+        }
+        let mut read: Vec<(usize, &str, &mut Record)> = state
+            .records
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, (_, entry, record))| used.iter().position(|&u| u == i).map(|order| (order, entry.as_str(), record)))
+            .collect();
+        read.sort_by_key(|r| r.0);
+        let (entries, mut records): (Vec<&str>, Vec<&mut Record>) = read.into_iter().map(|(_, entry, record)| (entry, record)).unzip();
+        // SAFETY: as above; the caller holds the stream's lock, which
+        // keeps launches out.
+        match unsafe { read_records(self.raw, &mut records) } {
+            Ok(thrown) => Ok(entries.iter().zip(thrown).find_map(|(entry, t)| t.map(|t| ((*entry).to_owned(), t)))),
+            Err(e) => {
+                // SAFETY: as above.
+                let _ = unsafe { result::stream::synchronize(self.raw) };
+                state.used = used;
+                Err(e)
+            }
+        }
+    }
+}
+
 impl Drop for CudaStream {
     fn drop(&mut self) {
         if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: a live stream of the bound context, waited for: its
-            // work is done before it is kept for reuse or destroyed.
-            let idle = unsafe { result::stream::synchronize(self.raw) }.is_ok();
+            // Waited for: its work is done before it is kept for reuse or
+            // destroyed; and its records read (a throw has nobody left to
+            // hear of it), so they go back to the pool clean.
+            let idle = self.wait_and_read(&mut lock(&self.state)).is_ok();
             let mut free = lock(&self.pool.free);
             if idle && free.len() < StreamPool::KEEP {
                 free.push(RawStream(self.raw));
@@ -2042,39 +2111,22 @@ impl crate::backend::Backend for CudaDevice {
         let first_kernel = state.used.first().map(|&i| state.records[i].1.clone()).unwrap_or_default();
         let err = |error| LaunchError::Device { kernel: first_kernel.clone(), error };
         self.bind().map_err(err)?;
-        let mut first = None;
-        let used = std::mem::take(&mut state.used);
         let threads = std::mem::take(&mut state.threads);
         // Passed: the stream no longer needs its kernels loaded (dropped
         // after the lock, a last holder unloads the module).
         let alive = std::mem::take(&mut state.alive);
-        // Every record used is read, in order of first use (and cleared
-        // when it holds a throw); reading them is the wait.
-        let mut read: Vec<(usize, &str, &mut Record)> = state
-            .records
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, (_, entry, record))| used.iter().position(|&u| u == i).map(|order| (order, entry.as_str(), record)))
-            .collect();
-        read.sort_by_key(|r| r.0);
-        let (entries, mut records): (Vec<&str>, Vec<&mut Record>) = read.into_iter().map(|(_, entry, record)| (entry, record)).unzip();
-        let waited = if records.is_empty() {
-            // SAFETY: this context's stream, alive while `stream` is.
-            unsafe { result::stream::synchronize(stream.raw) }.map_err(driver("cuStreamSynchronize"))
-        } else {
-            // SAFETY: as above; the stream's lock, held, keeps launches out.
-            unsafe { read_records(stream.raw, &mut records) }.map(|thrown| {
-                let found = entries.iter().zip(thrown).find_map(|(entry, t)| t.map(|t| (*entry, t)));
-                first = found.map(|(entry, t)| crate::backend::thrown_error(entry, t, None));
-            })
-        };
-        drop(records);
-        // Records of kernels that are gone go back to the pool.
-        state.records.retain(|(k, ..)| k.strong_count() > 0);
+        let read = stream.wait_and_read(&mut state);
+        // Records of kernels that are gone go back to the pool (unless the
+        // reading failed: they are to be read again, by index).
+        if state.used.is_empty() {
+            state.records.retain(|(k, ..)| k.strong_count() > 0);
+        }
         drop(state);
         drop(alive);
-        waited.map_err(err)?;
-        first.map_or(Ok(crate::LaunchStats { steps: 0, threads }), Err)
+        match read.map_err(err)? {
+            Some((entry, t)) => Err(crate::backend::thrown_error(&entry, t, None)),
+            None => Ok(crate::LaunchStats { steps: 0, threads }),
+        }
     }
 
     fn live_allocations(&self) -> u64 {

@@ -11,7 +11,9 @@
 //!   and `store` also with it enabled on an empty / warm cache folder.
 //! - **Per-launch host overhead**: a one-block kernel launched and waited
 //!   for through relok (bake, patch, table) against the bare
-//!   `cuLaunchKernel` + `cuCtxSynchronize` of the same function.
+//!   `cuLaunchKernel` + `cuCtxSynchronize` of the same function. relok's
+//!   includes reading the kernel's exception record (a copy from device
+//!   memory, then the wait: docs/cuda.md), which the bare launch skips.
 //! - **Run-time cost of a relocation per element**: `examples/bench/scale.rk`
 //!   over 1 GiB in + 1 GiB out, GPU time by events, table and patch against
 //!   bake.

@@ -30,7 +30,7 @@
 //!   driver's start-up), and result to exit (the teardown, mostly the
 //!   driver's, whose spread between processes is larger than relok).
 //!   The child's context includes relok's opening of the device, which
-//!   `bare_context --relok` times apart, in one process after the
+//!   the `relok_open` example times apart, in one process after the
 //!   driver's context (printed below the table): what relok adds to the
 //!   whole process is its exec-to-result figure minus `bare_context`'s,
 //!   plus that opening.
@@ -144,16 +144,19 @@ pub struct StartBench {
     /// Whole processes.
     pub whole: Vec<Whole>,
     /// relok's opening of the cuda device beyond the driver's context
-    /// (`bare_context --relok`, median µs), inside every cuda child's
-    /// context figure; none without a GPU or `bare_context`.
+    /// (the `relok_open` example, median µs), inside every cuda child's
+    /// context figure; none without a GPU or that example (said on
+    /// stderr when it fails).
     pub relok_open_us: Option<f64>,
+    /// Why that figure is missing on a run with cuda, when it is.
+    pub relok_open_skipped: Option<String>,
     /// CuPy and Triton, when found.
     pub peers: Vec<Peer>,
     /// Why the peers are missing, when they are.
     pub peers_skipped: Option<String>,
 }
 
-/// The `first_launch` example (and `bare_context`) beside the relok binary
+/// The `first_launch` example (and `bare_context`, `relok_open`) beside the relok binary
 /// or in cargo's `examples/` folder under it.
 fn find_child(name: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
@@ -273,18 +276,20 @@ fn whole(program: String, exe: &Path, env: &[(&str, &str)], cache: &Path, runs: 
     })
 }
 
-/// The median of `runs` processes of `bare_context --relok`: relok's
-/// opening of the cuda device after the driver's context, in µs.
-fn relok_open(bare: &Path, runs: usize) -> Result<f64, String> {
+/// The median of `runs` processes of `relok_open`: relok's opening of the
+/// cuda device after the driver's context, in µs.
+fn relok_open(exe: &Path, runs: usize) -> Result<f64, String> {
     #[derive(Deserialize)]
     struct Opened {
         relok_open_us: f64,
     }
     let mut times = Vec::new();
     for _ in 0..runs {
-        let out = Command::new(bare).arg("--relok").output().map_err(|e| format!("{}: {e}", bare.display()))?;
-        let opened: Opened = serde_json::from_slice(&out.stdout)
-            .map_err(|e| format!("{} --relok: {e}: {}", bare.display(), String::from_utf8_lossy(&out.stdout)))?;
+        let out = Command::new(exe).output().map_err(|e| format!("{}: {e}", exe.display()))?;
+        if !out.status.success() {
+            return Err(format!("{} failed: {}", exe.display(), String::from_utf8_lossy(&out.stderr).trim()));
+        }
+        let opened: Opened = serde_json::from_slice(&out.stdout).map_err(|e| format!("{} output: {e}", exe.display()))?;
         times.push(opened.relok_open_us);
     }
     Ok(median(times))
@@ -333,7 +338,7 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
     let runs = if quick { 3 } else { 11 };
     let mut rows = Vec::new();
     let mut wholes = Vec::new();
-    let mut relok_open_us = None;
+    let (mut relok_open_us, mut relok_open_skipped) = (None, None);
     for device in devices {
         let dev_env = [("RELOK_DEVICE", device.as_str())];
         let warm = temp(&format!("{device}-warm"));
@@ -368,7 +373,12 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
         wholes.push(whole(format!("first_launch on {device}, warm"), &exe, &dev_env, &warm, runs)?);
         if let (true, Some(bare)) = (device == "cuda", find_child("bare_context")) {
             wholes.push(whole("bare_context: cuInit + primary context".into(), &bare, &[], &warm, runs)?);
-            relok_open_us = Some(relok_open(&bare, runs)?);
+        }
+        if device == "cuda" {
+            match find_child("relok_open").ok_or_else(|| "the relok_open example is not beside relok".to_owned()).and_then(|open| relok_open(&open, runs)) {
+                Ok(us) => relok_open_us = Some(us),
+                Err(why) => relok_open_skipped = Some(why),
+            }
         }
         let _ = std::fs::remove_dir_all(&warm);
     }
@@ -380,7 +390,7 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
     } else {
         (Vec::new(), Some("not asked for (--peers)".into()))
     };
-    Ok(StartBench { runs, rows, whole: wholes, relok_open_us, peers, peers_skipped })
+    Ok(StartBench { runs, rows, whole: wholes, relok_open_us, relok_open_skipped, peers, peers_skipped })
 }
 
 /// Prints the report as text (or JSON).
@@ -417,7 +427,10 @@ pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
         );
     }
     if let Some(us) = r.relok_open_us {
-        println!("  relok's opening of the cuda device beyond the driver's context: {us:.0} µs (bare_context --relok; inside the relok child's context above)");
+        println!("  relok's opening of the cuda device beyond the driver's context: {us:.0} µs (relok_open; inside the relok child's context above)");
+    }
+    if let Some(why) = &r.relok_open_skipped {
+        println!("  relok's opening of the cuda device SKIPPED: {why}");
     }
     match &r.peers_skipped {
         Some(why) => println!("\npeers SKIPPED: {why}"),
