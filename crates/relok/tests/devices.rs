@@ -264,6 +264,12 @@ fn a_buffer_dropped_under_a_pending_launch_lives_until_the_stream_passes_it() {
     }
 }
 
+/// 40 inputs for `examples/reloc/throw.rk`'s `@check`: 1..=40 but one
+/// negative, at index 37 (block 1, thread 5 of blocks of 32).
+fn one_negative() -> Vec<i32> {
+    (1..=40).map(|i| if i == 38 { -38 } else { i }).collect()
+}
+
 #[test]
 fn an_exception_surfaces_at_synchronisation_and_the_stream_goes_on() {
     let _serial = serial();
@@ -271,8 +277,7 @@ fn an_exception_surfaces_at_synchronisation_and_the_stream_goes_on() {
     for ctx in contexts() {
         let k = ctx.kernel(&p, "check").unwrap();
         let s = ctx.stream();
-        let mut data: Vec<i32> = (1..=40).collect();
-        data[37] = -38;
+        let data = one_negative();
         let bad = ctx.upload(&data).unwrap();
         k.launch(&s, Grid::new(4, 32), (40u32, &bad)).unwrap();
         match s.synchronize() {
@@ -301,8 +306,7 @@ fn an_exception_is_the_streams_and_is_reported_once_at_any_of_its_synchronisatio
     let fill = Program::parse(BUMP).unwrap();
     for ctx in contexts() {
         let (check, bump) = (ctx.kernel(&p, "check").unwrap(), ctx.kernel(&fill, "bump").unwrap());
-        let mut data: Vec<i32> = (1..=40).collect();
-        data[37] = -38;
+        let data = one_negative();
         let thrown = |r: relok::Result<()>| matches!(r, Err(Error::Exception { ref kernel, .. }) if kernel == "check");
         let s = ctx.stream();
         let (other, bad) = (ctx.upload(&[7u32; 64]).unwrap(), ctx.upload(&data).unwrap());
@@ -333,8 +337,7 @@ fn a_stream_dropped_with_a_throw_unread_loses_it_and_the_next_stream_starts_clea
     let p = program("examples/reloc/throw.rk");
     for ctx in contexts() {
         let k = ctx.kernel(&p, "check").unwrap();
-        let mut data: Vec<i32> = (1..=40).collect();
-        data[37] = -38;
+        let data = one_negative();
         let (bad, good) = (ctx.upload(&data).unwrap(), ctx.upload(&[1i32; 40]).unwrap());
         for round in 0..3 {
             let s = ctx.stream();
