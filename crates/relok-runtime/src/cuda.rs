@@ -960,7 +960,7 @@ impl Drop for RecordPool {
 /// (null: the legacy stream): one copy per chunk among them, enqueued on
 /// `stream`, then a wait for the stream (`cuStreamSynchronize`), so that
 /// the copy and the launches before it are done whatever the driver makes
-/// of a copy to pageable memory. Each record's throw comes back in order;
+/// of a copy to pageable memory (the wait is made after a failed copy too). Each record's throw comes back in order;
 /// the records holding one are then cleared on `stream` ([`Record::clear`];
 /// one that cannot be, stays `unread` and is logged: its throw is still
 /// reported).
@@ -974,18 +974,26 @@ unsafe fn read_records(stream: sys::CUstream, records: &mut [&mut Record]) -> Re
     chunks.sort_unstable();
     chunks.dedup();
     let mut copies = Vec::with_capacity(chunks.len());
+    let mut copied = Ok(());
     for chunk in chunks {
         let span = records.iter().filter(|r| (Arc::as_ptr(&r.pool), r.chunk) == chunk).map(|r| r.device);
         let (first, last) = (span.clone().min().unwrap_or(0), span.max().unwrap_or(0));
         let mut words = vec![0u64; ((last - first + RECORD_BYTES) / 8) as usize];
         // SAFETY: `first ..= last` are records of one live chunk (each
         // record holds its pool, hence the chunk, alive); `words` lives
-        // until after the wait below; the stream by the caller's contract.
-        unsafe { result::memcpy_dtoh_async(&mut words, first, stream) }.map_err(driver("cuMemcpyDtoHAsync (exception records)"))?;
+        // in `copies` until after the wait below; the stream by the
+        // caller's contract.
+        copied = unsafe { result::memcpy_dtoh_async(&mut words, first, stream) }.map_err(driver("cuMemcpyDtoHAsync (exception records)"));
         copies.push((first, words));
+        if copied.is_err() {
+            break;
+        }
     }
+    // Waited for even after a failed copy: those enqueued before it write
+    // into `copies`.
     // SAFETY: as above.
-    unsafe { result::stream::synchronize(stream) }.map_err(driver("cuStreamSynchronize"))?;
+    let waited = unsafe { result::stream::synchronize(stream) }.map_err(driver("cuStreamSynchronize"));
+    copied.and(waited)?;
     let thrown: Vec<Option<Thrown>> = records
         .iter()
         .map(|r| {
@@ -2013,8 +2021,7 @@ impl CudaStream {
         match unsafe { read_records(self.raw, &mut records) } {
             Ok(thrown) => Ok(entries.iter().zip(thrown).find_map(|(entry, t)| t.map(|t| ((*entry).to_owned(), t)))),
             Err(e) => {
-                // SAFETY: as above.
-                let _ = unsafe { result::stream::synchronize(self.raw) };
+                // `read_records` waited for the stream all the same.
                 state.used = used;
                 Err(e)
             }
