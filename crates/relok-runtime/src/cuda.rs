@@ -958,12 +958,13 @@ impl Drop for RecordPool {
 
 /// Reads `records` after the work enqueued on `stream` before this call
 /// (null: the legacy stream): one copy per chunk among them, enqueued on
-/// `stream`, then a wait for the stream (`cuStreamSynchronize`), so that
-/// the copy and the launches before it are done whatever the driver makes
-/// of a copy to pageable memory (the wait is made after a failed copy too). Each record's throw comes back in order;
-/// the records holding one are then cleared on `stream` ([`Record::clear`];
-/// one that cannot be, stays `unread` and is logged: its throw is still
-/// reported).
+/// `stream`, then a wait for the stream (`cuStreamSynchronize`; only the
+/// wait when there are no records), so that the copies and the launches
+/// before them are done whatever the driver makes of a copy to pageable
+/// memory (the wait is made after a failed copy too). Each record's throw
+/// comes back in order; the records holding one are then cleared on
+/// `stream` ([`Record::clear`]; one that cannot be stays `unread` and is
+/// logged: its throw is still reported).
 ///
 /// # Safety
 ///
@@ -1942,8 +1943,8 @@ impl Drop for TableAlloc {
 /// stream gets an exception record of its own there (from the device's
 /// `RecordPool`), so the first failure names its kernel; `synchronize`
 /// reads the records used since the last synchronisation, in order of
-/// first use, with copies on the stream that wait for it
-/// (`cuStreamSynchronize` when no kernel ran).
+/// first use, with copies on the stream and a wait for it
+/// (`cuStreamSynchronize`; only the wait when no kernel ran).
 #[derive(Debug)]
 pub struct CudaStream {
     device: DeviceId,
@@ -1994,20 +1995,13 @@ impl CudaStream {
         record.unread = true;
         Ok(record.device)
     }
-}
 
-impl CudaStream {
     /// Waits for the stream and reads the records used since the last
     /// synchronisation, in order of first use: the first throw, with its
     /// kernel's entry. If the reading fails, the stream is still waited
     /// for, and the records stay marked used, to be read next time.
     fn wait_and_read(&self, state: &mut StreamRecords) -> Result<Option<(String, Thrown)>, DeviceError> {
         let used = std::mem::take(&mut state.used);
-        if used.is_empty() {
-            // SAFETY: this context's stream (bound by the caller), alive
-            // while `self` is.
-            return unsafe { result::stream::synchronize(self.raw) }.map(|()| None).map_err(driver("cuStreamSynchronize"));
-        }
         let mut read: Vec<(usize, &str, &mut Record)> = state
             .records
             .iter_mut()
@@ -2016,8 +2010,9 @@ impl CudaStream {
             .collect();
         read.sort_by_key(|r| r.0);
         let (entries, mut records): (Vec<&str>, Vec<&mut Record>) = read.into_iter().map(|(_, entry, record)| (entry, record)).unzip();
-        // SAFETY: as above; the caller holds the stream's lock, which
-        // keeps launches out.
+        // SAFETY: this context's stream (bound by the caller), alive while
+        // `self` is; the caller holds the stream's lock, which keeps
+        // launches out.
         match unsafe { read_records(self.raw, &mut records) } {
             Ok(thrown) => Ok(entries.iter().zip(thrown).find_map(|(entry, t)| t.map(|t| ((*entry).to_owned(), t)))),
             Err(e) => {

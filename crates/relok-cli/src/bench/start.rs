@@ -145,8 +145,8 @@ pub struct StartBench {
     pub whole: Vec<Whole>,
     /// relok's opening of the cuda device beyond the driver's context
     /// (the `relok_open` example, median µs), inside every cuda child's
-    /// context figure; none without a GPU or that example (said on
-    /// stderr when it fails).
+    /// context figure; none without cuda among the devices, or when the
+    /// example is missing or fails (see `relok_open_skipped`).
     pub relok_open_us: Option<f64>,
     /// Why that figure is missing on a run with cuda, when it is.
     pub relok_open_skipped: Option<String>,
@@ -156,8 +156,8 @@ pub struct StartBench {
     pub peers_skipped: Option<String>,
 }
 
-/// The `first_launch` example (and `bare_context`, `relok_open`) beside the relok binary
-/// or in cargo's `examples/` folder under it.
+/// The `first_launch` example (and `bare_context`, `relok_open`) beside
+/// the relok binary or in cargo's `examples/` folder under it.
 fn find_child(name: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;

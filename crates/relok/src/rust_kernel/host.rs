@@ -57,13 +57,23 @@ impl<T: HostData + Sync + std::fmt::Debug> HostObject for HostStatic<T> {
     }
 }
 
+/// What every host static's runtime global starts with ([`global_name`]).
+const GLOBAL_PREFIX: &str = "relok_host";
+/// What comes before each segment of the path in it.
+const SEGMENT: &str = "__";
+
 /// The runtime global of the host static at `path`: `relok_host` then the
 /// path's segments, `::` written `__`.
 pub fn global_name(path: &str) -> String {
-    let mut name = String::from("relok_host");
+    let mut name = String::from(GLOBAL_PREFIX);
     for seg in path.split("::") {
-        name.push_str("__");
+        name.push_str(SEGMENT);
         name.extend(seg.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }));
     }
     name
+}
+
+/// Whether `name` is of the form [`global_name`] gives (`relok_host__…`).
+pub(crate) fn is_global_name(name: &str) -> bool {
+    name.strip_prefix(GLOBAL_PREFIX).is_some_and(|rest| rest.starts_with(SEGMENT))
 }

@@ -216,10 +216,10 @@ fn deliver(ctx: &Arc<Shared>, s: &dyn HostObject) -> Result<()> {
 
 /// [`declare_global`] for a [`crate::Global`] of the program: refused
 /// under a name of a cell relok writes itself ([`PANIC_CELL`], a host
-/// static's `relok_host__…`, see `host::global_name`). The runtime
-/// library's `relok_counter` stays shared on purpose.
+/// static's `relok_host__…`, [`global_name`]). The runtime library's
+/// `relok_counter` stays shared on purpose.
 pub(crate) fn declare_user_global(ctx: &Shared, name: &str, bytes: usize) -> Result<()> {
-    if name == PANIC_CELL || name.starts_with("relok_host__") {
+    if name == PANIC_CELL || host::is_global_name(name) {
         return Err(Error::ReservedGlobal { name: name.to_owned() });
     }
     declare_global(ctx, name, bytes)
