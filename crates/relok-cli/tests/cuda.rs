@@ -365,6 +365,47 @@ fn a_small_buffer_freed_under_a_pending_launch_is_rewritten_only_after_it() {
 }
 
 #[test]
+fn small_uploads_queued_behind_a_long_launch_each_keep_the_bytes_they_were_given() {
+    // Uploads of up to 4 KiB are asynchronous copies on the legacy stream,
+    // which waits for the launches of relok's streams: behind a long one
+    // they run well after the call returned, while the caller rewrites its
+    // one host buffer for the next upload. Each must still land with the
+    // bytes it was given (relok stages them in buffers of its own, freed
+    // once an event after them has passed: enough uploads, by bytes and
+    // by count, to record it more than once while the launch runs), and
+    // so must zeros.
+    let spin = relok_ir::parse(SPIN).expect("parses");
+    relok_ir::verify(&spin).expect("verifies");
+    let Some(gpu) = gpu("uploads behind a long launch") else { return };
+    let session = Session::new();
+    let spin = gpu.load(&session, &KernelCache::uncached(), &spin, "spin", Strategy::Table).expect("loads");
+    let sink = gpu.alloc_zeroed(4).expect("zeros");
+    let stream = gpu.stream().expect("stream");
+    gpu.enqueue(&stream, &spin, &LaunchConfig::linear(1, 1), &[relok_runtime::KernelArg::u32(1 << 23), relok_runtime::KernelArg::Ptr(sink)], 0)
+        .expect("spin");
+    let mut host = vec![0u8; 4096];
+    let mut uploads = Vec::new();
+    for round in 0..64u32 {
+        let len = [4096usize, 1, 1000, 64, 1, 1, 1, 1][round as usize % 8];
+        for (i, b) in host.iter_mut().enumerate() {
+            *b = (i as u32).wrapping_mul(31).wrapping_add(round * 97) as u8;
+        }
+        let ptr = gpu.alloc_filled(&host[..len]).expect("upload");
+        uploads.push((ptr, host[..len].to_vec()));
+        if round % 8 == 2 {
+            let zeros = gpu.alloc_zeroed(len as u64).expect("zeros");
+            uploads.push((zeros, vec![0; len]));
+        }
+        // The next round's bytes overwrite this round's at once.
+        host.fill(0xA5);
+    }
+    gpu.synchronize(&session, &stream).expect("no exception");
+    for (i, (ptr, want)) in uploads.iter().enumerate() {
+        assert_eq!(&gpu.read_bytes(*ptr, want.len() as u64).expect("read"), want, "upload {i} holds the bytes it was given");
+    }
+}
+
+#[test]
 fn a_throw_nobody_waited_for_never_reaches_the_records_next_holder() {
     // Exception records live in device memory and go back to the device's
     // pool when their stream drops. A stream dropped with a throw unread

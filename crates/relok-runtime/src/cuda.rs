@@ -175,6 +175,8 @@ pub struct CudaDevice {
     /// Checked mode's seal table: the host values' copies checked kernels
     /// may not write (boxed: the device stays the size it was).
     seals: Box<Mutex<Seals>>,
+    /// The host side of small uploads (boxed, as `recorded`).
+    staging: Box<Mutex<Staging>>,
 }
 
 /// Checked mode's seal table on one device (`relok_compiler::ptx::checked`):
@@ -266,6 +268,7 @@ impl CudaDevice {
         let (major, minor) = ctx.compute_capability().map_err(driver("cuDeviceGetAttribute"))?;
         let records = RecordPool::new(&ctx)?;
         let streams = StreamPool::new(&ctx)?;
+        let staging = Box::new(Mutex::new(Staging::new(&ctx)));
         // Last: nothing after it can fail and leak its allocation.
         let small = ready_copies(&ctx, streams.first())?;
         let id = DeviceId::allocate(DeviceKind::Cuda, ordinal as u64);
@@ -284,6 +287,7 @@ impl CudaDevice {
             streams,
             code_stats: Box::default(),
             seals: Box::default(),
+            staging,
         })
     }
 
@@ -696,8 +700,8 @@ impl CudaDevice {
         let words = header.into_iter().chain(seals.ranges.iter().flat_map(|(&a, &b)| [a, b]));
         let bytes: Vec<u8> = words.flat_map(u64::to_le_bytes).collect();
         // SAFETY: the block holds the two header words and `capacity >= n`
-        // entries of 16 bytes.
-        unsafe { write_on_stream(std::ptr::null_mut(), seals.block, SlotFill::Bytes(&bytes)) }?;
+        // entries of 16 bytes; the context is bound.
+        unsafe { lock(&self.staging).write(seals.block, &bytes) }?;
         seals.dirty = false;
         Ok(seals.block)
     }
@@ -918,7 +922,7 @@ impl RecordPool {
         let device = unsafe { result::malloc_sync(bytes as usize) }.map_err(driver("cuMemAlloc"))?;
         // SAFETY: the chunk was just allocated, `bytes` long; nothing uses it
         // yet, and every launch that will is ordered after this copy.
-        if let Err(e) = unsafe { write_on_stream(std::ptr::null_mut(), device, SlotFill::Zeros(bytes)) } {
+        if let Err(e) = unsafe { zero_on_stream(std::ptr::null_mut(), device, bytes) } {
             // SAFETY: allocated above, freed once.
             let _ = unsafe { result::free_sync(device) };
             return Err(e);
@@ -1045,7 +1049,7 @@ impl Record {
         // SAFETY: the record's bytes lie in a live chunk of the bound
         // context; the launches that write them are ordered before the
         // copy (the caller's contract), later ones after the wait.
-        unsafe { write_on_stream(stream, self.device, SlotFill::Zeros(RECORD_BYTES)) }?;
+        unsafe { zero_on_stream(stream, self.device, RECORD_BYTES) }?;
         // SAFETY: as above.
         unsafe { result::stream::synchronize(stream) }.map_err(driver("cuStreamSynchronize"))?;
         self.unread = false;
@@ -1168,9 +1172,14 @@ impl CudaDevice {
     fn alloc_in_slots(&self, fill: SlotFill<'_>) -> Option<Result<DevicePtr, DeviceError>> {
         let len = fill.len();
         let ptr = lock(&self.heap).small.take(len)?;
-        // SAFETY: `ptr .. ptr + len` are slots just taken for this
+        // Both: `ptr .. ptr + len` are slots just taken for this
         // allocation, in this device's block; the context is bound.
-        let written = self.bind().and_then(|()| unsafe { write_on_stream(std::ptr::null_mut(), ptr, fill) });
+        let written = self.bind().and_then(|()| match fill {
+            // SAFETY: as above.
+            SlotFill::Zeros(n) => unsafe { zero_on_stream(std::ptr::null_mut(), ptr, n) },
+            // SAFETY: as above.
+            SlotFill::Bytes(bytes) => unsafe { lock(&self.staging).write(ptr, bytes) },
+        });
         let mut heap = lock(&self.heap);
         Some(match written {
             Ok(()) => {
@@ -1880,42 +1889,168 @@ impl SlotFill<'_> {
     }
 }
 
-/// Writes `fill` to `dst` with an asynchronous copy on `stream` (null:
+/// Zeros for [`zero_on_stream`]'s copies: never written and never freed,
+/// so a copy may read them whenever the driver does.
+static ZEROS: [u8; SmallBlocks::MAX as usize] = [0; SmallBlocks::MAX as usize];
+
+/// Zeroes `len` bytes at `dst` with asynchronous copies on `stream` (null:
 /// the legacy stream, ordered after the launches before it on relok's
-/// streams, which are blocking ones, and before those after it). The
-/// bytes are first copied to memory of this call's own (its stack, or
-/// a vector past [`SmallBlocks::MAX`]): from such pageable memory the
-/// driver stages them before it returns, where from the caller's memory —
-/// which may be pinned (`cuMemHostRegister`) — it could still be reading
-/// them after the call, while the caller reuses them. Zeros are copied
-/// too (from the zeroed stack): a first `cuMemsetD8Async` in a process
-/// cost the first launch ≈9 µs more on the H200 (2026-12-01), the copy
-/// path being warm by then.
+/// streams, which are blocking ones, and before those after it), from
+/// [`ZEROS`]. A copy rather than `cuMemsetD8Async`: a first memset in a
+/// process cost the first launch ≈9 µs more on the H200 (2026-12-01), the
+/// copy path being warm by then.
 ///
 /// # Safety
 ///
-/// `dst` and the fill's length lie in device memory of the context bound
-/// to the thread, which nothing else writes until the copy is done;
-/// `stream` is a live stream of that context, or null.
-unsafe fn write_on_stream(stream: sys::CUstream, dst: u64, fill: SlotFill<'_>) -> Result<(), DeviceError> {
-    let len = fill.len() as usize;
-    let mut stack = [0u8; SmallBlocks::MAX as usize];
-    let mut heap;
-    let staged: &mut [u8] = match stack.get_mut(..len) {
-        Some(small) => small,
-        None => {
-            heap = vec![0; len];
-            &mut heap
-        }
-    };
-    if let SlotFill::Bytes(bytes) = fill {
-        staged.copy_from_slice(bytes);
+/// `dst .. dst + len` lies in device memory of the context bound to the
+/// thread, which nothing else writes until the copy is done; `stream` is
+/// a live stream of that context, or null.
+unsafe fn zero_on_stream(stream: sys::CUstream, dst: u64, len: u64) -> Result<(), DeviceError> {
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(ZEROS.len() as u64);
+        // SAFETY: by the caller's contract; `ZEROS` lives as long as the
+        // process and is never written.
+        unsafe { sys::cuMemcpyHtoDAsync_v2(dst + done, ZEROS.as_ptr().cast(), n as usize, stream) }
+            .result()
+            .map_err(driver("cuMemcpyHtoDAsync"))?;
+        done += n;
     }
-    // SAFETY: by the caller's contract; `staged` is pageable memory of
-    // this call's own, which the driver has read when the call returns.
-    unsafe { sys::cuMemcpyHtoDAsync_v2(dst, staged.as_ptr().cast(), staged.len(), stream) }
-        .result()
-        .map_err(driver("cuMemcpyHtoDAsync"))
+    Ok(())
+}
+
+/// The host side of a device's small asynchronous uploads
+/// ([`Staging::write`]). Each upload's bytes are first copied into a
+/// buffer of relok's own, kept here until the copy has run: CUDA's
+/// documentation says only that a copy from pageable memory "might be
+/// synchronous", so the driver may still read the source after the call
+/// returns — the caller's bytes (which it may reuse at once) or a stack
+/// copy could then be read too late.
+///
+/// When the buffers not yet covered reach [`Staging::COVER_BYTES`] or
+/// [`Staging::COVER_COUNT`], an event is recorded on the legacy stream
+/// after their copies; once it has passed (`cuEventQuery`, at the next
+/// upload) every buffer before it is freed. Uploads below that pay no
+/// driver call beyond the copy (a process's first launch makes none), and
+/// what is held stays bounded. The held buffers are freed when the device
+/// drops, after a last event.
+#[derive(Debug)]
+struct Staging {
+    ctx: Arc<CudaContext>,
+    /// Made at its first record.
+    event: Option<sys::CUevent>,
+    /// The bytes of copies that may not have run yet, in order of copy.
+    held: Vec<Box<[u8]>>,
+    /// How many of `held` were copied before the event's last record.
+    covered: usize,
+    /// The bytes of the others.
+    uncovered_bytes: usize,
+}
+
+// SAFETY: the event belongs to `ctx` (kept alive here) and is only used
+// with it bound, behind the device's mutex.
+unsafe impl Send for Staging {}
+
+impl Staging {
+    /// Bytes of uploads past the event's last record before it is recorded
+    /// again.
+    const COVER_BYTES: usize = 16 << 10;
+    /// Uploads past the event's last record before it is recorded again.
+    const COVER_COUNT: usize = 64;
+
+    fn new(ctx: &Arc<CudaContext>) -> Staging {
+        Staging { ctx: Arc::clone(ctx), event: None, held: Vec::new(), covered: 0, uncovered_bytes: 0 }
+    }
+
+    /// Copies `bytes` to `dst` asynchronously on the legacy stream (ordered
+    /// after the launches before it on relok's streams, which are blocking
+    /// ones, and before those after it), from a copy kept until the copy
+    /// has run.
+    ///
+    /// # Safety
+    ///
+    /// `dst .. dst + bytes.len()` lies in device memory of the device's
+    /// context, bound to the thread, which nothing else writes until the
+    /// copy is done.
+    unsafe fn write(&mut self, dst: u64, bytes: &[u8]) -> Result<(), DeviceError> {
+        if let Some(event) = self.event
+            && self.covered > 0
+            // SAFETY: an event of the bound context.
+            && unsafe { result::event::query(event) }.is_ok()
+        {
+            // The legacy stream runs in order: the copies before the
+            // event's last record have run.
+            self.held.drain(..self.covered);
+            self.covered = 0;
+        }
+        // Held before the call: even a failed call is not trusted to have
+        // left the bytes alone.
+        self.held.push(bytes.into());
+        self.uncovered_bytes += bytes.len();
+        let staged = self.held.last().map_or(&[][..], |b| &b[..]);
+        // SAFETY: by the caller's contract; `staged` stays in `held` (a
+        // box: its bytes do not move) until an event after it has passed.
+        let copied = unsafe { sys::cuMemcpyHtoDAsync_v2(dst, staged.as_ptr().cast(), staged.len(), std::ptr::null_mut()) }
+            .result()
+            .map_err(driver("cuMemcpyHtoDAsync"));
+        if self.uncovered_bytes >= Staging::COVER_BYTES || self.held.len() - self.covered >= Staging::COVER_COUNT {
+            self.cover();
+        }
+        copied
+    }
+
+    /// Records the event after every held copy (making it first if need
+    /// be). Without an event, waits for the legacy stream and frees them
+    /// all; failing that too, leaks them.
+    fn cover(&mut self) {
+        let recorded = self.ctx.bind_to_thread().is_ok()
+            && match self.event {
+                Some(event) => Ok(event),
+                None => result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING),
+            }
+            .is_ok_and(|event| {
+                self.event = Some(event);
+                // SAFETY: an event of the bound context, on its legacy stream.
+                unsafe { result::event::record(event, std::ptr::null_mut()) }.is_ok()
+            });
+        if recorded {
+            self.covered = self.held.len();
+        // SAFETY: the legacy stream of the bound context.
+        } else if unsafe { result::stream::synchronize(std::ptr::null_mut()) }.is_ok() {
+            self.held.clear();
+            self.covered = 0;
+        } else {
+            // Nothing says when the driver is done with them.
+            for b in self.held.drain(..) {
+                Box::leak(b);
+            }
+            self.covered = 0;
+        }
+        self.uncovered_bytes = 0;
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.held.is_empty() {
+            self.cover();
+            if let Some(event) = self.event
+                && self.covered > 0
+                // SAFETY: an event of the bound context (`cover` bound it).
+                && unsafe { result::event::synchronize(event) }.is_err()
+            {
+                for b in self.held.drain(..) {
+                    Box::leak(b);
+                }
+            }
+        }
+        if let Some(event) = self.event
+            && self.ctx.bind_to_thread().is_ok()
+        {
+            // SAFETY: an event of the bound context, destroyed once.
+            let _ = unsafe { result::event::destroy(event) };
+        }
+    }
 }
 
 /// A kernel's table buffer, freed when the kernel drops.
