@@ -167,6 +167,20 @@ pub(crate) fn wrong_device(kernel: &str, what: &str, owner: DeviceId, here: Devi
     LaunchError::Device { kernel: kernel.to_owned(), error: DeviceError::Driver { call: "launch", message } }
 }
 
+/// Whether an artifact's code is known to agree with the rest of it
+/// (`Artifact::validate`): the kernel cache validates what it takes from
+/// a bundle or the store and compiles the rest itself, so a device loading
+/// what the cache gave does not validate it again; an artifact handed to
+/// a device directly is validated there.
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Validated {
+    /// From the kernel cache.
+    Yes,
+    /// From the caller.
+    No,
+}
+
 /// Kernels a device loaded, by (artifact key, session id), held weakly:
 /// words belong to one session, and a kernel nobody holds is freed.
 pub(crate) type Loaded<K> = Mutex<std::collections::HashMap<([u8; 32], u64), Weak<K>>>;

@@ -233,6 +233,7 @@ pub struct CudaLoadStats {
     pub archive: relok_cache::TierStats,
 }
 
+use crate::backend::Validated;
 use crate::lock;
 
 impl CudaDevice {
@@ -465,8 +466,18 @@ impl CudaDevice {
     /// source key, a load record under it for the next process (see
     /// "Load records" in the module docs).
     pub fn load_as(&self, session: &Session, artifact: &Artifact, source: Option<Key>) -> Result<Arc<CudaKernel>, crate::ProgramError> {
+        self.load_once_as(session, artifact, source, Validated::No)
+    }
+
+    /// [`CudaDevice::load_as`] of an artifact the kernel cache gave
+    /// (validated there, or compiled in this process).
+    pub(crate) fn load_validated_as(&self, session: &Session, artifact: &Artifact, source: Option<Key>) -> Result<Arc<CudaKernel>, crate::ProgramError> {
+        self.load_once_as(session, artifact, source, Validated::Yes)
+    }
+
+    fn load_once_as(&self, session: &Session, artifact: &Artifact, source: Option<Key>, validated: Validated) -> Result<Arc<CudaKernel>, crate::ProgramError> {
         load_once(&self.loaded, session, artifact, || {
-            let (kernel, cubin) = self.load_with_cubin(session, artifact)?;
+            let (kernel, cubin) = self.load_with_cubin(session, artifact, validated)?;
             if let (Some(source), Some(cubin)) = (source, cubin) {
                 self.write_record(source, artifact, &cubin);
             }
@@ -477,11 +488,11 @@ impl CudaDevice {
     /// Loads a PTX artifact on this device with its words delivered (see
     /// the module docs).
     pub fn load(&self, session: &Session, artifact: &Artifact) -> Result<CudaKernel, crate::ProgramError> {
-        self.load_with_cubin(session, artifact).map(|(k, _)| k)
+        self.load_with_cubin(session, artifact, Validated::No).map(|(k, _)| k)
     }
 
     /// [`CudaDevice::load`], with the cubin the module was loaded from.
-    fn load_with_cubin(&self, session: &Session, artifact: &Artifact) -> Result<(CudaKernel, Cubin), crate::ProgramError> {
+    fn load_with_cubin(&self, session: &Session, artifact: &Artifact, validated: Validated) -> Result<(CudaKernel, Cubin), crate::ProgramError> {
         if !matches!(artifact.target, CodeTarget::Ptx { .. }) {
             return Err(DeviceError::Driver { call: "load", message: format!("artifact for {}, not PTX", artifact.target.name()) }.into());
         }
@@ -489,7 +500,7 @@ impl CudaDevice {
         // function is checked against it below where the driver can say
         // what it takes (CUDA 12.4); before, the PTX must declare exactly
         // that entry (and the patch globals) before the driver sees it.
-        if !self.reports_params() {
+        if validated == Validated::No && !self.reports_params() {
             artifact.validate()?;
         }
         self.bind()?;

@@ -326,12 +326,31 @@ impl Device {
     /// kernel cache (memory, bundles, the artifact store, else a compile),
     /// loaded with the session's words delivered.
     pub fn load(&self, session: &Session, cache: &KernelCache, module: &Module, kernel: &str, strategy: Strategy) -> Result<Kernel, ProgramError> {
+        self.load_remembering(session, cache, module, kernel, strategy, None)
+    }
+
+    /// [`Device::load`] of a kernel whose source key is `source` (when its
+    /// text is known, [`KernelCache::source_key`]): remembered for
+    /// [`Device::load_by_source`] in the cache (an alias entry) and, on
+    /// cuda, in a load record.
+    pub fn load_remembering(
+        &self,
+        session: &Session,
+        cache: &KernelCache,
+        module: &Module,
+        kernel: &str,
+        strategy: Strategy,
+        source: Option<relok_cache::Key>,
+    ) -> Result<Kernel, ProgramError> {
         let target = self.target();
         if !target.strategies().contains(&strategy) {
             return Err(ProgramError::Unsupported { strategy, target: target.name() });
         }
         let artifact = cache.artifact(session, self, module, kernel, target, strategy)?;
-        self.load_artifact(session, &artifact)
+        if let Some(source) = source {
+            cache.remember_source(source, &artifact);
+        }
+        self.load_validated_as(session, &artifact, source)
     }
 
     /// Kernel `entry` by its source key `source` ([`KernelCache::source_key`]
@@ -354,7 +373,7 @@ impl Device {
             }
         }
         let found = remembered.or_else(|| cache.artifact_by_source(source, target, strategy).filter(|a| a.entry == entry));
-        found.map(|a| self.load_artifact_as(session, &a, Some(source))).transpose()
+        found.map(|a| self.load_validated_as(session, &a, Some(source))).transpose()
     }
 
     /// Loads an artifact compiled for this device's target.
@@ -374,6 +393,21 @@ impl Device {
             Device::Cuda(d) => d.load_as(session, artifact, source).map(Kernel::Cuda),
             #[cfg(feature = "wgpu")]
             Device::Wgpu(d) => d.load_artifact(session, artifact).map(Kernel::Wgpu),
+        }
+    }
+
+    /// [`Device::load_artifact_as`] of an artifact the kernel cache gave:
+    /// validated there (or compiled here), so not again (the cpu device's
+    /// load parses and checks its code in any case).
+    fn load_validated_as(&self, session: &Session, artifact: &Artifact, source: Option<relok_cache::Key>) -> Result<Kernel, ProgramError> {
+        #[cfg(not(feature = "cuda"))]
+        let _ = source;
+        match self {
+            Device::Cpu(d) => d.load_artifact(session, artifact).map(Kernel::Cpu),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(d) => d.load_validated_as(session, artifact, source).map(Kernel::Cuda),
+            #[cfg(feature = "wgpu")]
+            Device::Wgpu(d) => d.load_validated(session, artifact).map(Kernel::Wgpu),
         }
     }
 

@@ -100,13 +100,17 @@ pub(crate) fn build<D: crate::DeviceMemory + ?Sized>(
     strategy: Strategy,
     options: CompileOptions,
 ) -> Result<Artifact, ProgramError> {
-    Ok(if strategy == Strategy::Bake {
+    let artifact = if strategy == Strategy::Bake {
         register(session, &lower_stencil(stencil, Strategy::Table, options, None)?)?;
         let resolve = |t: &Target| session.resolve(device, t).map_err(|e| e.to_string());
         artifact::compile(stencil, target, strategy, options, Some(&resolve))?
     } else {
         artifact::compile(stencil, target, strategy, options, None)?
-    })
+    };
+    // Devices load what the kernel cache gives without validating it
+    // again (`Validated`): a fresh compile must pass as a cached one does.
+    debug_assert_eq!(artifact.validate(), Ok(()), "a fresh compile of @{} validates", artifact.entry);
+    Ok(artifact)
 }
 
 /// Makes an artifact runnable on the cpu device: its code parsed and

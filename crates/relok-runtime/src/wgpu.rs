@@ -110,7 +110,7 @@
 
 use crate::error::{DeviceError, LaunchError, ProgramError};
 use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
-use crate::backend::{deliver_words, load_once, wrong_device, Backend, Loaded, Thrown};
+use crate::backend::{deliver_words, load_once, wrong_device, Backend, Loaded, Thrown, Validated};
 use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
 use crate::session::Session;
 use relok_cache::{Key, Lookup, Store, StoreConfig};
@@ -688,9 +688,19 @@ impl WgpuDevice {
         load_once(&self.loaded, session, artifact, || self.load(session, artifact))
     }
 
+    /// [`WgpuDevice::load_cached`] of an artifact the kernel cache gave
+    /// (validated there, or compiled in this process).
+    pub(crate) fn load_validated(&self, session: &Session, artifact: &Artifact) -> Result<Arc<WgpuKernel>, ProgramError> {
+        load_once(&self.loaded, session, artifact, || self.load_checked(session, artifact, Validated::Yes))
+    }
+
     /// Loads a WGSL artifact on this device with its words delivered (see
     /// the module docs).
     pub fn load(&self, session: &Session, artifact: &Artifact) -> Result<WgpuKernel, ProgramError> {
+        self.load_checked(session, artifact, Validated::No)
+    }
+
+    fn load_checked(&self, session: &Session, artifact: &Artifact, validated: Validated) -> Result<WgpuKernel, ProgramError> {
         if artifact.target != CodeTarget::Wgsl {
             return Err(driver("load", format!("artifact for {}, not WGSL", artifact.target.name())).into());
         }
@@ -698,7 +708,9 @@ impl WgpuDevice {
             return Err(driver("load", "patching is impossible on wgpu; use table or bake").into());
         }
         let started = std::time::Instant::now();
-        artifact.validate()?;
+        if validated == Validated::No {
+            artifact.validate()?;
+        }
         // The kernel's storage buffers against this adapter's limit (the
         // device asked for the adapter's own), before anything reaches the
         // device: an error naming the kernel and the count, not wgpu's

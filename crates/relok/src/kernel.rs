@@ -80,11 +80,7 @@ impl Kernel {
             return Err(Error::NoSuchKernel { name: name.to_owned(), available });
         };
         let params = f.params.iter().filter_map(|&v| f.values.get(v).map(|d| (v.to_string(), d.ty.clone()))).collect();
-        let artifact = ctx.cache.artifact(&ctx.session, &ctx.device, module, name, target, strategy)?;
-        if let Some(k) = source_key {
-            ctx.cache.remember_source(k, &artifact);
-        }
-        let inner = ctx.device.load_artifact_as(&ctx.session, &artifact, source_key)?;
+        let inner = ctx.device.load_remembering(&ctx.session, &ctx.cache, module, name, strategy, source_key)?;
         Ok(Kernel::on(ctx, &Arc::new(LoadedKernel { inner, name: name.to_owned(), params })))
     }
 
