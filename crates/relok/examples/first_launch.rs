@@ -20,9 +20,11 @@
 //! kernels before its first result: `scale_0 … scale_{N-1}`, each
 //! `scale.rk` with its own factor (a host value of its own), each launched
 //! once into its own output after all are loaded; `--threads T` loads
-//! them from T threads (cold compiles run in parallel); `--write-kernels
-//! DIR` writes their sources as `DIR/scale_<i>.rk` (for `relok
-//! precompile`) and exits.
+//! them from T threads of its own (cold compiles run in parallel);
+//! `--batch` loads them with one `Context::kernels` call (relok loads the
+//! cached ones at once and compiles the rest in parallel, a thread per
+//! core); `--write-kernels DIR` writes their sources as
+//! `DIR/scale_<i>.rk` (for `relok precompile`) and exits.
 #![expect(clippy::print_stdout, reason = "the one JSON line is this program's output")]
 
 use relok::{Context, Grid, Source};
@@ -85,7 +87,11 @@ fn main() -> Result<ExitCode, relok::Error> {
         ctx.load_static_bundle(Vec::leak(bytes))?;
         lap("bundle");
     }
-    let kernels: Vec<relok::Kernel> = if threads == 1 {
+    let batch = std::env::args().any(|a| a == "--batch");
+    let kernels: Vec<relok::Kernel> = if batch {
+        let wanted: Vec<(&Source, &str)> = sources.iter().map(|(s, name, _)| (s, name.as_str())).collect();
+        ctx.kernels(&wanted)?
+    } else if threads == 1 {
         sources.iter().map(|(s, name, _)| ctx.kernel(s, name)).collect::<Result<_, _>>()?
     } else {
         let per = count.div_ceil(threads);

@@ -10,6 +10,7 @@ use crate::Element;
 use relok_ir::Strategy;
 use relok_runtime::{CacheStats, CodeStats, Device, DeviceKind, DeviceMemory, KernelCache, Session};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// What a context shares with its buffers, streams and kernels, which keep
@@ -322,6 +323,88 @@ impl Context {
     /// ```
     pub fn kernel(&self, from: &impl KernelSource, name: &str) -> Result<Kernel> {
         Kernel::load(&self.shared, from, name)
+    }
+
+    /// Several kernels, each as [`Context::kernel`] would load it, in the
+    /// order asked, loaded together: those a cache holds by their text's
+    /// source key are loaded first, on this thread; the others (compiled,
+    /// or found by their artifact key) are loaded in parallel on as many
+    /// threads as the machine has cores, at most one per kernel. An
+    /// application that loads its kernels this way before its first
+    /// result waits, on a cold start, for about its compiles divided by
+    /// its cores instead of their sum; a warm start starts no thread.
+    ///
+    /// On an error, the error of the first kernel that failed, in the
+    /// order asked, is returned. Sources of different types go in as
+    /// `&(dyn KernelSource + Sync)`.
+    ///
+    /// ```
+    /// use relok::{Context, Source};
+    /// static ADD: Source = Source::new("add.rk", "kernel @add(v0: ptr<global, u32>) {
+    ///     v1: u32 = thread_id.x
+    ///     v2: u32 = load v0[v1]
+    ///     v3: u32 = const 1
+    ///     v4: u32 = add v2, v3
+    ///     store v0[v1], v4
+    ///     return
+    /// }
+    /// kernel @nothing() {
+    ///     return
+    /// }
+    /// ");
+    /// let ctx = Context::cpu();
+    /// let [add, nothing] = ctx.kernels(&[(&ADD, "add"), (&ADD, "nothing")])?.try_into().unwrap();
+    /// assert_eq!((add.name(), nothing.name()), ("add", "nothing"));
+    /// assert!(matches!(ctx.kernels(&[(&ADD, "add"), (&ADD, "nope")]), Err(relok::Error::NoSuchKernel { .. })));
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn kernels<S: KernelSource + Sync>(&self, kernels: &[(S, &str)]) -> Result<Vec<Kernel>> {
+        let ctx = &self.shared;
+        let mut loaded = Vec::with_capacity(kernels.len());
+        let mut rest = Vec::new();
+        for (i, (from, name)) in kernels.iter().enumerate() {
+            let source_key = Kernel::source_key(ctx, from, name);
+            match Kernel::by_source(ctx, source_key, name)? {
+                Some(k) => loaded.push(Some(k)),
+                None => {
+                    loaded.push(None);
+                    rest.push((i, source_key));
+                }
+            }
+        }
+        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(rest.len());
+        let compile = |&(i, source_key): &(usize, Option<relok_cache::Key>)| {
+            let (from, name) = &kernels[i];
+            Kernel::compile(ctx, from, name, source_key)
+        };
+        if threads <= 1 {
+            for r in &rest {
+                loaded[r.0] = Some(compile(r)?);
+            }
+        } else {
+            // Each thread takes the next kernel until none is left.
+            let next = AtomicUsize::new(0);
+            let mut done: Vec<(usize, Result<Kernel>)> = std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..threads)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            let mut mine = Vec::new();
+                            loop {
+                                let j = next.fetch_add(1, Ordering::Relaxed);
+                                let Some(r) = rest.get(j) else { break mine };
+                                mine.push((j, compile(r)));
+                            }
+                        })
+                    })
+                    .collect();
+                workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+            });
+            done.sort_unstable_by_key(|(j, _)| *j);
+            for (r, (_, k)) in rest.iter().zip(done) {
+                loaded[r.0] = Some(k?);
+            }
+        }
+        Ok(loaded.into_iter().flatten().collect())
     }
 
     /// The symbol `name` (a `word` argument: its word in this program,

@@ -26,6 +26,7 @@ use crate::program::KernelSource;
 use crate::stream::{Pending, Stream};
 use crate::{Element, Grid, ScalarArg};
 use relok_ir::{AddrSpace, FuncKind, Scalar, Type};
+use relok_cache::Key;
 use relok_runtime::KernelArg;
 use std::sync::Arc;
 
@@ -61,17 +62,35 @@ impl Kernel {
     /// Loads kernel `name`: by its source key when the text is known and a
     /// cache holds it (no parsing), else from the verified program through
     /// the artifact key, remembering the source key for the next process.
-    pub(crate) fn load(ctx: &Arc<Shared>, from: &impl KernelSource, name: &str) -> Result<Kernel> {
-        let (target, strategy) = (ctx.device.target(), ctx.strategy);
-        let source_key = from.source_text().map(|text| ctx.cache.source_key(text, name, target, strategy));
-        if let Some(key) = source_key {
-            // A kernel found by its source key is of that text and name
-            // (an artifact of another kernel under it counts as a miss).
-            if let Some(inner) = ctx.device.load_by_source(&ctx.session, &ctx.cache, key, name, strategy)? {
-                let params = inner.params().iter().enumerate().map(|(i, t)| (format!("v{i}"), t.clone())).collect();
-                return Ok(Kernel::on(ctx, &Arc::new(LoadedKernel { inner, name: name.to_owned(), params })));
-            }
+    pub(crate) fn load(ctx: &Arc<Shared>, from: &(impl KernelSource + ?Sized), name: &str) -> Result<Kernel> {
+        let source_key = Kernel::source_key(ctx, from, name);
+        match Kernel::by_source(ctx, source_key, name)? {
+            Some(k) => Ok(k),
+            None => Kernel::compile(ctx, from, name, source_key),
         }
+    }
+
+    /// The source key of kernel `name` of `from` on `ctx`, when its text
+    /// is known.
+    pub(crate) fn source_key(ctx: &Shared, from: &(impl KernelSource + ?Sized), name: &str) -> Option<Key> {
+        from.source_text().map(|text| ctx.cache.source_key(text, name, ctx.device.target(), ctx.strategy))
+    }
+
+    /// The kernel a tier holds under `source_key` without compiling or
+    /// parsing, if any (see [`relok_runtime::Device::load_by_source`]).
+    pub(crate) fn by_source(ctx: &Arc<Shared>, source_key: Option<Key>, name: &str) -> Result<Option<Kernel>> {
+        let Some(key) = source_key else { return Ok(None) };
+        // A kernel found by its source key is of that text and name (an
+        // artifact of another kernel under it counts as a miss).
+        let Some(inner) = ctx.device.load_by_source(&ctx.session, &ctx.cache, key, name, ctx.strategy)? else { return Ok(None) };
+        let params = inner.params().iter().enumerate().map(|(i, t)| (format!("v{i}"), t.clone())).collect();
+        Ok(Some(Kernel::on(ctx, &Arc::new(LoadedKernel { inner, name: name.to_owned(), params }))))
+    }
+
+    /// Kernel `name` from the verified program of `from`, through the
+    /// artifact key (a cache, else a compile), remembering `source_key`.
+    pub(crate) fn compile(ctx: &Arc<Shared>, from: &(impl KernelSource + ?Sized), name: &str, source_key: Option<Key>) -> Result<Kernel> {
+        let strategy = ctx.strategy;
         let program = from.verified_program()?;
         let module = program.module();
         let found = module.func_by_name(name).map(|id| &module.funcs[id]).filter(|f| f.kind == FuncKind::Kernel);

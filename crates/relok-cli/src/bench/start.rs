@@ -19,8 +19,11 @@
 //!   their cubins from a bundle made by
 //!   `relok precompile … --target ptx-sm90 --cubin sm_90`;
 //! - the application (`--app-kernels N`, default 64): N distinct kernels
-//!   loaded before the first result, cold with one thread and with
-//!   `--app-threads` threads, warm, and (cuda, `--app-bundle`) shipped;
+//!   loaded before the first result, cold with one thread, with
+//!   `--app-threads` threads of the child's own and with one
+//!   `Context::kernels` call (`--batch`: relok's threads, one per core),
+//!   warm (one by one, and with `Context::kernels`), and (cuda,
+//!   `--app-bundle`) shipped;
 //! - `whole process`: exec to exit of a warm child, timed by this process,
 //!   beside `bare_context` (`crates/relok-runtime/examples`), a program
 //!   that only initialises the driver and creates the context; and split
@@ -364,7 +367,11 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
             run_child(&exe, &dev_env, &app_warm, None, &serial)?;
             rows.push(row(&exe, device, &format!("{n} kernels, cold, 1 thread"), app_runs, &mode(None, None, &serial))?);
             rows.push(row(&exe, device, &format!("{n} kernels, cold, {} threads", app.threads), app_runs, &mode(None, None, &parallel))?);
+            let batch = ["--kernels".to_owned(), n.to_string(), "--batch".to_owned()];
+            let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+            rows.push(row(&exe, device, &format!("{n} kernels, cold, Context::kernels ({cores} cores)"), app_runs, &mode(None, None, &batch))?);
             rows.push(row(&exe, device, &format!("{n} kernels, warm"), app_runs, &mode(Some(&app_warm), None, &serial))?);
+            rows.push(row(&exe, device, &format!("{n} kernels, warm, Context::kernels"), app_runs, &mode(Some(&app_warm), None, &batch))?);
             if let (Some(b), true) = (&app.bundle, device == "cuda") {
                 rows.push(shipped(row(&exe, device, &format!("{n} kernels, shipped (bundle with cubins)"), app_runs, &mode(None, Some(b), &serial))?)?);
             }
