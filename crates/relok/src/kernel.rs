@@ -92,6 +92,7 @@ impl Kernel {
     pub(crate) fn compile(ctx: &Arc<Shared>, from: &(impl KernelSource + ?Sized), name: &str, source_key: Option<Key>) -> Result<Kernel> {
         let strategy = ctx.strategy;
         let program = from.verified_program()?;
+        program.host().prepare(ctx)?;
         let module = program.module();
         let found = module.func_by_name(name).map(|id| &module.funcs[id]).filter(|f| f.kind == FuncKind::Kernel);
         let Some(f) = found else {

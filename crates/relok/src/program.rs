@@ -32,6 +32,9 @@ pub struct Program {
     file: String,
     /// The text it was parsed from (none for a module built in memory).
     text: Option<Arc<str>>,
+    /// What a Rust kernel's program reads from the host (none for a
+    /// parsed one): delivered whenever one of its kernels is loaded.
+    host: crate::rust_kernel::HostUse,
 }
 
 impl Program {
@@ -92,7 +95,17 @@ impl Program {
 
     fn verified(module: Module, file: &str) -> Result<Program> {
         relok_ir::verify(&module).map_err(|errors| Error::Verify { file: file.to_owned(), rendered: errors.render(file), errors })?;
-        Ok(Program { module, file: file.to_owned(), text: None })
+        Ok(Program { module, file: file.to_owned(), text: None, host: crate::rust_kernel::HostUse::default() })
+    }
+
+    /// A Rust kernel's program, with what it reads from the host.
+    pub(crate) fn with_host(self, host: crate::rust_kernel::HostUse) -> Program {
+        Program { host, ..self }
+    }
+
+    /// What its kernels read from the host (see [`Program::with_host`]).
+    pub(crate) fn host(&self) -> &crate::rust_kernel::HostUse {
+        &self.host
     }
 
     /// The names of the program's kernels, in order.

@@ -396,6 +396,36 @@ fn a_host_static_is_relocated_by_identity_new_contents_need_no_compile() {
 }
 
 #[test]
+fn a_rust_kernels_program_loaded_by_context_kernel_or_kernels_reads_its_host_static() {
+    // A Rust kernel's `program()` loaded like any program — alone with
+    // `Context::kernel`, or with others by `Context::kernels` — delivers
+    // its host statics as its `launch` does: the kernel reads the static's
+    // bytes, never an undelivered (zeroed) cell.
+    let _g = serial();
+    let program = first::k::scale::program().expect("builds");
+    let run = |ctx: &Context, k: &relok::Kernel| {
+        let mut x = ctx.upload(&[1u32, 1, 1, 1, 2, 2, 2, 2]).expect("upload");
+        let s = ctx.stream();
+        k.launch(&s, Grid::new(1, 8), (&mut x, 8u32)).expect("launch");
+        s.synchronize().expect("runs");
+        x.download().expect("download")
+    };
+    for ctx in contexts(Strategy::Table) {
+        let alone = ctx.kernel(program, "scale").expect("loads");
+        assert_eq!(run(&ctx, &alone), [1, 2, 3, 4, 2, 4, 6, 8], "{}: alone", ctx.device_name());
+    }
+    for ctx in contexts(Strategy::Table) {
+        let copy = unchecked_copy::program().expect("builds");
+        let together = ctx.kernels(&[(copy, "unchecked_copy"), (program, "scale")]).expect("loads");
+        assert_eq!(run(&ctx, &together[1]), [1, 2, 3, 4, 2, 4, 6, 8], "{}: together", ctx.device_name());
+        // The macro's own launch on the same context agrees, and finds
+        // the kernel compiled.
+        assert_eq!(scaled(&ctx, false), [1, 2, 3, 4, 2, 4, 6, 8], "{}: launch", ctx.device_name());
+        assert_eq!(ctx.cache_stats().compiles, 2, "{}", ctx.device_name());
+    }
+}
+
+#[test]
 fn a_warm_launch_neither_rebuilds_nor_looks_the_kernel_up_again() {
     let _g = serial();
     let ctx = Context::builder().device("cpu").no_cache().build().expect("cpu");

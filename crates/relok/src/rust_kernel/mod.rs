@@ -117,16 +117,40 @@ impl Instances {
     }
 }
 
-/// What building a kernel gave: its verified program and the host
-/// statics it reads.
+/// What building a kernel gave: its verified program (with the host
+/// statics and runtime globals it reads) and its name.
 #[derive(Debug)]
 struct Built {
     program: Program,
     /// The kernel's IR name (an instance's carries its types).
     kernel: String,
-    /// The runtime globals it names, with their sizes.
-    globals: Vec<(&'static str, usize)>,
+}
+
+/// What a Rust kernel reads from the host, kept with its [`Program`]:
+/// whichever way one of its kernels is loaded (its `launch`,
+/// `Context::kernel` or `Context::kernels` of its `program()`), the
+/// statics' bytes are delivered and the globals declared first
+/// ([`HostUse::prepare`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HostUse {
+    /// The `#[relok::host]` statics it reads.
     statics: Vec<&'static dyn HostObject>,
+    /// The runtime globals (`relok::Global`) it names, with their sizes.
+    globals: Vec<(&'static str, usize)>,
+}
+
+impl HostUse {
+    /// Delivers the statics' bytes (this process's, whatever a stored
+    /// artifact was compiled with) and declares the globals on `ctx`.
+    pub(crate) fn prepare(&self, ctx: &Arc<Shared>) -> Result<()> {
+        for s in &self.statics {
+            deliver(ctx, *s)?;
+        }
+        for (name, bytes) in &self.globals {
+            declare_user_global(ctx, name, *bytes)?;
+        }
+        Ok(())
+    }
 }
 
 /// One `#[relok::kernel]` (see the module docs).
@@ -156,10 +180,10 @@ impl KernelDef {
             if !m.errors.is_empty() {
                 return Err(m.errors.join("; "));
             }
-            let (statics, globals) = (m.statics, m.globals);
+            let host = HostUse { statics: m.statics, globals: m.globals };
             let module = m.mb.build();
             let kernel = module.kernels().next().map(|(_, f)| f.name.clone()).unwrap_or_default();
-            Program::from_module(module).map(|program| Built { program, kernel, globals, statics }).map_err(|e| e.to_string())
+            Program::from_module(module).map(|program| Built { program: program.with_host(host), kernel }).map_err(|e| e.to_string())
         });
         built.as_ref().map_err(|reason| Error::KernelBuild { kernel: self.name.to_owned(), reason: reason.clone() })
     }
@@ -183,12 +207,6 @@ impl KernelDef {
             return Ok(Kernel::on(ctx, k));
         }
         let built = self.built()?;
-        for s in &built.statics {
-            deliver(ctx, *s)?;
-        }
-        for (name, bytes) in &built.globals {
-            declare_user_global(ctx, name, *bytes)?;
-        }
         let k = Kernel::load(ctx, &built.program, &built.kernel)?;
         lock(&ctx.rust_kernels).insert(key, Arc::clone(k.loaded()));
         Ok(k)
