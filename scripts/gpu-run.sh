@@ -84,6 +84,9 @@ unset RELOK_WGPU_ADAPTER
 # driver), each result compared with the cpu device; the examples.
 RELOK_WGPU_ADAPTER=nvidia $B/test-devices > "$OUT/facade-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|skipping" "$OUT/facade-tests.log" | head -30
+# Context::kernels (parallel loading) on every device.
+RELOK_WGPU_ADAPTER=nvidia $B/test-kernels > "$OUT/kernels-tests.log" 2>&1 || status=1
+grep -E "test result|panicked|skipping" "$OUT/kernels-tests.log"
 RELOK_WGPU_ADAPTER=nvidia $B/test-wgpu_streams > "$OUT/wgpu-streams.log" 2>&1 || status=1
 # Host values are read-only to kernels (the seal bitmap on NVIDIA's Vulkan,
 # the seal table on cuda).
