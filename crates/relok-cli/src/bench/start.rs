@@ -140,6 +140,11 @@ pub struct Peer {
 /// Everything `relok bench start` measured.
 #[derive(Debug, Serialize)]
 pub struct StartBench {
+    /// When the run started, UTC (`2026-12-01T16:25:00Z`).
+    pub date_utc: String,
+    /// The NVIDIA driver, as `nvidia-smi` names the GPU and its driver
+    /// (`NVIDIA H200, 580.159.04`), when the run has cuda and it answers.
+    pub driver: Option<String>,
     /// Children per row.
     pub runs: usize,
     /// First launches.
@@ -339,6 +344,8 @@ pub struct App {
 pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, with_peers: bool) -> Result<StartBench, String> {
     let exe = find_child("first_launch").ok_or("the first_launch example was not found beside relok (cargo build --release -p relok --examples)")?;
     let runs = if quick { 3 } else { 11 };
+    let date_utc = utc_date(SystemTime::now());
+    let driver = devices.iter().any(|d| d == "cuda").then(nvidia_driver).flatten();
     let mut rows = Vec::new();
     let mut wholes = Vec::new();
     let (mut relok_open_us, mut relok_open_skipped) = (None, None);
@@ -397,7 +404,32 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
     } else {
         (Vec::new(), Some("not asked for (--peers)".into()))
     };
-    Ok(StartBench { runs, rows, whole: wholes, relok_open_us, relok_open_skipped, peers, peers_skipped })
+    Ok(StartBench { date_utc, driver, runs, rows, whole: wholes, relok_open_us, relok_open_skipped, peers, peers_skipped })
+}
+
+/// `t` as an ISO 8601 UTC time to the second.
+fn utc_date(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
+    // `civil_from_days`, for days ≥ 0).
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3_600, rest / 60 % 60, rest % 60)
+}
+
+/// The first GPU's name and driver version from `nvidia-smi`, if it runs.
+fn nvidia_driver() -> Option<String> {
+    let out = Command::new("nvidia-smi").args(["--query-gpu=name,driver_version", "--format=csv,noheader"]).output().ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    out.status.success().then(|| text.lines().next().map(|l| l.trim().to_owned())).flatten().filter(|l| !l.is_empty())
 }
 
 /// Prints the report as text (or JSON).
@@ -414,6 +446,7 @@ pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
             .map(|p| p.first_ms * 1e3)
     };
     println!("relok bench start: first launch in a new process, µs from main, context excluded; medians of {} children", r.runs);
+    println!("{}{}", r.date_utc, r.driver.as_ref().map_or(String::new(), |d| format!(", {d}")));
     println!("{:<6} {:<44} {:>10} {:>11} {:>9}  served by", "device", "mode", "first", "context", "vs CuPy");
     for row in &r.rows {
         let l = &row.last;
@@ -449,4 +482,19 @@ pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_date;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn dates_are_utc_iso_8601() {
+        let at = |s: u64| utc_date(UNIX_EPOCH + Duration::from_secs(s));
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(1_796_141_422), "2026-12-01T16:10:22Z");
+        assert_eq!(at(4_107_542_399), "2100-02-28T23:59:59Z");
+    }
 }
