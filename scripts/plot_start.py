@@ -19,7 +19,7 @@ def bars(rows, peers, app):
             out.append((f"relok, {r['mode']}", r["first_us"] / 1e3, "relok"))
     for p in peers:
         if (" kernels" in p["tool"]) == app:
-            out.append((f"{p['tool']}, {p['cache']}", p["first_ms"], p["tool"].split()[0]))
+            out.append((f"{p['tool']}, {p['cache']}", p["first_ms"], p["tool"].split()[0].rstrip(",")))
     return out
 
 
