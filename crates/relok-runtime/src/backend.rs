@@ -172,7 +172,6 @@ pub(crate) fn wrong_device(kernel: &str, what: &str, owner: DeviceId, here: Devi
 /// a bundle or the store and compiles the rest itself, so a device loading
 /// what the cache gave does not validate it again; an artifact handed to
 /// a device directly is validated there.
-#[cfg(any(feature = "cuda", feature = "wgpu"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Validated {
     /// From the kernel cache.

@@ -466,16 +466,13 @@ impl CudaDevice {
     /// source key, a load record under it for the next process (see
     /// "Load records" in the module docs).
     pub fn load_as(&self, session: &Session, artifact: &Artifact, source: Option<Key>) -> Result<Arc<CudaKernel>, crate::ProgramError> {
-        self.load_once_as(session, artifact, source, Validated::No)
+        self.load_checked_as(session, artifact, source, Validated::No)
     }
 
-    /// [`CudaDevice::load_as`] of an artifact the kernel cache gave
-    /// (validated there, or compiled in this process).
-    pub(crate) fn load_validated_as(&self, session: &Session, artifact: &Artifact, source: Option<Key>) -> Result<Arc<CudaKernel>, crate::ProgramError> {
-        self.load_once_as(session, artifact, source, Validated::Yes)
-    }
-
-    fn load_once_as(&self, session: &Session, artifact: &Artifact, source: Option<Key>, validated: Validated) -> Result<Arc<CudaKernel>, crate::ProgramError> {
+    /// [`CudaDevice::load_as`], validating the artifact's PTX (where the
+    /// driver does not check the function itself) unless `validated` says
+    /// the kernel cache did.
+    pub(crate) fn load_checked_as(&self, session: &Session, artifact: &Artifact, source: Option<Key>, validated: Validated) -> Result<Arc<CudaKernel>, crate::ProgramError> {
         load_once(&self.loaded, session, artifact, || {
             let (kernel, cubin) = self.load_with_cubin(session, artifact, validated)?;
             if let (Some(source), Some(cubin)) = (source, cubin) {

@@ -35,7 +35,7 @@
 //! loaded kernels holds them weakly, so a kernel is loaded once while
 //! anyone holds it and freed when the last holder drops it.
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Validated};
 use crate::cache::KernelCache;
 use crate::cpu::CpuDevice;
 use crate::error::{DeviceError, LaunchError, ProgramError};
@@ -385,29 +385,28 @@ impl Device {
     /// cuda device with a binary archive also keeps a load record under it
     /// for [`Device::load_by_source`] in the next process.
     pub fn load_artifact_as(&self, session: &Session, artifact: &Artifact, source: Option<relok_cache::Key>) -> Result<Kernel, ProgramError> {
-        #[cfg(not(feature = "cuda"))]
-        let _ = source;
-        match self {
-            Device::Cpu(d) => d.load_artifact(session, artifact).map(Kernel::Cpu),
-            #[cfg(feature = "cuda")]
-            Device::Cuda(d) => d.load_as(session, artifact, source).map(Kernel::Cuda),
-            #[cfg(feature = "wgpu")]
-            Device::Wgpu(d) => d.load_artifact(session, artifact).map(Kernel::Wgpu),
-        }
+        self.load_checked_as(session, artifact, source, Validated::No)
     }
 
     /// [`Device::load_artifact_as`] of an artifact the kernel cache gave:
-    /// validated there (or compiled here), so not again (the cpu device's
-    /// load parses and checks its code in any case).
+    /// validated there (or compiled here), so not again.
     fn load_validated_as(&self, session: &Session, artifact: &Artifact, source: Option<relok_cache::Key>) -> Result<Kernel, ProgramError> {
+        self.load_checked_as(session, artifact, source, Validated::Yes)
+    }
+
+    /// Loads `artifact`, validating it first unless `validated` says it
+    /// was (the cpu device's load parses and checks its code in any case).
+    fn load_checked_as(&self, session: &Session, artifact: &Artifact, source: Option<relok_cache::Key>, validated: Validated) -> Result<Kernel, ProgramError> {
         #[cfg(not(feature = "cuda"))]
         let _ = source;
+        #[cfg(not(any(feature = "cuda", feature = "wgpu")))]
+        let _ = validated;
         match self {
             Device::Cpu(d) => d.load_artifact(session, artifact).map(Kernel::Cpu),
             #[cfg(feature = "cuda")]
-            Device::Cuda(d) => d.load_validated_as(session, artifact, source).map(Kernel::Cuda),
+            Device::Cuda(d) => d.load_checked_as(session, artifact, source, validated).map(Kernel::Cuda),
             #[cfg(feature = "wgpu")]
-            Device::Wgpu(d) => d.load_validated(session, artifact).map(Kernel::Wgpu),
+            Device::Wgpu(d) => d.load_cached_checked(session, artifact, validated).map(Kernel::Wgpu),
         }
     }
 

@@ -685,13 +685,13 @@ impl WgpuDevice {
     /// [`WgpuDevice::load`] once per artifact key and session on this
     /// device: later calls return the loaded kernel.
     pub fn load_cached(&self, session: &Session, artifact: &Artifact) -> Result<Arc<WgpuKernel>, ProgramError> {
-        load_once(&self.loaded, session, artifact, || self.load(session, artifact))
+        self.load_cached_checked(session, artifact, Validated::No)
     }
 
-    /// [`WgpuDevice::load_cached`] of an artifact the kernel cache gave
-    /// (validated there, or compiled in this process).
-    pub(crate) fn load_validated(&self, session: &Session, artifact: &Artifact) -> Result<Arc<WgpuKernel>, ProgramError> {
-        load_once(&self.loaded, session, artifact, || self.load_checked(session, artifact, Validated::Yes))
+    /// [`WgpuDevice::load_cached`], validating the artifact unless
+    /// `validated` says the kernel cache did.
+    pub(crate) fn load_cached_checked(&self, session: &Session, artifact: &Artifact, validated: Validated) -> Result<Arc<WgpuKernel>, ProgramError> {
+        load_once(&self.loaded, session, artifact, || self.load_checked(session, artifact, validated))
     }
 
     /// Loads a WGSL artifact on this device with its words delivered (see
