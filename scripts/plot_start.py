@@ -40,7 +40,7 @@ def main(src, dst):
         ax.set_xlabel("first result in a new process, ms from after the context (log)")
         ax.set_title(title, fontsize=9)
     driver = r.get("driver") or "no NVIDIA driver reported"
-    fig.suptitle(f"relok bench start, {r['date_utc']}, {driver}; medians of {r['runs']} children", fontsize=10)
+    fig.suptitle(f"relok bench start, {r.get('date_utc', 'date unknown')}, {driver}; medians of {r['runs']} children", fontsize=10)
     fig.tight_layout()
     fig.savefig(dst, dpi=110)
 

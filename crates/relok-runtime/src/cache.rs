@@ -418,7 +418,7 @@ impl KernelCache {
     /// The artifact this process found or compiled for a source key (the
     /// first tier of [`KernelCache::artifact_by_source`], counted as a
     /// memory hit).
-    pub fn remembered_source(&self, source: Key) -> Option<Arc<Artifact>> {
+    pub(crate) fn remembered_source(&self, source: Key) -> Option<Arc<Artifact>> {
         let found = lock(&self.sources).get(&source).cloned();
         if found.is_some() {
             self.count(Count::MemoryHits);
@@ -428,7 +428,10 @@ impl KernelCache {
 
     /// Remembers that `source` names `artifact`: in this process and, as an
     /// alias entry, in the store (a failed write is counted by the store).
-    pub fn remember_source(&self, source: Key, artifact: &Arc<Artifact>) {
+    /// Only for an artifact this cache gave (validated or compiled): what
+    /// is remembered is loaded without validating it again
+    /// ([`crate::Device::load_remembering`] is the way in).
+    pub(crate) fn remember_source(&self, source: Key, artifact: &Arc<Artifact>) {
         if artifact.strategy == Strategy::Bake {
             return;
         }

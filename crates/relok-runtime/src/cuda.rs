@@ -1939,9 +1939,10 @@ unsafe fn zero_on_stream(stream: sys::CUstream, dst: u64, len: u64) -> Result<()
 /// [`Staging::COVER_COUNT`], an event is recorded on the legacy stream
 /// after their copies; once it has passed (`cuEventQuery`, at the next
 /// upload) every buffer before it is freed. Uploads below that pay no
-/// driver call beyond the copy (a process's first launch makes none), and
-/// what is held stays bounded. The held buffers are freed when the device
-/// drops, after a last event.
+/// driver call beyond the copy (a process's first launch makes none).
+/// Buffers are freed as the GPU catches up; without further uploads the
+/// last ones (under 16 KiB or 64) stay held until the device drops, when
+/// they are freed after a last event.
 #[derive(Debug)]
 struct Staging {
     ctx: Arc<CudaContext>,
@@ -2023,8 +2024,10 @@ impl Staging {
             });
         if recorded {
             self.covered = self.held.len();
-        // SAFETY: the legacy stream of the bound context.
-        } else if unsafe { result::stream::synchronize(std::ptr::null_mut()) }.is_ok() {
+        } else if self.ctx.bind_to_thread().is_ok()
+            // SAFETY: the legacy stream of the bound context.
+            && unsafe { result::stream::synchronize(std::ptr::null_mut()) }.is_ok()
+        {
             self.held.clear();
             self.covered = 0;
         } else {

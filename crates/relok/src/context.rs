@@ -161,6 +161,10 @@ impl ContextBuilder {
     }
 }
 
+/// The stack of each thread [`Context::kernels`] starts (as a main
+/// thread's: the compiler recurses over a kernel's nesting).
+const WORKER_STACK: usize = 8 << 20;
+
 impl Context {
     /// Options for a context ([`ContextBuilder`]).
     ///
@@ -329,10 +333,13 @@ impl Context {
     /// order asked, loaded together: those a cache holds by their text's
     /// source key are loaded first, on this thread; the others (compiled,
     /// or found by their artifact key) are loaded in parallel on as many
-    /// threads as the machine has cores, at most one per kernel. An
-    /// application that loads its kernels this way before its first
-    /// result waits, on a cold start, for about its compiles divided by
-    /// its cores instead of their sum; a warm start starts no thread.
+    /// threads as the machine has cores, at most one per kernel, this one
+    /// included. An application that loads its kernels this way before
+    /// its first result waits, on a cold start, for about its compiles
+    /// divided by its cores instead of their sum. A warm start of kernels
+    /// whose text is known ([`crate::Source`], a parsed [`crate::Program`])
+    /// starts no thread; programs without text (a Rust kernel's
+    /// `program()`) are always loaded on the threads.
     ///
     /// On an error, the error of the first kernel that failed, in the
     /// order asked, is returned. Sources of different types go in as
@@ -362,47 +369,67 @@ impl Context {
         let ctx = &self.shared;
         let mut loaded = Vec::with_capacity(kernels.len());
         let mut rest = Vec::new();
+        // A failure here ends the scan: only kernels before it are
+        // compiled, and its error is returned unless one of theirs fails.
+        let mut failed = None;
         for (i, (from, name)) in kernels.iter().enumerate() {
             let source_key = Kernel::source_key(ctx, from, name);
-            match Kernel::by_source(ctx, source_key, name)? {
-                Some(k) => loaded.push(Some(k)),
-                None => {
+            match Kernel::by_source(ctx, source_key, name) {
+                Ok(Some(k)) => loaded.push(Some(k)),
+                Ok(None) => {
                     loaded.push(None);
                     rest.push((i, source_key));
                 }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
             }
         }
-        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(rest.len());
         let compile = |&(i, source_key): &(usize, Option<relok_cache::Key>)| {
             let (from, name) = &kernels[i];
             Kernel::compile(ctx, from, name, source_key)
         };
+        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(rest.len());
+        let mut done: Vec<(usize, Result<Kernel>)> = Vec::with_capacity(rest.len());
         if threads <= 1 {
             for r in &rest {
-                loaded[r.0] = Some(compile(r)?);
+                let k = compile(r);
+                let stop = k.is_err();
+                done.push((r.0, k));
+                if stop {
+                    break;
+                }
             }
         } else {
-            // Each thread takes the next kernel until none is left.
+            // This thread and `threads - 1` more each take the next kernel
+            // until none is left.
             let next = AtomicUsize::new(0);
-            let mut done: Vec<(usize, Result<Kernel>)> = std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..threads)
-                    .map(|_| {
-                        scope.spawn(|| {
-                            let mut mine = Vec::new();
-                            loop {
-                                let j = next.fetch_add(1, Ordering::Relaxed);
-                                let Some(r) = rest.get(j) else { break mine };
-                                mine.push((j, compile(r)));
-                            }
-                        })
-                    })
+            let work = || {
+                let mut mine = Vec::new();
+                loop {
+                    let j = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(r) = rest.get(j) else { break mine };
+                    mine.push((r.0, compile(r)));
+                }
+            };
+            done = std::thread::scope(|scope| {
+                let helpers: Vec<_> = (1..threads)
+                    .filter_map(|_| std::thread::Builder::new().stack_size(WORKER_STACK).spawn_scoped(scope, work).ok())
                     .collect();
-                workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+                let mut all = work();
+                for h in helpers {
+                    all.extend(h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+                }
+                all
             });
-            done.sort_unstable_by_key(|(j, _)| *j);
-            for (r, (_, k)) in rest.iter().zip(done) {
-                loaded[r.0] = Some(k?);
-            }
+            done.sort_unstable_by_key(|(i, _)| *i);
+        }
+        for (i, k) in done {
+            loaded[i] = Some(k?);
+        }
+        if let Some(e) = failed {
+            return Err(e);
         }
         Ok(loaded.into_iter().flatten().collect())
     }

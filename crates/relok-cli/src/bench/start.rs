@@ -447,17 +447,17 @@ pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
     };
     println!("relok bench start: first launch in a new process, µs from main, context excluded; medians of {} children", r.runs);
     println!("{}{}", r.date_utc, r.driver.as_ref().map_or(String::new(), |d| format!(", {d}")));
-    println!("{:<6} {:<44} {:>10} {:>11} {:>9}  served by", "device", "mode", "first", "context", "vs CuPy");
+    println!("{:<6} {:<52} {:>10} {:>11} {:>9}  served by", "device", "mode", "first", "context", "vs CuPy");
     for row in &r.rows {
         let l = &row.last;
         let ratio = cupy_warm(&row.mode).map_or("-".to_owned(), |c| format!("{:.2}×", row.first_us / c));
         println!(
-            "{:<6} {:<44} {:>10.1} {:>11.0} {:>9}  compiles {} store {} bundle {} | code: archived {} (records {}) bundled {} linked {} jit {}",
+            "{:<6} {:<52} {:>10.1} {:>11.0} {:>9}  compiles {} store {} bundle {} | code: archived {} (records {}) bundled {} linked {} jit {}",
             row.device, row.mode, row.first_us, row.context_us, ratio, l.compiles, l.store_hits, l.bundle_hits,
             l.machine_code.archived, l.machine_code.records, l.machine_code.bundled, l.machine_code.linked, l.machine_code.jit
         );
         let steps: Vec<String> = row.phases.iter().map(|(n, us)| format!("{n} {us:.1}")).collect();
-        println!("{:<6} {:<44} steps: {}", "", "", steps.join(", "));
+        println!("{:<6} {:<52} steps: {}", "", "", steps.join(", "));
     }
     println!("\nwhole process, µs: exec to exit | minus the context the child reported | exec to result minus the context | result to exit:");
     for w in &r.whole {
