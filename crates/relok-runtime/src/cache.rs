@@ -21,8 +21,8 @@
 //! [`KernelCache::artifact_by_source`] looks it up first: in this
 //! process's map, in bundles, then in the store, where the artifact is
 //! kept under its source key too (an alias entry, written by
-//! [`KernelCache::remember_source`] after the first compile or load). A
-//! warm start therefore never touches the compiler.
+//! [`crate::Device::load_remembering`] after the first compile or load).
+//! A warm start therefore never touches the compiler.
 //!
 //! An artifact from a bundle or the store is checked (payload, compiler,
 //! key, target, strategy, state layout) and its code validated against its
