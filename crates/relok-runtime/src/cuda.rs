@@ -1952,8 +1952,6 @@ struct Staging {
     held: Vec<Box<[u8]>>,
     /// How many of `held` were copied before the event's last record.
     covered: usize,
-    /// The bytes of the others.
-    uncovered_bytes: usize,
 }
 
 // SAFETY: the event belongs to `ctx` (kept alive here) and is only used
@@ -1968,7 +1966,7 @@ impl Staging {
     const COVER_COUNT: usize = 64;
 
     fn new(ctx: &Arc<CudaContext>) -> Staging {
-        Staging { ctx: Arc::clone(ctx), event: None, held: Vec::new(), covered: 0, uncovered_bytes: 0 }
+        Staging { ctx: Arc::clone(ctx), event: None, held: Vec::new(), covered: 0 }
     }
 
     /// Copies `bytes` to `dst` asynchronously on the legacy stream (ordered
@@ -1995,14 +1993,14 @@ impl Staging {
         // Held before the call: even a failed call is not trusted to have
         // left the bytes alone.
         self.held.push(bytes.into());
-        self.uncovered_bytes += bytes.len();
         let staged = self.held.last().map_or(&[][..], |b| &b[..]);
         // SAFETY: by the caller's contract; `staged` stays in `held` (a
         // box: its bytes do not move) until an event after it has passed.
         let copied = unsafe { sys::cuMemcpyHtoDAsync_v2(dst, staged.as_ptr().cast(), staged.len(), std::ptr::null_mut()) }
             .result()
             .map_err(driver("cuMemcpyHtoDAsync"));
-        if self.uncovered_bytes >= Staging::COVER_BYTES || self.held.len() - self.covered >= Staging::COVER_COUNT {
+        let uncovered = &self.held[self.covered..];
+        if uncovered.len() >= Staging::COVER_COUNT || uncovered.iter().map(|b| b.len()).sum::<usize>() >= Staging::COVER_BYTES {
             self.cover();
         }
         copied
@@ -2031,13 +2029,17 @@ impl Staging {
             self.held.clear();
             self.covered = 0;
         } else {
-            // Nothing says when the driver is done with them.
-            for b in self.held.drain(..) {
-                Box::leak(b);
-            }
-            self.covered = 0;
+            self.leak();
         }
-        self.uncovered_bytes = 0;
+    }
+
+    /// Gives up the held bytes without freeing them: nothing says when the
+    /// driver is done with them.
+    fn leak(&mut self) {
+        for b in self.held.drain(..) {
+            Box::leak(b);
+        }
+        self.covered = 0;
     }
 }
 
@@ -2050,9 +2052,7 @@ impl Drop for Staging {
                 // SAFETY: an event of the bound context (`cover` bound it).
                 && unsafe { result::event::synchronize(event) }.is_err()
             {
-                for b in self.held.drain(..) {
-                    Box::leak(b);
-                }
+                self.leak();
             }
         }
         if let Some(event) = self.event
