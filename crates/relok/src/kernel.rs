@@ -92,13 +92,13 @@ impl Kernel {
     pub(crate) fn compile(ctx: &Arc<Shared>, from: &(impl KernelSource + ?Sized), name: &str, source_key: Option<Key>) -> Result<Kernel> {
         let strategy = ctx.strategy;
         let program = from.verified_program()?;
-        program.host().prepare(ctx)?;
         let module = program.module();
         let found = module.func_by_name(name).map(|id| &module.funcs[id]).filter(|f| f.kind == FuncKind::Kernel);
         let Some(f) = found else {
             let available = program.kernels().into_iter().map(str::to_owned).collect();
             return Err(Error::NoSuchKernel { name: name.to_owned(), available });
         };
+        program.host().prepare(ctx)?;
         let params = f.params.iter().filter_map(|&v| f.values.get(v).map(|d| (v.to_string(), d.ty.clone()))).collect();
         let inner = ctx.device.load_remembering(&ctx.session, &ctx.cache, module, name, strategy, source_key)?;
         Ok(Kernel::on(ctx, &Arc::new(LoadedKernel { inner, name: name.to_owned(), params })))
