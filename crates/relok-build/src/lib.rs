@@ -33,9 +33,9 @@
 //! line. Bundles are byte-stable: the same sources give the same bytes.
 
 use relok_cache::entry::{self, Kind};
-use relok_cache::{bundle, Key};
+use relok_cache::{Key, bundle};
 use relok_compiler::artifact::{self, COMPILER_ID};
-use relok_compiler::stencil::{source_key, Stencil};
+use relok_compiler::stencil::{Stencil, source_key};
 use relok_ir::Module;
 use std::path::{Path, PathBuf};
 
@@ -126,8 +126,14 @@ impl Source {
     /// Parses and verifies `text`, naming it `file` in errors.
     pub fn parse(file: impl Into<String>, text: impl Into<String>) -> Result<Source, BuildError> {
         let (file, text) = (file.into(), text.into());
-        let module = relok_ir::parse(&text).map_err(|e| BuildError::Parse { file: file.clone(), line: e.span.line, col: e.span.col, message: e.message })?;
-        relok_ir::verify(&module).map_err(|errors| BuildError::Verify { rendered: errors.render(&file), file: file.clone() })?;
+        let module = relok_ir::parse(&text).map_err(|e| BuildError::Parse {
+            file: file.clone(),
+            line: e.span.line,
+            col: e.span.col,
+            message: e.message,
+        })?;
+        relok_ir::verify(&module)
+            .map_err(|errors| BuildError::Verify { rendered: errors.render(&file), file: file.clone() })?;
         Ok(Source { file, text, module })
     }
 
@@ -215,10 +221,13 @@ impl Precompile {
     /// tells cargo to rebuild when a kernel file (or `RELOK_PTXAS`)
     /// changes. Returns the path.
     pub fn write_to_out_dir(&self, name: &str) -> Result<PathBuf, BuildError> {
-        let out = std::env::var_os("OUT_DIR").ok_or_else(|| BuildError::Request("OUT_DIR is not set: call write_to_out_dir from a build script".into()))?;
+        let out = std::env::var_os("OUT_DIR").ok_or_else(|| {
+            BuildError::Request("OUT_DIR is not set: call write_to_out_dir from a build script".into())
+        })?;
         let (bytes, _) = self.build()?;
         let path = Path::new(&out).join(name);
-        std::fs::write(&path, bytes).map_err(|source| BuildError::Write { path: path.display().to_string(), source })?;
+        std::fs::write(&path, bytes)
+            .map_err(|source| BuildError::Write { path: path.display().to_string(), source })?;
         let mut lines = String::new();
         for f in &self.files {
             lines.push_str(&format!("cargo::rerun-if-changed={}\n", f.display()));
@@ -244,7 +253,9 @@ pub fn bundle_of(
 ) -> Result<(Vec<u8>, Vec<Precompiled>), BuildError> {
     // Every cubin asked for must come from some PTX target: PTX for sm_NN
     // assembles for sm_NN and later, never earlier.
-    if let Some(sm) = cubins.iter().find(|&&sm| !targets.iter().any(|t| matches!(t, CodeTarget::Ptx { sm: p } if *p <= sm))) {
+    if let Some(sm) =
+        cubins.iter().find(|&&sm| !targets.iter().any(|t| matches!(t, CodeTarget::Ptx { sm: p } if *p <= sm)))
+    {
         return Err(BuildError::Request(format!(
             "cubin sm_{sm} needs a PTX target for sm_{sm} or earlier (e.g. ptx-sm{sm}); PTX assembles only for its own GPU and later ones"
         )));
@@ -254,8 +265,10 @@ pub fn bundle_of(
             "strategy {s}: baked kernels hold one process's words and cannot be precompiled (use patch or table)"
         )));
     }
-    let pairs: Vec<(CodeTarget, Strategy)> =
-        targets.iter().flat_map(|&t| strategies.iter().filter(move |&&s| t.supports(s)).map(move |&s| (t, s))).collect();
+    let pairs: Vec<(CodeTarget, Strategy)> = targets
+        .iter()
+        .flat_map(|&t| strategies.iter().filter(move |&&s| t.supports(s)).map(move |&s| (t, s)))
+        .collect();
     if let Some(t) = targets.iter().find(|t| !pairs.iter().any(|(p, _)| p == *t)) {
         return Err(BuildError::Request(format!(
             "target {}: none of the strategies given can be used (patching is impossible on wgpu; use table)",
@@ -280,7 +293,8 @@ pub fn bundle_of(
                 message: e.to_string(),
             })?;
             for &(target, strategy) in &pairs {
-                let a = artifact::compile(&stencil, target, strategy, options, None).map_err(|e| failed(target, e.to_string()))?;
+                let a = artifact::compile(&stencil, target, strategy, options, None)
+                    .map_err(|e| failed(target, e.to_string()))?;
                 let payload = a.to_payload().map_err(|e| failed(target, e.to_string()))?;
                 entries.push(entry::encode(Kind::Artifact, COMPILER_ID, Key(a.key), &payload));
                 // The same artifact under the text's source key, marked as
@@ -291,14 +305,24 @@ pub fn bundle_of(
                 let mut made = Vec::new();
                 if let CodeTarget::Ptx { sm: ptx_sm } = target {
                     for &sm in cubins.iter().filter(|&&sm| sm >= ptx_sm) {
-                        let cubin = assemble(&a.code, sm)
-                            .map_err(|message| BuildError::Ptxas { file: src.file.clone(), kernel: k.name.clone(), message })?;
+                        let cubin = assemble(&a.code, sm).map_err(|message| BuildError::Ptxas {
+                            file: src.file.clone(),
+                            kernel: k.name.clone(),
+                            message,
+                        })?;
                         let key = Key(relok_compiler::ptx::cubin_key(&a.code, &a.entry, sm));
                         entries.push(entry::encode(Kind::Binary, COMPILER_ID, key, &cubin));
                         made.push(sm);
                     }
                 }
-                done.push(Precompiled { file: src.file.clone(), kernel: k.name.clone(), strategy, target, key: Key(a.key), cubins: made });
+                done.push(Precompiled {
+                    file: src.file.clone(),
+                    kernel: k.name.clone(),
+                    strategy,
+                    target,
+                    key: Key(a.key),
+                    cubins: made,
+                });
                 progress(done.len(), total, &format!("{} @{} {strategy}", src.file, k.name));
             }
         }
@@ -322,9 +346,11 @@ pub fn find_ptxas() -> Option<PathBuf> {
 pub fn assemble(ptx: &[u8], sm: u32) -> Result<Vec<u8>, String> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
-    let ptxas = find_ptxas()
-        .ok_or("ptxas not found: set RELOK_PTXAS or put it on the PATH (it comes with CUDA, or pip's nvidia-cuda-nvcc)")?;
-    let dir = std::env::temp_dir().join(format!("relok-ptxas-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    let ptxas = find_ptxas().ok_or(
+        "ptxas not found: set RELOK_PTXAS or put it on the PATH (it comes with CUDA, or pip's nvidia-cuda-nvcc)",
+    )?;
+    let dir =
+        std::env::temp_dir().join(format!("relok-ptxas-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
     // A folder left by a crashed process of the same id is ours to reuse.
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -356,7 +382,14 @@ mod tests {
     #[test]
     fn a_bundle_holds_each_artifact_under_both_keys_and_is_byte_stable() {
         let src = Source::parse("scale.rk", SCALE).unwrap();
-        let (bytes, items) = bundle_of(&[src], &[CodeTarget::Cpu, CodeTarget::Wgsl], &[Strategy::Patch, Strategy::Table], &[], &mut |_, _, _| {}).unwrap();
+        let (bytes, items) = bundle_of(
+            &[src],
+            &[CodeTarget::Cpu, CodeTarget::Wgsl],
+            &[Strategy::Patch, Strategy::Table],
+            &[],
+            &mut |_, _, _| {},
+        )
+        .unwrap();
         assert_eq!(items.len(), 3, "patch is skipped for WGSL");
         let entries = bundle::decode(&bytes, COMPILER_ID).unwrap();
         assert_eq!(entries.len(), 6);
@@ -365,7 +398,14 @@ mod tests {
             let alias = Key(source_key(SCALE, "scale", i.target, i.strategy, CompileOptions::default()));
             assert!(entries.iter().any(|e| e.key == alias));
         }
-        let again = bundle_of(&[Source::parse("scale.rk", SCALE).unwrap()], &[CodeTarget::Cpu, CodeTarget::Wgsl], &[Strategy::Patch, Strategy::Table], &[], &mut |_, _, _| {}).unwrap();
+        let again = bundle_of(
+            &[Source::parse("scale.rk", SCALE).unwrap()],
+            &[CodeTarget::Cpu, CodeTarget::Wgsl],
+            &[Strategy::Patch, Strategy::Table],
+            &[],
+            &mut |_, _, _| {},
+        )
+        .unwrap();
         assert_eq!(again.0, bytes);
     }
 
@@ -376,17 +416,24 @@ mod tests {
         assert!(err.to_string().contains("cannot be precompiled"), "{err}");
         let err = bundle_of(&[src()], &[CodeTarget::Cpu], &[Strategy::Table], &[90], &mut |_, _, _| {}).unwrap_err();
         assert!(err.to_string().contains("needs a PTX target"), "{err}");
-        let err = bundle_of(&[src()], &[CodeTarget::Ptx { sm: 90 }], &[Strategy::Table], &[80], &mut |_, _, _| {}).unwrap_err();
+        let err = bundle_of(&[src()], &[CodeTarget::Ptx { sm: 90 }], &[Strategy::Table], &[80], &mut |_, _, _| {})
+            .unwrap_err();
         assert!(err.to_string().starts_with("cubin sm_80 needs a PTX target for sm_80 or earlier"), "{err}");
         let err = bundle_of(&[src()], &[CodeTarget::Wgsl], &[Strategy::Patch], &[], &mut |_, _, _| {}).unwrap_err();
         assert!(err.to_string().contains("patching is impossible"), "{err}");
         let err = Source::parse("bad.rk", "kernel @k( {").unwrap_err();
         assert!(matches!(err, BuildError::Parse { line: 1, .. }) && err.to_string().starts_with("bad.rk:1:"), "{err}");
-        let err = Source::parse("bad.rk", "kernel @k(v0: u32) {\n    v1: f32 = add v0, v0\n    return\n}\n").unwrap_err();
+        let err =
+            Source::parse("bad.rk", "kernel @k(v0: u32) {\n    v1: f32 = add v0, v0\n    return\n}\n").unwrap_err();
         assert!(err.to_string().starts_with("bad.rk:2:5: error:"), "{err}");
         let err = Precompile::new().file("/nonexistent/k.rk").build().unwrap_err();
-        assert!(matches!(err, BuildError::Read { .. }) && err.to_string().starts_with("/nonexistent/k.rk: cannot read"), "{err}");
-        let err = Precompile::new().file(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bench/scale.rk")).write_to_out_dir("x.bundle");
+        assert!(
+            matches!(err, BuildError::Read { .. }) && err.to_string().starts_with("/nonexistent/k.rk: cannot read"),
+            "{err}"
+        );
+        let err = Precompile::new()
+            .file(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bench/scale.rk"))
+            .write_to_out_dir("x.bundle");
         assert!(std::env::var_os("OUT_DIR").is_some() || matches!(err, Err(BuildError::Request(_))));
     }
 }

@@ -31,8 +31,8 @@
 //! whichever of its fields the damage reached. The count is never used to
 //! allocate.
 
-use crate::entry::{self, EntryError, Expect, Kind, MAX_IDENTITY};
 use crate::Key;
+use crate::entry::{self, EntryError, Expect, Kind, MAX_IDENTITY};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
@@ -182,7 +182,10 @@ pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<BundleEntry<'a>
     let n = usize::from(r.take(1)?[0]);
     let id = r.take(n)?;
     if id != identity.as_bytes() {
-        return Err(BundleError::Identity { found: String::from_utf8_lossy(id).into_owned(), expected: identity.to_owned() });
+        return Err(BundleError::Identity {
+            found: String::from_utf8_lossy(id).into_owned(),
+            expected: identity.to_owned(),
+        });
     }
     let body = bytes.len() - 32;
     let Some(rest) = r.0.len().checked_sub(32).map(|n| &r.0[..n]) else {
@@ -218,10 +221,11 @@ pub fn decode<'a>(bytes: &'a [u8], identity: &str) -> Result<Vec<BundleEntry<'a>
         // Behind a matching bundle checksum, an entry whose own checksum
         // fails was damaged (whatever field the damage reached); one whose
         // checksum holds is reported for what it is.
-        let entry_err = |source| if entry::damaged(e) { BundleError::Checksum } else { BundleError::Entry { index, source } };
+        let entry_err =
+            |source| if entry::damaged(e) { BundleError::Checksum } else { BundleError::Entry { index, source } };
         let kind = match entry_kind(e).map_err(entry_err)? {
             Kind::Binary if version == 1 => {
-                return Err(entry_err(EntryError::Kind { found: Kind::Binary as u8, expected: Kind::Artifact as u8 }))
+                return Err(entry_err(EntryError::Kind { found: Kind::Binary as u8, expected: Kind::Artifact as u8 }));
             }
             kind => kind,
         };
@@ -276,7 +280,8 @@ mod tests {
         let got = decode(&x, ID).unwrap();
         let art = |key: u8, bytes: &'static [u8]| (Kind::Artifact, Key([key; 32]), bytes);
         let got: Vec<_> = got.iter().map(|e| (e.kind, e.key, e.bytes.to_vec())).collect();
-        let want: Vec<_> = [art(1, b""), art(2, b"")].iter().zip([&b, &a]).map(|(w, e)| (w.0, w.1, e.clone())).collect();
+        let want: Vec<_> =
+            [art(1, b""), art(2, b"")].iter().zip([&b, &a]).map(|(w, e)| (w.0, w.1, e.clone())).collect();
         assert_eq!(got, want);
         assert_eq!(decode(&encode(ID, []).unwrap(), ID).unwrap(), vec![]);
     }
@@ -303,7 +308,10 @@ mod tests {
                 let mut bad = two.clone();
                 bad[i] ^= 1 << bit;
                 let r = decode(&bad, ID);
-                assert!(matches!(r, Err(BundleError::Checksum | BundleError::Truncated | BundleError::Trailing(_))), "byte {i} bit {bit}: {r:?}");
+                assert!(
+                    matches!(r, Err(BundleError::Checksum | BundleError::Truncated | BundleError::Trailing(_))),
+                    "byte {i} bit {bit}: {r:?}"
+                );
             }
         }
         let other = entry::encode(Kind::Artifact, "relok-other", Key([1; 32]), b"x");
@@ -387,7 +395,10 @@ mod tests {
         let x = encode(ID, [bin.as_slice(), art.as_slice()]).unwrap();
         let got = decode(&x, ID).unwrap();
         assert_eq!(got.iter().map(|e| e.kind).collect::<Vec<_>>(), [Kind::Artifact, Kind::Binary]);
-        assert_eq!(entry::decode(got[1].bytes, &Expect { kind: Kind::Binary, identity: ID, key: Some(Key([7; 32])) }).unwrap(), b"cubin");
+        assert_eq!(
+            entry::decode(got[1].bytes, &Expect { kind: Kind::Binary, identity: ID, key: Some(Key([7; 32])) }).unwrap(),
+            b"cubin"
+        );
         // The same entries as a version-1 bundle (its checksum of every
         // byte): machine code is refused there.
         let v1 = raw_version(1, &[&art, &bin]);

@@ -256,12 +256,12 @@ mod tests {
         let bin = encode(Kind::Binary, ID, k, b"payload");
         assert_eq!(decode(&bin, &expect(k)).unwrap_err().to_string(), "payload kind 2, expected 1");
         let other = encode(Kind::Artifact, "relok-other", k, b"payload");
-        assert_eq!(decode(&other, &expect(k)).unwrap_err().to_string(), "written by 'relok-other', this is 'relok-test-1'");
-        let k2 = Key([8; 32]);
         assert_eq!(
-            decode(&e, &expect(k2)).unwrap_err(),
-            EntryError::Key { found: k, expected: k2 }
+            decode(&other, &expect(k)).unwrap_err().to_string(),
+            "written by 'relok-other', this is 'relok-test-1'"
         );
+        let k2 = Key([8; 32]);
+        assert_eq!(decode(&e, &expect(k2)).unwrap_err(), EntryError::Key { found: k, expected: k2 });
         let mut short = e.clone();
         short.remove(short.len() - 33);
         assert_eq!(decode(&short, &expect(k)).unwrap_err(), EntryError::Length { declared: 7, actual: 6 });

@@ -62,6 +62,6 @@ mod store;
 pub use key::Key;
 pub use stats::{RemoteStats, TierStats};
 pub use store::{
-    default_root, switched_off, ClearReport, CollectReport, EntryInfo, Lookup, PullReport, PushReport, Store, StoreConfig, StoreError,
-    DEFAULT_MAX_BYTES, STALE_FOLDER_AGE, TEMP_MAX_AGE,
+    ClearReport, CollectReport, DEFAULT_MAX_BYTES, EntryInfo, Lookup, PullReport, PushReport, STALE_FOLDER_AGE, Store,
+    StoreConfig, StoreError, TEMP_MAX_AGE, default_root, switched_off,
 };

@@ -124,7 +124,16 @@ mod tests {
 
     #[test]
     fn lines_sum_and_skip_damage() {
-        let a = TierStats { hits: 1, misses: 2, compiles: 3, bytes_read: 4, bytes_written: 5, evictions: 6, corrupt: 7, write_errors: 8 };
+        let a = TierStats {
+            hits: 1,
+            misses: 2,
+            compiles: 3,
+            bytes_read: 4,
+            bytes_written: 5,
+            evictions: 6,
+            corrupt: 7,
+            write_errors: 8,
+        };
         let text = format!("{}{}v1 1 2\ngarbage\n{}", a.to_line(), a.to_line(), &a.to_line()[..5]);
         assert_eq!(TierStats::sum_lines(&text), a.add(&a));
         assert!(TierStats::default().is_zero());
@@ -167,7 +176,17 @@ const REMOTE_FIELDS: usize = 9;
 
 impl RemoteStats {
     fn fields(&self) -> [u64; REMOTE_FIELDS] {
-        [self.hits, self.misses, self.rejected, self.errors, self.bytes_read, self.bytes_written, self.writes, self.dropped, self.get_us]
+        [
+            self.hits,
+            self.misses,
+            self.rejected,
+            self.errors,
+            self.bytes_read,
+            self.bytes_written,
+            self.writes,
+            self.dropped,
+            self.get_us,
+        ]
     }
 
     fn from_fields(f: [u64; REMOTE_FIELDS]) -> RemoteStats {
@@ -263,7 +282,17 @@ mod remote_tests {
 
     #[test]
     fn remote_lines_sum_apart_from_tier_lines() {
-        let r = RemoteStats { hits: 1, misses: 2, rejected: 3, errors: 4, bytes_read: 5, bytes_written: 6, writes: 7, dropped: 8, get_us: 9 };
+        let r = RemoteStats {
+            hits: 1,
+            misses: 2,
+            rejected: 3,
+            errors: 4,
+            bytes_read: 5,
+            bytes_written: 6,
+            writes: 7,
+            dropped: 8,
+            get_us: 9,
+        };
         let t = TierStats { hits: 10, ..TierStats::default() };
         let text = format!("{}{}{}r1 1 2\n", r.to_line(), t.to_line(), r.to_line());
         assert_eq!(RemoteStats::sum_lines(&text), r.add(&r));

@@ -114,7 +114,9 @@ impl StoreConfig {
     pub fn is_stale_folder_name(&self, name: &str) -> bool {
         let Some(rest) = name.strip_prefix(self.stale_prefix.as_str()) else { return false };
         let safe = |s: &str| {
-            !s.is_empty() && s.len() <= 120 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_')
+            !s.is_empty()
+                && s.len() <= 120
+                && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_')
         };
         let versioned = |s: &str| {
             s.strip_prefix('v')
@@ -345,7 +347,10 @@ impl Store {
         let Some(tier) = &self.remote else { return 0 };
         let left = tier.remote.flush(tier.remote.flush_timeout());
         if left > 0 {
-            tracing::warn!("{left} writes to the remote cache {} not finished within the flush time limit", tier.remote.url());
+            tracing::warn!(
+                "{left} writes to the remote cache {} not finished within the flush time limit",
+                tier.remote.url()
+            );
         }
         left
     }
@@ -372,7 +377,9 @@ impl Store {
                     Ok(_) => batch.push((tier.name(info.key), bytes)),
                     Err(e) => report.skipped.push(format!("{}: {e}", info.key)),
                 },
-                Ok(Bounded::TooLong(len)) => report.skipped.push(format!("{}: {len} bytes, larger than the cap", info.key)),
+                Ok(Bounded::TooLong(len)) => {
+                    report.skipped.push(format!("{}: {len} bytes, larger than the cap", info.key))
+                }
                 Err(e) => report.skipped.push(format!("{}: {e}", info.key)),
             }
             if batch.len() == 64 || (i + 1 == entries.len() && !batch.is_empty()) {
@@ -479,7 +486,9 @@ impl Store {
     /// `key` from the remote, checked as a local entry is, then written
     /// locally (a failed write is counted; the hit stands).
     fn get_remote(&self, tier: &Tier, key: Key) -> Option<Lookup> {
-        let TierLookup::Entry(bytes) = tier.get(key, self.entry_bound(), |k, b| self.check_entry(k, b)) else { return None };
+        let TierLookup::Entry(bytes) = tier.get(key, self.entry_bound(), |k, b| self.check_entry(k, b)) else {
+            return None;
+        };
         self.backfill(key, &bytes);
         let payload = entry::decode(&bytes, &self.expect(key)).ok()?;
         Some(Lookup::Hit(payload.to_vec()))
@@ -507,7 +516,7 @@ impl Store {
         let (f, meta, mut buf) = match os::read_regular(&path, bound) {
             Ok(Bounded::Whole(f, meta, buf)) => (f, meta, buf),
             Ok(Bounded::TooLong(len)) => {
-                return Lookup::Rejected(format!("{len} bytes is larger than any entry of this store (cap {bound})"))
+                return Lookup::Rejected(format!("{len} bytes is larger than any entry of this store (cap {bound})"));
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Lookup::Miss,
             Err(e) => return Lookup::Rejected(format!("cannot read: {e}")),
@@ -735,14 +744,19 @@ impl Store {
     /// Reads every entry and checks it against its own key: each entry with
     /// `Ok` or the reason it would be rejected.
     pub fn verify(&self) -> Vec<(EntryInfo, Result<(), String>)> {
-        let expect = |key| Expect { kind: self.inner.config.kind, identity: &self.inner.config.identity, key: Some(key) };
+        let expect =
+            |key| Expect { kind: self.inner.config.kind, identity: &self.inner.config.identity, key: Some(key) };
         self.entries()
             .into_iter()
             .map(|info| {
                 let bound = MAX_ENTRY_BYTES.min(self.inner.config.max_bytes);
                 let r = match os::read_regular(&info.path, bound) {
-                    Ok(Bounded::Whole(_, _, b)) => entry::decode(&b, &expect(info.key)).map(|_| ()).map_err(|e| e.to_string()),
-                    Ok(Bounded::TooLong(len)) => Err(format!("{len} bytes is larger than any entry of this store (cap {bound})")),
+                    Ok(Bounded::Whole(_, _, b)) => {
+                        entry::decode(&b, &expect(info.key)).map(|_| ()).map_err(|e| e.to_string())
+                    }
+                    Ok(Bounded::TooLong(len)) => {
+                        Err(format!("{len} bytes is larger than any entry of this store (cap {bound})"))
+                    }
                     Err(e) => Err(format!("cannot read: {e}")),
                 };
                 (info, r)
@@ -863,7 +877,13 @@ fn in_future(t: SystemTime, now: SystemTime) -> bool {
 /// (lstat: nothing is followed or opened).
 fn classify(path: PathBuf, meta: &fs::Metadata) -> Result<(PathBuf, SystemTime), Walked> {
     if !meta.is_file() {
-        let what = if meta.is_symlink() { "a symbolic link" } else if meta.is_dir() { "a folder" } else { "not a regular file" };
+        let what = if meta.is_symlink() {
+            "a symbolic link"
+        } else if meta.is_dir() {
+            "a folder"
+        } else {
+            "not a regular file"
+        };
         return Err(Walked::Left(path, format!("{what}, not relok's to touch")));
     }
     if let Some(why) = os::foreign_owner(meta) {
@@ -915,7 +935,9 @@ fn walk(dir: &Path, f: &mut dyn FnMut(Walked)) {
             match (classify(file.path(), &meta), key) {
                 (Err(left), _) => f(left),
                 (Ok((path, modified)), _) if temp => f(Walked::Temp(path, modified)),
-                (Ok((path, modified)), Some(key)) => f(Walked::Entry(EntryInfo { key, path, len: meta.len(), modified })),
+                (Ok((path, modified)), Some(key)) => {
+                    f(Walked::Entry(EntryInfo { key, path, len: meta.len(), modified }))
+                }
                 (Ok(_), None) => {}
             }
         }
@@ -1046,12 +1068,13 @@ impl Inner {
             // below, never opened.
             Ok(_) => String::new(),
         };
-        let tmp = self.dir.join(format!(
-            "{TEMP_PREFIX}stats-{}-{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
-        if os::create_private_file(&tmp).and_then(|mut f| f.write_all(line.as_bytes())).and_then(|()| fs::rename(&tmp, &path)).is_err() {
+        let tmp =
+            self.dir.join(format!("{TEMP_PREFIX}stats-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed)));
+        if os::create_private_file(&tmp)
+            .and_then(|mut f| f.write_all(line.as_bytes()))
+            .and_then(|()| fs::rename(&tmp, &path))
+            .is_err()
+        {
             let _ = fs::remove_file(&tmp);
         }
     }
@@ -1240,7 +1263,8 @@ mod os {
     /// Refuses a folder that is not a directory owned by this user, or that
     /// its group or others can write. A link is refused, never followed.
     pub(super) fn check_private(path: &Path) -> Result<(), StoreError> {
-        let meta = fs::symlink_metadata(path).map_err(|e| StoreError::Insecure { path: path.to_owned(), reason: e.to_string() })?;
+        let meta = fs::symlink_metadata(path)
+            .map_err(|e| StoreError::Insecure { path: path.to_owned(), reason: e.to_string() })?;
         private_dir(path, &meta)
     }
 

@@ -104,7 +104,8 @@ fn kill_during_writes_never_exposes_a_partial_entry() {
     let started = Instant::now();
     // A small LCG: random-ish delays without a dependency, reproducible.
     let mut rng: u64 = 0x2545_f491_4f6c_dd1d;
-    let shortest = keys.iter().map(|&k| entry::encode(Kind::Artifact, IDENTITY, k, &payload(k)).len() as u64).min().unwrap();
+    let shortest =
+        keys.iter().map(|&k| entry::encode(Kind::Artifact, IDENTITY, k, &payload(k)).len() as u64).min().unwrap();
     let (mut trials, mut interrupted, mut hits, mut torn) = (0u32, 0u32, 0u64, 0u64);
     while trials < MIN_TRIALS || (interrupted < WANT_INTERRUPTED && trials < MAX_TRIALS) {
         trials += 1;
@@ -156,7 +157,11 @@ fn kill_during_writes_never_exposes_a_partial_entry() {
         let listed = store.entries();
         for e in &listed {
             let name = e.path.file_name().unwrap().to_string_lossy().into_owned();
-            assert!(!name.starts_with(".tmp-"), "trial {trials}: entries() listed a temporary file {}", e.path.display());
+            assert!(
+                !name.starts_with(".tmp-"),
+                "trial {trials}: entries() listed a temporary file {}",
+                e.path.display()
+            );
             assert!(keys.contains(&e.key), "trial {trials}: unknown entry {:?}", e.key);
             assert_eq!(e.path, store.entry_path(e.key));
         }
@@ -165,7 +170,11 @@ fn kill_during_writes_never_exposes_a_partial_entry() {
         for (k, want) in keys.iter().zip(&expected) {
             match store.get(*k) {
                 Lookup::Hit(got) => {
-                    assert!(got == *want, "trial {trials}: key {k:?} read back {} bytes that are not its payload", got.len());
+                    assert!(
+                        got == *want,
+                        "trial {trials}: key {k:?} read back {} bytes that are not its payload",
+                        got.len()
+                    );
                     assert!(listed_keys.contains(k), "trial {trials}: a hit on {k:?} that entries() did not list");
                     hits += 1;
                 }
@@ -184,7 +193,10 @@ fn kill_during_writes_never_exposes_a_partial_entry() {
         let old = store.collect_at(now + Duration::from_secs(2 * 3600));
         assert_eq!(old.temps_removed, temps.len() as u64, "trial {trials}");
         assert_eq!(old.evicted, 0);
-        assert!(temp_files(store.dir()).is_empty(), "trial {trials}: temporary files survived a collection two hours on");
+        assert!(
+            temp_files(store.dir()).is_empty(),
+            "trial {trials}: temporary files survived a collection two hours on"
+        );
         assert_eq!(store.entries().len(), listed.len(), "trial {trials}: a collection removed entries");
         assert_eq!(store.stats().corrupt, 0);
     }

@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 use relok_cache::entry::{self, EntryError, Expect, Kind};
-use relok_cache::{bundle, Key};
+use relok_cache::{Key, bundle};
 use sha2::{Digest, Sha256};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -148,13 +148,27 @@ fn read_bundle(bytes: &[u8]) -> Result<Vec<bundle::BundleEntry<'_>>, bundle::Bun
 
 #[derive(Clone, Debug)]
 enum Mutation {
-    Flip { at: usize, mask: u8 },
-    Truncate { to: usize },
-    Insert { at: usize, bytes: Vec<u8> },
-    Remove { at: usize, n: usize },
+    Flip {
+        at: usize,
+        mask: u8,
+    },
+    Truncate {
+        to: usize,
+    },
+    Insert {
+        at: usize,
+        bytes: Vec<u8>,
+    },
+    Remove {
+        at: usize,
+        n: usize,
+    },
     /// Overwrites one of the length or count fields (picked by `which`)
     /// with `value`, little-endian, cut to the field's width.
-    Field { which: usize, value: u64 },
+    Field {
+        which: usize,
+        value: u64,
+    },
 }
 
 fn huge() -> impl Strategy<Value = u64> {
@@ -175,7 +189,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![
         (any::<usize>(), 1..=255u8).prop_map(|(at, mask)| Mutation::Flip { at, mask }),
         any::<usize>().prop_map(|to| Mutation::Truncate { to }),
-        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..16)).prop_map(|(at, bytes)| Mutation::Insert { at, bytes }),
+        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..16))
+            .prop_map(|(at, bytes)| Mutation::Insert { at, bytes }),
         (any::<usize>(), 1..16usize).prop_map(|(at, n)| Mutation::Remove { at, n }),
         (any::<usize>(), huge()).prop_map(|(which, value)| Mutation::Field { which, value }),
     ]

@@ -16,7 +16,7 @@
 use relok_cache::entry::{self, Kind};
 use relok_cache::{Key, Lookup, Store, StoreConfig};
 use std::fs::{self, File};
-use std::os::unix::fs::{symlink, DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc;
@@ -329,7 +329,13 @@ fn clear_and_gc_on_a_store_they_cannot_write_report_what_they_left() {
     make_writable(&dir);
     assert!(s.entry_path(k).exists() && tmp.exists());
     for shown in [&cleared, &collected] {
-        assert!(shown.contains(&s.entry_path(k).display().to_string()) || shown.contains(&tmp.display().to_string()), "the report names nothing it left: {shown}");
-        assert!(shown.contains("ermission denied") || shown.contains("not permitted"), "the report says not why: {shown}");
+        assert!(
+            shown.contains(&s.entry_path(k).display().to_string()) || shown.contains(&tmp.display().to_string()),
+            "the report names nothing it left: {shown}"
+        );
+        assert!(
+            shown.contains("ermission denied") || shown.contains("not permitted"),
+            "the report says not why: {shown}"
+        );
     }
 }

@@ -8,7 +8,7 @@ mod redis_server;
 use ed25519_dalek::SigningKey;
 use redis_server::RedisServer;
 use relok_cache::entry::{self, Kind};
-use relok_cache::remote::{signed, Remote, RemoteConfig};
+use relok_cache::remote::{Remote, RemoteConfig, signed};
 use relok_cache::{Key, Lookup, RemoteStats, Store, StoreConfig};
 use std::path::Path;
 use std::sync::Arc;
@@ -90,7 +90,8 @@ fn poisoned_values_are_rejected() {
     let mut flipped = good.clone();
     let mid = flipped.len() - 20;
     flipped[mid] ^= 0x01;
-    let other_build = signed::seal(&k, &name(1), &entry::encode(Kind::Artifact, "relok-other-build", key(1), b"the real payload"));
+    let other_build =
+        signed::seal(&k, &name(1), &entry::encode(Kind::Artifact, "relok-other-build", key(1), b"the real payload"));
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("unsigned (the framed entry alone)", framed.to_vec()),
         ("garbage", b"hello".to_vec()),
@@ -201,7 +202,9 @@ fn a_slow_remote_is_bounded_by_the_timeout() {
 
 #[test]
 fn a_killed_remote_is_off_and_a_restarted_one_serves_a_new_process() {
-    let Some(mut server) = RedisServer::start("a_killed_remote_is_off_and_a_restarted_one_serves_a_new_process") else { return };
+    let Some(mut server) = RedisServer::start("a_killed_remote_is_off_and_a_restarted_one_serves_a_new_process") else {
+        return;
+    };
     let t = tempfile::tempdir().unwrap();
     let k = signing(1);
     let w = store(&t.path().join("w"), ID, &remote(&server.url(), &k, true));
@@ -267,7 +270,10 @@ fn push_and_pull() {
 #[test]
 fn a_read_only_redis_user_cannot_write_even_with_the_key() {
     let Some(server) = RedisServer::start("a_read_only_redis_user_cannot_write_even_with_the_key") else { return };
-    assert_eq!(server.cli(&["ACL", "SETUSER", "reader", "on", ">rpw", "~relok:*", "+getrange", "+ping", "+select"]).trim(), "OK");
+    assert_eq!(
+        server.cli(&["ACL", "SETUSER", "reader", "on", ">rpw", "~relok:*", "+getrange", "+ping", "+select"]).trim(),
+        "OK"
+    );
     let url = format!("redis://reader:rpw@127.0.0.1:{}/0", server.port());
     let t = tempfile::tempdir().unwrap();
     let k = signing(1);

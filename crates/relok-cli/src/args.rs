@@ -26,7 +26,7 @@
 //! buffer argument is also an output (`relok run --out-dir` writes each as a
 //! `.npy` file with [`npy::encode`]).
 
-use relok_ir::{text, AddrSpace, Function, Scalar, Type};
+use relok_ir::{AddrSpace, Function, Scalar, Type, text};
 use std::fmt;
 
 /// An argument, resolved against its parameter's type but not yet on a device.
@@ -117,7 +117,8 @@ pub fn parse_args<S: AsRef<str>>(func: &Function, texts: &[S]) -> Result<Vec<Arg
         .enumerate()
         .map(|(i, (&p, t))| {
             // The parameter's name goes into the message with its type.
-            parse_arg(i + 1, func.ty(p), t.as_ref()).map_err(|e| ArgError { param_ty: format!("{p}: {}", e.param_ty), ..e })
+            parse_arg(i + 1, func.ty(p), t.as_ref())
+                .map_err(|e| ArgError { param_ty: format!("{p}: {}", e.param_ty), ..e })
         })
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("@{}: {e}", func.name))
@@ -292,7 +293,8 @@ pub mod npy {
         if fortran == "True" && dims.iter().filter(|&&d| d != 1).count() > 1 {
             return Err(format!("shape {shape} is in Fortran order (save a C-order array: numpy.ascontiguousarray)"));
         }
-        let count = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or(format!("shape {shape} is too large"))?;
+        let count =
+            dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or(format!("shape {shape} is too large"))?;
         super::check_count(count, elem).map_err(|e| format!("shape {shape}: {e}"))?;
         let want = count * u64::from(elem.size());
         if data.len() as u64 != want {
@@ -429,7 +431,10 @@ mod tests {
     #[test]
     fn scalars_follow_the_parameter_type() {
         assert_eq!(parse_arg(1, &Scalar::I32.into(), "-3"), Ok(ArgValue::Scalar(Scalar::I32, 0xffff_fffd)));
-        assert_eq!(parse_arg(1, &Scalar::F32.into(), "2.5"), Ok(ArgValue::Scalar(Scalar::F32, u64::from(2.5f32.to_bits()))));
+        assert_eq!(
+            parse_arg(1, &Scalar::F32.into(), "2.5"),
+            Ok(ArgValue::Scalar(Scalar::F32, u64::from(2.5f32.to_bits())))
+        );
         assert!(parse_arg(2, &Scalar::U32.into(), "-1").unwrap_err().to_string().starts_with("argument 2 (u32)"));
     }
 
@@ -444,7 +449,9 @@ mod tests {
         // The limit is in bytes: 2^26 u32 elements, 2^25 u64 ones.
         assert!(parse_arg(1, &buf(Scalar::U32), "zeros:67108865").is_err());
         assert!(parse_arg(1, &buf(Scalar::U64), "zeros:33554433").unwrap_err().message.contains("256 MiB of u64"));
-        for bad in ["zeros", "zeros:0", "zeros:x", "iota:99999999999", "[]", "[1, 2", "blah:3", "rand:2:1:1", "zeros:2:1"] {
+        for bad in
+            ["zeros", "zeros:0", "zeros:x", "iota:99999999999", "[]", "[1, 2", "blah:3", "rand:2:1:1", "zeros:2:1"]
+        {
             assert!(parse_arg(1, &buf(Scalar::U32), bad).is_err(), "{bad} should be rejected");
         }
     }
@@ -471,7 +478,11 @@ mod tests {
         let f32s = npy::encode(Scalar::F32, &[0, 0]);
         let e = npy::decode(&f32s, Scalar::F64).unwrap_err();
         assert!(e.contains("dtype `<f4` does not match the parameter's element type f64 (expected `<f8`)"), "{e}");
-        assert!(npy::decode(&f32s[..f32s.len() - 1], Scalar::F32).unwrap_err().contains("needs 8 bytes of data, the file has 7"));
+        assert!(
+            npy::decode(&f32s[..f32s.len() - 1], Scalar::F32)
+                .unwrap_err()
+                .contains("needs 8 bytes of data, the file has 7")
+        );
         assert!(npy::decode(b"P6\n", Scalar::F32).unwrap_err().contains("not a .npy file"));
         // What numpy.save writes for a (2, 3) C-order and a Fortran-order u4 array.
         let header = |dict: &str| {

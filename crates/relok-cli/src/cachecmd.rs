@@ -26,14 +26,14 @@
 use crate::source;
 use relok_cache::entry::{self, Kind};
 use relok_cache::remote::{Remote, RemoteConfig};
-use relok_cache::{bundle, Key, PullReport, PushReport, RemoteStats, Store, StoreConfig};
-use std::sync::Arc;
-use relok_compiler::artifact::{Artifact, CodeTarget, CompileOptions, COMPILER_ID};
+use relok_cache::{Key, PullReport, PushReport, RemoteStats, Store, StoreConfig, bundle};
+use relok_compiler::artifact::{Artifact, COMPILER_ID, CodeTarget, CompileOptions};
 use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
 use relok_runtime::cache::store_config;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// Opens the store the environment names; an error says why there is none.
@@ -95,7 +95,12 @@ pub fn stats(store: &Store) -> StoreReport {
         lifetime: store.lifetime_stats(),
         remote: store.lifetime_remote_stats(),
         remote_config: match open_remote() {
-            Ok(r) => format!("{} ({}, key {})", r.url(), if r.is_writer() { "reads and writes" } else { "reads only" }, r.key_id()),
+            Ok(r) => format!(
+                "{} ({}, key {})",
+                r.url(),
+                if r.is_writer() { "reads and writes" } else { "reads only" },
+                r.key_id()
+            ),
             Err(why) => why,
         },
         binary: archives(&store.config().root),
@@ -143,7 +148,13 @@ pub fn push(store: &Store) -> Result<Vec<(String, PushReport)>, String> {
 /// `relok cache pull`: the artifacts that `bundles` hold and that every
 /// kernel of `files` compiles to for each target and strategy, fetched
 /// from the remote into the store when it lacks them.
-pub fn pull(store: Store, bundles: &[PathBuf], files: &[PathBuf], targets: &[CodeTarget], strategies: &[Strategy]) -> Result<(usize, PullReport), String> {
+pub fn pull(
+    store: Store,
+    bundles: &[PathBuf],
+    files: &[PathBuf],
+    targets: &[CodeTarget],
+    strategies: &[Strategy],
+) -> Result<(usize, PullReport), String> {
     let remote = open_remote()?;
     let mut keys = Vec::new();
     for b in bundles {
@@ -159,7 +170,13 @@ pub fn pull(store: Store, bundles: &[PathBuf], files: &[PathBuf], targets: &[Cod
                 for &s in strategies.iter().filter(|&&s| t.supports(s) && s != Strategy::Bake) {
                     // The artifact and its alias under the file's source key.
                     keys.push(Key(stencil.key(t, s, CompileOptions::default())));
-                    keys.push(Key(relok_compiler::stencil::source_key(&src.text, &k.name, t, s, CompileOptions::default())));
+                    keys.push(Key(relok_compiler::stencil::source_key(
+                        &src.text,
+                        &k.name,
+                        t,
+                        s,
+                        CompileOptions::default(),
+                    )));
                 }
             }
         }
@@ -227,7 +244,8 @@ pub fn verify(store: &Store, rebuild: bool) -> (usize, Vec<(String, String)>) {
     let bad = entries
         .iter()
         .filter_map(|e| {
-            let proved = read_artifact(e.key, &e.path).and_then(|a| if rebuild { a.rebuild_check().map_err(|e| e.to_string()) } else { Ok(()) });
+            let proved = read_artifact(e.key, &e.path)
+                .and_then(|a| if rebuild { a.rebuild_check().map_err(|e| e.to_string()) } else { Ok(()) });
             proved.err().map(|why| (e.key.to_hex(), why))
         })
         .collect();
@@ -286,7 +304,9 @@ pub fn import(store: &Store, bundle_path: &Path, rebuild: bool) -> Result<usize,
     for e in entries.iter().filter(|e| e.kind == Kind::Artifact) {
         let key = e.key;
         let expect = entry::Expect { kind: Kind::Artifact, identity: COMPILER_ID, key: Some(key) };
-        let read = entry::decode(e.bytes, &expect).map_err(|e| e.to_string()).and_then(|payload| Artifact::from_payload(payload).map_err(|e| e.to_string()));
+        let read = entry::decode(e.bytes, &expect)
+            .map_err(|e| e.to_string())
+            .and_then(|payload| Artifact::from_payload(payload).map_err(|e| e.to_string()));
         let alias = read.as_ref().is_ok_and(|a| a.alias == Some(key.0));
         if rebuild {
             if alias {
@@ -336,12 +356,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp-{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("{}: {e}", path.display())
-        })
+    std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: {e}", path.display())
+    })
 }
 
 /// Every binary archive folder under `root/binary`, in name order.

@@ -7,8 +7,8 @@
 //! finds them in the artifact store and compiles nothing; each example says
 //! where its kernel came from and the last line counts the compiles.
 
-use crate::args::{format_buffer, parse_args, ArgValue};
-use crate::examples::{Example, EXAMPLES};
+use crate::args::{ArgValue, format_buffer, parse_args};
+use crate::examples::{EXAMPLES, Example};
 use crate::launch::{RunError, Target};
 use relok_ir::Strategy;
 use relok_runtime::program::ProgramError;

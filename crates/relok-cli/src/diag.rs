@@ -11,8 +11,11 @@ pub fn render(file: &str, src: &str, span: Span, message: &str) -> String {
     let mut out = format!("{file}:{span}: error: {message}\n");
     if let Some(line) = src.lines().nth(span.line as usize - 1) {
         let gutter = span.line.to_string();
-        let caret_pad: String =
-            line.chars().take(span.col.saturating_sub(1) as usize).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+        let caret_pad: String = line
+            .chars()
+            .take(span.col.saturating_sub(1) as usize)
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
         out.push_str(&format!("{:w$} |\n{gutter} | {line}\n{:w$} | {caret_pad}^\n", "", "", w = gutter.len()));
     }
     out

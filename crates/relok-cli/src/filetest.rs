@@ -44,13 +44,13 @@
 //! (shared and local arrays, barrier divergence, the step budget, races).
 //! Faults are the cpu device's to check.
 
-use relok_runtime::KernelCache;
-use crate::args::{format_buffer, parse_arg, parse_args, parse_dims, ArgValue};
-use crate::launch::{run_kernel, Target};
+use crate::args::{ArgValue, format_buffer, parse_arg, parse_args, parse_dims};
+use crate::launch::{Target, run_kernel};
 use relok_ir::Strategy;
+use relok_runtime::Device;
+use relok_runtime::KernelCache;
 use relok_runtime::Session;
 use relok_runtime::cpu::LaunchConfig;
-use relok_runtime::Device;
 
 /// The `; run:` lines whose expectation is a `fault:`: skipped on a GPU,
 /// where faults are undefined behaviour (see the module docs).
@@ -91,7 +91,13 @@ pub fn run_file(name: &str, text: &str, device: &Device) -> Result<usize, Vec<St
     let source: String = text
         .split_inclusive('\n')
         .enumerate()
-        .map(|(i, l)| if i < header.len() && l.trim().starts_with("test ") { if l.ends_with('\n') { "\n" } else { "" } } else { l })
+        .map(|(i, l)| {
+            if i < header.len() && l.trim().starts_with("test ") {
+                if l.ends_with('\n') { "\n" } else { "" }
+            } else {
+                l
+            }
+        })
         .collect();
     let mut failures = Vec::new();
     let mut skipped = 0;
@@ -154,10 +160,11 @@ fn check_roundtrip(text: &str, header_lines: usize) -> Result<(), Vec<String>> {
     }
     let printed = relok_ir::print(&module);
     if printed != body {
-        let line = printed.lines().zip(body.lines()).position(|(a, b)| a != b).map_or(
-            printed.lines().count().min(body.lines().count()) + 1,
-            |i| i + 1,
-        );
+        let line = printed
+            .lines()
+            .zip(body.lines())
+            .position(|(a, b)| a != b)
+            .map_or(printed.lines().count().min(body.lines().count()) + 1, |i| i + 1);
         return Err(vec![format!(
             "printing the parsed body differs from it at body line {line}:\n--- printed ---\n{printed}--- body ---\n{body}"
         )]);
@@ -182,8 +189,9 @@ fn check_run(text: &str, device: &Device) -> Result<usize, Vec<String>> {
         return Err(vec!["no `; run:` lines".into()]);
     }
     let gpu = device.as_cpu().is_none();
-    let (skip, runs): (Vec<_>, Vec<_>) =
-        runs.into_iter().partition(|(_, run)| gpu && run.split_once("=>").is_some_and(|(_, e)| e.trim().starts_with("fault:")));
+    let (skip, runs): (Vec<_>, Vec<_>) = runs
+        .into_iter()
+        .partition(|(_, run)| gpu && run.split_once("=>").is_some_and(|(_, e)| e.trim().starts_with("fault:")));
     let (mut skipped, mut failures) = (skip.len(), Vec::new());
     for (line, run) in runs {
         match check_run_line(&module, run, device) {
@@ -288,14 +296,19 @@ fn check_outcome(
 /// whose divisions and sums with constants a driver may round differently:
 /// docs/ir.md's wgpu column).
 fn f32_within_wgsl(want: &ArgValue, got: &ArgValue, ulps: u32) -> bool {
-    let (ArgValue::Buffer(relok_ir::Scalar::F32, w), ArgValue::Buffer(relok_ir::Scalar::F32, g)) = (want, got) else { return false };
+    let (ArgValue::Buffer(relok_ir::Scalar::F32, w), ArgValue::Buffer(relok_ir::Scalar::F32, g)) = (want, got) else {
+        return false;
+    };
     w.len() == g.len()
         && w.iter().zip(g).all(|(&w, &g)| {
             let (w, g) = (f32::from_bits(w as u32), f32::from_bits(g as u32));
             w == g
                 || (w.is_nan() && g.is_nan())
                 || (w.is_subnormal() && g == 0.0)
-                || (w.is_finite() && g.is_finite() && w.is_sign_negative() == g.is_sign_negative() && w.to_bits().abs_diff(g.to_bits()) <= ulps)
+                || (w.is_finite()
+                    && g.is_finite()
+                    && w.is_sign_negative() == g.is_sign_negative()
+                    && w.to_bits().abs_diff(g.to_bits()) <= ulps)
         })
 }
 
@@ -312,11 +325,15 @@ mod tests {
 
     #[test]
     fn wgsl_f32_allowances_are_zero_signs_flushed_subnormals_and_the_lines_ulps() {
-        let buf = |v: &[f32]| ArgValue::Buffer(relok_ir::Scalar::F32, v.iter().map(|x| u64::from(x.to_bits())).collect());
+        let buf =
+            |v: &[f32]| ArgValue::Buffer(relok_ir::Scalar::F32, v.iter().map(|x| u64::from(x.to_bits())).collect());
         let within = |w: &[f32], g: &[f32]| f32_within_wgsl(&buf(w), &buf(g), 2);
         assert!(within(&[0.0, 1e-45, 1.0, f32::NAN], &[-0.0, 0.0, f32::from_bits(1.0f32.to_bits() + 2), f32::NAN]));
         assert!(!within(&[1.0], &[f32::from_bits(1.0f32.to_bits() + 3)]), "three ulp");
-        assert!(!f32_within_wgsl(&buf(&[1.0]), &buf(&[f32::from_bits(1.0f32.to_bits() + 1)]), 0), "exact without wgpu_ulps");
+        assert!(
+            !f32_within_wgsl(&buf(&[1.0]), &buf(&[f32::from_bits(1.0f32.to_bits() + 1)]), 0),
+            "exact without wgpu_ulps"
+        );
         assert!(f32_within_wgsl(&buf(&[0.0, 1e-45]), &buf(&[-0.0, 0.0]), 0), "zero signs and flushes need no ulps");
         assert!(!within(&[1e-45], &[-1e-45]), "a subnormal's sign");
         assert!(!within(&[1.0, 2.0], &[1.0]), "lengths");

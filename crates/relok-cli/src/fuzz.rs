@@ -18,7 +18,7 @@
 //! whose expectation is the cpu device's output ([`file_test`]).
 
 use crate::args::{ArgValue, SplitMix64};
-use crate::launch::{run_kernel, Target};
+use crate::launch::{Target, run_kernel};
 use relok_ir::{Scalar, Strategy};
 use relok_runtime::{Device, KernelCache, LaunchConfig, Session};
 use std::fmt::Write as _;
@@ -88,10 +88,17 @@ impl Gen {
     fn constant(&mut self, ty: Scalar) -> u32 {
         let r = self.rng.next();
         let lit = match ty {
-            Scalar::I32 => (self.rng.pick(&[0, 1, -1, i32::MIN, i32::MAX, 3, 31, 32]) ^ (r as i32 & self.rng.pick(&[0, -1]))).to_string(),
-            Scalar::U32 => (self.rng.pick(&[0, 1, u32::MAX, 0x8000_0000, 7, 31, 32, 33]) ^ (r as u32 & self.rng.pick(&[0, u32::MAX]))).to_string(),
-            Scalar::I64 => (self.rng.pick(&[0, 1, -1, i64::MIN, i64::MAX, 63, 64]) ^ (r as i64 & self.rng.pick(&[0, -1]))).to_string(),
-            _ => (self.rng.pick(&[0, 1, u64::MAX, 1 << 63, 63, 64, 1 << 32]) ^ (r & self.rng.pick(&[0, u64::MAX]))).to_string(),
+            Scalar::I32 => (self.rng.pick(&[0, 1, -1, i32::MIN, i32::MAX, 3, 31, 32])
+                ^ (r as i32 & self.rng.pick(&[0, -1])))
+            .to_string(),
+            Scalar::U32 => (self.rng.pick(&[0, 1, u32::MAX, 0x8000_0000, 7, 31, 32, 33])
+                ^ (r as u32 & self.rng.pick(&[0, u32::MAX])))
+            .to_string(),
+            Scalar::I64 => (self.rng.pick(&[0, 1, -1, i64::MIN, i64::MAX, 63, 64])
+                ^ (r as i64 & self.rng.pick(&[0, -1])))
+            .to_string(),
+            _ => (self.rng.pick(&[0, 1, u64::MAX, 1 << 63, 63, 64, 1 << 32]) ^ (r & self.rng.pick(&[0, u64::MAX])))
+                .to_string(),
         };
         self.value(ty, format!("const {lit}"))
     }
@@ -187,7 +194,11 @@ impl Gen {
         let n = self.next;
         let _ = writeln!(self.locals, "    local %i{n}: u32\n    local %acc{n}: {ty}");
         let op = self.rng.pick(&["add", "mul", "xor", "sub", "max"]);
-        let (seven, zero, one) = (self.value(Scalar::U32, "const 7".into()), self.value(Scalar::U32, "const 0".into()), self.value(Scalar::U32, "const 1".into()));
+        let (seven, zero, one) = (
+            self.value(Scalar::U32, "const 7".into()),
+            self.value(Scalar::U32, "const 0".into()),
+            self.value(Scalar::U32, "const 1".into()),
+        );
         let count = self.value(Scalar::U32, format!("and v{x}, v{seven}"));
         let _ = writeln!(self.body, "    set %i{n}, v{zero}\n    set %acc{n}, v{init}\n    loop {{");
         let (i, stop, acc, next_acc, next_i) = (self.next, self.next + 1, self.next + 2, self.next + 3, self.next + 4);
@@ -227,13 +238,19 @@ impl Gen {
                     let bits = self.value(Scalar::U64, format!("bitcast v{v}"));
                     let bits = self.nan_folded(Scalar::U64, v, bits, "9221120237041090560");
                     let hi = self.value(Scalar::U64, format!("shr v{bits}, v{thirty_two}"));
-                    vec![self.value(Scalar::U32, format!("convert v{bits}")), self.value(Scalar::U32, format!("convert v{hi}"))]
+                    vec![
+                        self.value(Scalar::U32, format!("convert v{bits}")),
+                        self.value(Scalar::U32, format!("convert v{hi}")),
+                    ]
                 }
                 Scalar::Bool => vec![self.value(Scalar::U32, format!("convert v{v}"))],
                 _ => {
                     let bits = if ty == Scalar::U64 { v } else { self.value(Scalar::U64, format!("bitcast v{v}")) };
                     let hi = self.value(Scalar::U64, format!("shr v{bits}, v{thirty_two}"));
-                    vec![self.value(Scalar::U32, format!("convert v{bits}")), self.value(Scalar::U32, format!("convert v{hi}"))]
+                    vec![
+                        self.value(Scalar::U32, format!("convert v{bits}")),
+                        self.value(Scalar::U32, format!("convert v{hi}")),
+                    ]
                 }
             };
             for w in words {
@@ -248,8 +265,20 @@ impl Gen {
 /// The text of case `seed` with `steps` random steps: kernel `@fuzz(in,
 /// out)` over a grid of [`GRID`] blocks of [`BLOCK`] threads.
 pub fn generate(seed: u64, steps: usize) -> String {
-    let mut g = Gen { rng: Rng::new(seed), body: String::new(), next: 2, pool: Vec::new(), locals: String::new(), shared: String::new(), small_f32: Vec::new() };
-    let (bid, bdim, tid) = (g.value(Scalar::U32, "block_id.x".into()), g.value(Scalar::U32, "block_dim.x".into()), g.value(Scalar::U32, "thread_id.x".into()));
+    let mut g = Gen {
+        rng: Rng::new(seed),
+        body: String::new(),
+        next: 2,
+        pool: Vec::new(),
+        locals: String::new(),
+        shared: String::new(),
+        small_f32: Vec::new(),
+    };
+    let (bid, bdim, tid) = (
+        g.value(Scalar::U32, "block_id.x".into()),
+        g.value(Scalar::U32, "block_dim.x".into()),
+        g.value(Scalar::U32, "thread_id.x".into()),
+    );
     let base = g.value(Scalar::U32, format!("mul v{bid}, v{bdim}"));
     let gid = g.value(Scalar::U32, format!("add v{base}, v{tid}"));
     let x = g.value(Scalar::U32, format!("load v0[v{gid}]"));
@@ -395,7 +424,13 @@ pub fn run_case(cpu: &Device, others: &[Device], seed: u64, steps: usize) -> Opt
                 let text = generate(seed, steps);
                 let want = run_on(cpu, Strategy::Table, &text, &input);
                 let what = differs(device, strategy, steps).unwrap_or(what);
-                return Some(Mismatch { seed, steps, on: format!("{} ({strategy})", device.name()), what, file_test: file_test(seed, steps, &text, &input, &want) });
+                return Some(Mismatch {
+                    seed,
+                    steps,
+                    on: format!("{} ({strategy})", device.name()),
+                    what,
+                    file_test: file_test(seed, steps, &text, &input, &want),
+                });
             }
         }
     }
@@ -405,7 +440,9 @@ pub fn run_case(cpu: &Device, others: &[Device], seed: u64, steps: usize) -> Opt
 /// The first difference between the cpu device's outcome and another's.
 fn compare(want: &Outcome, got: &Outcome) -> Option<String> {
     match (want, got) {
-        (Ok(w), Ok(g)) => w.iter().zip(g).position(|(a, b)| a != b).map(|i| format!("out[{i}]: cpu {:#x}, device {:#x}", w[i], g[i])),
+        (Ok(w), Ok(g)) => {
+            w.iter().zip(g).position(|(a, b)| a != b).map(|i| format!("out[{i}]: cpu {:#x}, device {:#x}", w[i], g[i]))
+        }
         (Err(w), Err(g)) if w == g => None,
         (Ok(_), Err(g)) => Some(format!("the device failed: {}", g.trim_end())),
         (Err(w), Ok(_)) => Some(format!("the cpu device failed ({}), the device ran", w.trim_end())),
@@ -448,7 +485,9 @@ mod tests {
         }
         // Every kind of step occurs.
         let all: String = (0..40).map(|seed| generate(seed, 24)).collect();
-        for what in ["wordptr", "call @fuzz_mix", "loop {", ": f64 = sqrt", ": f32 = ", "select ", "barrier", "atomic.add"] {
+        for what in
+            ["wordptr", "call @fuzz_mix", "loop {", ": f64 = sqrt", ": f32 = ", "select ", "barrier", "atomic.add"]
+        {
             assert!(all.contains(what), "no `{what}` in 40 cases");
         }
         // Fewer steps give a prefix of the same kernel's random steps.

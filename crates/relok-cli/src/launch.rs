@@ -6,7 +6,7 @@
 //! and the file tests. Every device takes the same path
 //! (`relok_runtime::Device::load`, `stream`, `launch`).
 
-use crate::args::{from_bytes, to_bytes, ArgValue};
+use crate::args::{ArgValue, from_bytes, to_bytes};
 use relok_ir::{Module, Scalar, Strategy};
 use relok_runtime::cpu::{DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 use relok_runtime::program::ProgramError;
@@ -144,7 +144,12 @@ pub fn prepare(target: &Target<'_>, module: &Module, kernel: &str) -> Result<Pre
 
 /// Launches a prepared kernel on a new stream and waits for it; an
 /// exception comes back with its text.
-pub fn launch(target: &Target<'_>, run: &Prepared, config: &LaunchConfig, args: &[KernelArg]) -> Result<LaunchStats, RunError> {
+pub fn launch(
+    target: &Target<'_>,
+    run: &Prepared,
+    config: &LaunchConfig,
+    args: &[KernelArg],
+) -> Result<LaunchStats, RunError> {
     let stream = target.device.stream()?;
     Ok(target.device.launch(target.session, &stream, run, config, args)?)
 }

@@ -3,13 +3,13 @@
 #![expect(clippy::print_stdout, clippy::print_stderr, reason = "a command-line tool prints")]
 
 use clap::{Parser, Subcommand};
-use relok_cli::args::{format_buffer, parse_args, parse_dims, ArgValue, Elem};
+use relok_cli::args::{ArgValue, Elem, format_buffer, parse_args, parse_dims};
 use relok_cli::bench::BenchCommand;
 use relok_cli::{cachecmd, demo, launch, source};
 use relok_compiler::artifact::CodeTarget;
 use relok_ir::Strategy;
 use relok_runtime::cpu::LaunchConfig;
-use relok_runtime::{program, Device, KernelCache, Session};
+use relok_runtime::{Device, KernelCache, Session, program};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -269,7 +269,12 @@ fn parse_target(s: &str) -> Result<CodeTarget, String> {
 
 /// `sm_90` (or `90`) → 90.
 fn parse_sm(s: &str) -> Result<u32, String> {
-    s.strip_prefix("sm_").unwrap_or(s).parse::<u32>().ok().filter(|&n| (20..1000).contains(&n)).ok_or_else(|| format!("bad GPU `{s}` (expected sm_NN, e.g. sm_90)"))
+    s.strip_prefix("sm_")
+        .unwrap_or(s)
+        .parse::<u32>()
+        .ok()
+        .filter(|&n| (20..1000).contains(&n))
+        .ok_or_else(|| format!("bad GPU `{s}` (expected sm_NN, e.g. sm_90)"))
 }
 
 fn parse_strategy(s: &str) -> Result<Strategy, String> {
@@ -307,7 +312,12 @@ fn main() -> ExitCode {
         Ok("trace") => tracing::Level::TRACE,
         _ => tracing::Level::WARN,
     };
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).without_time().with_target(false).init();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .without_time()
+        .with_target(false)
+        .init();
     // `--json` asks for JSON on failure too, usage errors included.
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -336,12 +346,19 @@ fn main() -> ExitCode {
 
 /// `relok fuzz`: prints one line per mismatch and a summary; exit 1 when
 /// a device differed from the cpu device.
-fn fuzz_command(devices: &[String], count: u64, seed: u64, steps: usize, out_dir: &std::path::Path) -> Result<ExitCode, String> {
+fn fuzz_command(
+    devices: &[String],
+    count: u64,
+    seed: u64,
+    steps: usize,
+    out_dir: &std::path::Path,
+) -> Result<ExitCode, String> {
     if devices.first().map(String::as_str) != Some("cpu") {
         return Err("--devices must start with cpu, the oracle (e.g. cpu,wgpu)".to_owned());
     }
     let cpu = Device::open("cpu").map_err(|e| e.to_string())?;
-    let others = devices[1..].iter().map(|d| Device::open(d).map_err(|e| format!("{d}: {e}"))).collect::<Result<Vec<_>, _>>()?;
+    let others =
+        devices[1..].iter().map(|d| Device::open(d).map_err(|e| format!("{d}: {e}"))).collect::<Result<Vec<_>, _>>()?;
     let names: Vec<String> = others.iter().map(Device::name).collect();
     let mut failed = 0;
     for i in 0..count {
@@ -355,18 +372,30 @@ fn fuzz_command(devices: &[String], count: u64, seed: u64, steps: usize, out_dir
         std::fs::create_dir_all(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
         let path = out_dir.join(format!("run_fuzz_{}.rk", m.seed));
         std::fs::write(&path, &m.file_test).map_err(|e| format!("{}: {e}", path.display()))?;
-        println!("seed {}: {} differs from cpu after {} steps: {} (written to {})", m.seed, m.on, m.steps, m.what, path.display());
+        println!(
+            "seed {}: {} differs from cpu after {} steps: {} (written to {})",
+            m.seed,
+            m.on,
+            m.steps,
+            m.what,
+            path.display()
+        );
     }
-    println!("{count} kernels (seeds {seed}..{}), {steps} steps each, cpu against {}: {failed} differed", seed.wrapping_add(count), names.join(", "));
+    println!(
+        "{count} kernels (seeds {seed}..{}), {steps} steps each, cpu against {}: {failed} differed",
+        seed.wrapping_add(count),
+        names.join(", ")
+    );
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 /// Whether the command prints JSON records (and so one on failure).
 fn wants_json(command: &Command) -> bool {
     match command {
-        Command::Devices { json } | Command::Run { json, .. } | Command::Bench { json, .. } | Command::Demo { json, .. } => {
-            *json
-        }
+        Command::Devices { json }
+        | Command::Run { json, .. }
+        | Command::Bench { json, .. }
+        | Command::Demo { json, .. } => *json,
         Command::Cache { command: CacheCommand::Stats { json } | CacheCommand::List { json } } => *json,
         _ => false,
     }
@@ -482,7 +511,8 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
                 .filter(|f| f.is_kernel())
                 .ok_or_else(|| format!("{}: no kernel named @{kernel}", src.file))?;
             let inputs = parse_args(func, &args)?;
-            let mut config = LaunchConfig { grid: parse_dims(&grid)?, block: parse_dims(&block)?, ..LaunchConfig::default() };
+            let mut config =
+                LaunchConfig { grid: parse_dims(&grid)?, block: parse_dims(&block)?, ..LaunchConfig::default() };
             if let Some(b) = step_budget {
                 config.step_budget = b;
             }
@@ -574,8 +604,7 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
         Command::Precompile { files, out, strategy, target, cubin } => {
             let bar = indicatif::ProgressBar::new(0);
             bar.set_style(
-                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
-                    .map_err(|e| e.to_string())?,
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").map_err(|e| e.to_string())?,
             );
             let mut progress = |done: usize, total: usize, label: &str| {
                 bar.set_length(total as u64);
@@ -636,7 +665,11 @@ fn cache_command(command: CacheCommand) -> Result<ExitCode, String> {
                 for a in &r.binary {
                     let l = &a.lifetime;
                     // wgpu folders hold one pipeline-cache blob; cuda ones cubins.
-                    let (what, made) = if a.name.starts_with("wgpu-") { ("pipeline-cache blobs", "saved") } else { ("cubins", "linked") };
+                    let (what, made) = if a.name.starts_with("wgpu-") {
+                        ("pipeline-cache blobs", "saved")
+                    } else {
+                        ("cubins", "linked")
+                    };
                     println!(
                         "binary archive  {}: {} {what} ({} bytes); hits {}, misses {}, {made} {}, evictions {}, corrupt {}",
                         a.name, a.entries, a.bytes, l.hits, l.misses, l.compiles, l.evictions, l.corrupt

@@ -79,12 +79,26 @@ fn check_accepts_examples_and_rejects_bad_files_with_a_location() {
 #[test]
 fn run_prints_buffers_and_reports_faults() {
     let saxpy = repo("examples/saxpy.rk");
-    let out = relok(&["run", &saxpy, "--block", "4", "--arg", "4", "--arg", "2.0", "--arg", "[1.0, 2.0, 3.0, 4.0]", "--arg", "iota:4"]);
+    let out = relok(&[
+        "run",
+        &saxpy,
+        "--block",
+        "4",
+        "--arg",
+        "4",
+        "--arg",
+        "2.0",
+        "--arg",
+        "[1.0, 2.0, 3.0, 4.0]",
+        "--arg",
+        "iota:4",
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("v3 = [2.0, 5.0, 8.0, 11.0]"), "{stdout}");
     // n larger than the buffers: the kernel reads out of bounds.
-    let out = relok(&["run", &saxpy, "--block", "8", "--arg", "8", "--arg", "2.0", "--arg", "zeros:4", "--arg", "zeros:4"]);
+    let out =
+        relok(&["run", &saxpy, "--block", "8", "--arg", "8", "--arg", "2.0", "--arg", "zeros:4", "--arg", "zeros:4"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("@saxpy") && stderr.contains("thread (4,0,0)"), "{stderr}");
@@ -148,7 +162,10 @@ fn compile_writes_ptx_and_the_manifest_and_refuses_bake() {
     let out = relok(&["compile", &boxed, "--target", "ptx", "--strategy", "patch", "--manifest"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let ptx = String::from_utf8_lossy(&out.stdout);
-    assert!(ptx.contains(".version 8.0") && ptx.contains(".target sm_90") && ptx.contains(".visible .entry unbox("), "{ptx}");
+    assert!(
+        ptx.contains(".version 8.0") && ptx.contains(".target sm_90") && ptx.contains(".visible .entry unbox("),
+        "{ptx}"
+    );
     let manifest = String::from_utf8_lossy(&out.stderr);
     assert!(manifest.contains("; [0] relok$unbox$agg$box interior word at +0"), "{manifest}");
     // The same bytes in another process, and to a file with -o.
@@ -174,8 +191,10 @@ fn compile_writes_ptx_and_the_manifest_and_refuses_bake() {
 fn devices_lists_the_cpu_and_every_adapter_and_marks_one_best() {
     let out = relok(&["devices", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let rows: Vec<serde_json::Value> =
-        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("one JSON record a line")).collect();
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON record a line"))
+        .collect();
     assert_eq!(rows.first().map(|r| r["spec"].clone()), Some("cpu:0".into()), "{rows:?}");
     assert_eq!(rows.iter().filter(|r| r["best"] == true).count(), 1, "{rows:?}");
     let adapters = relok_runtime::wgpu::list_adapters();
@@ -199,7 +218,10 @@ fn demo_rust_runs_every_rust_twin_equal_to_its_rk_version() {
         .filter(|r| r.get("rust_twin").is_some())
         .collect();
     let names: Vec<&str> = twins.iter().filter_map(|r| r["rust_twin"].as_str()).collect();
-    assert_eq!(names, ["saxpy", "reduce", "histogram", "matmul", "scan", "lookup", "classify", "count", "softmax", "gelu", "check"]);
+    assert_eq!(
+        names,
+        ["saxpy", "reduce", "histogram", "matmul", "scan", "lookup", "classify", "count", "softmax", "gelu", "check"]
+    );
     for r in &twins {
         assert_eq!(r["equal_to_rk"], true, "{r}");
         assert_eq!(r["equal_to_cpu"], true, "{r}");

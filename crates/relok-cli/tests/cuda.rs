@@ -14,13 +14,15 @@ use relok_cli::examples::EXAMPLES;
 use relok_cli::launch::Target;
 use relok_ir::{Scalar, Strategy};
 use relok_runtime::cpu::LaunchConfig;
-use relok_runtime::cuda::{device_count, CudaDevice};
+use relok_runtime::cuda::{CudaDevice, device_count};
 use relok_runtime::{CpuDevice, Device, DeviceMemory, KernelCache, Session};
 use std::path::Path;
 
 mod common;
-use common::{as_child, checked_mode_faults_as_the_cpu_device, counter, fault_kernels, isolated, run, second_process, session_words, skip, temp_dir, COUNTER, WORDS};
-
+use common::{
+    COUNTER, WORDS, as_child, checked_mode_faults_as_the_cpu_device, counter, fault_kernels, isolated, run,
+    second_process, session_words, skip, temp_dir,
+};
 
 /// The GPU, or `None` after printing why the test is skipped — unless
 /// `RELOK_REQUIRE_CUDA` is set (`scripts/gpu-run.sh` sets it: a GPU run
@@ -44,7 +46,8 @@ fn every_example_equals_the_cpu_device_under_every_strategy() {
         for ex in EXAMPLES {
             let on = |device: &Device| {
                 let target = Target { device, session: &session, cache: &cache, strategy };
-                run_example(&target, ex).unwrap_or_else(|e| panic!("{} ({strategy}) on {}: {e}", ex.name, device.name()))
+                run_example(&target, ex)
+                    .unwrap_or_else(|e| panic!("{} ({strategy}) on {}: {e}", ex.name, device.name()))
             };
             let (g, c) = (on(&gpu), on(&cpu));
             assert!(g.matches, "{} ({strategy}): the GPU's result differs from the Rust reference", ex.name);
@@ -92,7 +95,11 @@ fn runtime_globals_are_per_device_and_exceptions_leave_the_device_usable() {
     for strategy in Strategy::ALL {
         let target = Target { device: &gpu, session: &session, cache: &cache, strategy };
         let o = run_example(&target, throw).expect("runs");
-        assert!(o.matches && o.exception.as_deref().is_some_and(|e| e.contains("negative input")), "{strategy}: {:?}", o.exception);
+        assert!(
+            o.matches && o.exception.as_deref().is_some_and(|e| e.contains("negative input")),
+            "{strategy}: {:?}",
+            o.exception
+        );
         let saxpy = run_example(&target, &EXAMPLES[0]).expect("saxpy after an exception");
         assert!(saxpy.matches, "{strategy}");
     }
@@ -193,7 +200,12 @@ fn the_binary_archive_survives_garbage_foreign_cubins_old_drivers_and_a_tiny_cap
     let reduce_bytes = std::fs::read(&reduce.path).expect("read");
     let h = relok_cache::entry::header(&reduce_bytes).expect("header");
     let payload = &reduce_bytes[h.payload_at..reduce_bytes.len() - 32];
-    let forged = relok_cache::entry::encode(relok_cache::entry::Kind::Binary, &store.config().identity, saxpy_entry.key, payload);
+    let forged = relok_cache::entry::encode(
+        relok_cache::entry::Kind::Binary,
+        &store.config().identity,
+        saxpy_entry.key,
+        payload,
+    );
     std::fs::write(&saxpy_entry.path, forged).expect("write");
     drop(d);
     let d = run_on(archived(&root, 1 << 30), "saxpy");
@@ -208,7 +220,8 @@ fn the_binary_archive_survives_garbage_foreign_cubins_old_drivers_and_a_tiny_cap
         let module = relok_ir::parse(include_str!("../../../examples/saxpy.rk")).expect("parses");
         let stencil = relok_compiler::stencil::Stencil::new(&module, "saxpy").expect("stencil");
         let options = relok_compiler::artifact::CompileOptions { checked: false, ..Default::default() };
-        let a = relok_compiler::artifact::compile(&stencil, d.target(), Strategy::Table, options, None).expect("compiles");
+        let a =
+            relok_compiler::artifact::compile(&stencil, d.target(), Strategy::Table, options, None).expect("compiles");
         d.load(&Session::new(), &a).expect("loads unchecked");
         let e = d.archive().expect("archive").entries().pop().expect("its cubin");
         let bytes = std::fs::read(&e.path).expect("read");
@@ -220,9 +233,17 @@ fn the_binary_archive_survives_garbage_foreign_cubins_old_drivers_and_a_tiny_cap
     };
     let d = archived(&root, 1 << 30);
     let identity = d.archive().expect("archive").config().identity.clone();
-    std::fs::write(&saxpy_entry.path, relok_cache::entry::encode(relok_cache::entry::Kind::Binary, &identity, saxpy_entry.key, &unchecked)).expect("write");
+    std::fs::write(
+        &saxpy_entry.path,
+        relok_cache::entry::encode(relok_cache::entry::Kind::Binary, &identity, saxpy_entry.key, &unchecked),
+    )
+    .expect("write");
     let d = run_on(d, "saxpy");
-    assert_eq!((d.load_stats().linked, d.load_stats().archive_hits, d.load_stats().archive.corrupt), (1, 0, 1), "the unchecked cubin was used");
+    assert_eq!(
+        (d.load_stats().linked, d.load_stats().archive_hits, d.load_stats().archive.corrupt),
+        (1, 0, 1),
+        "the unchecked cubin was used"
+    );
     // Another driver build's folder for this GPU goes at the next
     // collection; another GPU's folder stays.
     let store = d.archive().expect("archive");
@@ -291,7 +312,8 @@ fn checked_mode_reports_the_cpu_devices_out_of_bounds_faults() {
 fn an_endless_loop_is_a_typed_fault_never_a_hang() {
     let Some(gpu) = gpu("endless loop") else { return };
     // run_faults.rk's @forever: checked mode's loop budget ends it.
-    let expected = format!("loop budget of {} iterations per thread exceeded", relok_compiler::wgsl::CHECKED_LOOP_BUDGET);
+    let expected =
+        format!("loop budget of {} iterations per thread exceeded", relok_compiler::wgsl::CHECKED_LOOP_BUDGET);
     let text = format!("test run\n; run: @forever(zeros:1) => error: {expected}\n{}", fault_kernels());
     assert_eq!(relok_cli::filetest::run_file("forever.rk", &text, &gpu), Ok(0), "on {}", gpu.name());
 }
@@ -352,15 +374,36 @@ fn a_small_buffer_freed_under_a_pending_launch_is_rewritten_only_after_it() {
     let out = gpu.alloc_zeroed(4 * u64::from(n)).expect("zeros");
     let sink = gpu.alloc_zeroed(4).expect("zeros");
     let stream = gpu.stream().expect("stream");
-    gpu.enqueue(&stream, &spin, &LaunchConfig::linear(1, 1), &[relok_runtime::KernelArg::u32(1 << 21), relok_runtime::KernelArg::Ptr(sink)], 0)
-        .expect("spin");
-    gpu.enqueue(&stream, &copy, &LaunchConfig::linear(n.div_ceil(64), 64), &[relok_runtime::KernelArg::u32(n), relok_runtime::KernelArg::f32(1.0), relok_runtime::KernelArg::Ptr(input), relok_runtime::KernelArg::Ptr(out)], 0)
-        .expect("copy");
+    gpu.enqueue(
+        &stream,
+        &spin,
+        &LaunchConfig::linear(1, 1),
+        &[relok_runtime::KernelArg::u32(1 << 21), relok_runtime::KernelArg::Ptr(sink)],
+        0,
+    )
+    .expect("spin");
+    gpu.enqueue(
+        &stream,
+        &copy,
+        &LaunchConfig::linear(n.div_ceil(64), 64),
+        &[
+            relok_runtime::KernelArg::u32(n),
+            relok_runtime::KernelArg::f32(1.0),
+            relok_runtime::KernelArg::Ptr(input),
+            relok_runtime::KernelArg::Ptr(out),
+        ],
+        0,
+    )
+    .expect("copy");
     gpu.free_bytes(input).expect("free");
     let again = gpu.alloc_filled(&bytes(&new)).expect("upload");
     assert_eq!(again, input, "the freed slots are taken again");
     gpu.synchronize(&session, &stream).expect("no exception");
-    assert_eq!(gpu.read_bytes(out, 4 * u64::from(n)).expect("read"), bytes(&old), "the launch read the bytes it was given");
+    assert_eq!(
+        gpu.read_bytes(out, 4 * u64::from(n)).expect("read"),
+        bytes(&old),
+        "the launch read the bytes it was given"
+    );
     assert_eq!(gpu.read_bytes(again, 4 * u64::from(n)).expect("read"), bytes(&new), "the new buffer holds its own");
 }
 
@@ -381,8 +424,14 @@ fn small_uploads_queued_behind_a_long_launch_each_keep_the_bytes_they_were_given
     let spin = gpu.load(&session, &KernelCache::uncached(), &spin, "spin", Strategy::Table).expect("loads");
     let sink = gpu.alloc_zeroed(4).expect("zeros");
     let stream = gpu.stream().expect("stream");
-    gpu.enqueue(&stream, &spin, &LaunchConfig::linear(1, 1), &[relok_runtime::KernelArg::u32(1 << 23), relok_runtime::KernelArg::Ptr(sink)], 0)
-        .expect("spin");
+    gpu.enqueue(
+        &stream,
+        &spin,
+        &LaunchConfig::linear(1, 1),
+        &[relok_runtime::KernelArg::u32(1 << 23), relok_runtime::KernelArg::Ptr(sink)],
+        0,
+    )
+    .expect("spin");
     let mut host = vec![0u8; 4096];
     let mut uploads = Vec::new();
     for round in 0..64u32 {
@@ -401,7 +450,11 @@ fn small_uploads_queued_behind_a_long_launch_each_keep_the_bytes_they_were_given
     }
     gpu.synchronize(&session, &stream).expect("no exception");
     for (i, (ptr, want)) in uploads.iter().enumerate() {
-        assert_eq!(&gpu.read_bytes(*ptr, want.len() as u64).expect("read"), want, "upload {i} holds the bytes it was given");
+        assert_eq!(
+            &gpu.read_bytes(*ptr, want.len() as u64).expect("read"),
+            want,
+            "upload {i} holds the bytes it was given"
+        );
     }
 }
 
@@ -438,11 +491,18 @@ fn a_throw_nobody_waited_for_never_reaches_the_records_next_holder() {
         let stream = gpu.stream().expect("stream");
         gpu.enqueue(&stream, &check, &config, &args(good), 0).expect("enqueued");
         assert!(gpu.synchronize(&session, &stream).is_ok(), "round {round}: a stale throw was reported");
-        let saxpy_args = [relok_runtime::KernelArg::u32(64), relok_runtime::KernelArg::f32(2.0), relok_runtime::KernelArg::Ptr(x), relok_runtime::KernelArg::Ptr(y)];
+        let saxpy_args = [
+            relok_runtime::KernelArg::u32(64),
+            relok_runtime::KernelArg::f32(2.0),
+            relok_runtime::KernelArg::Ptr(x),
+            relok_runtime::KernelArg::Ptr(y),
+        ];
         gpu.enqueue(&stream, &saxpy, &LaunchConfig::linear(1, 64), &saxpy_args, 0).expect("enqueued");
         gpu.enqueue(&stream, &check, &config, &args(bad), 0).expect("enqueued");
         match gpu.synchronize(&session, &stream) {
-            Err(relok_runtime::ProgramError::Exception { kernel, message, .. }) => assert_eq!((kernel.as_str(), message.as_str()), ("check", "negative input"), "round {round}"),
+            Err(relok_runtime::ProgramError::Exception { kernel, message, .. }) => {
+                assert_eq!((kernel.as_str(), message.as_str()), ("check", "negative input"), "round {round}")
+            }
             other => panic!("round {round}: {other:?}"),
         }
         assert!(gpu.synchronize(&session, &stream).is_ok(), "round {round}: reported once");

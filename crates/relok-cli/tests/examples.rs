@@ -1,12 +1,12 @@
 //! Every example kernel runs on the cpu device and matches its Rust
 //! reference; every example file is in canonical form.
 
-use relok_runtime::KernelCache;
-use relok_cli::demo::run_example;
 use relok_cli::args::ArgValue;
-use relok_cli::examples::{Example, EXAMPLES};
+use relok_cli::demo::run_example;
+use relok_cli::examples::{EXAMPLES, Example};
 use relok_cli::launch::Target;
 use relok_ir::Strategy;
+use relok_runtime::KernelCache;
 use relok_runtime::cpu::CpuDevice;
 use relok_runtime::{Device, Session};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,8 +29,7 @@ fn examples_match_their_rust_reference() {
 fn examples_are_canonical_text_apart_from_comment_lines() {
     for example in EXAMPLES {
         let module = relok_ir::parse(example.source).unwrap_or_else(|e| panic!("{}: {e}", example.file));
-        let code: String =
-            example.source.split_inclusive('\n').filter(|l| !l.trim_start().starts_with(';')).collect();
+        let code: String = example.source.split_inclusive('\n').filter(|l| !l.trim_start().starts_with(';')).collect();
         assert_eq!(relok_ir::print(&module), code, "{} is not canonical (see relok fmt)", example.file);
     }
 }
@@ -46,7 +45,9 @@ fn wrong_reference(inputs: &[ArgValue]) -> Vec<ArgValue> {
     match &mut want[example.output] {
         // One bit: the last of an exact comparison, a high one (far beyond
         // any tolerance) for the math examples.
-        ArgValue::Buffer(_, bits) => bits[0] ^= if example.tolerance == relok_cli::examples::Tolerance::EXACT { 1 } else { 1 << 30 },
+        ArgValue::Buffer(_, bits) => {
+            bits[0] ^= if example.tolerance == relok_cli::examples::Tolerance::EXACT { 1 } else { 1 << 30 }
+        }
         ArgValue::Scalar(_, bits) => *bits ^= 1,
         ArgValue::Symbol(name) => name.push('!'),
     }
@@ -60,7 +61,8 @@ fn a_wrong_reference_would_be_caught() {
     // exception with another message, is reported as a mismatch.
     let device = Device::Cpu(CpuDevice::new(1));
     let session = Session::new();
-    let target = Target { device: &device, session: &session, cache: &KernelCache::uncached(), strategy: Strategy::Table };
+    let target =
+        Target { device: &device, session: &session, cache: &KernelCache::uncached(), strategy: Strategy::Table };
     let (mut results, mut exceptions) = (0, 0);
     for (i, example) in EXAMPLES.iter().enumerate() {
         WRONG.store(i, Ordering::SeqCst);

@@ -1,7 +1,7 @@
 //! Runs every file under `tests/filetests/` at the repository root (see
 //! `relok_cli::filetest` for the format), reporting all failures at once.
 
-use relok_cli::filetest::{expected_skips, FAULT_LINES, PATCH_ONLY_LINES};
+use relok_cli::filetest::{FAULT_LINES, PATCH_ONLY_LINES, expected_skips};
 use relok_runtime::Device;
 
 #[test]
@@ -32,7 +32,10 @@ fn filetests() {
         }
     }
     if skipped > 0 {
-        let note = format!("note: {skipped} run lines skipped on {} (`fault:` lines are the cpu device's to check; `strategy=patch` lines cannot run on wgpu)\n", device.name());
+        let note = format!(
+            "note: {skipped} run lines skipped on {} (`fault:` lines are the cpu device's to check; `strategy=patch` lines cannot run on wgpu)\n",
+            device.name()
+        );
         let _ = std::io::Write::write_all(&mut std::io::stderr(), note.as_bytes());
     }
     assert!(failures.is_empty(), "{} of {} file tests failed:\n{}", failures.len(), files.len(), failures.join("\n"));

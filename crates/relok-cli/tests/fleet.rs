@@ -19,10 +19,10 @@
 mod redis_server;
 
 use redis_server::RedisServer;
+use relok_cache::Key;
 use relok_cache::entry::{self, Kind};
 use relok_cache::remote::{keys, signed};
-use relok_cache::Key;
-use relok_cli::examples::{Tolerance, EXAMPLES};
+use relok_cli::examples::{EXAMPLES, Tolerance};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -56,7 +56,8 @@ impl Fleet {
     fn start(test: &str) -> Option<Fleet> {
         let server = RedisServer::start(test)?;
         let dir = tempfile::tempdir().expect("tempdir");
-        let out = Command::new(relok_bin()).args(["cache", "keygen"]).arg(dir.path().join("keys")).output().expect("relok");
+        let out =
+            Command::new(relok_bin()).args(["cache", "keygen"]).arg(dir.path().join("keys")).output().expect("relok");
         assert!(out.status.success(), "keygen: {}", String::from_utf8_lossy(&out.stderr));
         Some(Fleet { server, dir })
     }
@@ -71,7 +72,14 @@ impl Fleet {
         let home = self.dir.path().join(host);
         std::fs::create_dir_all(&home).expect("home");
         let mut c = Command::new(relok_bin());
-        for v in ["RELOK_CACHE", "RELOK_CACHE_DIR", "XDG_CACHE_HOME", "RELOK_BINARY_CACHE", "RELOK_REMOTE_SIGNING_KEY", "RELOK_REMOTE_PUBLIC_KEY"] {
+        for v in [
+            "RELOK_CACHE",
+            "RELOK_CACHE_DIR",
+            "XDG_CACHE_HOME",
+            "RELOK_BINARY_CACHE",
+            "RELOK_REMOTE_SIGNING_KEY",
+            "RELOK_REMOTE_PUBLIC_KEY",
+        ] {
             c.env_remove(v);
         }
         c.args(args).env("HOME", &home).env("RELOK_REMOTE", url).env("RELOK_REMOTE_TIMEOUT_MS", "250");
@@ -180,7 +188,12 @@ fn eight_hosts(fleet: &Fleet, device: &str, reference: &Demo) -> Demo {
         let d = Demo::parse(&host, &out, start.elapsed());
         assert_eq!(d.n("compiled"), 0, "{host} compiled: {}", d.summary);
         assert_eq!(d.n("from_remote"), compiled, "{host}: {}", d.summary);
-        assert_eq!((d.remote("hits"), d.remote("rejected"), d.remote("errors"), d.remote("writes")), (compiled, 0, 0, 0), "{host}: {}", d.summary);
+        assert_eq!(
+            (d.remote("hits"), d.remote("rejected"), d.remote("errors"), d.remote("writes")),
+            (compiled, 0, 0, 0),
+            "{host}: {}",
+            d.summary
+        );
         assert_eq!(d.results, reference.results, "{host} on {device} equals the reference");
     }
     assert_eq!(fleet.sets(), sets, "a reader wrote to the server");
@@ -202,7 +215,8 @@ fn has_device(test: &str, kind: &str, require: &str) -> bool {
     let found = String::from_utf8_lossy(&out.stdout).lines().any(|l| l.contains(&format!("\"{kind}:")));
     if !found {
         assert!(std::env::var_os(require).is_none(), "{test}: {require} is set but there is no {kind} device");
-        let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("SKIPPED {test}: no {kind} device\n").as_bytes());
+        let _ =
+            std::io::Write::write_all(&mut std::io::stderr(), format!("SKIPPED {test}: no {kind} device\n").as_bytes());
     }
     found
 }
@@ -260,7 +274,9 @@ fn poisoned_entries_are_rejected_and_compiled_locally() {
     let good: Vec<Vec<u8>> = names.iter().map(|k| fleet.server.get_raw(k)).collect();
     let restore = || names.iter().zip(&good).for_each(|(k, v)| fleet.server.set_raw(k, v));
     let signing = keys::read_signing_key(&fleet.key()).expect("key");
-    let (other, _) = keys::keygen(&fleet.dir.path().join("other")).map(|(k, p)| (keys::read_signing_key(&k).expect("key"), p)).expect("keygen");
+    let (other, _) = keys::keygen(&fleet.dir.path().join("other"))
+        .map(|(k, p)| (keys::read_signing_key(&k).expect("key"), p))
+        .expect("keygen");
     let framed = |v: &[u8]| v[signed::HEADER..].to_vec();
     let key_of = |name: &str| Key::from_hex(name.rsplit('/').next().expect("hex")).expect("key");
     let by_name: std::collections::HashMap<String, Vec<u8>> = names.iter().cloned().zip(good.iter().cloned()).collect();
@@ -282,7 +298,11 @@ fn poisoned_entries_are_rejected_and_compiled_locally() {
                 let e = framed(v);
                 let h = entry::header(&e).expect("header");
                 let payload = &e[h.payload_at..e.len() - 32];
-                signed::seal(&signing, name, &entry::encode(Kind::Artifact, "relok-0.0.0-another-build", key_of(name), payload))
+                signed::seal(
+                    &signing,
+                    name,
+                    &entry::encode(Kind::Artifact, "relok-0.0.0-another-build", key_of(name), payload),
+                )
             }),
         ),
         ("truncated", Box::new(|_: &str, v: &[u8]| v[..v.len() - 10].to_vec())),
@@ -325,7 +345,12 @@ fn a_remote_never_started_or_slow_costs_one_timeout() {
     // Never started: nothing listens on the port.
     let nowhere = format!("redis://127.0.0.1:{}/0", redis_server::free_port());
     let d = fleet.demo_at("never", Role::Writer, "cpu", &nowhere);
-    assert_eq!((d.n("compiled"), d.remote("errors"), d.remote("writes"), d.remote("dropped")), (n, 1, 0, n), "{}", d.summary);
+    assert_eq!(
+        (d.n("compiled"), d.remote("errors"), d.remote("writes"), d.remote("dropped")),
+        (n, 1, 0, n),
+        "{}",
+        d.summary
+    );
     assert!(d.remote("get_us") < 250_000, "{}", d.summary);
     assert_eq!(d.results, reference.results);
     // Slow: the server sleeps 5 s; the first lookup times out after 250 ms.
@@ -379,7 +404,11 @@ fn push_pull_and_stats_from_the_command_line() {
     let n = local.n("compiled");
     let reader_push = fleet.command("builder", Role::Reader, &url, &["cache", "push"]).output().expect("push");
     assert!(!reader_push.status.success(), "a reader cannot push");
-    assert!(String::from_utf8_lossy(&reader_push.stderr).contains("no signing key"), "{}", String::from_utf8_lossy(&reader_push.stderr));
+    assert!(
+        String::from_utf8_lossy(&reader_push.stderr).contains("no signing key"),
+        "{}",
+        String::from_utf8_lossy(&reader_push.stderr)
+    );
     assert_eq!(fleet.server.cli(&["DBSIZE"]).trim(), "0");
     let push = fleet.command("builder", Role::Writer, &url, &["cache", "push"]).output().expect("push");
     assert!(push.status.success(), "{}", String::from_utf8_lossy(&push.stderr));

@@ -15,9 +15,9 @@
 //! be refused by name, not fail otherwise.
 
 use relok_cli::args::ArgValue;
-use relok_cli::launch::{run_kernel, Target};
+use relok_cli::launch::{Target, run_kernel};
 use relok_compiler::math::accuracy::{bound, max_error, max_error_flushing_subnormals, sample};
-use relok_compiler::math::{eval_f32, eval_f64, LIBRARY};
+use relok_compiler::math::{LIBRARY, eval_f32, eval_f64};
 use relok_ir::{MathFn, Scalar, Strategy};
 use relok_runtime::LaunchConfig;
 use relok_runtime::{Device, KernelCache, Session};
@@ -36,7 +36,12 @@ fn kernel_text(f: MathFn, ty: Scalar) -> String {
     let out = k + 1;
     let mut t = format!("kernel @m(v0: u32, {}, v{out}: ptr<global, {ty}>) {{\n", params.join(", "));
     let b = out + 1;
-    t += &format!("    v{b}: u32 = block_id.x\n    v{}: u32 = block_dim.x\n    v{}: u32 = mul v{b}, v{}\n", b + 1, b + 2, b + 1);
+    t += &format!(
+        "    v{b}: u32 = block_id.x\n    v{}: u32 = block_dim.x\n    v{}: u32 = mul v{b}, v{}\n",
+        b + 1,
+        b + 2,
+        b + 1
+    );
     t += &format!("    v{}: u32 = thread_id.x\n    v{}: u32 = add v{}, v{}\n", b + 3, b + 4, b + 2, b + 3);
     let i = b + 4;
     t += &format!("    v{}: bool = lt v{i}, v0\n    if v{} {{\n", i + 1, i + 1);
@@ -47,7 +52,10 @@ fn kernel_text(f: MathFn, ty: Scalar) -> String {
         loaded.push(format!("v{v}"));
         v += 1;
     }
-    t += &format!("        v{v}: {ty} = {f} {}\n        store v{out}[v{i}], v{v}\n    }}\n    return\n}}\n", loaded.join(", "));
+    t += &format!(
+        "        v{v}: {ty} = {f} {}\n        store v{out}[v{i}], v{v}\n    }}\n    return\n}}\n",
+        loaded.join(", ")
+    );
     t
 }
 
@@ -85,7 +93,10 @@ fn every_function_is_within_its_bound_on_wgpu() {
         Ok(device) => measure(&device),
         Err(e) if std::env::var_os("RELOK_REQUIRE_WGPU").is_some() => panic!("RELOK_REQUIRE_WGPU is set: {e}"),
         Err(e) => {
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("SKIPPED math accuracy on wgpu: {e}\n").as_bytes());
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!("SKIPPED math accuracy on wgpu: {e}\n").as_bytes(),
+            );
         }
     }
 }
@@ -106,7 +117,8 @@ fn measure(device: &Device) {
                 args.push(ArgValue::Buffer(ty, args_f.iter().map(|a| bits(a[j], ty)).collect()));
             }
             args.push(ArgValue::Buffer(ty, vec![0; N]));
-            let config = LaunchConfig { grid: [N as u32 / BLOCK, 1, 1], block: [BLOCK, 1, 1], ..LaunchConfig::default() };
+            let config =
+                LaunchConfig { grid: [N as u32 / BLOCK, 1, 1], block: [BLOCK, 1, 1], ..LaunchConfig::default() };
             let out = match run_kernel(&target, &module, "m", &config, &args) {
                 Ok(out) => out,
                 Err(e) if e.to_string().contains("is not supported by the WGSL backend") => {
@@ -140,8 +152,13 @@ fn measure(device: &Device) {
             // WGSL lets a driver flush f32 subnormal operands and results
             // to zero (NVIDIA's Vulkan driver does): measured as such on
             // wgpu (docs/ir.md).
-            let (e, at) = if wgpu { max_error_flushing_subnormals(f, ty, &args_f, &got) } else { max_error(f, ty, &args_f, &got) };
-            table += &format!("{f} {ty}: {e:.2} {allowed} ({differ} differ from the library's bits; worst at {at:?})\n");
+            let (e, at) = if wgpu {
+                max_error_flushing_subnormals(f, ty, &args_f, &got)
+            } else {
+                max_error(f, ty, &args_f, &got)
+            };
+            table +=
+                &format!("{f} {ty}: {e:.2} {allowed} ({differ} differ from the library's bits; worst at {at:?})\n");
             if e.is_nan() || e > allowed {
                 failures.push(format!("{f} {ty}: {e} ulp > the bound {allowed} at {at:?}"));
             }

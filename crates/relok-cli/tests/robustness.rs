@@ -14,7 +14,8 @@ fn mutate(src: &str, rng: &mut SplitMix64) -> String {
     let at = (rng.next_u64() % n as u64) as usize;
     let len = 1 + (rng.next_u64() % 8) as usize;
     let end = (at + len).min(chars.len());
-    const ALPHABET: &[char] = &['v', '0', '9', ':', ',', '{', '}', '[', ']', ';', '@', '%', '-', '.', ' ', '\n', 'x', 'é'];
+    const ALPHABET: &[char] =
+        &['v', '0', '9', ':', ',', '{', '}', '[', ']', ';', '@', '%', '-', '.', ' ', '\n', 'x', 'é'];
     let pick = |r: u64| ALPHABET[(r % ALPHABET.len() as u64) as usize];
     let mut out: Vec<char> = chars.clone();
     match rng.next_u64() % 6 {
@@ -99,7 +100,9 @@ fn huge_sizes_are_errors() {
 
     let device = CpuDevice::new(0);
     let m = relok_ir::parse("kernel @k() {\n    return\n}\n").expect("parses");
-    for (grid, block) in [([u32::MAX, u32::MAX, u32::MAX], [1, 1, 1]), ([1, 1, 1], [2048, 1, 1]), ([0, 1, 1], [1, 1, 1])] {
+    for (grid, block) in
+        [([u32::MAX, u32::MAX, u32::MAX], [1, 1, 1]), ([1, 1, 1], [2048, 1, 1]), ([0, 1, 1], [1, 1, 1])]
+    {
         let config = LaunchConfig { grid, block, ..LaunchConfig::default() };
         assert!(device.launch(&m, "k", &config, &[]).is_err(), "grid {grid:?} block {block:?} accepted");
     }

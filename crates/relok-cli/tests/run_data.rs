@@ -72,7 +72,20 @@ fn buffers_come_from_npy_and_raw_files_and_go_to_npy_files() {
     let x_arg = format!("@{x}");
     let y_arg = format!("@{y}");
     let out = relok(&[
-        "run", &saxpy(), "--block", "4", "--arg", "4", "--arg", "2.0", "--arg", &x_arg, "--arg", &y_arg, "--out-dir", out_str,
+        "run",
+        &saxpy(),
+        "--block",
+        "4",
+        "--arg",
+        "4",
+        "--arg",
+        "2.0",
+        "--arg",
+        &x_arg,
+        "--arg",
+        &y_arg,
+        "--out-dir",
+        out_str,
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("v3 = [2.0, 5.0, 8.0, 11.0]"));
@@ -85,7 +98,21 @@ fn buffers_come_from_npy_and_raw_files_and_go_to_npy_files() {
     // A written file reads back as an argument; raw bytes do too.
     let v3_arg = format!("@{}", out_dir.join("v3.npy").display());
     let raw = format!("@{}", dir.file("y.bin", &f32_bytes(&[1.0, 1.0, 1.0, 1.0])));
-    let out = relok(&["run", &saxpy(), "--block", "4", "--arg", "4", "--arg", "1.0", "--arg", &v3_arg, "--arg", &raw, "--json"]);
+    let out = relok(&[
+        "run",
+        &saxpy(),
+        "--block",
+        "4",
+        "--arg",
+        "4",
+        "--arg",
+        "1.0",
+        "--arg",
+        &v3_arg,
+        "--arg",
+        &raw,
+        "--json",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let record: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON record");
     assert_eq!(record["args"][3], serde_json::json!(["3.0", "6.0", "9.0", "12.0"]), "{record}");
@@ -96,7 +123,8 @@ fn a_file_of_the_wrong_type_or_size_names_the_parameter_and_the_file() {
     let dir = TempDir::new("bad");
     let run = |y: &str| {
         let y = format!("@{y}");
-        let out = relok(&["run", &saxpy(), "--block", "4", "--arg", "4", "--arg", "2.0", "--arg", "zeros:4", "--arg", &y]);
+        let out =
+            relok(&["run", &saxpy(), "--block", "4", "--arg", "4", "--arg", "2.0", "--arg", "zeros:4", "--arg", &y]);
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         stderr(&out)
     };
@@ -112,14 +140,28 @@ fn a_file_of_the_wrong_type_or_size_names_the_parameter_and_the_file() {
     // with the file and the format named).
     let text = dir.file("x.txt", b"1, 2, 3, 4\n");
     let e = run(&text);
-    assert!(e.contains(&format!("{text}: 11 bytes is not a whole number of f32 elements (4 bytes each, raw little-endian")), "{e}");
+    assert!(
+        e.contains(&format!("{text}: 11 bytes is not a whole number of f32 elements (4 bytes each, raw little-endian")),
+        "{e}"
+    );
     let seven = dir.file("seven.bin", &[0; 7]);
     let e = run(&seven);
     assert!(e.contains(&seven) && e.contains("7 bytes is not a whole number of f32 elements"), "{e}");
     let e = run("/nonexistent/relok-input.npy");
     assert!(e.contains("cannot read /nonexistent/relok-input.npy"), "{e}");
     // A scalar cannot come from a file.
-    let out = relok(&["run", &saxpy(), "--arg", &format!("@{seven}"), "--arg", "2.0", "--arg", "zeros:4", "--arg", "zeros:4"]);
+    let out = relok(&[
+        "run",
+        &saxpy(),
+        "--arg",
+        &format!("@{seven}"),
+        "--arg",
+        "2.0",
+        "--arg",
+        "zeros:4",
+        "--arg",
+        "zeros:4",
+    ]);
     assert!(stderr(&out).contains("only a buffer parameter can be read from a file"), "{}", stderr(&out));
 }
 
@@ -146,7 +188,21 @@ fn json_failures_print_one_json_record_and_exit_non_zero() {
     let record: serde_json::Value = serde_json::from_str(&stdout).expect("a JSON record");
     assert!(record["error"].as_str().is_some_and(|e| e.contains("@saxpy takes 4 arguments")), "{record}");
     // A fault, and a usage error that clap reports.
-    let out = relok(&["run", &saxpy(), "--json", "--block", "8", "--arg", "8", "--arg", "2.0", "--arg", "zeros:4", "--arg", "zeros:4"]);
+    let out = relok(&[
+        "run",
+        &saxpy(),
+        "--json",
+        "--block",
+        "8",
+        "--arg",
+        "8",
+        "--arg",
+        "2.0",
+        "--arg",
+        "zeros:4",
+        "--arg",
+        "zeros:4",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let record: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON record");
     assert!(record["error"].as_str().is_some_and(|e| e.contains("thread (4,0,0)")), "{record}");
@@ -187,7 +243,19 @@ fn out_dir_that_cannot_be_created_is_an_error() {
     let file = dir.file("plain", b"");
     let under_a_file = Path::new(&file).join("sub");
     let out = relok(&[
-        "run", &saxpy(), "--block", "4", "--arg", "4", "--arg", "2.0", "--arg", "zeros:4", "--arg", "zeros:4", "--out-dir",
+        "run",
+        &saxpy(),
+        "--block",
+        "4",
+        "--arg",
+        "4",
+        "--arg",
+        "2.0",
+        "--arg",
+        "zeros:4",
+        "--arg",
+        "zeros:4",
+        "--out-dir",
         under_a_file.to_str().expect("utf-8"),
     ]);
     assert_eq!(out.status.code(), Some(1));

@@ -13,11 +13,11 @@
 
 use relok::{Context, Grid, Source};
 use relok_cache::entry::{self, Expect, Kind};
-use relok_cache::{bundle, Key};
+use relok_cache::{Key, bundle};
 use relok_cli::cachecmd::precompile;
-use relok_compiler::artifact::{self, Artifact, CodeTarget, CompileOptions, COMPILER_ID};
+use relok_compiler::artifact::{self, Artifact, COMPILER_ID, CodeTarget, CompileOptions};
 use relok_compiler::state::STATE_LAYOUT_VERSION;
-use relok_compiler::stencil::{source_key, KeyInputs, SourceKeyInputs, Stencil};
+use relok_compiler::stencil::{KeyInputs, SourceKeyInputs, Stencil, source_key};
 use relok_ir::Strategy;
 use std::path::{Path, PathBuf};
 
@@ -63,7 +63,9 @@ fn run_scale(ctx: &Context) {
 }
 
 fn scale_bundle(target: CodeTarget, cubins: &[u32]) -> Vec<u8> {
-    precompile(&[repo().join("examples/bench/scale.rk")], &[target], &[Strategy::Table], cubins, &mut |_, _, _| {}).expect("precompiles").0
+    precompile(&[repo().join("examples/bench/scale.rk")], &[target], &[Strategy::Table], cubins, &mut |_, _, _| {})
+        .expect("precompiles")
+        .0
 }
 
 #[test]
@@ -83,7 +85,9 @@ fn source_keys_and_artifact_keys_name_the_same_artifact_for_every_example() {
     let entries = bundle::decode(&bytes, COMPILER_ID).expect("decodes");
     let payload = |key: Key| {
         let e = entries.iter().find(|e| e.key == key && e.kind == Kind::Artifact).expect("entry present");
-        entry::decode(e.bytes, &Expect { kind: Kind::Artifact, identity: COMPILER_ID, key: Some(key) }).expect("entry decodes").to_vec()
+        entry::decode(e.bytes, &Expect { kind: Kind::Artifact, identity: COMPILER_ID, key: Some(key) })
+            .expect("entry decodes")
+            .to_vec()
     };
     let options = CompileOptions::default();
     let mut checked = 0;
@@ -98,13 +102,38 @@ fn source_keys_and_artifact_keys_name_the_same_artifact_for_every_example() {
                     let by_source = source_key(&text, &k.name, t, s, options);
                     assert_ne!(by_ir, by_source, "the two levels never share keys");
                     let via_alias = Artifact::from_payload(&payload(Key(by_source))).expect("alias decodes");
-                    assert_eq!(via_alias.key, by_ir, "{}: @{} {} {s}: the source key names another artifact", f.display(), k.name, t.name());
+                    assert_eq!(
+                        via_alias.key,
+                        by_ir,
+                        "{}: @{} {} {s}: the source key names another artifact",
+                        f.display(),
+                        k.name,
+                        t.name()
+                    );
                     assert_eq!(via_alias.alias, Some(by_source), "an alias says it is one");
-                    assert_eq!(Artifact { alias: None, ..via_alias }, artifact::compile(&stencil, t, s, options, None).expect("compiles"));
+                    assert_eq!(
+                        Artifact { alias: None, ..via_alias },
+                        artifact::compile(&stencil, t, s, options, None).expect("compiles")
+                    );
                     // Another compiler build changes both levels.
                     let other = "relok-other-build";
-                    let ir = KeyInputs { compiler: other, state_layout: STATE_LAYOUT_VERSION, target: t, strategy: s, options, ir: &stencil.text };
-                    let src = SourceKeyInputs { compiler: other, state_layout: STATE_LAYOUT_VERSION, target: t, strategy: s, options, kernel: &k.name, text: &text };
+                    let ir = KeyInputs {
+                        compiler: other,
+                        state_layout: STATE_LAYOUT_VERSION,
+                        target: t,
+                        strategy: s,
+                        options,
+                        ir: &stencil.text,
+                    };
+                    let src = SourceKeyInputs {
+                        compiler: other,
+                        state_layout: STATE_LAYOUT_VERSION,
+                        target: t,
+                        strategy: s,
+                        options,
+                        kernel: &k.name,
+                        text: &text,
+                    };
                     assert_ne!(ir.key(), by_ir);
                     assert_ne!(src.key(), by_source);
                     checked += 1;
@@ -120,7 +149,11 @@ fn source_keys_and_artifact_keys_name_the_same_artifact_for_every_example() {
 fn a_shipped_program_on_empty_caches_compiles_nothing() {
     let dir = TempDir::new("shipped");
     let ctx = Context::builder().device("cpu").cache_dir(&dir.0).build().expect("context");
-    assert_eq!(ctx.load_bundle(&scale_bundle(CodeTarget::Cpu, &[])).expect("bundle loads"), 2, "the artifact and its source alias");
+    assert_eq!(
+        ctx.load_bundle(&scale_bundle(CodeTarget::Cpu, &[])).expect("bundle loads"),
+        2,
+        "the artifact and its source alias"
+    );
     run_scale(&ctx);
     let st = ctx.cache_stats();
     assert_eq!((st.compiles, st.bundle.hits, st.store.hits), (0, 1, 0), "{st:?}");
@@ -164,7 +197,11 @@ fn a_second_process_finds_a_source_by_its_key() {
     static EDITED: Source = Source::new("scale.rk", concat!(include_str!("../../../examples/bench/scale.rk"), "\n"));
     let k = second.kernel(&EDITED, "scale").expect("loads");
     assert_eq!(k.name(), "scale");
-    assert_eq!((second.cache_stats().compiles, second.cache_stats().store.misses), (0, 1), "the edited text is a new source of the same artifact");
+    assert_eq!(
+        (second.cache_stats().compiles, second.cache_stats().store.misses),
+        (0, 1),
+        "the edited text is a new source of the same artifact"
+    );
     // `relok cache verify` takes the aliases for what they are.
     drop((first, second));
     let store = relok_cache::Store::open(relok_runtime::cache::store_config(&dir.0).expect("config")).expect("store");
@@ -225,7 +262,8 @@ fn cuda_uses_bundled_cubins_only_for_its_own_gpu() {
     };
     drop(ctx);
     let name = Context::open("cuda").expect("cuda").device_name().to_owned();
-    let sm: u32 = name.rsplit("sm_").next().and_then(|s| s.trim_end_matches(')').parse().ok()).expect("sm in the device name");
+    let sm: u32 =
+        name.rsplit("sm_").next().and_then(|s| s.trim_end_matches(')').parse().ok()).expect("sm in the device name");
     let Some(own) = cubin_bundle("examples/bench/scale.rk", sm, sm) else {
         assert!(!required, "RELOK_REQUIRE_CUDA=1 but no cubin bundle (RELOK_TEST_BUNDLES) and no ptxas");
         return note("SKIPPED cuda_uses_bundled_cubins_only_for_its_own_gpu: no cubin bundles and no ptxas");
@@ -237,14 +275,21 @@ fn cuda_uses_bundled_cubins_only_for_its_own_gpu() {
     let artifact = own_entries
         .iter()
         .filter(|e| e.kind == Kind::Artifact)
-        .map(|e| Artifact::from_payload(entry::decode(e.bytes, &Expect { kind: Kind::Artifact, identity: COMPILER_ID, key: None }).expect("decodes")).expect("artifact"))
+        .map(|e| {
+            Artifact::from_payload(
+                entry::decode(e.bytes, &Expect { kind: Kind::Artifact, identity: COMPILER_ID, key: None })
+                    .expect("decodes"),
+            )
+            .expect("artifact")
+        })
         .find(|a| a.alias.is_none())
         .expect("the artifact");
     let rekeyed: Vec<Vec<u8>> = own_entries
         .iter()
         .map(|e| match e.kind {
             Kind::Binary => {
-                let cubin = entry::decode(e.bytes, &Expect { kind: Kind::Binary, identity: COMPILER_ID, key: None }).expect("decodes");
+                let cubin = entry::decode(e.bytes, &Expect { kind: Kind::Binary, identity: COMPILER_ID, key: None })
+                    .expect("decodes");
                 let key = Key(relok_compiler::ptx::cubin_key(&artifact.code, &artifact.entry, sm + 10));
                 entry::encode(Kind::Binary, COMPILER_ID, key, cubin)
             }
@@ -275,8 +320,16 @@ fn cuda_uses_bundled_cubins_only_for_its_own_gpu() {
     // Another kernel's cubin under scale's key (checksums recomputed, as a
     // forger would): the driver finds no @scale in it; refused, compiled.
     let saxpy = cubin_bundle("examples/saxpy.rk", sm, sm).expect("saxpy bundle");
-    let saxpy_cubin = bundle::decode(&saxpy, COMPILER_ID).expect("decodes").into_iter().find(|e| e.kind == Kind::Binary).expect("a cubin").bytes.to_vec();
-    let saxpy_cubin = entry::decode(&saxpy_cubin, &Expect { kind: Kind::Binary, identity: COMPILER_ID, key: None }).expect("decodes").to_vec();
+    let saxpy_cubin = bundle::decode(&saxpy, COMPILER_ID)
+        .expect("decodes")
+        .into_iter()
+        .find(|e| e.kind == Kind::Binary)
+        .expect("a cubin")
+        .bytes
+        .to_vec();
+    let saxpy_cubin = entry::decode(&saxpy_cubin, &Expect { kind: Kind::Binary, identity: COMPILER_ID, key: None })
+        .expect("decodes")
+        .to_vec();
     let forged_entries: Vec<Vec<u8>> = bundle::decode(&own, COMPILER_ID)
         .expect("decodes")
         .iter()
@@ -301,7 +354,10 @@ fn cuda_opens(test: &str) -> bool {
     match Context::open("cuda") {
         Ok(_) => true,
         Err(e) => {
-            assert!(std::env::var_os("RELOK_REQUIRE_CUDA").is_none_or(|v| v != "1"), "RELOK_REQUIRE_CUDA=1 but cuda does not open: {e}");
+            assert!(
+                std::env::var_os("RELOK_REQUIRE_CUDA").is_none_or(|v| v != "1"),
+                "RELOK_REQUIRE_CUDA=1 but cuda does not open: {e}"
+            );
             note(&format!("SKIPPED {test}: {e}"));
             false
         }
@@ -319,7 +375,9 @@ fn archive_entries(root: &Path) -> Vec<(PathBuf, Key, Vec<u8>)> {
         .into_iter()
         .map(|e| {
             let bytes = std::fs::read(&e.path).expect("read");
-            let payload = entry::decode(&bytes, &Expect { kind: Kind::Binary, identity: &identity, key: Some(e.key) }).expect("valid entry").to_vec();
+            let payload = entry::decode(&bytes, &Expect { kind: Kind::Binary, identity: &identity, key: Some(e.key) })
+                .expect("valid entry")
+                .to_vec();
             (e.path, e.key, payload)
         })
         .collect()
@@ -351,7 +409,8 @@ fn cuda_loads_a_warm_kernel_from_one_load_record() {
     drop(ctx);
     let entries = archive_entries(&dir.0);
     assert_eq!(entries.len(), 2, "the cubin and the load record");
-    let (record_path, record_key, record_payload) = entries.iter().find(|e| !e.2.starts_with(b"\x7fELF")).cloned().expect("the record");
+    let (record_path, record_key, record_payload) =
+        entries.iter().find(|e| !e.2.starts_with(b"\x7fELF")).cloned().expect("the record");
     let record: Record = postcard::from_bytes(&record_payload).expect("a record decodes");
     assert_eq!(record.1.entry, "scale");
     assert!(record.2.starts_with(b"\x7fELF") && record.1.code.is_empty(), "the cubin, not the PTX");
@@ -363,7 +422,14 @@ fn cuda_loads_a_warm_kernel_from_one_load_record() {
         run_scale(&ctx);
         drop(held);
         let (st, code) = (ctx.cache_stats(), ctx.code_stats());
-        (label.to_owned(), st.compiles, st.store.hits + st.store.misses, code.records, code.archived, code.linked + code.jit)
+        (
+            label.to_owned(),
+            st.compiles,
+            st.store.hits + st.store.misses,
+            code.records,
+            code.archived,
+            code.linked + code.jit,
+        )
     };
     assert_eq!(warm("warm"), ("warm".into(), 0, 0, 1, 1, 0));
     // A damaged record is a miss: the long way (store, archived cubin),
@@ -399,7 +465,11 @@ fn cuda_loads_a_warm_kernel_from_one_load_record() {
     for (label, forged) in forgeries {
         forge_record(&dir.0, &record_path, record_key, &forged);
         let (_, compiles, store, records, archived, compiled) = warm(label);
-        assert_eq!((compiles, store, records, archived, compiled), (0, 1, 0, 1, 0), "{label}: refused, loaded the long way");
+        assert_eq!(
+            (compiles, store, records, archived, compiled),
+            (0, 1, 0, 1, 0),
+            "{label}: refused, loaded the long way"
+        );
     }
 }
 
@@ -410,7 +480,8 @@ fn cuda_load_records_serve_patch_and_table_never_bake() {
     }
     for (strategy, records) in [(Strategy::Patch, 1), (Strategy::Table, 1), (Strategy::Bake, 0)] {
         let dir = TempDir::new("record-strategy");
-        let open = || Context::builder().device("cuda").strategy(strategy).cache_dir(&dir.0).build().expect("cuda context");
+        let open =
+            || Context::builder().device("cuda").strategy(strategy).cache_dir(&dir.0).build().expect("cuda context");
         run_scale(&open());
         // The second process: from the record (patch writes the module's
         // globals, table uploads its table); bake's words are one

@@ -14,7 +14,7 @@ use relok_cache::{Key, Lookup, Store};
 use relok_cli::demo::run_example;
 use relok_cli::examples::EXAMPLES;
 use relok_cli::launch::Target;
-use relok_compiler::artifact::{CodeTarget, CompileOptions, COMPILER_ID};
+use relok_compiler::artifact::{COMPILER_ID, CodeTarget, CompileOptions};
 use relok_compiler::reloc::Target as HostTarget;
 use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
@@ -98,7 +98,8 @@ fn check_words(cache: &KernelCache, session: &Session, device: &CpuDevice, strat
     let loaded = program::load(session, device, &compiled).expect("loads");
     let out = device.alloc(32).expect("alloc");
     device.write(out, &[0; 32]).expect("write");
-    program::launch(session, device, &compiled, &loaded, &LaunchConfig::default(), &[KernelArg::Ptr(out)]).expect("runs");
+    program::launch(session, device, &compiled, &loaded, &LaunchConfig::default(), &[KernelArg::Ptr(out)])
+        .expect("runs");
     let got: Vec<u64> = device
         .read(out, 32)
         .expect("read")
@@ -206,7 +207,8 @@ fn child_stats(child: std::process::Child) -> serde_json::Value {
     let out = child.wait_with_output().expect("child runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "child failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let line = stdout.lines().find_map(|l| l.split_once("CHILD-STATS ").map(|(_, r)| r)).expect("child prints its stats");
+    let line =
+        stdout.lines().find_map(|l| l.split_once("CHILD-STATS ").map(|(_, r)| r)).expect("child prints its stats");
     serde_json::from_str(line).expect("stats are JSON")
 }
 
@@ -360,7 +362,8 @@ fn damaged_stale_and_misplaced_entries_are_misses_that_are_rebuilt() {
         let saxpy = &EXAMPLES[0];
         let target = Target { device: &device, session: &session, cache: &cache, strategy: Strategy::Table };
         run_example(&target, saxpy).expect("saxpy runs");
-        let other = std::fs::read(cache.store().expect("store").entry_path(key_of(saxpy, Strategy::Table))).expect("saxpy entry");
+        let other = std::fs::read(cache.store().expect("store").entry_path(key_of(saxpy, Strategy::Table)))
+            .expect("saxpy entry");
         std::fs::write(p, other).expect("write")
     }));
     // Another kernel's artifact framed under this key (a valid entry whose
@@ -369,8 +372,9 @@ fn damaged_stale_and_misplaced_entries_are_misses_that_are_rebuilt() {
         let saxpy = &EXAMPLES[0];
         let m = relok_ir::parse(saxpy.source).expect("parses");
         let st = Stencil::new(&m, saxpy.kernel).expect("stencil");
-        let a = relok_compiler::artifact::compile(&st, CodeTarget::Cpu, Strategy::Table, CompileOptions::default(), None)
-            .expect("compiles");
+        let a =
+            relok_compiler::artifact::compile(&st, CodeTarget::Cpu, Strategy::Table, CompileOptions::default(), None)
+                .expect("compiles");
         let b = entry::encode(Kind::Artifact, COMPILER_ID, key, &a.to_payload().expect("payload"));
         std::fs::write(p, b).expect("write")
     }));
@@ -467,14 +471,33 @@ fn folders_others_can_write_and_entries_of_other_users_are_refused() {
     assert!(err.contains("lets other users write it"), "{err}");
     // The CLI warns and runs uncached.
     let out = clean(Command::new(env!("CARGO_BIN_EXE_relok")))
-        .args(["run", "examples/saxpy.rk", "-g", "1", "-b", "4", "-a", "4", "-a", "2", "-a", "[1,2,3,4]", "-a", "[1,1,1,1]"])
+        .args([
+            "run",
+            "examples/saxpy.rk",
+            "-g",
+            "1",
+            "-b",
+            "4",
+            "-a",
+            "4",
+            "-a",
+            "2",
+            "-a",
+            "[1,2,3,4]",
+            "-a",
+            "[1,1,1,1]",
+        ])
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .env("RELOK_CACHE_DIR", &root)
         .output()
         .expect("relok runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("warning: artifact cache disabled for this run") && stderr.contains("lets other users write it"), "{stderr}");
+    assert!(
+        stderr.contains("warning: artifact cache disabled for this run")
+            && stderr.contains("lets other users write it"),
+        "{stderr}"
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("[3.0, 5.0, 7.0, 9.0]"));
     std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700)).expect("chmod");
     if !is_root() {
@@ -507,11 +530,16 @@ fn eight_processes_share_one_folder() {
 #[test]
 fn a_bundle_starts_a_program_with_zero_compiles() {
     let files: Vec<PathBuf> = example_files();
-    let (bytes, items) = relok_cli::cachecmd::precompile(&files, &[CodeTarget::Cpu], &STRATEGIES, &[], &mut |_, _, _| {})
-        .expect("precompiles");
+    let (bytes, items) =
+        relok_cli::cachecmd::precompile(&files, &[CodeTarget::Cpu], &STRATEGIES, &[], &mut |_, _, _| {})
+            .expect("precompiles");
     assert!(items.len() as u64 >= (EXAMPLES.len() as u64 + 1) * 2);
     let cache = KernelCache::uncached();
-    assert_eq!(cache.load_bundle(&bytes).expect("bundle loads").artifacts, 2 * items.len(), "each artifact and its source alias");
+    assert_eq!(
+        cache.load_bundle(&bytes).expect("bundle loads").artifacts,
+        2 * items.len(),
+        "each artifact and its source alias"
+    );
     let n = run_all(&cache);
     let st = cache.stats();
     assert_eq!((st.compiles, st.bundle.hits), (0, n), "{st:?}");
@@ -520,9 +548,11 @@ fn a_bundle_starts_a_program_with_zero_compiles() {
     let mid = bad.len() / 2;
     bad[mid] ^= 1;
     assert!(KernelCache::uncached().load_bundle(&bad).is_err());
-    assert!(relok_cli::cachecmd::precompile(&files, &[CodeTarget::Cpu], &[Strategy::Bake], &[], &mut |_, _, _| {})
-        .expect_err("bake cannot be precompiled")
-        .contains("cannot be precompiled"));
+    assert!(
+        relok_cli::cachecmd::precompile(&files, &[CodeTarget::Cpu], &[Strategy::Bake], &[], &mut |_, _, _| {})
+            .expect_err("bake cannot be precompiled")
+            .contains("cannot be precompiled")
+    );
 }
 
 fn repo() -> PathBuf {
@@ -562,7 +592,9 @@ fn artifacts_are_byte_identical_across_processes() {
     let mut files: Vec<String> = example_files().iter().map(|p| p.display().to_string()).collect();
     for e in std::fs::read_dir(repo().join("tests/filetests")).expect("filetests").flatten() {
         let text = std::fs::read_to_string(e.path()).expect("read");
-        let Some(rest) = text.strip_prefix("test run\n").or_else(|| text.strip_prefix("test roundtrip\n")) else { continue };
+        let Some(rest) = text.strip_prefix("test run\n").or_else(|| text.strip_prefix("test roundtrip\n")) else {
+            continue;
+        };
         let p = dir.path().join(e.file_name());
         std::fs::write(&p, format!("; file test\n{rest}")).expect("write");
         files.push(p.display().to_string());
@@ -632,14 +664,24 @@ fn demo_twice_compiles_nothing_the_second_time_and_cache_commands_report_it() {
     let s = store(dir.path());
     let victim = s.entries()[0].clone();
     std::fs::write(&victim.path, b"garbage").expect("write");
-    let out = clean(Command::new(env!("CARGO_BIN_EXE_relok"))).args(["cache", "verify"]).env("RELOK_CACHE_DIR", dir.path()).output().expect("runs");
+    let out = clean(Command::new(env!("CARGO_BIN_EXE_relok")))
+        .args(["cache", "verify"])
+        .env("RELOK_CACHE_DIR", dir.path())
+        .output()
+        .expect("runs");
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains(&victim.key.to_hex()));
     // Clear, import a bundle, and the demo compiles nothing again.
     relok(&["cache", "clear"], dir.path());
     assert!(s.entries().is_empty());
     let bundle = dir.path().join("app.bundle");
-    let mut args = vec!["precompile".to_owned(), "--out".into(), bundle.display().to_string(), "--strategy".into(), "table".into()];
+    let mut args = vec![
+        "precompile".to_owned(),
+        "--out".into(),
+        bundle.display().to_string(),
+        "--strategy".into(),
+        "table".into(),
+    ];
     args.extend(example_files().iter().map(|p| p.display().to_string()));
     relok(&args.iter().map(String::as_str).collect::<Vec<_>>(), dir.path());
     relok(&["cache", "import", bundle.to_str().expect("utf-8")], dir.path());
@@ -660,14 +702,22 @@ fn cache_clear_that_cannot_remove_fails() {
         Command::new(env!("CARGO_BIN_EXE_relok")).args(args).env("RELOK_CACHE_DIR", root).output().expect("relok runs")
     };
     let example = format!("{}/../../examples/saxpy.rk", env!("CARGO_MANIFEST_DIR"));
-    assert!(run(&["run", &example, "--arg", "4", "--arg", "2.0", "--arg", "iota:4", "--arg", "iota:4", "--block", "4"]).status.success());
+    assert!(
+        run(&["run", &example, "--arg", "4", "--arg", "2.0", "--arg", "iota:4", "--arg", "iota:4", "--block", "4"])
+            .status
+            .success()
+    );
     let stats = run(&["cache", "stats"]);
     let text = String::from_utf8_lossy(&stats.stdout).to_string();
-    let Some(store) = text.lines().find_map(|l| l.strip_prefix("artifact store")).map(|p| PathBuf::from(p.trim())) else {
+    let Some(store) = text.lines().find_map(|l| l.strip_prefix("artifact store")).map(|p| PathBuf::from(p.trim()))
+    else {
         panic!("no store path in {text}");
     };
-    let shards: Vec<_> = std::fs::read_dir(&store).expect("store").flatten().filter(|e| e.path().is_dir()).map(|e| e.path()).collect();
-    let lock = |flag: &str| shards.iter().all(|s| Command::new("chattr").arg(flag).arg(s).status().is_ok_and(|st| st.success()));
+    let shards: Vec<_> =
+        std::fs::read_dir(&store).expect("store").flatten().filter(|e| e.path().is_dir()).map(|e| e.path()).collect();
+    let lock = |flag: &str| {
+        shards.iter().all(|s| Command::new("chattr").arg(flag).arg(s).status().is_ok_and(|st| st.success()))
+    };
     let mut perms_locked = false;
     if !lock("+i") {
         use std::os::unix::fs::PermissionsExt;
@@ -686,10 +736,18 @@ fn cache_clear_that_cannot_remove_fails() {
         lock("-i");
     }
     if out.status.success() && perms_locked {
-        note("SKIPPED cache_clear_that_cannot_remove_fails: neither chattr nor the folder's mode could stop the removal (root without chattr)");
+        note(
+            "SKIPPED cache_clear_that_cannot_remove_fails: neither chattr nor the folder's mode could stop the removal (root without chattr)",
+        );
         return;
     }
-    assert_eq!(out.status.code(), Some(1), "stdout {} stderr {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stdout {} stderr {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("not removed:"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
@@ -705,7 +763,19 @@ fn forged_artifacts_are_rejected_by_rebuilding_them() {
     let dir = TempDir::new("forged");
     let lookup = repo().join("examples/reloc/lookup.rk");
     let bundle = dir.path().join("app.bundle");
-    relok(&["precompile", "--out", bundle.to_str().expect("utf-8"), "--strategy", "table", "--target", "cpu", lookup.to_str().expect("utf-8")], dir.path());
+    relok(
+        &[
+            "precompile",
+            "--out",
+            bundle.to_str().expect("utf-8"),
+            "--strategy",
+            "table",
+            "--target",
+            "cpu",
+            lookup.to_str().expect("utf-8"),
+        ],
+        dir.path(),
+    );
     let bytes = std::fs::read(&bundle).expect("bundle");
     let entries = relok_cache::bundle::decode(&bytes, COMPILER_ID).expect("decodes");
     assert_eq!(entries.len(), 2, "the artifact and its source-key alias");
@@ -722,7 +792,8 @@ fn forged_artifacts_are_rejected_by_rebuilding_them() {
     a.code = code.replacen("const 256", "const 255", 1).into_bytes();
     let forged_entry = entry::encode(Kind::Artifact, COMPILER_ID, key, &a.to_payload().expect("payload"));
     let forged = dir.path().join("forged.bundle");
-    std::fs::write(&forged, relok_cache::bundle::encode(COMPILER_ID, [forged_entry.as_slice()]).expect("bundle")).expect("write");
+    std::fs::write(&forged, relok_cache::bundle::encode(COMPILER_ID, [forged_entry.as_slice()]).expect("bundle"))
+        .expect("write");
     let import = |extra: &[&str]| {
         clean(Command::new(env!("CARGO_BIN_EXE_relok")))
             .args(["cache", "import", forged.to_str().expect("utf-8")])
@@ -734,13 +805,20 @@ fn forged_artifacts_are_rejected_by_rebuilding_them() {
     let out = import(&[]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&key.to_hex()) && err.contains("its code differs") && err.contains("nothing imported"), "{err}");
+    assert!(
+        err.contains(&key.to_hex()) && err.contains("its code differs") && err.contains("nothing imported"),
+        "{err}"
+    );
     let s = store(dir.path());
     assert!(s.entries().is_empty(), "a rejected bundle imports nothing");
     // `--trust` imports it; plain verify passes it, `--rebuild` does not.
     assert!(import(&["--trust"]).status.success());
     relok(&["cache", "verify"], dir.path());
-    let out = clean(Command::new(env!("CARGO_BIN_EXE_relok"))).args(["cache", "verify", "--rebuild"]).env("RELOK_CACHE_DIR", dir.path()).output().expect("runs");
+    let out = clean(Command::new(env!("CARGO_BIN_EXE_relok")))
+        .args(["cache", "verify", "--rebuild"])
+        .env("RELOK_CACHE_DIR", dir.path())
+        .output()
+        .expect("runs");
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(&key.to_hex()) && text.contains("its code differs"), "{text}");
@@ -754,11 +832,28 @@ fn forged_artifacts_are_rejected_by_rebuilding_them() {
     a.values[0].bytes[0] ^= 0x40;
     s.put(key, &a.to_payload().expect("payload")).expect("put");
     let out = clean(Command::new(env!("CARGO_BIN_EXE_relok")))
-        .args(["run", lookup.to_str().expect("utf-8"), "--grid", "1", "--block", "4", "--arg", "4", "--arg", "[0, 1, 2, 3]", "--arg", "zeros:4"])
+        .args([
+            "run",
+            lookup.to_str().expect("utf-8"),
+            "--grid",
+            "1",
+            "--block",
+            "4",
+            "--arg",
+            "4",
+            "--arg",
+            "[0, 1, 2, 3]",
+            "--arg",
+            "zeros:4",
+        ])
         .env("RELOK_CACHE_DIR", dir.path())
         .output()
         .expect("runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("[3, 10, 31, 66]"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("[3, 10, 31, 66]"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     relok(&["cache", "verify", "--rebuild"], dir.path());
 }

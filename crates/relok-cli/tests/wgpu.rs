@@ -14,10 +14,10 @@
 use relok_cli::args::ArgValue;
 use relok_cli::demo::run_example;
 use relok_cli::examples::EXAMPLES;
-use relok_cli::launch::{prepare, Target};
+use relok_cli::launch::{Target, prepare};
 use relok_ir::{Scalar, Strategy};
 use relok_runtime::cpu::LaunchConfig;
-use relok_runtime::wgpu::{list_adapters, PipelineCacheState, WgpuDevice};
+use relok_runtime::wgpu::{PipelineCacheState, WgpuDevice, list_adapters};
 use relok_runtime::{CpuDevice, Device, DeviceMemory, KernelCache, Session};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,8 +32,10 @@ use relok_cli::filetest::{FAULT_LINES, PATCH_ONLY_LINES};
 /// `@spec_f64` 5, `@un_f64` 2, `@exact_f64` 2, `@dom_f64` and
 /// `@exact_f64_folded` one each).
 const REFUSED_LINES: usize = 52;
-use common::{as_child, checked_mode_faults_as_the_cpu_device, counter, fault_kernels, isolated, run, second_process, session_words, skip, temp_dir, COUNTER, WORDS};
-
+use common::{
+    COUNTER, WORDS, as_child, checked_mode_faults_as_the_cpu_device, counter, fault_kernels, isolated, run,
+    second_process, session_words, skip, temp_dir,
+};
 
 /// The first adapter as a device (no archive), or `None` after printing
 /// why the test is skipped — unless `RELOK_REQUIRE_WGPU` is set (CI sets
@@ -63,7 +65,8 @@ fn every_example_equals_the_cpu_device_under_table_and_bake() {
         for ex in EXAMPLES {
             let on = |device: &Device| {
                 let target = Target { device, session: &session, cache: &cache, strategy };
-                run_example(&target, ex).unwrap_or_else(|e| panic!("{} ({strategy}) on {}: {e}", ex.name, device.name()))
+                run_example(&target, ex)
+                    .unwrap_or_else(|e| panic!("{} ({strategy}) on {}: {e}", ex.name, device.name()))
             };
             let (g, c) = (on(&gpu), on(&cpu));
             assert!(g.matches, "{} ({strategy}): the wgpu result differs from the Rust reference", ex.name);
@@ -97,7 +100,10 @@ fn every_file_test_run_line_passes_on_wgpu() {
             Err(errs) => failures.extend(errs),
         }
     }
-    skip(&format!("{skipped} file-test run lines"), "`fault:` lines are the cpu device's; `strategy=patch` lines cannot run on wgpu");
+    skip(
+        &format!("{skipped} file-test run lines"),
+        "`fault:` lines are the cpu device's; `strategy=patch` lines cannot run on wgpu",
+    );
     // Exactly the documented lines (tests/filetests.rs pins them: 19
     // `fault:` lines, no `strategy=patch` line): a run that skipped
     // everything cannot pass.
@@ -176,7 +182,11 @@ fn runtime_globals_are_per_device_and_exceptions_leave_the_device_usable() {
     for &strategy in gpu.strategies() {
         let target = Target { device: &gpu, session: &session, cache: &cache, strategy };
         let o = run_example(&target, throw).expect("runs");
-        assert!(o.matches && o.exception.as_deref().is_some_and(|e| e.contains("negative input")), "{strategy}: {:?}", o.exception);
+        assert!(
+            o.matches && o.exception.as_deref().is_some_and(|e| e.contains("negative input")),
+            "{strategy}: {:?}",
+            o.exception
+        );
         let saxpy = run_example(&target, &EXAMPLES[0]).expect("saxpy after an exception");
         assert!(saxpy.matches, "{strategy}");
     }
@@ -299,7 +309,11 @@ fn a_bad_pipeline_cache_blob_is_a_miss_then_correct() {
         ("random bytes", random.clone(), PipelineCacheState::Rejected),
         // Our header intact, wgpu's blob random: wgpu refuses its own
         // header and starts empty (`fallback`); the run is still right.
-        ("a random blob under our header", framed(&[&payload[..header_len], &random[..]].concat()), PipelineCacheState::Hit),
+        (
+            "a random blob under our header",
+            framed(&[&payload[..header_len], &random[..]].concat()),
+            PipelineCacheState::Hit,
+        ),
     ];
     for (what, bytes, state) in faults {
         std::fs::write(&entry.path, &bytes).expect("write");
@@ -323,8 +337,16 @@ fn bench_wgpu_reports_what_served_each_first_launch() {
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON record");
     let starts = r["starts"].as_array().expect("starts");
     let mode = |m: &str| starts.iter().find(|s| s["mode"] == m).unwrap_or_else(|| panic!("mode {m}: {r}"));
-    assert_eq!((&mode("cold")["last"]["compiles"], &mode("cold")["last"]["pipeline_cache"]), (&1.into(), &miss.into()), "{r}");
-    assert_eq!((&mode("store")["last"]["compiles"], &mode("store")["last"]["store_hits"]), (&0.into(), &1.into()), "{r}");
+    assert_eq!(
+        (&mode("cold")["last"]["compiles"], &mode("cold")["last"]["pipeline_cache"]),
+        (&1.into(), &miss.into()),
+        "{r}"
+    );
+    assert_eq!(
+        (&mode("store")["last"]["compiles"], &mode("store")["last"]["store_hits"]),
+        (&0.into(), &1.into()),
+        "{r}"
+    );
     let archived = &mode("store+archive")["last"];
     assert_eq!((&archived["compiles"], &archived["pipeline_cache"]), (&0.into(), &hit.into()), "{r}");
     assert!(starts.iter().all(|s| s["median_us"].as_f64().is_some_and(|t| t > 0.0)), "{r}");
@@ -377,11 +399,16 @@ fn a_precompiled_wgsl_bundle_runs_every_example_without_compiling() {
     let mut files: Vec<PathBuf> = EXAMPLES.iter().map(|e| repo().join(e.file)).collect();
     files.dedup();
     let target = [relok_compiler::artifact::CodeTarget::Wgsl];
-    let (bytes, items) = relok_cli::cachecmd::precompile(&files, &target, &[Strategy::Patch, Strategy::Table], &[], &mut |_, _, _| {})
-        .expect("precompiles");
+    let (bytes, items) =
+        relok_cli::cachecmd::precompile(&files, &target, &[Strategy::Patch, Strategy::Table], &[], &mut |_, _, _| {})
+            .expect("precompiles");
     assert!(items.iter().all(|i| i.strategy == Strategy::Table), "patch is skipped for WGSL");
     let (session, cache) = (Session::new(), KernelCache::uncached());
-    assert_eq!(cache.load_bundle(&bytes).expect("bundle loads").artifacts, 2 * items.len(), "each artifact and its source alias");
+    assert_eq!(
+        cache.load_bundle(&bytes).expect("bundle loads").artifacts,
+        2 * items.len(),
+        "each artifact and its source alias"
+    );
     let t = Target { device: &gpu, session: &session, cache: &cache, strategy: Strategy::Table };
     for ex in EXAMPLES {
         assert!(run_example(&t, ex).expect("runs").matches, "{}", ex.name);
@@ -402,9 +429,22 @@ fn f64_operations_equal_the_cpu_device_bit_for_bit() {
     // Operands: random bits, specials, subnormals, near powers of two,
     // close pairs (cancellation), from a fixed generator.
     let specials = [
-        0u64, 1 << 63, 1, 0x000f_ffff_ffff_ffff, 0x0010_0000_0000_0000, 0x7fef_ffff_ffff_ffff, 0x7ff0_0000_0000_0000,
-        0x7ff0_0000_0000_0001, 0x7ff8_0000_0000_0000, 0x7ff8_dead_beef_0001, 0x3ff0_0000_0000_0000, 0x3fb9_9999_9999_999a,
-        0x4330_0000_0000_0001, 0x43e0_0000_0000_0000, 0x41e0_0000_0000_0000, 0x3690_0000_0000_0000,
+        0u64,
+        1 << 63,
+        1,
+        0x000f_ffff_ffff_ffff,
+        0x0010_0000_0000_0000,
+        0x7fef_ffff_ffff_ffff,
+        0x7ff0_0000_0000_0000,
+        0x7ff0_0000_0000_0001,
+        0x7ff8_0000_0000_0000,
+        0x7ff8_dead_beef_0001,
+        0x3ff0_0000_0000_0000,
+        0x3fb9_9999_9999_999a,
+        0x4330_0000_0000_0001,
+        0x43e0_0000_0000_0000,
+        0x41e0_0000_0000_0000,
+        0x3690_0000_0000_0000,
     ];
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut next = move || {
@@ -445,7 +485,11 @@ fn f64_operations_equal_the_cpu_device_bit_for_bit() {
     let mut out = |body: &mut String, k: &mut usize, ty: &str, op: String| {
         let (r, i, at) = (*k, *k + 1, *k + 2);
         *k += 3;
-        let bits = if ty == "f64" { format!("    v{}: u64 = bitcast v{r}\n", *k) } else { format!("    v{}: u64 = convert v{r}\n", *k) };
+        let bits = if ty == "f64" {
+            format!("    v{}: u64 = bitcast v{r}\n", *k)
+        } else {
+            format!("    v{}: u64 = convert v{r}\n", *k)
+        };
         body.push_str(&format!("    v{r}: {ty} = {op}\n{bits}    v{i}: u32 = const {slot}\n    v{at}: u32 = add v14, v{i}\n    store v2[v{at}], v{}\n", *k));
         *k += 1;
         slot += 1;
@@ -470,7 +514,12 @@ fn f64_operations_equal_the_cpu_device_bit_for_bit() {
     let (h32, hf) = (k, k + 1);
     k += 2;
     body.push_str(&format!("    v{h32}: u32 = convert v{hi}\n    v{hf}: f32 = bitcast v{h32}\n"));
-    for (t, v) in [("f64", format!("convert v{lo}")), ("f64", format!("convert v{h32}")), ("f64", "convert v9".into()), ("f64", format!("convert v{hf}"))] {
+    for (t, v) in [
+        ("f64", format!("convert v{lo}")),
+        ("f64", format!("convert v{h32}")),
+        ("f64", "convert v9".into()),
+        ("f64", format!("convert v{hf}")),
+    ] {
         out(&mut body, &mut k, t, v);
     }
     let (i64v, b0) = (k, k + 1);
@@ -479,7 +528,9 @@ fn f64_operations_equal_the_cpu_device_bit_for_bit() {
     out(&mut body, &mut k, "f64", format!("convert v{i64v}"));
     out(&mut body, &mut k, "f64", format!("convert v{b0}"));
     assert!(slot <= 32, "{slot} results");
-    let src = format!("kernel @f64ops(v0: ptr<global, u64>, v1: ptr<global, u64>, v2: ptr<global, u64>, v3: u32) {{\n{body}    return\n}}\n");
+    let src = format!(
+        "kernel @f64ops(v0: ptr<global, u64>, v1: ptr<global, u64>, v2: ptr<global, u64>, v3: u32) {{\n{body}    return\n}}\n"
+    );
     let list = |v: &[u64]| format!("[{}]", v.iter().map(u64::to_string).collect::<Vec<_>>().join(", "));
     let (la, lb, zeros) = (list(&a), list(&b), format!("zeros:{}", 32 * n));
     let config = LaunchConfig { grid: [(n / 64) as u32, 1, 1], block: [64, 1, 1], ..LaunchConfig::default() };
@@ -493,9 +544,17 @@ fn f64_operations_equal_the_cpu_device_bit_for_bit() {
         let bad: Vec<String> = (0..g.len())
             .filter(|&i| g[i] != c[i])
             .take(20)
-            .map(|i| format!("x {:#x} y {:#x} result {}: wgpu {:#x}, cpu {:#x}", a[i / 32], b[i / 32], i % 32, g[i], c[i]))
+            .map(|i| {
+                format!("x {:#x} y {:#x} result {}: wgpu {:#x}, cpu {:#x}", a[i / 32], b[i / 32], i % 32, g[i], c[i])
+            })
             .collect();
-        assert!(bad.is_empty(), "{strategy}: {} of {} differ:\n{}\n{src}", (0..g.len()).filter(|&i| g[i] != c[i]).count(), g.len(), bad.join("\n"));
+        assert!(
+            bad.is_empty(),
+            "{strategy}: {} of {} differ:\n{}\n{src}",
+            (0..g.len()).filter(|&i| g[i] != c[i]).count(),
+            g.len(),
+            bad.join("\n")
+        );
     }
 }
 
@@ -506,14 +565,16 @@ fn a_loop_past_llvmpipes_limit_is_a_typed_fault_there_and_runs_elsewhere() {
     // 2000 × 1000 inner iterations: unrolled 16 times, still 2000 × 63
     // back edges of the inner loop, past llvmpipe's 65 535.
     let source = std::fs::read_to_string(repo().join("tests/filetests/run_long_loops.rk")).expect("read");
-    let kernels: String = source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect();
+    let kernels: String =
+        source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect();
     let text = format!("test run\n; run: @nested(2000, 1000, zeros:1) => _, _, [2000000]\n{kernels}");
     let result = relok_cli::filetest::run_file("long_nested.rk", &text, &gpu);
     match wgpu.loop_limit() {
         Some(limit) => {
             let errs = result.expect_err("llvmpipe ends the loop: the launch must fail");
             assert_eq!(errs.len(), 1, "{errs:?}");
-            let expected = format!("a loop would run past the device's limit of {limit} loop iterations per invocation");
+            let expected =
+                format!("a loop would run past the device's limit of {limit} loop iterations per invocation");
             assert!(errs[0].contains("@nested") && errs[0].contains(&expected), "{}", errs[0]);
         }
         None => assert_eq!(result, Ok(0), "no loop limit on {}: the loop runs to its end", gpu.name()),

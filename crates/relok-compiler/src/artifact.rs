@@ -20,14 +20,14 @@
 //! and by whom — [`COMPILER_ID`] — are defined in [`crate::target`] and
 //! re-exported here.
 
-pub use crate::target::{CodeTarget, CompileOptions, COMPILER_ID};
+pub use crate::target::{COMPILER_ID, CodeTarget, CompileOptions};
 
-use crate::lower::{lower, HostValue, Lowered, WordResolver};
+use crate::CompileError;
+use crate::lower::{HostValue, Lowered, WordResolver, lower};
 use crate::passes::optimize;
 use crate::reloc::FrozenManifest;
 use crate::state::STATE_LAYOUT_VERSION;
 use crate::stencil::Stencil;
-use crate::CompileError;
 use relok_ir::{FuncKind, Stage, Strategy};
 use serde::{Deserialize, Serialize};
 
@@ -159,17 +159,20 @@ pub fn compile(
     }
     let lowered = lower_stencil(stencil, strategy, options, words)?;
     let kernel = lowered.module.func_by_name(&lowered.kernel).map(|k| &lowered.module.funcs[k]);
-    let params = kernel
-        .map(|k| k.params.iter().map(|&p| k.values[p].ty.to_string()).collect())
-        .unwrap_or_default();
+    let params = kernel.map(|k| k.params.iter().map(|&p| k.values[p].ty.to_string()).collect()).unwrap_or_default();
     if target != CodeTarget::Cpu {
         // The cpu device checks the same limits when it loads the code.
         crate::memory_limits::check(&lowered.module)?;
     }
     let code = match target {
         CodeTarget::Cpu => relok_ir::print(&lowered.module).into_bytes(),
-        CodeTarget::Ptx { sm } => crate::ptx::write_string(&lowered.module, &crate::ptx::Options { sm, checked: options.checked })?.into_bytes(),
-        CodeTarget::Wgsl => crate::wgsl::write_string(&lowered.module, &crate::wgsl::Options { checked: options.checked })?.into_bytes(),
+        CodeTarget::Ptx { sm } => {
+            crate::ptx::write_string(&lowered.module, &crate::ptx::Options { sm, checked: options.checked })?
+                .into_bytes()
+        }
+        CodeTarget::Wgsl => {
+            crate::wgsl::write_string(&lowered.module, &crate::wgsl::Options { checked: options.checked })?.into_bytes()
+        }
     };
     Ok(Artifact {
         key: stencil.key(target, strategy, options),
@@ -262,7 +265,8 @@ impl Artifact {
         if self.strategy == Strategy::Bake {
             return Err(cannot("a baked artifact holds one device's words".to_owned()));
         }
-        let options = CompileOptions::from_bytes(&self.options).ok_or_else(|| cannot(format!("unknown options {:?}", self.options)))?;
+        let options = CompileOptions::from_bytes(&self.options)
+            .ok_or_else(|| cannot(format!("unknown options {:?}", self.options)))?;
         let module = relok_ir::parse(&self.source).map_err(|_| forged("source"))?;
         let stencil = Stencil::new(&module, &self.entry).map_err(|_| forged("source"))?;
         if stencil.text != self.source {
@@ -315,8 +319,16 @@ impl Artifact {
                 match self.target {
                     CodeTarget::Wgsl => crate::wgsl::check_code(code, &self.entry, &params),
                     _ => {
-                        let checked = self.compile_options().ok_or_else(|| bad("unreadable compile options".into()))?.checked;
-                        crate::ptx::check_code(code, &self.entry, &params, &self.manifest, self.strategy == Strategy::Patch, checked)
+                        let checked =
+                            self.compile_options().ok_or_else(|| bad("unreadable compile options".into()))?.checked;
+                        crate::ptx::check_code(
+                            code,
+                            &self.entry,
+                            &params,
+                            &self.manifest,
+                            self.strategy == Strategy::Patch,
+                            checked,
+                        )
                     }
                 }
                 .map_err(bad)
@@ -477,7 +489,11 @@ kernel @k(v0: ptr<global, word>) {
             let mut code = a.clone();
             let last = code.code.len() - 2;
             code.code[last] ^= 1;
-            assert!(matches!(code.rebuild_check(), Err(ArtifactError::Forged { field: "code", .. })), "{}", target.name());
+            assert!(
+                matches!(code.rebuild_check(), Err(ArtifactError::Forged { field: "code", .. })),
+                "{}",
+                target.name()
+            );
             let mut value = a.clone();
             value.values[0].bytes[0] ^= 1;
             assert!(matches!(value.check(&a.key, target, Strategy::Table), Err(ArtifactError::Value { .. })));
@@ -485,9 +501,14 @@ kernel @k(v0: ptr<global, word>) {
             assert!(matches!(value.rebuild_check(), Err(ArtifactError::Forged { field: "values", .. })));
             let mut source = a.clone();
             source.source = source.source.replace("const 256", "const 255");
-            assert!(matches!(source.rebuild_check(), Err(ArtifactError::Forged { field: "key", .. })), "{:?}", source.rebuild_check());
+            assert!(
+                matches!(source.rebuild_check(), Err(ArtifactError::Forged { field: "key", .. })),
+                "{:?}",
+                source.rebuild_check()
+            );
         }
-        let baked = compile(&s, CodeTarget::Cpu, Strategy::Bake, CompileOptions::default(), Some(&|_| Ok(0x1000))).unwrap();
+        let baked =
+            compile(&s, CodeTarget::Cpu, Strategy::Bake, CompileOptions::default(), Some(&|_| Ok(0x1000))).unwrap();
         assert!(matches!(baked.rebuild_check(), Err(ArtifactError::NotRebuildable { .. })));
     }
 

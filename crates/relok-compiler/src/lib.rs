@@ -15,12 +15,12 @@
 //! an [`artifact::Artifact`].
 
 pub mod artifact;
-pub mod passes;
-pub mod ptx;
 pub mod link;
 pub mod lower;
 pub mod math;
 pub mod memory_limits;
+pub mod passes;
+pub mod ptx;
 pub mod reloc;
 pub mod state;
 pub mod stencil;

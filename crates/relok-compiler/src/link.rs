@@ -23,8 +23,8 @@
 //!   mixed with `state.rng_seed`.
 
 use crate::lower::remap_items;
-use relok_ir::{walk_stmts, ConstId, ConstInit, FuncId, FuncKind, Function, HostRef, Module, Op, StmtKind};
 use relok_ir::EntityRef;
+use relok_ir::{ConstId, ConstInit, FuncId, FuncKind, Function, HostRef, Module, Op, StmtKind, walk_stmts};
 use std::sync::OnceLock;
 
 /// The runtime library's text.
@@ -143,7 +143,11 @@ pub fn link(user: &Module, lib: &Module) -> Result<Module, LinkError> {
             return Err(LinkError::NotADefinition { name: f.name.clone() });
         }
         if !same_signature(f, lf) {
-            return Err(LinkError::SignatureMismatch { name: f.name.clone(), import: signature(f), library: signature(lf) });
+            return Err(LinkError::SignatureMismatch {
+                name: f.name.clone(),
+                import: signature(f),
+                library: signature(lf),
+            });
         }
         fmap[lid.index()] = Some(id);
         imports.push(lid);
@@ -349,7 +353,11 @@ mod tests {
     fn callees_and_constants_come_along() {
         // Library: @outer calls @inner, which reads const @tab.
         let mut mb = ModuleBuilder::new();
-        let tab = mb.constant("tab", Type::array(Scalar::U64.into(), 2), ConstInit::Array(vec![ConstInit::Scalar(7), ConstInit::Scalar(9)]));
+        let tab = mb.constant(
+            "tab",
+            Type::array(Scalar::U64.into(), 2),
+            ConstInit::Array(vec![ConstInit::Scalar(7), ConstInit::Scalar(9)]),
+        );
         let mut f = mb.device_fn("inner", Some(Scalar::U64.into()));
         let i = f.param(Scalar::U32);
         let p = f.const_addr(tab);
@@ -368,7 +376,12 @@ mod tests {
 
         let mut user = user_with_import(Some(Scalar::U64.into()), Scalar::U32.into(), "outer");
         // A user constant before, so the library's handles must shift.
-        user.consts.push(relok_ir::ConstDecl { name: "mine".into(), ty: Scalar::U32.into(), init: ConstInit::Scalar(1), span: Default::default() });
+        user.consts.push(relok_ir::ConstDecl {
+            name: "mine".into(),
+            ty: Scalar::U32.into(),
+            init: ConstInit::Scalar(1),
+            span: Default::default(),
+        });
         let linked = link(&user, &lib).unwrap();
         assert!(linked.func_by_name("inner").is_some());
         let tab2 = linked.const_by_name("tab").unwrap();

@@ -39,13 +39,13 @@
 //! input gives the same printed module and manifest (docs/design.md §4).
 
 use crate::reloc::{
-    record_name, record_name_interior, FrozenManifest, Manifest, ManifestError, Record, Site, SiteTable, Target,
-    ValueKey,
+    FrozenManifest, Manifest, ManifestError, Record, Site, SiteTable, Target, ValueKey, record_name,
+    record_name_interior,
 };
 use relok_ir::{
-    walk_stmts, AddrSpace, Block, ConstDecl, ConstId, ConstInit, EntityRef, FuncId, FuncKind, Function, HostRef,
-    LayoutError, Module, Op, Scalar, Stage, StateField, Stmt, StmtKind, Strategy, Type, Value, ValueData, Var,
-    VarDecl, VarKind,
+    AddrSpace, Block, ConstDecl, ConstId, ConstInit, EntityRef, FuncId, FuncKind, Function, HostRef, LayoutError,
+    Module, Op, Scalar, Stage, StateField, Stmt, StmtKind, Strategy, Type, Value, ValueData, Var, VarDecl, VarKind,
+    walk_stmts,
 };
 use std::collections::BTreeMap;
 
@@ -183,9 +183,10 @@ pub fn lower(
         }
         walk_stmts(&module.funcs[g].body, &mut |s| {
             if let StmtKind::Call(h, _) | StmtKind::Let { op: Op::Call(h, _), .. } = &s.kind
-                && module.funcs.contains(*h) {
-                    work.push(*h);
-                }
+                && module.funcs.contains(*h)
+            {
+                work.push(*h);
+            }
         });
     }
     for (id, f) in module.funcs.iter() {
@@ -207,12 +208,13 @@ pub fn lower(
     let mut err = None;
     walk_stmts(&kfunc.body, &mut |s| {
         if let StmtKind::Let { op: Op::Ref(r), .. } = &s.kind
-            && err.is_none() {
-                match target_of(module, r, &mut values) {
-                    Ok(t) => slot_targets.push((record_name(kernel, &t), t)),
-                    Err(e) => err = Some(e),
-                }
+            && err.is_none()
+        {
+            match target_of(module, r, &mut values) {
+                Ok(t) => slot_targets.push((record_name(kernel, &t), t)),
+                Err(e) => err = Some(e),
             }
+        }
     });
     if let Some(e) = err {
         return Err(e);
@@ -289,7 +291,8 @@ pub fn lower(
                         why: format!("cannot be copied: the kernel already has a variable %{name}"),
                     });
                 }
-                let var = k.vars.push(VarDecl { name, kind: VarKind::Local, ty: c.ty.clone(), span: Default::default() });
+                let var =
+                    k.vars.push(VarDecl { name, kind: VarKind::Local, ty: c.ty.clone(), span: Default::default() });
                 copies.push((cid, var));
             }
             if !copies.is_empty() {
@@ -392,9 +395,10 @@ pub fn site_table(lowered: &Lowered) -> SiteTable {
             }
             for c in lowered.module.consts.values() {
                 if c.name.starts_with(&agg_prefix)
-                    && let Ok(size) = c.ty.size() {
-                        st.aggregates.insert(c.name.clone(), size);
-                    }
+                    && let Ok(size) = c.ty.size()
+                {
+                    st.aggregates.insert(c.name.clone(), size);
+                }
             }
         }
         Stage::Lowered(Strategy::Table) => {
@@ -417,9 +421,9 @@ pub fn site_table(lowered: &Lowered) -> SiteTable {
                                 }
                                 Site::Interior { .. } => {
                                     let copy = k.vars.values().find(|d| {
-                                        d.name.strip_prefix("relok_copy_").is_some_and(|c| {
-                                            record_name_interior(&lowered.kernel, c) == r.name()
-                                        })
+                                        d.name
+                                            .strip_prefix("relok_copy_")
+                                            .is_some_and(|c| record_name_interior(&lowered.kernel, c) == r.name())
                                     });
                                     if let Some(size) = copy.and_then(|d| d.ty.size().ok()) {
                                         st.aggregates.insert(r.name().to_owned(), size);
@@ -445,7 +449,11 @@ fn target_of(module: &Module, r: &HostRef, values: &mut BTreeMap<ValueKey, HostV
         HostRef::Global { name, offset } => Target::Global { name: name.clone(), offset: *offset },
         HostRef::Str(s) => {
             let key = ValueKey::of("str", s.as_bytes());
-            values.entry(key).or_insert_with(|| HostValue { key, type_tag: "str".into(), bytes: s.as_bytes().to_vec() });
+            values.entry(key).or_insert_with(|| HostValue {
+                key,
+                type_tag: "str".into(),
+                bytes: s.as_bytes().to_vec(),
+            });
             Target::Value(key)
         }
         HostRef::Value(c) => {
@@ -597,9 +605,10 @@ fn addressed_consts(f: &Function) -> Vec<ConstId> {
     let mut out = Vec::new();
     walk_stmts(&f.body, &mut |s| {
         if let StmtKind::Let { op: Op::ConstAddr(c), .. } = &s.kind
-            && !out.contains(c) {
-                out.push(*c);
-            }
+            && !out.contains(c)
+        {
+            out.push(*c);
+        }
     });
     out
 }
@@ -644,7 +653,12 @@ fn push_let(values: &mut relok_ir::Arena<Value, ValueData>, out: &mut Block, ty:
 
 /// `t = state.reloc_table; i = const rank; w = load t[i]`; returns `w`,
 /// which is `into` when given (an existing `word` value), else a new value.
-fn table_load(values: &mut relok_ir::Arena<Value, ValueData>, out: &mut Block, rank: u32, into: Option<Value>) -> Value {
+fn table_load(
+    values: &mut relok_ir::Arena<Value, ValueData>,
+    out: &mut Block,
+    rank: u32,
+    into: Option<Value>,
+) -> Value {
     let t = push_let(values, out, StateField::RelocTable.ty(), Op::State(StateField::RelocTable));
     let i = push_let(values, out, Type::Scalar(Scalar::U32), Op::Const(u64::from(rank)));
     let op = Op::Load { ptr: t, index: Some(i) };
@@ -749,7 +763,12 @@ fn copy_prologue(
 
 /// Every `addr @c` of a copied constant becomes `addr %copy`; pointers
 /// derived from it become `ptr<local, X>`.
-fn retarget_const_pointers(module: &Module, kernel: &str, k: &mut Function, copies: &[(ConstId, Var)]) -> Result<(), LowerError> {
+fn retarget_const_pointers(
+    module: &Module,
+    kernel: &str,
+    k: &mut Function,
+    copies: &[(ConstId, Var)],
+) -> Result<(), LowerError> {
     // Which copied constant each derived pointer points into.
     let mut derived: Vec<Option<ConstId>> = vec![None; k.values.len()];
     let Function { body, values, .. } = k;
@@ -777,7 +796,10 @@ fn retarget_const_pointers(module: &Module, kernel: &str, k: &mut Function, copi
                     Op::Select(_, a, b) => match (d(*a, &derived), d(*b, &derived)) {
                         (Some(x), Some(_)) => Some(x),
                         (Some(x), None) | (None, Some(x)) => {
-                            err.get_or_insert(escape(x, format!("meets another pointer in the select defining {result}")));
+                            err.get_or_insert(escape(
+                                x,
+                                format!("meets another pointer in the select defining {result}"),
+                            ));
                             None
                         }
                         (None, None) => None,
@@ -786,9 +808,10 @@ fn retarget_const_pointers(module: &Module, kernel: &str, k: &mut Function, copi
                         let mut hit = None;
                         other.for_each_operand(|v| hit = hit.or(d(v, &derived)));
                         if let Some(x) = hit
-                            && !matches!(other, Op::Load { .. }) {
-                                err.get_or_insert(escape(x, format!("is used by the operation defining {result}")));
-                            }
+                            && !matches!(other, Op::Load { .. })
+                        {
+                            err.get_or_insert(escape(x, format!("is used by the operation defining {result}")));
+                        }
                         None
                     }
                 };
@@ -829,11 +852,7 @@ fn walk_lets_mut(block: &mut Block, f: &mut impl FnMut(&mut Op)) {
 }
 
 /// Rebuilds `block`, letting `f` replace each statement by any number.
-fn expand_block<V>(
-    block: Block,
-    values: &mut V,
-    f: &mut impl FnMut(Stmt, &mut V, &mut Block),
-) -> Block {
+fn expand_block<V>(block: Block, values: &mut V, f: &mut impl FnMut(Stmt, &mut V, &mut Block)) -> Block {
     let mut out = Block::with_capacity(block.len());
     for mut s in block {
         match &mut s.kind {

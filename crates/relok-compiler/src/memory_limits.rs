@@ -58,7 +58,9 @@ pub fn check(module: &Module) -> Result<(), MemoryLimitError> {
         let (mut local, mut shared) = (0u64, 0u64);
         for (v, d) in f.vars.iter() {
             let in_memory = !d.ty.is_value_type() || addressed[v.index()];
-            let add = |sum: u64| d.ty.size().ok().map(|size| sum.next_multiple_of(u64::from(d.ty.align().max(1))) + u64::from(size));
+            let add = |sum: u64| {
+                d.ty.size().ok().map(|size| sum.next_multiple_of(u64::from(d.ty.align().max(1))) + u64::from(size))
+            };
             match d.kind {
                 VarKind::Local if in_memory => {
                     local = add(local).unwrap_or(u64::MAX);
@@ -69,7 +71,11 @@ pub fn check(module: &Module) -> Result<(), MemoryLimitError> {
                 VarKind::Shared if f.kind == FuncKind::Kernel => {
                     shared = add(shared).unwrap_or(u64::MAX);
                     if shared > SHARED_LIMIT {
-                        return Err(MemoryLimitError::Shared { kernel: f.name.clone(), bytes: shared, limit: SHARED_LIMIT });
+                        return Err(MemoryLimitError::Shared {
+                            kernel: f.name.clone(),
+                            bytes: shared,
+                            limit: SHARED_LIMIT,
+                        });
                     }
                 }
                 _ => {}

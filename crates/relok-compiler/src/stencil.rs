@@ -14,11 +14,11 @@
 //! [`KeyInputs::key`] hashes each field length-prefixed under a version
 //! tag, so no two different inputs share a byte string.
 
-use crate::target::{CodeTarget, CompileOptions, COMPILER_ID};
+use crate::CompileError;
 use crate::link::{init_consts, link, remap_init, runtime_library, uses};
 use crate::lower::{remap_items, renumbering};
 use crate::state::STATE_LAYOUT_VERSION;
-use crate::CompileError;
+use crate::target::{COMPILER_ID, CodeTarget, CompileOptions};
 use relok_ir::{ConstId, EntityRef, FuncId, FuncKind, Module, Strategy};
 use sha2::{Digest, Sha256};
 
@@ -62,8 +62,15 @@ impl Stencil {
     /// The key of compiling this stencil for `target` with `strategy` and
     /// `options` by this compiler.
     pub fn key(&self, target: CodeTarget, strategy: Strategy, options: CompileOptions) -> [u8; 32] {
-        KeyInputs { compiler: COMPILER_ID, state_layout: STATE_LAYOUT_VERSION, target, strategy, options, ir: &self.text }
-            .key()
+        KeyInputs {
+            compiler: COMPILER_ID,
+            state_layout: STATE_LAYOUT_VERSION,
+            target,
+            strategy,
+            options,
+            ir: &self.text,
+        }
+        .key()
     }
 }
 
@@ -74,8 +81,23 @@ impl Stencil {
 /// compiler is deterministic, so one source key names one artifact (whose
 /// own key, [`Stencil::key`], is the second level and the one artifacts
 /// are compiled and checked under); caches keep the pair.
-pub fn source_key(text: &str, kernel: &str, target: CodeTarget, strategy: Strategy, options: CompileOptions) -> [u8; 32] {
-    SourceKeyInputs { compiler: COMPILER_ID, state_layout: STATE_LAYOUT_VERSION, target, strategy, options, kernel, text }.key()
+pub fn source_key(
+    text: &str,
+    kernel: &str,
+    target: CodeTarget,
+    strategy: Strategy,
+    options: CompileOptions,
+) -> [u8; 32] {
+    SourceKeyInputs {
+        compiler: COMPILER_ID,
+        state_layout: STATE_LAYOUT_VERSION,
+        target,
+        strategy,
+        options,
+        kernel,
+        text,
+    }
+    .key()
 }
 
 /// Everything a source key covers: [`KeyInputs`] with the source text and
@@ -279,15 +301,18 @@ kernel @b(v0: ptr<global, u32>) {
         assert_eq!(base.key(), base.key());
         let m = relok_ir::parse(TWO).unwrap();
         let s = Stencil::new(&m, "a").unwrap();
-        assert_eq!(s.key(CodeTarget::Cpu, Strategy::Table, CompileOptions::default()), KeyInputs {
-            compiler: COMPILER_ID,
-            state_layout: STATE_LAYOUT_VERSION,
-            target: CodeTarget::Cpu,
-            strategy: Strategy::Table,
-            options: CompileOptions::default(),
-            ir: &s.text,
-        }
-        .key());
+        assert_eq!(
+            s.key(CodeTarget::Cpu, Strategy::Table, CompileOptions::default()),
+            KeyInputs {
+                compiler: COMPILER_ID,
+                state_layout: STATE_LAYOUT_VERSION,
+                target: CodeTarget::Cpu,
+                strategy: Strategy::Table,
+                options: CompileOptions::default(),
+                ir: &s.text,
+            }
+            .key()
+        );
     }
 
     #[test]

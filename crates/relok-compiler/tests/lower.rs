@@ -1,11 +1,11 @@
 //! Relocation lowering on small builder-made kernels, under every strategy.
 
-use relok_compiler::lower::{lower, site_table, LowerError, Lowered};
-use relok_compiler::reloc::{record_name, record_name_interior, Record, Site, Target, ValueKey};
+use relok_compiler::lower::{LowerError, Lowered, lower, site_table};
+use relok_compiler::reloc::{Record, Site, Target, ValueKey, record_name, record_name_interior};
 use relok_ir::builder::ModuleBuilder;
 use relok_ir::{
-    walk_stmts, AddrSpace, ConstInit, FuncKind, HostRef, Module, Op, Scalar, Stage, StateField, StmtKind, Strategy,
-    Type,
+    AddrSpace, ConstInit, FuncKind, HostRef, Module, Op, Scalar, Stage, StateField, StmtKind, Strategy, Type,
+    walk_stmts,
 };
 
 fn word() -> Type {
@@ -210,7 +210,12 @@ fn symbol_compare_every_strategy() {
                 let text = relok_ir::print(&l.module);
                 assert!(text.starts_with("lowered table\n"), "{text}");
                 // foo has rank 1, bar rank 0.
-                assert!(text.contains("v2: ptr<global, word> = state.reloc_table\n    v3: u32 = const 1\n    v4: word = load v2[v3]"), "{text}");
+                assert!(
+                    text.contains(
+                        "v2: ptr<global, word> = state.reloc_table\n    v3: u32 = const 1\n    v4: word = load v2[v3]"
+                    ),
+                    "{text}"
+                );
             }
         }
     }

@@ -16,10 +16,10 @@
 //! compile these texts on the user's machine.
 
 use naga::back::{hlsl, msl};
-use relok_compiler::artifact::{compile, CodeTarget, CompileOptions};
+use relok_compiler::CompileError;
+use relok_compiler::artifact::{CodeTarget, CompileOptions, compile};
 use relok_compiler::stencil::Stencil;
 use relok_compiler::wgsl::{bindings, limits};
-use relok_compiler::CompileError;
 use relok_ir::Strategy;
 use sha2::{Digest, Sha256};
 
@@ -32,7 +32,8 @@ const BLOCK: [(&str, f64); 3] = [("relok_block_x", 64.0), ("relok_block_y", 2.0)
 
 /// Every MSL version wgpu-hal's Metal backend picks, by OS (macOS 10.11 →
 /// 1.1 … macOS 15 → 3.2, macOS 26 → 4.0; 1.0 before).
-const MSL_VERSIONS: [(u8, u8); 12] = [(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2), (2, 3), (2, 4), (3, 0), (3, 1), (3, 2), (4, 0)];
+const MSL_VERSIONS: [(u8, u8); 12] =
+    [(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2), (2, 3), (2, 4), (3, 0), (3, 1), (3, 2), (4, 0)];
 
 /// Every HLSL shader model wgpu-hal's DX12 backend picks: 5.1 with FXC
 /// (what wgpu's default `Dx12Compiler::Auto` falls back to without
@@ -83,10 +84,16 @@ fn written() -> (Vec<Written>, Vec<String>) {
             let stencil = Stencil::new(&m, &k.name).expect("stencil");
             let buffers = k.params.iter().filter(|&&p| matches!(k.values[p].ty, relok_ir::Type::Ptr(..))).count();
             for s in [Strategy::Table, Strategy::Bake] {
-                let words: Option<relok_compiler::lower::WordResolver<'_>> = if s == Strategy::Bake { Some(&fake_word) } else { None };
+                let words: Option<relok_compiler::lower::WordResolver<'_>> =
+                    if s == Strategy::Bake { Some(&fake_word) } else { None };
                 let name = format!("{file} @{} {s}", k.name);
                 match compile(&stencil, CodeTarget::Wgsl, s, CompileOptions::default(), words) {
-                    Ok(a) => out.push(Written { name, entry: a.entry.clone(), buffers, wgsl: String::from_utf8(a.code).expect("UTF-8") }),
+                    Ok(a) => out.push(Written {
+                        name,
+                        entry: a.entry.clone(),
+                        buffers,
+                        wgsl: String::from_utf8(a.code).expect("UTF-8"),
+                    }),
                     Err(CompileError::Wgsl(e)) => {
                         assert!(e.to_string().contains("is not supported by the WGSL backend"), "{name}: {e}");
                         refused.push(format!("{name}: {e}"));
@@ -111,8 +118,13 @@ fn prepare(wgsl: &str, entry: &str) -> Result<(naga::Module, naga::valid::Module
         .validate(&module)
         .map_err(|e| format!("{e:?}"))?;
     let constants: naga::back::PipelineConstants = BLOCK.iter().map(|&(k, v)| (k.to_owned(), v)).collect();
-    let (m, i) = naga::back::pipeline_constants::process_overrides(&module, &info, Some((naga::ShaderStage::Compute, entry)), &constants)
-        .map_err(|e| format!("pipeline constants: {e:?}"))?;
+    let (m, i) = naga::back::pipeline_constants::process_overrides(
+        &module,
+        &info,
+        Some((naga::ShaderStage::Compute, entry)),
+        &constants,
+    )
+    .map_err(|e| format!("pipeline constants: {e:?}"))?;
     Ok((m.into_owned(), i.into_owned()))
 }
 
@@ -137,8 +149,13 @@ fn msl_resources(buffers: usize) -> msl::EntryPointResources {
 }
 
 /// wgpu-hal's Metal `load_shader` options for entry `entry`.
-fn msl_options(entry: &str, resources: msl::EntryPointResources, lang_version: (u8, u8)) -> (msl::Options, msl::PipelineOptions) {
-    let policy = if CHECKED { naga::proc::BoundsCheckPolicy::Restrict } else { naga::proc::BoundsCheckPolicy::Unchecked };
+fn msl_options(
+    entry: &str,
+    resources: msl::EntryPointResources,
+    lang_version: (u8, u8),
+) -> (msl::Options, msl::PipelineOptions) {
+    let policy =
+        if CHECKED { naga::proc::BoundsCheckPolicy::Restrict } else { naga::proc::BoundsCheckPolicy::Unchecked };
     let options = msl::Options {
         lang_version,
         inline_samplers: Vec::new(),
@@ -155,7 +172,10 @@ fn msl_options(entry: &str, resources: msl::EntryPointResources, lang_version: (
         zero_initialize_workgroup_memory: true,
         force_loop_bounding: CHECKED,
         // wgpu's defaults; only task shaders read them.
-        task_dispatch_limits: Some(naga::back::TaskDispatchLimits { max_mesh_workgroups_per_dim: 0, max_mesh_workgroups_total: 0 }),
+        task_dispatch_limits: Some(naga::back::TaskDispatchLimits {
+            max_mesh_workgroups_per_dim: 0,
+            max_mesh_workgroups_total: 0,
+        }),
         mesh_shader_primitive_indices_clamp: CHECKED,
         emit_int_div_checks: CHECKED,
         ray_query_initialization_tracking: CHECKED,
@@ -173,10 +193,22 @@ fn msl_options(entry: &str, resources: msl::EntryPointResources, lang_version: (
 
 /// The MSL wgpu writes for `entry` of `module`, and the Metal function's
 /// name.
-fn to_msl(module: &naga::Module, info: &naga::valid::ModuleInfo, entry: &str, resources: msl::EntryPointResources, lang: (u8, u8)) -> Result<(String, String), String> {
+fn to_msl(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    entry: &str,
+    resources: msl::EntryPointResources,
+    lang: (u8, u8),
+) -> Result<(String, String), String> {
     let (options, pipeline) = msl_options(entry, resources, lang);
-    let (text, ti) = msl::write_string(module, info, &options, &pipeline).map_err(|e| format!("MSL {lang:?}: {e:?}"))?;
-    let name = ti.entry_point_names.first().cloned().ok_or("MSL: no entry point")?.map_err(|e| format!("MSL {lang:?}: {e}"))?;
+    let (text, ti) =
+        msl::write_string(module, info, &options, &pipeline).map_err(|e| format!("MSL {lang:?}: {e:?}"))?;
+    let name = ti
+        .entry_point_names
+        .first()
+        .cloned()
+        .ok_or("MSL: no entry point")?
+        .map_err(|e| format!("MSL {lang:?}: {e}"))?;
     Ok((text, name))
 }
 
@@ -188,7 +220,8 @@ fn to_msl(module: &naga::Module, info: &naga::valid::ModuleInfo, entry: &str, re
 /// asks for them: number of workgroups, first vertex/instance). No
 /// immediates, no samplers.
 fn hlsl_options(buffers: usize, shader_model: hlsl::ShaderModel) -> hlsl::Options {
-    let (mut srv, mut uav, mut cbv) = (hlsl::BindTarget::default(), hlsl::BindTarget::default(), hlsl::BindTarget::default());
+    let (mut srv, mut uav, mut cbv) =
+        (hlsl::BindTarget::default(), hlsl::BindTarget::default(), hlsl::BindTarget::default());
     let mut binding_map = hlsl::BindingMap::default();
     let mut dynamic = 0;
     for b in bindings::bindings(buffers) {
@@ -197,13 +230,23 @@ fn hlsl_options(buffers: usize, shader_model: hlsl::ShaderModel) -> hlsl::Option
             dynamic += 1;
             dynamic - 1
         });
-        binding_map.insert(naga::ResourceBinding { group: bindings::GROUP, binding: b.binding }, hlsl::BindTarget { binding_array_size: None, dynamic_storage_buffer_offsets_index, ..*bt });
+        binding_map.insert(
+            naga::ResourceBinding { group: bindings::GROUP, binding: b.binding },
+            hlsl::BindTarget { binding_array_size: None, dynamic_storage_buffer_offsets_index, ..*bt },
+        );
         bt.register += 1;
     }
     let mut dynamic_storage_buffer_offsets_targets = hlsl::DynamicStorageBufferOffsetsTargets::new();
-    dynamic_storage_buffer_offsets_targets.insert(bindings::GROUP, hlsl::OffsetsBindTarget { space: cbv.space, register: cbv.register, size: dynamic });
+    dynamic_storage_buffer_offsets_targets
+        .insert(bindings::GROUP, hlsl::OffsetsBindTarget { space: cbv.space, register: cbv.register, size: dynamic });
     cbv.register += 1;
-    let sampler = |register| hlsl::BindTarget { space: 0, register, binding_array_size: None, dynamic_storage_buffer_offsets_index: None, restrict_indexing: false };
+    let sampler = |register| hlsl::BindTarget {
+        space: 0,
+        register,
+        binding_array_size: None,
+        dynamic_storage_buffer_offsets_index: None,
+        restrict_indexing: false,
+    };
     hlsl::Options {
         shader_model,
         binding_map,
@@ -213,18 +256,29 @@ fn hlsl_options(buffers: usize, shader_model: hlsl::ShaderModel) -> hlsl::Option
         dynamic_storage_buffer_offsets_targets,
         zero_initialize_workgroup_memory: true,
         restrict_indexing: CHECKED,
-        sampler_heap_target: hlsl::SamplerHeapBindTargets { standard_samplers: sampler(0), comparison_samplers: sampler(2048) },
+        sampler_heap_target: hlsl::SamplerHeapBindTargets {
+            standard_samplers: sampler(0),
+            comparison_samplers: sampler(2048),
+        },
         sampler_buffer_binding_map: hlsl::SamplerIndexBufferBindingMap::default(),
         external_texture_binding_map: hlsl::ExternalTextureBindingMap::default(),
         force_loop_bounding: CHECKED,
-        task_dispatch_limits: Some(naga::back::TaskDispatchLimits { max_mesh_workgroups_per_dim: 0, max_mesh_workgroups_total: 0 }),
+        task_dispatch_limits: Some(naga::back::TaskDispatchLimits {
+            max_mesh_workgroups_per_dim: 0,
+            max_mesh_workgroups_total: 0,
+        }),
         mesh_shader_primitive_indices_clamp: true,
         ray_query_initialization_tracking: true,
     }
 }
 
 /// The HLSL wgpu writes for `entry` of `module`, and the entry's name.
-fn to_hlsl(module: &naga::Module, info: &naga::valid::ModuleInfo, entry: &str, options: &hlsl::Options) -> Result<(String, String), String> {
+fn to_hlsl(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    entry: &str,
+    options: &hlsl::Options,
+) -> Result<(String, String), String> {
     let pipeline = hlsl::PipelineOptions { entry_point: Some((naga::ShaderStage::Compute, entry.to_owned())) };
     let mut text = String::new();
     let mut w = hlsl::Writer::new(&mut text, options, &pipeline);
@@ -239,7 +293,12 @@ fn to_hlsl(module: &naga::Module, info: &naga::valid::ModuleInfo, entry: &str, o
 fn used_bindings(module: &naga::Module, info: &naga::valid::ModuleInfo, entry: &str) -> Vec<u32> {
     let ep = module.entry_points.iter().position(|e| e.name == entry).expect("the entry point");
     let uses = info.get_entry_point(ep);
-    module.global_variables.iter().filter(|(h, _)| !uses[*h].is_empty()).filter_map(|(_, v)| v.binding.map(|b| b.binding)).collect()
+    module
+        .global_variables
+        .iter()
+        .filter(|(h, _)| !uses[*h].is_empty())
+        .filter_map(|(_, v)| v.binding.map(|b| b.binding))
+        .collect()
 }
 
 /// `(variable, slot)` of every resource declared in `text`: the word
@@ -321,7 +380,9 @@ fn translate(k: &Written) -> Result<(String, String), String> {
         // The arguments' dynamic offset in b0, the special constants
         // (where `num_workgroups` is read from: without them naga would
         // read SV_GroupID) in b1; the block shape.
-        if !text.contains("__dynamic_buffer_offsets0: register(b0, space0)") || !text.contains("_NagaConstants: register(b1)") {
+        if !text.contains("__dynamic_buffer_offsets0: register(b0, space0)")
+            || !text.contains("_NagaConstants: register(b1)")
+        {
             return Err(format!("HLSL {sm:?}: the constant buffers are not b0 (offsets) and b1 (special constants)"));
         }
         if !text.contains("[numthreads(64, 2, 1)]") {
@@ -375,7 +436,8 @@ fn every_written_kernel_fits_metal() {
     let (all, _) = written();
     let mut past_default = Vec::new();
     for k in &all {
-        limits::check_storage_buffers(&k.entry, k.buffers, limits::METAL, "Metal").unwrap_or_else(|e| panic!("{}: {e}", k.name));
+        limits::check_storage_buffers(&k.entry, k.buffers, limits::METAL, "Metal")
+            .unwrap_or_else(|e| panic!("{}: {e}", k.name));
         assert_eq!(limits::storage_buffers(k.buffers), u64::from(bindings::binding_count(k.buffers)), "{}", k.name);
         if limits::check_storage_buffers(&k.entry, k.buffers, limits::WEBGPU_DEFAULT, "wgpu's defaults").is_err() {
             past_default.push(format!("{} ({} buffers)", k.name, k.buffers));
@@ -388,12 +450,19 @@ fn every_written_kernel_fits_metal() {
 fn wide_kernel(buffers: usize) -> Written {
     let params: Vec<String> = (0..buffers).map(|i| format!("v{i}: ptr<global, u32>")).collect();
     let stores: String = (0..buffers).map(|i| format!("    store v{i}[v{buffers}], v{buffers}\n")).collect();
-    let src = format!("kernel @wide({}) {{\n    v{buffers}: u32 = thread_id.x\n{stores}    return\n}}\n", params.join(", "));
+    let src =
+        format!("kernel @wide({}) {{\n    v{buffers}: u32 = thread_id.x\n{stores}    return\n}}\n", params.join(", "));
     let m = relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
     relok_ir::verify(&m).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let stencil = Stencil::new(&m, "wide").expect("stencil");
-    let a = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions::default(), None).expect("no count is refused when compiling");
-    Written { name: format!("@wide, {buffers} buffers"), entry: a.entry, buffers, wgsl: String::from_utf8(a.code).expect("UTF-8") }
+    let a = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions::default(), None)
+        .expect("no count is refused when compiling");
+    Written {
+        name: format!("@wide, {buffers} buffers"),
+        entry: a.entry,
+        buffers,
+        wgsl: String::from_utf8(a.code).expect("UTF-8"),
+    }
 }
 
 /// At Metal's limit (25 buffer parameters, 29 storage buffers, the sizes
@@ -409,7 +478,8 @@ fn metals_limit_is_checked_by_count() {
     limits::check_storage_buffers(&k.entry, k.buffers, limits::METAL, "Metal").expect("fits");
     let over = wide_kernel(most + 1);
     translate(&over).unwrap_or_else(|e| panic!("{}: {e}", over.name));
-    let e = limits::check_storage_buffers(&over.entry, over.buffers, limits::METAL, "this adapter (Apple M2, metal)").expect_err("over Metal's limit");
+    let e = limits::check_storage_buffers(&over.entry, over.buffers, limits::METAL, "this adapter (Apple M2, metal)")
+        .expect_err("over Metal's limit");
     assert!(e.to_string().starts_with("@wide binds 30 storage buffers (relok's 4 and 26 buffer parameters), more than the 29 per shader stage of this adapter (Apple M2, metal)"), "{e}");
 }
 
@@ -442,10 +512,16 @@ const SNAPSHOTS: [(&str, &str, Strategy); 3] = [
 fn snapshot(file: &str, kernel: &str, s: Strategy) -> (String, String) {
     let m = relok_ir::parse(&std::fs::read_to_string(repo().join(file)).expect("read")).expect("parses");
     let stencil = Stencil::new(&m, kernel).expect("stencil");
-    let words: Option<relok_compiler::lower::WordResolver<'_>> = if s == Strategy::Bake { Some(&fake_word) } else { None };
+    let words: Option<relok_compiler::lower::WordResolver<'_>> =
+        if s == Strategy::Bake { Some(&fake_word) } else { None };
     let a = compile(&stencil, CodeTarget::Wgsl, s, CompileOptions::default(), words).expect("compiles");
     let buffers = a.param_types().expect("params").iter().filter(|t| matches!(t, relok_ir::Type::Ptr(..))).count();
-    let k = Written { name: format!("{kernel}-{s}"), entry: a.entry, buffers, wgsl: String::from_utf8(a.code).expect("UTF-8") };
+    let k = Written {
+        name: format!("{kernel}-{s}"),
+        entry: a.entry,
+        buffers,
+        wgsl: String::from_utf8(a.code).expect("UTF-8"),
+    };
     translate(&k).unwrap_or_else(|e| panic!("{}: {e}", k.name))
 }
 
@@ -457,7 +533,9 @@ fn expected_msl_and_hlsl_are_unchanged() {
     let mut changed = Vec::new();
     for (file, kernel, s) in SNAPSHOTS {
         let (msl, hlsl) = snapshot(file, kernel, s);
-        for (path, got) in [(format!("tests/out/msl/{kernel}-{s}.metal"), msl), (format!("tests/out/hlsl/{kernel}-{s}.hlsl"), hlsl)] {
+        for (path, got) in
+            [(format!("tests/out/msl/{kernel}-{s}.metal"), msl), (format!("tests/out/hlsl/{kernel}-{s}.hlsl"), hlsl)]
+        {
             let path = repo().join(path);
             if bless {
                 std::fs::create_dir_all(path.parent().expect("folder")).expect("mkdir");
@@ -507,10 +585,10 @@ fn outputs_are_byte_stable_across_processes() {
             .expect("runs");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let stdout = String::from_utf8_lossy(&out.stdout);
-        let theirs = stdout.lines().find_map(|l| l.split_once("digest ").map(|(_, d)| d.trim())).unwrap_or_else(|| panic!("no digest in:\n{stdout}"));
+        let theirs = stdout
+            .lines()
+            .find_map(|l| l.split_once("digest ").map(|(_, d)| d.trim()))
+            .unwrap_or_else(|| panic!("no digest in:\n{stdout}"));
         assert_eq!(theirs, here, "another process wrote other MSL or HLSL");
     }
 }
-
-
-

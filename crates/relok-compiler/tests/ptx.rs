@@ -5,9 +5,9 @@
 //! `ptxas` the assembly step is skipped with a message. Checked mode's
 //! checks are in the checked PTX and in none of the unchecked PTX.
 
-use relok_compiler::artifact::{compile, CodeTarget, CompileOptions};
-use relok_compiler::stencil::Stencil;
 use relok_compiler::CompileError;
+use relok_compiler::artifact::{CodeTarget, CompileOptions, compile};
+use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
 use std::path::PathBuf;
 use std::process::Command;
@@ -62,7 +62,10 @@ fn checked_ptx_checks_buffer_accesses_loops_and_host_value_writes() {
     // against, a fault recorded and the access skipped.
     let load = ptx_of(&faults, "oob_load", true);
     assert!(load.contains(",\n\t.param .u64 p1,\n\t.param .u64 relok_len1,\n\t.param .u64 relok_seals\n)"), "{load}");
-    assert!(!load.contains(".visible .global"), "the seal table is a parameter, never a module global (slow to load):\n{load}");
+    assert!(
+        !load.contains(".visible .global"),
+        "the seal table is a parameter, never a module global (slow to load):\n{load}"
+    );
     assert!(load.contains("ld.param.u64 %len1, [relok_len1];"), "{load}");
     assert_eq!(load.matches("call relok_fault, (e_, m_);").count(), 2, "the load's and the store's:\n{load}");
     // No store through a word: no seal check declared (the driver's
@@ -73,28 +76,46 @@ fn checked_ptx_checks_buffer_accesses_loops_and_host_value_writes() {
     assert!(load.contains(&read) && load.contains(&write), "{load}");
     // An atomic, its size in the code.
     let atomic = ptx_of(&faults, "oob_atomic", true);
-    assert!(atomic.contains(&format!("{:#x}", u64::from(relok_compiler::wgsl::bounds::code(0, 2, 8)) << 32)), "{atomic}");
+    assert!(
+        atomic.contains(&format!("{:#x}", u64::from(relok_compiler::wgsl::bounds::code(0, 2, 8)) << 32)),
+        "{atomic}"
+    );
     // A loop counts its iterations against the budget.
     let forever = ptx_of(&faults, "forever", true);
-    assert!(forever.contains(&format!("setp.gt.u32 %tp0, %lc, {};", relok_compiler::wgsl::CHECKED_LOOP_BUDGET)), "{forever}");
+    assert!(
+        forever.contains(&format!("setp.gt.u32 %tp0, %lc, {};", relok_compiler::wgsl::CHECKED_LOOP_BUDGET)),
+        "{forever}"
+    );
     assert!(forever.contains(&format!("{:#x}", relok_compiler::wgsl::LOOP_BUDGET_MESSAGE)), "{forever}");
     // A store through a value's word asks the seal table first.
     let smash = "const @t: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, 8]\n\nkernel @smash(v0: u32) {\n    v1: word = ref @t\n    v2: ptr<global, u32> = wordptr v1\n    v3: u32 = const 5\n    v4: u32 = const 999\n    store v2[v3], v4\n    v5: u32 = load v2[v3]\n    return\n}\n";
     let checked = ptx_of(smash, "smash", true);
-    assert_eq!(checked.matches("call (h_), relok_seal_check, (e_, t_, a_, s_);").count(), 1, "the store, not the load:\n{checked}");
-    assert!(checked.contains(".func (.param .b32 hit) relok_seal_check(") && checked.contains(".func relok_fault("), "declared: {checked}");
+    assert_eq!(
+        checked.matches("call (h_), relok_seal_check, (e_, t_, a_, s_);").count(),
+        1,
+        "the store, not the load:\n{checked}"
+    );
+    assert!(
+        checked.contains(".func (.param .b32 hit) relok_seal_check(") && checked.contains(".func relok_fault("),
+        "declared: {checked}"
+    );
     assert!(checked.contains("ld.param.u64 %st3, [relok_seals];"), "{checked}");
     // A device function gets the seal table as its fourth state parameter.
     let via_fn = "const @t: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, 8]\n\nfn @poke(v0: word) {\n    v1: ptr<global, u32> = wordptr v0\n    v2: u32 = const 5\n    store v1[v2], v2\n    return\n}\n\nkernel @smash(v0: u32) {\n    v1: word = ref @t\n    call @poke(v1)\n    return\n}\n";
     let m = relok_ir::parse(via_fn).expect("parses");
     let stencil = Stencil::new(&m, "smash").expect("stencil");
     let options = CompileOptions { checked: true, optimize: false };
-    let code = String::from_utf8(compile(&stencil, CodeTarget::Ptx { sm: 90 }, Strategy::Table, options, None).expect("compiles").code).expect("UTF-8");
+    let code = String::from_utf8(
+        compile(&stencil, CodeTarget::Ptx { sm: 90 }, Strategy::Table, options, None).expect("compiles").code,
+    )
+    .expect("UTF-8");
     assert!(code.contains(", .param .b64 st3"), "{code}");
     assert!(code.contains("ld.param.b64 %st3, [st3];") && code.contains("st.param.b64 [st3_], %st3;"), "{code}");
     assert!(code.contains("call (h_), relok_seal_check, (e_, t_, a_, s_);"), "{code}");
     // Unchecked: none of it.
-    for (source, kernel) in [(faults.as_str(), "oob_load"), (faults.as_str(), "oob_atomic"), (faults.as_str(), "forever"), (smash, "smash")] {
+    for (source, kernel) in
+        [(faults.as_str(), "oob_load"), (faults.as_str(), "oob_atomic"), (faults.as_str(), "forever"), (smash, "smash")]
+    {
         let plain = ptx_of(source, kernel, false);
         assert!(marks.iter().all(|m| !plain.contains(m)), "@{kernel} unchecked:\n{plain}");
     }
@@ -125,7 +146,8 @@ fn every_kernel_assembles_for_sm90_under_every_strategy() {
         // Straight to the stream: libtest hides a passing test's eprintln.
         let _ = std::io::Write::write_all(
             &mut std::io::stderr(),
-            format!("SKIPPED: ptxas not found (set RELOK_PTXAS); {} PTX modules generated, not assembled\n", all.len()).as_bytes(),
+            format!("SKIPPED: ptxas not found (set RELOK_PTXAS); {} PTX modules generated, not assembled\n", all.len())
+                .as_bytes(),
         );
         return;
     };
@@ -135,11 +157,8 @@ fn every_kernel_assembles_for_sm90_under_every_strategy() {
     for (name, r) in &all {
         let path = dir.join(format!("{name}.ptx"));
         std::fs::write(&path, r.as_ref().expect("checked")).expect("write");
-        let out = Command::new(&ptxas)
-            .args(["-arch=sm_90", "-o", "/dev/null"])
-            .arg(&path)
-            .output()
-            .expect("ptxas runs");
+        let out =
+            Command::new(&ptxas).args(["-arch=sm_90", "-o", "/dev/null"]).arg(&path).output().expect("ptxas runs");
         if !out.status.success() {
             bad.push(format!("{name}:\n{}", String::from_utf8_lossy(&out.stderr)));
         }
@@ -202,7 +221,11 @@ fn thirty_two_bit_negations_are_written_as_not_and_add() {
         }
     }
     // Division keeps MIN / -1 == MIN through the same negation.
-    let div = ptx_of("kernel @d(v0: ptr<global, i32>) {\n    v1: u32 = thread_id.x\n    v2: i32 = load v0[v1]\n    v3: i32 = load v0[v1]\n    v4: i32 = div v2, v3\n    store v0[v1], v4\n    return\n}\n", "d", false);
+    let div = ptx_of(
+        "kernel @d(v0: ptr<global, i32>) {\n    v1: u32 = thread_id.x\n    v2: i32 = load v0[v1]\n    v3: i32 = load v0[v1]\n    v4: i32 = div v2, v3\n    store v0[v1], v4\n    return\n}\n",
+        "d",
+        false,
+    );
     assert!(div.contains("not.b32") && !div.contains("neg.s32"), "{div}");
 }
 
@@ -217,7 +240,9 @@ fn entry_param_sizes_are_the_sizes_of_the_entrys_declared_parameters() {
             let stencil = Stencil::new(&m, &k.name).expect("stencil");
             for checked in [false, true] {
                 let options = CompileOptions { checked, ..CompileOptions::default() };
-                let Ok(a) = compile(&stencil, CodeTarget::Ptx { sm: 90 }, Strategy::Table, options, None) else { continue };
+                let Ok(a) = compile(&stencil, CodeTarget::Ptx { sm: 90 }, Strategy::Table, options, None) else {
+                    continue;
+                };
                 let ptx = String::from_utf8(a.code.clone()).expect("UTF-8");
                 let head = format!(".visible .entry {}(", k.name);
                 let start = ptx.find(&head).expect("the entry") + head.len();

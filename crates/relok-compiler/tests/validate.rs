@@ -4,7 +4,7 @@
 //! The runtime relies on it: a device does not validate again what the
 //! kernel cache compiled or validated (docs/cache.md).
 
-use relok_compiler::artifact::{compile, CodeTarget, CompileOptions};
+use relok_compiler::artifact::{CodeTarget, CompileOptions, compile};
 use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
 
@@ -20,7 +20,8 @@ fn every_fresh_compile_validates() {
             for target in [CodeTarget::Cpu, CodeTarget::Ptx { sm: 90 }, CodeTarget::Wgsl] {
                 for &s in target.strategies() {
                     for checked in [false, true] {
-                        let words: Option<relok_compiler::lower::WordResolver<'_>> = if s == Strategy::Bake { Some(&fake_word) } else { None };
+                        let words: Option<relok_compiler::lower::WordResolver<'_>> =
+                            if s == Strategy::Bake { Some(&fake_word) } else { None };
                         let options = CompileOptions { checked, ..CompileOptions::default() };
                         // A kernel a backend refuses (by name) has nothing to load.
                         let Ok(a) = compile(&stencil, target, s, options, words) else { continue };

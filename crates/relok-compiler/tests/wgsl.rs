@@ -3,9 +3,9 @@
 //! (naga parses and validates it) and byte-stable; what it refuses, it
 //! refuses by name; `patch` is refused.
 
-use relok_compiler::artifact::{compile, CodeTarget, CompileOptions};
-use relok_compiler::stencil::Stencil;
 use relok_compiler::CompileError;
+use relok_compiler::artifact::{CodeTarget, CompileOptions, compile};
+use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
 
 mod common;
@@ -19,15 +19,22 @@ use common::{fake_word, inputs, repo};
 fn validate(wgsl: &str) -> Result<(), String> {
     let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| e.emit_to_string(wgsl))?;
     let flags = naga::valid::ValidationFlags::all();
-    let info = naga::valid::Validator::new(flags, naga::valid::Capabilities::empty()).validate(&module).map_err(|e| format!("{e:?}"))?;
+    let info = naga::valid::Validator::new(flags, naga::valid::Capabilities::empty())
+        .validate(&module)
+        .map_err(|e| format!("{e:?}"))?;
     let constants: naga::back::PipelineConstants =
-        [("relok_block_x", 64.0), ("relok_block_y", 2.0), ("relok_block_z", 1.0)].into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        [("relok_block_x", 64.0), ("relok_block_y", 2.0), ("relok_block_z", 1.0)]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
     for ep in &module.entry_points {
-        let (m, i) = naga::back::pipeline_constants::process_overrides(&module, &info, Some((ep.stage, &ep.name)), &constants)
-            .map_err(|e| format!("pipeline constants of @{}: {e:?}", ep.name))?;
+        let (m, i) =
+            naga::back::pipeline_constants::process_overrides(&module, &info, Some((ep.stage, &ep.name)), &constants)
+                .map_err(|e| format!("pipeline constants of @{}: {e:?}", ep.name))?;
         let options = naga::back::spv::Options::default();
         let pipeline = naga::back::spv::PipelineOptions { shader_stage: ep.stage, entry_point: ep.name.clone() };
-        naga::back::spv::write_vec(&m, &i, &options, Some(&pipeline)).map_err(|e| format!("SPIR-V of @{}: {e:?}", ep.name))?;
+        naga::back::spv::write_vec(&m, &i, &options, Some(&pipeline))
+            .map_err(|e| format!("SPIR-V of @{}: {e:?}", ep.name))?;
     }
     Ok(())
 }
@@ -40,12 +47,14 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         for (_, k) in m.kernels() {
             let stencil = Stencil::new(&m, &k.name).expect("stencil");
             for s in [Strategy::Table, Strategy::Bake] {
-                let words: Option<relok_compiler::lower::WordResolver<'_>> = if s == Strategy::Bake { Some(&fake_word) } else { None };
+                let words: Option<relok_compiler::lower::WordResolver<'_>> =
+                    if s == Strategy::Bake { Some(&fake_word) } else { None };
                 let name = format!("{file} @{} {s}", k.name);
                 match compile(&stencil, CodeTarget::Wgsl, s, CompileOptions::default(), words) {
                     Ok(a) => {
                         let text = String::from_utf8(a.code.clone()).expect("UTF-8");
-                        let again = compile(&stencil, CodeTarget::Wgsl, s, CompileOptions::default(), words).expect("again");
+                        let again =
+                            compile(&stencil, CodeTarget::Wgsl, s, CompileOptions::default(), words).expect("again");
                         assert_eq!(a.code, again.code, "{name}: not byte-stable");
                         match validate(&text) {
                             Ok(()) => valid.push(name),
@@ -140,15 +149,31 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
     }
     // What is refused is refused for one of those reasons.
     for r in &refused {
-        let known = ["(WGSL has only 32-bit atomics)", "a 64-bit compare-and-swap", "pointer", "ptr<", "fma on f64 (no exact emulation", "the math library computes it in f64", "bytes of local memory per thread, the limit is 65536", "bytes of shared memory, the limit is 49152"];
+        let known = [
+            "(WGSL has only 32-bit atomics)",
+            "a 64-bit compare-and-swap",
+            "pointer",
+            "ptr<",
+            "fma on f64 (no exact emulation",
+            "the math library computes it in f64",
+            "bytes of local memory per thread, the limit is 65536",
+            "bytes of shared memory, the limit is 49152",
+        ];
         assert!(known.iter().any(|k| r.contains(k)), "refused for another reason: {r}");
     }
-    assert_eq!(valid.len(), 2 * written.iter().map(|(_, k)| k.len()).sum::<usize>(), "{} valid, {} refused", valid.len(), refused.len());
+    assert_eq!(
+        valid.len(),
+        2 * written.iter().map(|(_, k)| k.len()).sum::<usize>(),
+        "{} valid, {} refused",
+        valid.len(),
+        refused.len()
+    );
 }
 
 #[test]
 fn patch_is_refused_with_the_reason() {
-    let m = relok_ir::parse(&std::fs::read_to_string(repo().join("examples/reloc/symbols.rk")).expect("read")).expect("parses");
+    let m = relok_ir::parse(&std::fs::read_to_string(repo().join("examples/reloc/symbols.rk")).expect("read"))
+        .expect("parses");
     let s = Stencil::new(&m, "classify").expect("stencil");
     let e = compile(&s, CodeTarget::Wgsl, Strategy::Patch, CompileOptions::default(), None).expect_err("patch refused");
     assert!(e.to_string().contains("patching is impossible on wgpu"), "{e}");
@@ -190,9 +215,10 @@ fn every_64_bit_operation_and_helper_validates() {
     let tys = ["bool", "i32", "u32", "f32", "i64", "u64", "f64"];
     let n = tys.len();
     let mut b = Body::new(2 * n);
-    let (val, buf) = (|t: &str| format!("v{}", tys.iter().position(|x| *x == t).expect("type")), |t: &str| {
-        format!("v{}", n + tys.iter().position(|x| *x == t).expect("type"))
-    });
+    let (val, buf) = (
+        |t: &str| format!("v{}", tys.iter().position(|x| *x == t).expect("type")),
+        |t: &str| format!("v{}", n + tys.iter().position(|x| *x == t).expect("type")),
+    );
     let mut slot = 0;
     let mut out = |b: &mut Body, t: &str, v: &str| {
         b.store(&buf(t), slot, v);
@@ -278,7 +304,12 @@ fn every_64_bit_operation_and_helper_validates() {
     let (z, one) = (b.let_("u64", "const 0"), b.let_("u64", "const 1"));
     let r = b.let_("u64", &format!("atomic.cas {exc}, {z}, {one}"));
     out(&mut b, "u64", &r);
-    let params: Vec<String> = tys.iter().enumerate().map(|(i, t)| format!("v{i}: {t}")).chain(tys.iter().enumerate().map(|(i, t)| format!("v{}: ptr<global, {t}>", i + n))).collect();
+    let params: Vec<String> = tys
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("v{i}: {t}"))
+        .chain(tys.iter().enumerate().map(|(i, t)| format!("v{}: ptr<global, {t}>", i + n)))
+        .collect();
     let src = format!(
         "fn @mix(v0: i64, v1: u64) -> i64 {{\n    v2: i64 = bitcast v1\n    v3: i64 = mul v0, v2\n    return v3\n}}\n\nkernel @all64({}) {{\n    shared %acc: u64\n{}    return\n}}\n",
         params.join(", "),
@@ -288,24 +319,68 @@ fn every_64_bit_operation_and_helper_validates() {
     relok_ir::verify(&m).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let stencil = Stencil::new(&m, "all64").expect("stencil");
     let helpers = [
-        "relok_isnan", "relok_add64", "relok_sub64", "relok_mul32", "relok_mul64", "relok_lt_u64", "relok_lt_i64", "relok_shl64",
-        "relok_shr64", "relok_sar64", "relok_udivmod64", "relok_sdivmod64", "relok_u64_to_f32", "relok_i64_to_f32",
-        "relok_f32_to_i32", "relok_f32_to_u32", "relok_f32_to_u64", "relok_f32_to_i64", "relok_fmod32", "relok_isnan64", "relok_eq_f64",
-        "relok_lt_f64", "relok_min_f64", "relok_max_f64", "relok_u64_to_f64", "relok_i64_to_f64", "relok_f32_to_f64", "relok_rsr64",
-        "relok_f64_to_f32", "relok_pack64", "relok_unpack64", "relok_nan2_64", "relok_fadd64", "relok_fsub64", "relok_mul128",
-        "relok_fmul64", "relok_fdiv64", "relok_fsqrt64", "relok_frem64", "relok_f64_mag", "relok_f64_to_i32", "relok_f64_to_u32",
-        "relok_f64_to_i64", "relok_f64_to_u64",
+        "relok_isnan",
+        "relok_add64",
+        "relok_sub64",
+        "relok_mul32",
+        "relok_mul64",
+        "relok_lt_u64",
+        "relok_lt_i64",
+        "relok_shl64",
+        "relok_shr64",
+        "relok_sar64",
+        "relok_udivmod64",
+        "relok_sdivmod64",
+        "relok_u64_to_f32",
+        "relok_i64_to_f32",
+        "relok_f32_to_i32",
+        "relok_f32_to_u32",
+        "relok_f32_to_u64",
+        "relok_f32_to_i64",
+        "relok_fmod32",
+        "relok_isnan64",
+        "relok_eq_f64",
+        "relok_lt_f64",
+        "relok_min_f64",
+        "relok_max_f64",
+        "relok_u64_to_f64",
+        "relok_i64_to_f64",
+        "relok_f32_to_f64",
+        "relok_rsr64",
+        "relok_f64_to_f32",
+        "relok_pack64",
+        "relok_unpack64",
+        "relok_nan2_64",
+        "relok_fadd64",
+        "relok_fsub64",
+        "relok_mul128",
+        "relok_fmul64",
+        "relok_fdiv64",
+        "relok_fsqrt64",
+        "relok_frem64",
+        "relok_f64_mag",
+        "relok_f64_to_i32",
+        "relok_f64_to_u32",
+        "relok_f64_to_i64",
+        "relok_f64_to_u64",
     ];
     for s in [Strategy::Table, Strategy::Bake] {
         for optimize in [true, false] {
-            let words: Option<relok_compiler::lower::WordResolver<'_>> = if s == Strategy::Bake { Some(&fake_word) } else { None };
-            let a = compile(&stencil, CodeTarget::Wgsl, s, CompileOptions { optimize, ..CompileOptions::default() }, words).unwrap_or_else(|e| panic!("{s} {optimize}: {e}"));
+            let words: Option<relok_compiler::lower::WordResolver<'_>> =
+                if s == Strategy::Bake { Some(&fake_word) } else { None };
+            let a =
+                compile(&stencil, CodeTarget::Wgsl, s, CompileOptions { optimize, ..CompileOptions::default() }, words)
+                    .unwrap_or_else(|e| panic!("{s} {optimize}: {e}"));
             let text = String::from_utf8(a.code).expect("UTF-8");
             validate(&text).unwrap_or_else(|e| panic!("{s} {optimize}: {e}\n{text}"));
             for h in helpers {
                 assert_eq!(text.matches(&format!("fn {h}(")).count(), 1, "{s} {optimize}: {h}");
             }
-            assert_eq!(text.contains("fn f_mix(v0: vec2<u32>, v1: vec2<u32>) -> vec2<u32>"), !optimize, "{s} {optimize}");
+            assert_eq!(
+                text.contains("fn f_mix(v0: vec2<u32>, v1: vec2<u32>) -> vec2<u32>"),
+                !optimize,
+                "{s} {optimize}"
+            );
         }
     }
 }
@@ -314,8 +389,14 @@ fn every_64_bit_operation_and_helper_validates() {
 #[test]
 fn inexact_64_bit_atomics_are_refused_by_name() {
     let cases = [
-        ("v2: u64 = atomic.cas v0, v1, v1", "a 64-bit compare-and-swap whose operands are not constants with equal high halves"),
-        ("v2: u64 = const 1\n    v3: u64 = const 4294967297\n    v4: u64 = atomic.cas v0, v2, v3", "a 64-bit compare-and-swap whose operands are not constants with equal high halves"),
+        (
+            "v2: u64 = atomic.cas v0, v1, v1",
+            "a 64-bit compare-and-swap whose operands are not constants with equal high halves",
+        ),
+        (
+            "v2: u64 = const 1\n    v3: u64 = const 4294967297\n    v4: u64 = atomic.cas v0, v2, v3",
+            "a 64-bit compare-and-swap whose operands are not constants with equal high halves",
+        ),
         ("v2: u64 = atomic.xchg v0, v1", "atomic.xchg on u64 (WGSL has only 32-bit atomics)"),
         ("v2: u64 = atomic.min v0, v1", "atomic.min on u64 (WGSL has only 32-bit atomics)"),
         ("v2: u64 = atomic.max v0, v1", "atomic.max on u64 (WGSL has only 32-bit atomics)"),
@@ -324,7 +405,14 @@ fn inexact_64_bit_atomics_are_refused_by_name() {
         let src = format!("kernel @k(v0: ptr<global, u64>, v1: u64) {{\n    {body}\n    return\n}}\n");
         let m = relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
         let stencil = Stencil::new(&m, "k").expect("stencil");
-        let e = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false, ..CompileOptions::default() }, None).expect_err(what);
+        let e = compile(
+            &stencil,
+            CodeTarget::Wgsl,
+            Strategy::Table,
+            CompileOptions { optimize: false, ..CompileOptions::default() },
+            None,
+        )
+        .expect_err(what);
         assert!(e.to_string().contains(what), "{body}: {e}");
     }
 }
@@ -338,11 +426,16 @@ fn runtime_library_rng_and_counter_are_written() {
     let m = relok_ir::parse(src).expect("parses");
     let stencil = Stencil::new(&m, "rng").expect("stencil");
     for s in [Strategy::Table, Strategy::Bake] {
-        let words: Option<relok_compiler::lower::WordResolver<'_>> = if s == Strategy::Bake { Some(&fake_word) } else { None };
-        let a = compile(&stencil, CodeTarget::Wgsl, s, CompileOptions::default(), words).unwrap_or_else(|e| panic!("{s}: {e}"));
+        let words: Option<relok_compiler::lower::WordResolver<'_>> =
+            if s == Strategy::Bake { Some(&fake_word) } else { None };
+        let a = compile(&stencil, CodeTarget::Wgsl, s, CompileOptions::default(), words)
+            .unwrap_or_else(|e| panic!("{s}: {e}"));
         let text = String::from_utf8(a.code).expect("UTF-8");
         validate(&text).unwrap_or_else(|e| panic!("{s}: {e}\n{text}"));
-        assert!(text.contains("vec2<u32>(relok_args[0], relok_args[1])") && text.contains("relok_mul64("), "{s}:\n{text}");
+        assert!(
+            text.contains("vec2<u32>(relok_args[0], relok_args[1])") && text.contains("relok_mul64("),
+            "{s}:\n{text}"
+        );
     }
 }
 
@@ -364,7 +457,8 @@ fn the_checked_loop_budget_counts_the_unrolled_copies() {
         let budget = format!("relok_steps >= {}u", relok_compiler::wgsl::CHECKED_LOOP_BUDGET);
         if checked {
             let step = text.lines().find(|l| l.contains("relok_steps += ")).expect("a step count");
-            let n: usize = step.trim().trim_start_matches("relok_steps += ").trim_end_matches("u;").parse().expect("a count");
+            let n: usize =
+                step.trim().trim_start_matches("relok_steps += ").trim_end_matches("u;").parse().expect("a count");
             let bodies = text.matches("relok_iterations += 1u;").count();
             assert!(n > 1 && copies == bodies && text.contains(&budget), "{n} copies counted:\n{text}");
         } else {
@@ -393,10 +487,20 @@ fn constant_operations_are_written_as_their_ir_values() {
         );
         let m = relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
         let stencil = Stencil::new(&m, "k").expect("stencil");
-        let a = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false, ..CompileOptions::default() }, None).unwrap_or_else(|e| panic!("{op}: {e}"));
+        let a = compile(
+            &stencil,
+            CodeTarget::Wgsl,
+            Strategy::Table,
+            CompileOptions { optimize: false, ..CompileOptions::default() },
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{op}: {e}"));
         let text = String::from_utf8(a.code).expect("UTF-8");
         validate(&text).unwrap_or_else(|e| panic!("{ty} {op}: {e}\n{text}"));
-        assert!(text.contains(&format!("const v3: {} = {want};", if ty == "u64" { "vec2<u32>" } else { ty })), "{ty} {op}:\n{text}");
+        assert!(
+            text.contains(&format!("const v3: {} = {want};", if ty == "u64" { "vec2<u32>" } else { ty })),
+            "{ty} {op}:\n{text}"
+        );
     }
 }
 
@@ -407,7 +511,14 @@ fn ids_in_a_device_function_that_is_not_inlined_are_refused() {
     let src = "fn @tid() -> u32 {\n    v0: u32 = thread_id.x\n    return v0\n}\n\nkernel @k(v0: ptr<global, u32>) {\n    v1: u32 = call @tid()\n    store v0, v1\n    return\n}\n";
     let m = relok_ir::parse(src).expect("parses");
     let stencil = Stencil::new(&m, "k").expect("stencil");
-    let e = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions { optimize: false, ..CompileOptions::default() }, None).expect_err("refused");
+    let e = compile(
+        &stencil,
+        CodeTarget::Wgsl,
+        Strategy::Table,
+        CompileOptions { optimize: false, ..CompileOptions::default() },
+        None,
+    )
+    .expect_err("refused");
     assert!(e.to_string().contains("a thread or block id in a device function (inline it)"), "{e}");
     // Inlined (the default), it is written.
     compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions::default(), None).expect("inlined");

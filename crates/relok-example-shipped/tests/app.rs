@@ -25,7 +25,10 @@ fn the_shipped_application_compiles_nothing_on_empty_caches() {
     if let Ok(list) = std::env::var("RELOK_TEST_DEVICES") {
         devices.extend(list.split(',').map(str::trim).filter(|d| !d.is_empty() && *d != "cpu").map(str::to_owned));
     } else {
-        let _ = std::io::Write::write_all(&mut std::io::stderr(), b"note: RELOK_TEST_DEVICES unset: the shipped application ran on the cpu device only\n");
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"note: RELOK_TEST_DEVICES unset: the shipped application ran on the cpu device only\n",
+        );
     }
     for d in &devices {
         let line = run(d);

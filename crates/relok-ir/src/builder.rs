@@ -27,13 +27,12 @@
 //! records the first error, gives the value a placeholder type and carries
 //! on, and [`FunctionBuilder::finish`] reports it.
 
-
 use crate::ir::{
-    AtomicOp, Axis, BinaryOp, Builtin, CmpOp, ConstDecl, ConstId, ConstInit, FuncId, FuncKind, Function, MathFn, Module, Op,
-    Span, Stmt, StmtKind, UnaryOp, Value, ValueData, Var, VarDecl, VarKind,
+    AtomicOp, Axis, BinaryOp, Builtin, CmpOp, ConstDecl, ConstId, ConstInit, FuncId, FuncKind, Function, MathFn,
+    Module, Op, Span, Stmt, StmtKind, UnaryOp, Value, ValueData, Var, VarDecl, VarKind,
 };
-use crate::typing::{self, TypeError};
 use crate::types::{Scalar, Type};
+use crate::typing::{self, TypeError};
 
 /// Builds a module: constants, then functions in the order they finish.
 #[derive(Debug, Default)]
@@ -433,4 +432,3 @@ impl<'m> FunctionBuilder<'m> {
         &self.func
     }
 }
-

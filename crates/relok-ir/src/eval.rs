@@ -274,7 +274,10 @@ mod tests {
         let a = 1.0 + f32::EPSILON;
         assert_eq!(m(MathFn::Fma, &[a, a, -(a * a)]), Some(f(2f32.powi(-46))));
         let d = 1.0 + f64::EPSILON;
-        assert_eq!(math(MathFn::Fma, Scalar::F64, &[d.to_bits(), d.to_bits(), (-(d * d)).to_bits()]), Some(2f64.powi(-104).to_bits()));
+        assert_eq!(
+            math(MathFn::Fma, Scalar::F64, &[d.to_bits(), d.to_bits(), (-(d * d)).to_bits()]),
+            Some(2f64.powi(-104).to_bits())
+        );
         assert_eq!(m(MathFn::Exp, &[1.0]), None);
         assert_eq!(m(MathFn::Fma, &[1.0]), None);
     }

@@ -25,7 +25,7 @@
 //! nothing, so `parse(print(ir)) == ir` holds although the parsed copy has
 //! positions and the built one does not.
 
-use crate::entity::{entity, Arena};
+use crate::entity::{Arena, entity};
 use crate::types::{Scalar, Type};
 use std::fmt;
 use std::hash::{Hash, Hasher};

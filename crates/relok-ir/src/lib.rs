@@ -8,8 +8,8 @@ pub mod builder;
 pub mod entity;
 pub mod eval;
 pub mod ir;
-pub mod typing;
 pub mod types;
+pub mod typing;
 
 pub use entity::{Arena, EntityRef};
 pub use ir::*;
@@ -17,5 +17,5 @@ pub use types::{AddrSpace, LayoutError, Scalar, Type};
 pub mod text;
 pub mod verify;
 
-pub use text::{parse, parse_type, print, ParseError};
-pub use verify::{verify, ModuleInfo, VerifyErrors};
+pub use text::{ParseError, parse, parse_type, print};
+pub use verify::{ModuleInfo, VerifyErrors, verify};

@@ -38,16 +38,8 @@ pub enum Scalar {
 
 impl Scalar {
     /// Every scalar, in a fixed order (parsers, generators).
-    pub const ALL: [Scalar; 8] = [
-        Scalar::Bool,
-        Scalar::I32,
-        Scalar::U32,
-        Scalar::I64,
-        Scalar::U64,
-        Scalar::F32,
-        Scalar::F64,
-        Scalar::Word,
-    ];
+    pub const ALL: [Scalar; 8] =
+        [Scalar::Bool, Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32, Scalar::F64, Scalar::Word];
 
     /// Size in bytes (also the alignment).
     pub const fn size(self) -> u32 {
@@ -120,8 +112,7 @@ pub enum AddrSpace {
 
 impl AddrSpace {
     /// Every address space.
-    pub const ALL: [AddrSpace; 4] =
-        [AddrSpace::Global, AddrSpace::Shared, AddrSpace::Local, AddrSpace::Const];
+    pub const ALL: [AddrSpace; 4] = [AddrSpace::Global, AddrSpace::Shared, AddrSpace::Local, AddrSpace::Const];
     /// Text syntax.
     pub const fn name(self) -> &'static str {
         match self {
@@ -228,9 +219,9 @@ impl Type {
     /// out of range).
     pub fn field_offset(&self, i: usize) -> Option<Result<u32, LayoutError>> {
         match self {
-            Type::Struct(fields) if i < fields.len() => Some(self.struct_end(i).and_then(|(end, _)| {
-                round_up(end, fields[i].align())
-            })),
+            Type::Struct(fields) if i < fields.len() => {
+                Some(self.struct_end(i).and_then(|(end, _)| round_up(end, fields[i].align())))
+            }
             _ => None,
         }
     }
@@ -302,7 +293,8 @@ mod tests {
 
     #[test]
     fn display_is_text_syntax() {
-        let t = Type::ptr(AddrSpace::Global, Type::Struct(vec![Scalar::Word.into(), Type::array(Scalar::F32.into(), 4)]));
+        let t =
+            Type::ptr(AddrSpace::Global, Type::Struct(vec![Scalar::Word.into(), Type::array(Scalar::F32.into(), 4)]));
         assert_eq!(t.to_string(), "ptr<global, {word, [f32; 4]}>");
     }
 }

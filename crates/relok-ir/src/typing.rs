@@ -398,7 +398,12 @@ pub fn contains_word_or_ptr(ty: &Type) -> bool {
 }
 
 /// Checks a call's arguments against the callee; returns its result type.
-pub fn check_call(m: &Module, f: &Function, callee: crate::ir::FuncId, args: &[Value]) -> Result<Option<Type>, TypeError> {
+pub fn check_call(
+    m: &Module,
+    f: &Function,
+    callee: crate::ir::FuncId,
+    args: &[Value],
+) -> Result<Option<Type>, TypeError> {
     let g = m.funcs.get(callee).ok_or_else(|| TypeError::Dangling(callee.to_string()))?;
     let err = |why: String| TypeError::Call { callee: g.name.clone(), why };
     if g.kind == FuncKind::Kernel {
@@ -436,7 +441,11 @@ pub fn check(m: &Module, f: &Function, op: &Op, declared: &Type) -> Result<(), T
             cx.scalar(*a, convertible, "a number or bool")?;
             match declared {
                 Type::Scalar(s) if convertible(*s) => Ok(()),
-                _ => Err(TypeError::BadResult { op: "convert", declared: declared.clone(), why: "conversions produce a number or bool" }),
+                _ => Err(TypeError::BadResult {
+                    op: "convert",
+                    declared: declared.clone(),
+                    why: "conversions produce a number or bool",
+                }),
             }
         }
         Op::WordPtr(a) => {
@@ -453,9 +462,14 @@ pub fn check(m: &Module, f: &Function, op: &Op, declared: &Type) -> Result<(), T
         Op::Bitcast(a) => {
             let from = cx.scalar(*a, |s| s != Scalar::Bool, "a non-bool scalar")?;
             let Type::Scalar(to) = declared else {
-                return Err(TypeError::BadResult { op: "bitcast", declared: declared.clone(), why: "bitcasts produce a scalar" });
+                return Err(TypeError::BadResult {
+                    op: "bitcast",
+                    declared: declared.clone(),
+                    why: "bitcasts produce a scalar",
+                });
             };
-            let word_ok = (from == Scalar::Word) == (*to == Scalar::Word) || matches!((from, *to), (Scalar::Word, Scalar::U64) | (Scalar::U64, Scalar::Word));
+            let word_ok = (from == Scalar::Word) == (*to == Scalar::Word)
+                || matches!((from, *to), (Scalar::Word, Scalar::U64) | (Scalar::U64, Scalar::Word));
             if *to == Scalar::Bool || from.size() != to.size() || !word_ok {
                 return Err(TypeError::BadResult {
                     op: "bitcast",
@@ -474,4 +488,3 @@ pub fn check(m: &Module, f: &Function, op: &Op, declared: &Type) -> Result<(), T
         }
     }
 }
-

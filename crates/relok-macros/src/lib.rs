@@ -148,13 +148,19 @@ fn signature(f: &syn::ItemFn, errors: &mut Vec<syn::Error>) -> Vec<(syn::Ident, 
         errors.push(syn::Error::new(t.span(), "a relok kernel or device function cannot be `const`"));
     }
     if let Some(t) = &sig.unsafety {
-        errors.push(syn::Error::new(t.span(), "a relok kernel or device function cannot be `unsafe`: its launch is safe"));
+        errors.push(syn::Error::new(
+            t.span(),
+            "a relok kernel or device function cannot be `unsafe`: its launch is safe",
+        ));
     }
     if let Some(t) = &sig.abi {
         errors.push(syn::Error::new(t.span(), "a relok kernel or device function cannot have an ABI"));
     }
     if let Some(w) = &sig.generics.where_clause {
-        errors.push(syn::Error::new(w.span(), "`where` clauses are not supported: write the bound on the parameter (`T: relok::Float`)"));
+        errors.push(syn::Error::new(
+            w.span(),
+            "`where` clauses are not supported: write the bound on the parameter (`T: relok::Float`)",
+        ));
     }
     if let Some(v) = &sig.variadic {
         errors.push(syn::Error::new(v.span(), "variadic parameters are not supported"));
@@ -264,7 +270,11 @@ fn generics(g: &syn::Generics, errors: &mut Vec<syn::Error>) -> Option<Generics>
 
 /// The names of a function's type parameters (`T` of `fn f<T, const N: usize>`).
 fn type_param_names(generics: &syn::Generics) -> Vec<String> {
-    generics.params.iter().filter_map(|p| if let syn::GenericParam::Type(t) = p { Some(t.ident.to_string()) } else { None }).collect()
+    generics
+        .params
+        .iter()
+        .filter_map(|p| if let syn::GenericParam::Type(t) = p { Some(t.ident.to_string()) } else { None })
+        .collect()
 }
 
 fn kernel_fn(f: &syn::ItemFn, errors: Vec<syn::Error>) -> Tokens {
@@ -296,7 +306,8 @@ fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
         let param = n.unraw().to_string();
         quote!(::relok::__kernel::LaunchArg::push(#n, &mut __args, #name_str, #param)?;)
     });
-    let count = params.iter().map(|(_, k)| if matches!(k, ParamKind::Slice { .. }) { 2usize } else { 1 }).sum::<usize>();
+    let count =
+        params.iter().map(|(_, k)| if matches!(k, ParamKind::Slice { .. }) { 2usize } else { 1 }).sum::<usize>();
     let errs = errors_tokens(&errors);
     // Docs, `cfg`s and lint levels go to the generated module.
     let kept = ["doc", "cfg", "cfg_attr", "allow", "expect", "warn", "deny"];
@@ -418,11 +429,16 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     let name = &f.sig.ident;
     let name_str = name.to_string();
     let vis = &f.vis;
-    let kind = if generic.is_some() { FnKind::Inline { returns: ret.is_some() } } else { FnKind::Device { ret: ret.clone().map(Box::new) } };
+    let kind = if generic.is_some() {
+        FnKind::Inline { returns: ret.is_some() }
+    } else {
+        FnKind::Device { ret: ret.clone().map(Box::new) }
+    };
     let mut t = Translator::new(kind, &params);
     let body = t.body(&f.block);
     if let Some(p) = t.calls(&f.sig.ident.to_string()) {
-        errors.push(syn::Error::new(p.span(), "a device function cannot call itself: calls are inlined (write a loop)"));
+        errors
+            .push(syn::Error::new(p.span(), "a device function cannot call itself: calls are inlined (write a loop)"));
     }
     errors.append(&mut t.errors);
     let callees = t.callee_defs();
@@ -493,7 +509,8 @@ fn host_static(attr: Tokens, item: Tokens) -> Tokens {
     let s = match syn::parse2::<syn::ItemStatic>(item) {
         Ok(s) => s,
         Err(e) => {
-            return syn::Error::new(e.span(), "#[relok::host] applies to a `static NAME: [T; N] = …;`").to_compile_error();
+            return syn::Error::new(e.span(), "#[relok::host] applies to a `static NAME: [T; N] = …;`")
+                .to_compile_error();
         }
     };
     let mut errors = Vec::new();
@@ -504,7 +521,9 @@ fn host_static(attr: Tokens, item: Tokens) -> Tokens {
                 syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => explicit = Some(s.value()),
                 v => errors.push(syn::Error::new(v.span(), "expected a string: `name = \"…\"`")),
             },
-            _ => errors.push(syn::Error::new(attr.span(), "expected `name = \"…\"` (the static's identity) or nothing")),
+            _ => {
+                errors.push(syn::Error::new(attr.span(), "expected `name = \"…\"` (the static's identity) or nothing"))
+            }
         }
     }
     if let syn::StaticMutability::Mut(m) = &s.mutability {

@@ -12,7 +12,7 @@
 
 use crate::loc;
 use proc_macro2::{Span, TokenStream as Tokens};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use std::collections::HashMap;
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Stmt, UnOp};
@@ -179,10 +179,14 @@ pub fn param_kind(ty: &syn::Type) -> syn::Result<ParamKind> {
 enum Binding {
     Val,
     Var,
-    Slice { mutable: bool },
+    Slice {
+        mutable: bool,
+    },
     Shared,
     /// A per-thread array (`let mut a = [0; 4];`).
-    Array { mutable: bool },
+    Array {
+        mutable: bool,
+    },
 }
 
 /// Kernel or device function (and whether it returns a value).
@@ -354,7 +358,11 @@ impl Translator {
                         attrs: Vec::new(),
                         let_token: l.let_token,
                         pat: p.clone(),
-                        init: Some(syn::LocalInit { eq_token: init.eq_token, expr: Box::new(syn::parse_quote!(#t)), diverge: None }),
+                        init: Some(syn::LocalInit {
+                            eq_token: init.eq_token,
+                            expr: Box::new(syn::parse_quote!(#t)),
+                            diverge: None,
+                        }),
                         semi_token: l.semi_token,
                     };
                     self.bind(t, Binding::Val);
@@ -364,7 +372,9 @@ impl Translator {
             }
         }
         let (ident, mutable, ty) = match &l.pat {
-            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => (pi.ident.clone(), pi.mutability.is_some(), None),
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                (pi.ident.clone(), pi.mutability.is_some(), None)
+            }
             syn::Pat::Type(pt) => match &*pt.pat {
                 syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                     (pi.ident.clone(), pi.mutability.is_some(), Some((*pt.ty).clone()))
@@ -372,7 +382,10 @@ impl Translator {
                 p => return self.refuse(p.span(), "only `let name` and `let mut name` are supported (no patterns)"),
             },
             syn::Pat::Wild(w) => (format_ident!("_", span = w.span()), false, None),
-            p => return self.refuse(p.span(), "only `let name` and `let mut name` are supported (no patterns or tuples)"),
+            p => {
+                return self
+                    .refuse(p.span(), "only `let name` and `let mut name` are supported (no patterns or tuples)");
+            }
         };
         let Some(init) = &l.init else {
             return self.refuse(l.span(), "a `let` needs a value here (`let x = …;`)");
@@ -383,7 +396,8 @@ impl Translator {
         // `let tile = shared::<f32, 256>();`
         if let Some(generics) = shared_call(&init.expr) {
             if mutable {
-                self.errors.push(syn::Error::new(ident.span(), "a shared array is written through indexing: drop the `mut`"));
+                self.errors
+                    .push(syn::Error::new(ident.span(), "a shared array is written through indexing: drop the `mut`"));
             }
             self.bind(&ident, Binding::Shared);
             let span = init.expr.span();
@@ -423,7 +437,9 @@ impl Translator {
         if mutable {
             self.bind(&ident, Binding::Var);
             match ty_tokens {
-                Some(t) => quote_spanned!(ident.span()=> let #ident: ::relok::__kernel::Var<#t> = { let __v = #v; __cx.var(__v) };),
+                Some(t) => {
+                    quote_spanned!(ident.span()=> let #ident: ::relok::__kernel::Var<#t> = { let __v = #v; __cx.var(__v) };)
+                }
                 None => quote_spanned!(ident.span()=> let #ident = { let __v = #v; __cx.var(__v) };),
             }
         } else {
@@ -466,7 +482,8 @@ impl Translator {
                     return self.refuse(l.span(), "loop labels are not supported");
                 }
                 if let Some(v) = &b.expr {
-                    return self.refuse(v.span(), "`break` with a value is not supported: assign a `let mut` before `break`");
+                    return self
+                        .refuse(v.span(), "`break` with a value is not supported: assign a `let mut` before `break`");
                 }
                 if self.loops == 0 {
                     return self.refuse(b.span(), "`break` outside of a loop");
@@ -491,8 +508,12 @@ impl Translator {
                     r.span(),
                     "a generic device function is inlined into its callers: end it with its result instead of `return`",
                 ),
-                (FnKind::Device { ret: Some(_) }, None) => self.refuse(r.span(), "this device function returns a value: `return value`"),
-                (_, Some(v)) => self.refuse(v.span(), "a kernel returns nothing: write results into a `&mut [T]` parameter"),
+                (FnKind::Device { ret: Some(_) }, None) => {
+                    self.refuse(r.span(), "this device function returns a value: `return value`")
+                }
+                (_, Some(v)) => {
+                    self.refuse(v.span(), "a kernel returns nothing: write results into a `&mut [T]` parameter")
+                }
                 (_, None) => quote!(__cx.ret();),
             },
             Expr::Macro(m) => self.mac_stmt(&m.mac),
@@ -546,12 +567,16 @@ impl Translator {
             return self.refuse(l.span(), "loop labels are not supported");
         }
         let var = match &*f.pat {
-            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() && pi.mutability.is_none() => pi.ident.clone(),
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() && pi.mutability.is_none() => {
+                pi.ident.clone()
+            }
             syn::Pat::Wild(w) => format_ident!("__relok_unused", span = w.span()),
             p => return self.refuse(p.span(), "a `for` loop binds one name: `for i in a..b`"),
         };
         let (range, step) = match &*f.expr {
-            Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => (strip_paren(&m.receiver), Some(&m.args[0])),
+            Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+                (strip_paren(&m.receiver), Some(&m.args[0]))
+            }
             e => (strip_paren(e), None),
         };
         let (start, end) = match range {
@@ -614,8 +639,13 @@ impl Translator {
                         id.span(),
                         format!("cannot assign twice to immutable variable `{id}`: declare it with `let mut {id}`"),
                     ),
-                    Some(_) => self.refuse(id.span(), "a slice or shared array is assigned element by element: `x[i] = v`"),
-                    None => self.refuse(id.span(), format!("`{id}` is not a variable of this kernel: only `let mut` variables are assigned")),
+                    Some(_) => {
+                        self.refuse(id.span(), "a slice or shared array is assigned element by element: `x[i] = v`")
+                    }
+                    None => self.refuse(
+                        id.span(),
+                        format!("`{id}` is not a variable of this kernel: only `let mut` variables are assigned"),
+                    ),
                 }
             }
             Expr::Index(ix) => {
@@ -630,7 +660,10 @@ impl Translator {
             Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => match strip_paren(&u.expr) {
                 Expr::MethodCall(m) if m.method == "get_unchecked_mut" && m.args.len() == 1 => {
                     if self.unsafe_depth == 0 {
-                        return self.refuse(m.method.span(), "call to unsafe function `get_unchecked_mut` requires an `unsafe` block");
+                        return self.refuse(
+                            m.method.span(),
+                            "call to unsafe function `get_unchecked_mut` requires an `unsafe` block",
+                        );
                     }
                     let Some(base) = self.indexable(&m.receiver, true) else {
                         return quote!({ ::core::panic!() });
@@ -650,14 +683,20 @@ impl Translator {
     fn indexable(&mut self, e: &Expr, write: bool) -> Option<Tokens> {
         let e = strip_paren(e);
         let Expr::Path(p) = e else {
-            self.refuse(e.span(), "only slice parameters, arrays bound by `let`, shared arrays and host statics are indexed");
+            self.refuse(
+                e.span(),
+                "only slice parameters, arrays bound by `let`, shared arrays and host statics are indexed",
+            );
             return None;
         };
         if let Some(id) = p.path.get_ident() {
             match self.lookup(&id.to_string()) {
                 Some(Binding::Slice { mutable }) => {
                     if write && !mutable {
-                        self.refuse(id.span(), format!("cannot assign through `{id}`, a `&` slice: declare the parameter `&mut [T]`"));
+                        self.refuse(
+                            id.span(),
+                            format!("cannot assign through `{id}`, a `&` slice: declare the parameter `&mut [T]`"),
+                        );
                         return None;
                     }
                     return Some(quote!(#id));
@@ -665,13 +704,19 @@ impl Translator {
                 Some(Binding::Shared) => return Some(quote!(#id)),
                 Some(Binding::Array { mutable }) => {
                     if write && !mutable {
-                        self.refuse(id.span(), format!("cannot assign to an element of `{id}`: declare it with `let mut {id}`"));
+                        self.refuse(
+                            id.span(),
+                            format!("cannot assign to an element of `{id}`: declare it with `let mut {id}`"),
+                        );
                         return None;
                     }
                     return Some(quote!(#id));
                 }
                 Some(_) => {
-                    self.refuse(id.span(), format!("`{id}` is a scalar: only slices, shared arrays and host statics are indexed"));
+                    self.refuse(
+                        id.span(),
+                        format!("`{id}` is a scalar: only slices, shared arrays and host statics are indexed"),
+                    );
                     return None;
                 }
                 None => {}
@@ -714,7 +759,10 @@ impl Translator {
                 UnOp::Deref(_) => match strip_paren(&u.expr) {
                     Expr::MethodCall(m) if m.method == "get_unchecked" && m.args.len() == 1 => {
                         if self.unsafe_depth == 0 {
-                            return self.refuse(m.method.span(), "call to unsafe function `get_unchecked` requires an `unsafe` block");
+                            return self.refuse(
+                                m.method.span(),
+                                "call to unsafe function `get_unchecked` requires an `unsafe` block",
+                            );
                         }
                         let Some(base) = self.indexable(&m.receiver, false) else {
                             return quote!({ ::core::panic!() });
@@ -728,7 +776,8 @@ impl Translator {
             },
             Expr::Cast(c) => {
                 let Some(_) = scalar_type(&c.ty) else {
-                    return self.refuse(c.ty.span(), "`as` casts to a scalar type (bool i32 u32 i64 u64 f32 f64 usize)");
+                    return self
+                        .refuse(c.ty.span(), "`as` casts to a scalar type (bool i32 u32 i64 u64 f32 f64 usize)");
                 };
                 let a = self.expr(&c.expr);
                 let ty = &c.ty;
@@ -758,21 +807,38 @@ impl Translator {
                 b
             }
             Expr::Macro(m) if m.mac.path.segments.last().is_some_and(|s| s.ident == "sym") => self.mac(&m.mac),
-            Expr::Macro(m) => self.refuse(m.span(), format!("the macro `{}!` has no value in a kernel", path_str(&m.mac.path))),
-            Expr::Closure(_) => self.refuse(span, "closures are not supported in kernels: write a `#[relok::device]` function"),
-            Expr::Reference(_) => self.refuse(span, "references are not supported in kernels (except `&x[i]` as an atomic's first argument)"),
-            Expr::Tuple(_) => self.refuse(span, "tuples are not supported in kernels: the subset has scalars, slices and arrays"),
-            Expr::Array(_) | Expr::Repeat(_) => self.refuse(span, "an array is declared with `let`: `let mut a = [0.0f32; 4];`"),
+            Expr::Macro(m) => {
+                self.refuse(m.span(), format!("the macro `{}!` has no value in a kernel", path_str(&m.mac.path)))
+            }
+            Expr::Closure(_) => {
+                self.refuse(span, "closures are not supported in kernels: write a `#[relok::device]` function")
+            }
+            Expr::Reference(_) => self
+                .refuse(span, "references are not supported in kernels (except `&x[i]` as an atomic's first argument)"),
+            Expr::Tuple(_) => {
+                self.refuse(span, "tuples are not supported in kernels: the subset has scalars, slices and arrays")
+            }
+            Expr::Array(_) | Expr::Repeat(_) => {
+                self.refuse(span, "an array is declared with `let`: `let mut a = [0.0f32; 4];`")
+            }
             Expr::Struct(_) => self.refuse(span, "struct values are not supported in kernels"),
-            Expr::Field(_) => self.refuse(span, "fields are not supported in kernels: the subset has scalars, slices and arrays"),
+            Expr::Field(_) => {
+                self.refuse(span, "fields are not supported in kernels: the subset has scalars, slices and arrays")
+            }
             Expr::Match(_) => self.refuse(span, "`match` is not supported in kernels: use `if` / `else if`"),
             Expr::Range(_) => self.refuse(span, "ranges are only the iterator of a `for` loop"),
-            Expr::Try(_) => self.refuse(span, "`?` is not supported in kernels: throw with `assert!`, `panic!` or `throw!`"),
+            Expr::Try(_) => {
+                self.refuse(span, "`?` is not supported in kernels: throw with `assert!`, `panic!` or `throw!`")
+            }
             Expr::Async(_) | Expr::Await(_) => self.refuse(span, "`async` is not supported in kernels"),
             Expr::Let(_) => self.refuse(span, "`let` expressions are not supported in kernels"),
-            Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) | Expr::Assign(_) | Expr::While(_) | Expr::Loop(_) | Expr::ForLoop(_) => {
-                self.refuse(span, "this is a statement here, not a value")
-            }
+            Expr::Return(_)
+            | Expr::Break(_)
+            | Expr::Continue(_)
+            | Expr::Assign(_)
+            | Expr::While(_)
+            | Expr::Loop(_)
+            | Expr::ForLoop(_) => self.refuse(span, "this is a statement here, not a value"),
             _ => self.refuse(span, "unsupported expression in a kernel (see docs/kernels.md for the subset)"),
         }
     }
@@ -780,7 +846,9 @@ impl Translator {
     fn path_value(&mut self, p: &syn::ExprPath) -> Tokens {
         if let Some(id) = p.path.get_ident() {
             match self.lookup(&id.to_string()) {
-                Some(Binding::Val | Binding::Slice { .. } | Binding::Shared | Binding::Array { .. }) => return quote!(#id),
+                Some(Binding::Val | Binding::Slice { .. } | Binding::Shared | Binding::Array { .. }) => {
+                    return quote!(#id);
+                }
                 Some(Binding::Var) => return quote_spanned!(id.span()=> __cx.get(#id)),
                 None => {}
             }
@@ -843,7 +911,10 @@ impl Translator {
                 METHODS.iter().filter(|m| IR_HAS_MATH || matches!(m.2, Mapping::Cx(_))).map(|m| m.0).collect();
             return self.refuse(
                 m.method.span(),
-                format!("the method `{name}` is not supported in kernels; supported: `len`, `get_unchecked`, {}", known.join(", ")),
+                format!(
+                    "the method `{name}` is not supported in kernels; supported: `len`, `get_unchecked`, {}",
+                    known.join(", ")
+                ),
             );
         };
         if matches!(mapping, Mapping::Math(_)) && !IR_HAS_MATH {
@@ -940,7 +1011,8 @@ impl Translator {
                 "atomic_compare_exchange" => quote_spanned!(span=> __cx.global_compare_exchange(&#global, #(#names),*)),
                 "atomic_exchange" => quote_spanned!(span=> __cx.global_exchange(&#global, #(#names),*)),
                 _ => {
-                    let op = ["atomic_add", "atomic_min", "atomic_max"].iter().position(|n| *n == name).unwrap_or(0) as u8;
+                    let op =
+                        ["atomic_add", "atomic_min", "atomic_max"].iter().position(|n| *n == name).unwrap_or(0) as u8;
                     quote_spanned!(span=> __cx.global_atomic(&#global, #op, #(#names),*))
                 }
             };
@@ -949,7 +1021,12 @@ impl Translator {
         let place = match strip_paren(&c.args[0]) {
             Expr::Reference(r) => match strip_paren(&r.expr) {
                 Expr::Index(ix) => ix,
-                other => return self.refuse(other.span(), "an atomic's first argument is `&x[i]`, `&mut x[i]` or a `relok::Global` `&G`"),
+                other => {
+                    return self.refuse(
+                        other.span(),
+                        "an atomic's first argument is `&x[i]`, `&mut x[i]` or a `relok::Global` `&G`",
+                    );
+                }
             },
             other => return self.refuse(other.span(), "an atomic's first argument is `&x[i]` or `&mut x[i]`"),
         };
@@ -1083,7 +1160,10 @@ fn literal_message(tokens: &Tokens) -> syn::Result<String> {
         )
     })?;
     if lit.value().contains('{') {
-        return Err(syn::Error::new(lit.span(), "a kernel's panic message cannot be formatted: it is a relocated host value"));
+        return Err(syn::Error::new(
+            lit.span(),
+            "a kernel's panic message cannot be formatted: it is a relocated host value",
+        ));
     }
     Ok(lit.value())
 }
@@ -1092,7 +1172,13 @@ fn literal_message(tokens: &Tokens) -> syn::Result<String> {
 /// `assertion failed: …`.
 fn pretty(e: &Expr) -> String {
     let s = e.to_token_stream().to_string();
-    s.replace(" . ", ".").replace(" (", "(").replace("( ", "(").replace(" )", ")").replace(" [", "[").replace("[ ", "[").replace(" ]", "]")
+    s.replace(" . ", ".")
+        .replace(" (", "(")
+        .replace("( ", "(")
+        .replace(" )", ")")
+        .replace(" [", "[")
+        .replace("[ ", "[")
+        .replace(" ]", "]")
 }
 
 fn compound(op: &BinOp) -> Option<&'static str> {

@@ -17,8 +17,8 @@
 //! makes when it opens. Prints one line: each step in µs and their total.
 #![expect(clippy::print_stdout, reason = "the one line is this program's output")]
 
-use cudarc::driver::{result, sys, CudaContext};
-use std::ffi::{c_void, CString};
+use cudarc::driver::{CudaContext, result, sys};
+use std::ffi::{CString, c_void};
 use std::time::Instant;
 
 /// A driver error as `call: error`.
@@ -78,7 +78,8 @@ fn main() -> Result<(), String> {
         lap("upload");
         let mut state = [table, record, 0u64];
         let (mut n, mut px, mut py, mut lx, mut ly, mut seals) = (1024u32, dx, dy, 4096u64, 4096u64, 0u64);
-        let mut params: Vec<*mut c_void> = vec![state.as_mut_ptr().cast(), (&raw mut n).cast(), (&raw mut px).cast(), (&raw mut py).cast()];
+        let mut params: Vec<*mut c_void> =
+            vec![state.as_mut_ptr().cast(), (&raw mut n).cast(), (&raw mut px).cast(), (&raw mut py).cast()];
         if checked {
             params.extend([(&raw mut lx).cast(), (&raw mut ly).cast(), (&raw mut seals).cast()]);
         }

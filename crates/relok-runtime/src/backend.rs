@@ -61,8 +61,14 @@ pub(crate) fn thrown_error(kernel: &str, t: Thrown, loop_limit: Option<u32>) -> 
     if let Some((_, access, size)) = relok_compiler::wgsl::bounds::decode((t.message_word >> 32) as u32) {
         // Checked mode: the address is the byte offset from the pointer
         // argument the access went through (or in the wgpu heap).
-        let access = [Access::Read, Access::Write, Access::Atomic].get(access as usize).copied().unwrap_or(Access::Atomic);
-        return fault(FaultKind::OutOfBounds { space: relok_ir::AddrSpace::Global, access, addr: t.message_word & 0xffff_ffff, size });
+        let access =
+            [Access::Read, Access::Write, Access::Atomic].get(access as usize).copied().unwrap_or(Access::Atomic);
+        return fault(FaultKind::OutOfBounds {
+            space: relok_ir::AddrSpace::Global,
+            access,
+            addr: t.message_word & 0xffff_ffff,
+            size,
+        });
     }
     if (t.message_word >> 32) as u32 == relok_compiler::wgsl::sealed::READ_ONLY_MESSAGE_HIGH {
         return fault(FaultKind::ReadOnly { addr: t.message_word & 0xffff_ffff });
@@ -141,11 +147,7 @@ pub fn table_bytes(words: &[u64]) -> Vec<u8> {
 /// Registers `values` with the session and declares the runtime globals
 /// `manifest` names (with [`DEFAULT_GLOBAL_SIZE`] bytes, or enough for the
 /// largest offset, unless the application declared them).
-pub fn register_values(
-    session: &Session,
-    values: &[HostValue],
-    manifest: &FrozenManifest,
-) -> Result<(), ProgramError> {
+pub fn register_values(session: &Session, values: &[HostValue], manifest: &FrozenManifest) -> Result<(), ProgramError> {
     for v in values {
         session.value(&v.type_tag, &v.bytes);
     }
@@ -214,4 +216,3 @@ pub(crate) fn load_once<K>(
     map.insert(slot, Arc::downgrade(&k));
     Ok(k)
 }
-

@@ -36,13 +36,13 @@
 use crate::cpu::CpuDevice;
 use crate::error::ProgramError;
 use crate::memory::DeviceId;
-use crate::program::{build, instantiate, Compiled};
+use crate::program::{Compiled, build, instantiate};
 use crate::session::Session;
 use bytes::Bytes;
 use relok_cache::bundle::{self, BundleError};
 use relok_cache::remote::{Remote, RemoteConfig};
 use relok_cache::{Key, Lookup, RemoteStats, Store, StoreConfig, StoreError, TierStats};
-use relok_compiler::artifact::{Artifact, CodeTarget, CompileOptions, COMPILER_ID};
+use relok_compiler::artifact::{Artifact, COMPILER_ID, CodeTarget, CompileOptions};
 use relok_compiler::stencil::Stencil;
 use relok_ir::{Module, Strategy};
 use serde::Serialize;

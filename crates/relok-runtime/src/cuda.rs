@@ -69,19 +69,19 @@
 //! writes a good one. Drivers before CUDA 12.4 (no parameter report)
 //! neither write nor read records.
 
+use crate::backend::{Loaded, Thrown, find_loaded, load_once};
 use crate::error::{DeviceError, LaunchError};
-use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig};
-use crate::backend::{find_loaded, load_once, Loaded, Thrown};
+use crate::launch::{DevicePtr, KernelArg, LaunchConfig, check_args, check_config};
 use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
 use crate::session::Session;
-use cudarc::driver::{result, sys, CudaContext};
+use cudarc::driver::{CudaContext, result, sys};
 use relok_cache::{Key, Lookup, Store, StoreConfig};
 use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_compiler::reloc::Site;
 use relok_compiler::state::{ExceptionLayout, KernelState};
 use relok_ir::Strategy;
 use std::collections::{BTreeMap, HashMap};
-use std::ffi::{c_void, CString};
+use std::ffi::{CString, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -199,7 +199,6 @@ struct Seals {
     retired: Vec<u64>,
 }
 
-
 /// The cubin a module was loaded from, for a load record: none when the
 /// driver JIT-compiled the PTX, or when a bundle supplied it (the bundle
 /// serves it from memory in the next process too: writing a record would
@@ -312,7 +311,11 @@ impl CudaDevice {
             .ok()
             .and_then(|t| t.split_whitespace().skip_while(|w| *w != "Module").nth(1).map(str::to_owned))
             .unwrap_or_else(|| "unknown".into());
-        crate::cache::binary_store_config(root, &format!("{}-sm{}", self.name, self.sm), &format!("driver{}-{build}", self.driver_version))
+        crate::cache::binary_store_config(
+            root,
+            &format!("{}-sm{}", self.name, self.sm),
+            &format!("driver{}-{build}", self.driver_version),
+        )
     }
 
     /// Uses `store` as this device's binary archive (or none).
@@ -413,7 +416,9 @@ impl CudaDevice {
                         Ok((m, f, Some(cubin.into())))
                     }
                     Err(e) => {
-                        tracing::warn!("the driver refused the linked cubin of @{entry} ({e}); loading the PTX instead");
+                        tracing::warn!(
+                            "the driver refused the linked cubin of @{entry} ({e}); loading the PTX instead"
+                        );
                         archive.reject(key, "the driver refused it");
                         jit()
                     }
@@ -465,14 +470,25 @@ impl CudaDevice {
     /// [`CudaDevice::load_cached`], and when `source` names the kernel's
     /// source key, a load record under it for the next process (see
     /// "Load records" in the module docs).
-    pub fn load_as(&self, session: &Session, artifact: &Artifact, source: Option<Key>) -> Result<Arc<CudaKernel>, crate::ProgramError> {
+    pub fn load_as(
+        &self,
+        session: &Session,
+        artifact: &Artifact,
+        source: Option<Key>,
+    ) -> Result<Arc<CudaKernel>, crate::ProgramError> {
         self.load_checked_as(session, artifact, source, Validated::No)
     }
 
     /// [`CudaDevice::load_as`], validating the artifact's PTX (where the
     /// driver does not check the function itself) unless `validated` says
     /// the kernel cache did.
-    pub(crate) fn load_checked_as(&self, session: &Session, artifact: &Artifact, source: Option<Key>, validated: Validated) -> Result<Arc<CudaKernel>, crate::ProgramError> {
+    pub(crate) fn load_checked_as(
+        &self,
+        session: &Session,
+        artifact: &Artifact,
+        source: Option<Key>,
+        validated: Validated,
+    ) -> Result<Arc<CudaKernel>, crate::ProgramError> {
         load_once(&self.loaded, session, artifact, || {
             let (kernel, cubin) = self.load_with_cubin(session, artifact, validated)?;
             if let (Some(source), Some(cubin)) = (source, cubin) {
@@ -489,9 +505,18 @@ impl CudaDevice {
     }
 
     /// [`CudaDevice::load`], with the cubin the module was loaded from.
-    fn load_with_cubin(&self, session: &Session, artifact: &Artifact, validated: Validated) -> Result<(CudaKernel, Cubin), crate::ProgramError> {
+    fn load_with_cubin(
+        &self,
+        session: &Session,
+        artifact: &Artifact,
+        validated: Validated,
+    ) -> Result<(CudaKernel, Cubin), crate::ProgramError> {
         if !matches!(artifact.target, CodeTarget::Ptx { .. }) {
-            return Err(DeviceError::Driver { call: "load", message: format!("artifact for {}, not PTX", artifact.target.name()) }.into());
+            return Err(DeviceError::Driver {
+                call: "load",
+                message: format!("artifact for {}, not PTX", artifact.target.name()),
+            }
+            .into());
         }
         // The launch's parameter buffer is built from the ABI: the loaded
         // function is checked against it below where the driver can say
@@ -532,7 +557,13 @@ impl CudaDevice {
     /// record that is damaged, another kernel's, refused by the driver, or
     /// whose load fails otherwise (its words) is removed; only an error
     /// binding the context is the caller's.
-    pub fn load_record(&self, session: &Session, source: Key, entry: &str, strategy: Strategy) -> Result<Option<Arc<CudaKernel>>, crate::ProgramError> {
+    pub fn load_record(
+        &self,
+        session: &Session,
+        source: Key,
+        entry: &str,
+        strategy: Strategy,
+    ) -> Result<Option<Arc<CudaKernel>>, crate::ProgramError> {
         let Some(archive) = self.record_archive(strategy) else { return Ok(None) };
         // Found before in this process, and still loaded: no read.
         let seen = lock(&self.recorded).get(&source).cloned();
@@ -595,7 +626,14 @@ impl CudaDevice {
     /// The kernel of `artifact` in `module`, whose `function` fits it
     /// ([`Fit`]): the function loaded, the words delivered, an exception
     /// record taken.
-    fn finish_load(&self, session: &Session, artifact: &Artifact, fit: Fit<'_>, module: PtxModule, function: sys::CUfunction) -> Result<CudaKernel, crate::ProgramError> {
+    fn finish_load(
+        &self,
+        session: &Session,
+        artifact: &Artifact,
+        fit: Fit<'_>,
+        module: PtxModule,
+        function: sys::CUfunction,
+    ) -> Result<CudaKernel, crate::ProgramError> {
         let module = Arc::new(module);
         let Fit { params, checked, .. } = fit;
         if self.reports_params() {
@@ -631,21 +669,41 @@ impl CudaDevice {
             _ => {}
         }
         let exception = self.records.take()?;
-        Ok(CudaKernel { entry: artifact.entry.clone(), device: self.id, params, module, function, table, exception: Mutex::new(exception), words, checked })
+        Ok(CudaKernel {
+            entry: artifact.entry.clone(),
+            device: self.id,
+            params,
+            module,
+            function,
+            table,
+            exception: Mutex::new(exception),
+            words,
+            checked,
+        })
     }
 
     /// Launches a loaded kernel and waits for it. The geometry and the
     /// arguments are checked as on the cpu device; an exception comes back
     /// as its message word, block and thread, a fault checked mode
     /// recorded as [`LaunchError::Fault`].
-    pub fn launch(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<Option<Thrown>, LaunchError> {
+    pub fn launch(
+        &self,
+        kernel: &CudaKernel,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        rng_seed: u64,
+    ) -> Result<Option<Thrown>, LaunchError> {
         if kernel.device != self.id {
             let message = format!("@{} was loaded on {}, not on this {}", kernel.entry, kernel.device, self.id);
-            return Err(LaunchError::Device { kernel: kernel.entry.clone(), error: DeviceError::Driver { call: "launch", message } });
+            return Err(LaunchError::Device {
+                kernel: kernel.entry.clone(),
+                error: DeviceError::Driver { call: "launch", message },
+            });
         }
         check_config(&kernel.entry, config)?;
         let mut values = self.launch_values(kernel, args)?;
-        let thrown = self.run(kernel, config, &mut values, rng_seed)
+        let thrown = self
+            .run(kernel, config, &mut values, rng_seed)
             .map_err(|error| LaunchError::Device { kernel: kernel.entry.clone(), error })?;
         // A fault checked mode recorded is an error; a throw comes back.
         match thrown.map(|t| (t, crate::backend::thrown_error(&kernel.entry, t, None))) {
@@ -662,7 +720,8 @@ impl CudaDevice {
     fn launch_values(&self, kernel: &CudaKernel, args: &[KernelArg]) -> Result<Vec<u64>, LaunchError> {
         let mut values = check_args(&kernel.entry, &kernel.params, args)?;
         if kernel.checked {
-            let seals = self.publish_seals().map_err(|error| LaunchError::Device { kernel: kernel.entry.clone(), error })?;
+            let seals =
+                self.publish_seals().map_err(|error| LaunchError::Device { kernel: kernel.entry.clone(), error })?;
             let heap = lock(&self.heap);
             let lens: Vec<u64> = kernel
                 .params
@@ -714,7 +773,13 @@ impl CudaDevice {
         Ok(seals.block)
     }
 
-    fn run(&self, kernel: &CudaKernel, config: &LaunchConfig, values: &mut [u64], rng_seed: u64) -> Result<Option<Thrown>, DeviceError> {
+    fn run(
+        &self,
+        kernel: &CudaKernel,
+        config: &LaunchConfig,
+        values: &mut [u64],
+        rng_seed: u64,
+    ) -> Result<Option<Thrown>, DeviceError> {
         self.bind()?;
         // One launch at a time per loaded kernel: they share its record.
         let mut record = lock(&kernel.exception);
@@ -735,7 +800,13 @@ impl CudaDevice {
 impl CudaDevice {
     /// GPU time in milliseconds of each of `iters` launches of `kernel`
     /// (events recorded around each launch on the default stream).
-    pub fn time_launches(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], iters: usize) -> Result<Vec<f64>, LaunchError> {
+    pub fn time_launches(
+        &self,
+        kernel: &CudaKernel,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        iters: usize,
+    ) -> Result<Vec<f64>, LaunchError> {
         check_config(&kernel.entry, config)?;
         let mut values = self.launch_values(kernel, args)?;
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
@@ -774,7 +845,13 @@ impl CudaDevice {
     /// parameters, with a checked kernel's buffer lengths, built once
     /// before the loop; no exception record read): the floor relok's
     /// per-launch overhead is measured against.
-    pub fn time_raw_launches(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], iters: usize) -> Result<Vec<f64>, LaunchError> {
+    pub fn time_raw_launches(
+        &self,
+        kernel: &CudaKernel,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        iters: usize,
+    ) -> Result<Vec<f64>, LaunchError> {
         let mut values = self.launch_values(kernel, args)?;
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
         self.bind().map_err(err)?;
@@ -802,7 +879,13 @@ impl CudaDevice {
     /// in a loop with its parameters built once, no relok checks), then the
     /// wait for them, in microseconds: the floor `relok bench launch`
     /// measures relok's asynchronous launches against.
-    pub fn time_bare_async_launches(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[KernelArg], iters: usize) -> Result<(f64, f64), LaunchError> {
+    pub fn time_bare_async_launches(
+        &self,
+        kernel: &CudaKernel,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        iters: usize,
+    ) -> Result<(f64, f64), LaunchError> {
         let mut values = self.launch_values(kernel, args)?;
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
         let stream = crate::backend::Backend::new_stream(self).map_err(err)?;
@@ -876,7 +959,12 @@ impl CudaKernel {
     /// stream of the bound context; the state and argument values may be
     /// dropped when this returns (the driver copies them), but the buffers
     /// they name must stay alive until the stream passes the launch.
-    unsafe fn launch_on(&self, stream: sys::CUstream, config: &LaunchConfig, params: &mut [*mut c_void]) -> Result<(), DeviceError> {
+    unsafe fn launch_on(
+        &self,
+        stream: sys::CUstream,
+        config: &LaunchConfig,
+        params: &mut [*mut c_void],
+    ) -> Result<(), DeviceError> {
         let [gx, gy, gz] = config.grid;
         let [bx, by, bz] = config.block;
         // SAFETY: the function belongs to `self.module`, alive while `self`
@@ -884,7 +972,8 @@ impl CudaKernel {
         // parameter of the entry (the state, then one per argument; the
         // function was checked against the ABI at load, `Fit`), and the
         // stream is the bound context's.
-        unsafe { result::launch_kernel(self.function, (gx, gy, gz), (bx, by, bz), 0, stream, params) }.map_err(driver("cuLaunchKernel"))
+        unsafe { result::launch_kernel(self.function, (gx, gy, gz), (bx, by, bz), 0, stream, params) }
+            .map_err(driver("cuLaunchKernel"))
     }
 }
 
@@ -996,7 +1085,8 @@ unsafe fn read_records(stream: sys::CUstream, records: &mut [&mut Record]) -> Re
         // record holds its pool, hence the chunk, alive); `words` lives
         // in `copies` until after the wait below; the stream by the
         // caller's contract.
-        copied = unsafe { result::memcpy_dtoh_async(&mut words, first, stream) }.map_err(driver("cuMemcpyDtoHAsync (exception records)"));
+        copied = unsafe { result::memcpy_dtoh_async(&mut words, first, stream) }
+            .map_err(driver("cuMemcpyDtoHAsync (exception records)"));
         copies.push((first, words));
         if copied.is_err() {
             break;
@@ -1010,7 +1100,8 @@ unsafe fn read_records(stream: sys::CUstream, records: &mut [&mut Record]) -> Re
     let thrown: Vec<Option<Thrown>> = records
         .iter()
         .map(|r| {
-            let (first, words) = copies.iter().find(|(first, words)| (*first..*first + 8 * words.len() as u64).contains(&r.device))?;
+            let (first, words) =
+                copies.iter().find(|(first, words)| (*first..*first + 8 * words.len() as u64).contains(&r.device))?;
             let at = ((r.device - first) / 8) as usize;
             Thrown::from_record(&words[at..at + WORDS_PER_RECORD])
         })
@@ -1020,7 +1111,9 @@ unsafe fn read_records(stream: sys::CUstream, records: &mut [&mut Record]) -> Re
         if t.is_some() {
             // SAFETY: by the caller's contract.
             if let Err(e) = unsafe { r.clear(stream) } {
-                tracing::warn!("an exception record could not be cleared ({e}); it is cleared when it goes back to the pool");
+                tracing::warn!(
+                    "an exception record could not be cleared ({e}); it is cleared when it goes back to the pool"
+                );
             }
         }
     }
@@ -1148,7 +1241,8 @@ impl DeviceMemory for CudaDevice {
     }
 
     fn seal_value(&self, ptr: DevicePtr) -> Result<(), DeviceError> {
-        let size = lock(&self.heap).live.get(&ptr.0).copied().ok_or(DeviceError::OutOfBounds { addr: ptr.0, len: 0 })?;
+        let size =
+            lock(&self.heap).live.get(&ptr.0).copied().ok_or(DeviceError::OutOfBounds { addr: ptr.0, len: 0 })?;
         let mut seals = lock(&self.seals);
         seals.ranges.insert(ptr.0, ptr.0 + size);
         seals.dirty = true;
@@ -1270,7 +1364,8 @@ fn elf_bounds(b: &[u8]) -> Result<(), String> {
 
 /// The cubin the driver's linker makes of `ptx` for the context's GPU.
 fn link_cubin(ctx: &Arc<CudaContext>, ptx: &[u8]) -> Result<Vec<u8>, DeviceError> {
-    let text = CString::new(ptx).map_err(|_| DeviceError::Driver { call: "cuLinkAddData", message: "PTX holds a NUL byte".into() })?;
+    let text = CString::new(ptx)
+        .map_err(|_| DeviceError::Driver { call: "cuLinkAddData", message: "PTX holds a NUL byte".into() })?;
     ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
     let mut state: sys::CUlinkState = std::ptr::null_mut();
     // SAFETY: no options; `state` is a valid out-pointer.
@@ -1409,8 +1504,14 @@ impl Fit<'_> {
 /// in checked mode the lengths and the seal table), as the driver reports
 /// them (`cuFuncGetParamInfo`, CUDA 12.4: a size per index, an error past
 /// the last).
-fn check_function_params(function: sys::CUfunction, entry: &str, params: &[relok_ir::Type], checked: bool) -> Result<(), DeviceError> {
-    let refused = |message: String| DeviceError::Driver { call: "cuFuncGetParamInfo", message: format!("@{entry}: {message}") };
+fn check_function_params(
+    function: sys::CUfunction,
+    entry: &str,
+    params: &[relok_ir::Type],
+    checked: bool,
+) -> Result<(), DeviceError> {
+    let refused =
+        |message: String| DeviceError::Driver { call: "cuFuncGetParamInfo", message: format!("@{entry}: {message}") };
     let expected = relok_compiler::ptx::entry_param_sizes(params, checked).map_err(refused)?;
     let size_of = |i: usize| {
         let (mut offset, mut size) = (0usize, 0usize);
@@ -1446,7 +1547,8 @@ unsafe impl Sync for PtxModule {}
 impl PtxModule {
     /// Loads PTX text (the driver JIT-compiles it).
     fn load(ctx: &Arc<CudaContext>, ptx: &[u8]) -> Result<PtxModule, DeviceError> {
-        let text = CString::new(ptx).map_err(|_| DeviceError::Driver { call: "cuModuleLoadData", message: "PTX holds a NUL byte".into() })?;
+        let text = CString::new(ptx)
+            .map_err(|_| DeviceError::Driver { call: "cuModuleLoadData", message: "PTX holds a NUL byte".into() })?;
         ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
         // SAFETY: `text` is NUL-terminated PTX that outlives the call.
         let raw = unsafe { result::module::load_data(text.as_ptr().cast()) }.map_err(driver("cuModuleLoadData"))?;
@@ -1458,7 +1560,8 @@ impl PtxModule {
     /// `cuModuleLoadData` takes no length), else it never reaches the
     /// driver.
     fn load_image(ctx: &Arc<CudaContext>, cubin: &[u8]) -> Result<PtxModule, DeviceError> {
-        elf_bounds(cubin).map_err(|why| DeviceError::Driver { call: "cuModuleLoadData", message: format!("not a cubin: {why}") })?;
+        elf_bounds(cubin)
+            .map_err(|why| DeviceError::Driver { call: "cuModuleLoadData", message: format!("not a cubin: {why}") })?;
         // The driver reads an ELF image as 8-byte fields; a cubin inside a
         // load record or a bundle starts wherever their framing puts it.
         let words;
@@ -1472,23 +1575,24 @@ impl PtxModule {
         // SAFETY: `cubin` holds a whole 64-bit ELF image that outlives the
         // call, every table and section of which lies inside it (checked
         // by `elf_bounds`).
-        let raw = unsafe { result::module::load_data(cubin.as_ptr().cast()) }.map_err(driver("cuModuleLoadData (cubin)"))?;
+        let raw =
+            unsafe { result::module::load_data(cubin.as_ptr().cast()) }.map_err(driver("cuModuleLoadData (cubin)"))?;
         Ok(PtxModule { raw, ctx: Arc::clone(ctx) })
     }
 
     fn function(&self, name: &str) -> Result<sys::CUfunction, DeviceError> {
-        let c = CString::new(name).map_err(|_| DeviceError::Driver { call: "cuModuleGetFunction", message: "bad name".into() })?;
+        let c = CString::new(name)
+            .map_err(|_| DeviceError::Driver { call: "cuModuleGetFunction", message: "bad name".into() })?;
         // SAFETY: a live module.
         unsafe { result::module::get_function(self.raw, c) }.map_err(driver("cuModuleGetFunction"))
     }
 
     fn global(&self, name: &str) -> Result<(u64, usize), DeviceError> {
-        let c = CString::new(name).map_err(|_| DeviceError::Driver { call: "cuModuleGetGlobal", message: "bad name".into() })?;
+        let c = CString::new(name)
+            .map_err(|_| DeviceError::Driver { call: "cuModuleGetGlobal", message: "bad name".into() })?;
         // SAFETY: a live module.
-        unsafe { result::module::get_global(self.raw, c) }.map_err(|e| DeviceError::Driver {
-            call: "cuModuleGetGlobal",
-            message: format!("{name}: {e:?}"),
-        })
+        unsafe { result::module::get_global(self.raw, c) }
+            .map_err(|e| DeviceError::Driver { call: "cuModuleGetGlobal", message: format!("{name}: {e:?}") })
     }
 }
 
@@ -1634,9 +1738,9 @@ impl CudaKernel {
 
 #[cfg(test)]
 mod tests {
-    use super::{buffer_len, elf_bounds, record_key, Heap, LoadRecord, Released, SmallBlocks};
+    use super::{Heap, LoadRecord, Released, SmallBlocks, buffer_len, elf_bounds, record_key};
     use relok_cache::Key;
-    use relok_compiler::artifact::{compile, CodeTarget, CompileOptions};
+    use relok_compiler::artifact::{CodeTarget, CompileOptions, compile};
     use relok_compiler::stencil::Stencil;
     use relok_ir::Strategy;
 
@@ -1673,7 +1777,10 @@ mod tests {
         let p = heap.small.take(24).expect("a slot");
         heap.live.insert(p, 24);
         heap.live.insert(0x1000, 24);
-        assert_eq!((heap.release(p), heap.release(0x1000), heap.release(p)), (Some(Released::Slots), Some(Released::Own), None));
+        assert_eq!(
+            (heap.release(p), heap.release(0x1000), heap.release(p)),
+            (Some(Released::Slots), Some(Released::Own), None)
+        );
         assert_eq!(heap.small.take(64), Some(p), "the slot is free again");
     }
 
@@ -1681,7 +1788,8 @@ mod tests {
     fn a_load_record_keeps_what_a_load_needs_for_its_own_source_only() {
         let module = relok_ir::parse(include_str!("../../../examples/bench/scale.rk")).expect("parses");
         let stencil = Stencil::new(&module, "scale").expect("stencil");
-        let artifact = compile(&stencil, CodeTarget::Ptx { sm: 90 }, Strategy::Table, CompileOptions::default(), None).expect("compiles");
+        let artifact = compile(&stencil, CodeTarget::Ptx { sm: 90 }, Strategy::Table, CompileOptions::default(), None)
+            .expect("compiles");
         let (source, cubin) = (Key([7; 32]), b"\x7fELF a cubin".as_slice());
         let bytes = LoadRecord::encode(source, &artifact, cubin).expect("encodes");
         let (back, code) = LoadRecord::decode(&bytes, source).expect("decodes");
@@ -1689,8 +1797,14 @@ mod tests {
         // Everything but the PTX and the source text, which a load from a
         // cubin does not read.
         assert!(back.code.is_empty() && back.source.is_empty() && back.alias.is_none());
-        assert_eq!((back.key, &back.entry, &back.abi, &back.manifest, &back.values), (artifact.key, &artifact.entry, &artifact.abi, &artifact.manifest, &artifact.values));
-        assert_eq!((back.compile_options(), back.strategy, back.target), (artifact.compile_options(), artifact.strategy, artifact.target));
+        assert_eq!(
+            (back.key, &back.entry, &back.abi, &back.manifest, &back.values),
+            (artifact.key, &artifact.entry, &artifact.abi, &artifact.manifest, &artifact.values)
+        );
+        assert_eq!(
+            (back.compile_options(), back.strategy, back.target),
+            (artifact.compile_options(), artifact.strategy, artifact.target)
+        );
         assert!(bytes.len() < artifact.to_payload().expect("payload").len());
         // Another source's record, trailing bytes, a truncation: refused.
         assert!(LoadRecord::decode(&bytes, Key([8; 32])).is_err());
@@ -1996,11 +2110,14 @@ impl Staging {
         let staged = self.held.last().map_or(&[][..], |b| &b[..]);
         // SAFETY: by the caller's contract; `staged` stays in `held` (a
         // box: its bytes do not move) until an event after it has passed.
-        let copied = unsafe { sys::cuMemcpyHtoDAsync_v2(dst, staged.as_ptr().cast(), staged.len(), std::ptr::null_mut()) }
-            .result()
-            .map_err(driver("cuMemcpyHtoDAsync"));
+        let copied =
+            unsafe { sys::cuMemcpyHtoDAsync_v2(dst, staged.as_ptr().cast(), staged.len(), std::ptr::null_mut()) }
+                .result()
+                .map_err(driver("cuMemcpyHtoDAsync"));
         let uncovered = &self.held[self.covered..];
-        if uncovered.len() >= Staging::COVER_COUNT || uncovered.iter().map(|b| b.len()).sum::<usize>() >= Staging::COVER_BYTES {
+        if uncovered.len() >= Staging::COVER_COUNT
+            || uncovered.iter().map(|b| b.len()).sum::<usize>() >= Staging::COVER_BYTES
+        {
             self.cover();
         }
         copied
@@ -2125,7 +2242,10 @@ impl CudaStream {
     /// The record of `kernel` on this stream (made on its first launch
     /// here), marked used; its device address.
     fn record_for(&self, state: &mut StreamRecords, kernel: &Arc<CudaKernel>) -> Result<u64, DeviceError> {
-        let found = state.records.iter().position(|(k, ..)| std::ptr::eq(k.as_ptr(), Arc::as_ptr(kernel)) && k.strong_count() > 0);
+        let found = state
+            .records
+            .iter()
+            .position(|(k, ..)| std::ptr::eq(k.as_ptr(), Arc::as_ptr(kernel)) && k.strong_count() > 0);
         let i = match found {
             Some(i) => i,
             None => {
@@ -2152,10 +2272,13 @@ impl CudaStream {
             .records
             .iter_mut()
             .enumerate()
-            .filter_map(|(i, (_, entry, record))| used.iter().position(|&u| u == i).map(|order| (order, entry.as_str(), record)))
+            .filter_map(|(i, (_, entry, record))| {
+                used.iter().position(|&u| u == i).map(|order| (order, entry.as_str(), record))
+            })
             .collect();
         read.sort_by_key(|r| r.0);
-        let (entries, mut records): (Vec<&str>, Vec<&mut Record>) = read.into_iter().map(|(_, entry, record)| (entry, record)).unzip();
+        let (entries, mut records): (Vec<&str>, Vec<&mut Record>) =
+            read.into_iter().map(|(_, entry, record)| (entry, record)).unzip();
         // SAFETY: this context's stream (bound by the caller), alive while
         // `self` is; the caller holds the stream's lock, which keeps
         // launches out.
@@ -2220,7 +2343,14 @@ impl crate::backend::Backend for CudaDevice {
         })
     }
 
-    fn enqueue(&self, stream: &CudaStream, kernel: &Arc<CudaKernel>, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<(), LaunchError> {
+    fn enqueue(
+        &self,
+        stream: &CudaStream,
+        kernel: &Arc<CudaKernel>,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        rng_seed: u64,
+    ) -> Result<(), LaunchError> {
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
         if kernel.device != self.id {
             return Err(crate::backend::wrong_device(&kernel.entry, "the kernel", kernel.device, self.id));

@@ -46,7 +46,6 @@ use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_ir::{Module, Strategy, Type};
 use std::sync::Arc;
 
-
 /// Why a device could not be opened.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OpenError {
@@ -225,21 +224,26 @@ impl Device {
             None => (spec, 0),
         };
         #[cfg(any(feature = "cuda", feature = "wgpu"))]
-        let unavailable = |e: &dyn std::fmt::Display| OpenError::NotAvailable { spec: spec.to_owned(), reason: e.to_string() };
+        let unavailable =
+            |e: &dyn std::fmt::Display| OpenError::NotAvailable { spec: spec.to_owned(), reason: e.to_string() };
         #[cfg(not(any(feature = "cuda", feature = "wgpu")))]
         let _ = archive_root;
         match kind {
             "cpu" => Ok(Device::Cpu(CpuDevice::new(ordinal))),
             #[cfg(feature = "cuda")]
-            "cuda" => crate::startup::beside(|| crate::cuda::CudaDevice::open_with_archive(ordinal as usize, archive_root))
-                .map(Device::Cuda)
-                .map_err(|e| unavailable(&e)),
+            "cuda" => {
+                crate::startup::beside(|| crate::cuda::CudaDevice::open_with_archive(ordinal as usize, archive_root))
+                    .map(Device::Cuda)
+                    .map_err(|e| unavailable(&e))
+            }
             #[cfg(not(feature = "cuda"))]
             "cuda" => Err(OpenError::NotBuilt { spec: spec.to_owned(), feature: "cuda" }),
             #[cfg(feature = "wgpu")]
-            "wgpu" => crate::startup::beside(|| crate::wgpu::WgpuDevice::open_in(ordinal as usize, archive_root.map(std::path::Path::to_path_buf)))
-                .map(|d| Device::Wgpu(Box::new(d)))
-                .map_err(|e| unavailable(&e)),
+            "wgpu" => crate::startup::beside(|| {
+                crate::wgpu::WgpuDevice::open_in(ordinal as usize, archive_root.map(std::path::Path::to_path_buf))
+            })
+            .map(|d| Device::Wgpu(Box::new(d)))
+            .map_err(|e| unavailable(&e)),
             #[cfg(not(feature = "wgpu"))]
             "wgpu" => Err(OpenError::NotBuilt { spec: spec.to_owned(), feature: "wgpu" }),
             "best" if ordinal == 0 && !spec.contains(':') => Ok(Device::best(archive_root)),
@@ -325,7 +329,14 @@ impl Device {
     /// `kernel` of `module` for this device with `strategy`, through the
     /// kernel cache (memory, bundles, the artifact store, else a compile),
     /// loaded with the session's words delivered.
-    pub fn load(&self, session: &Session, cache: &KernelCache, module: &Module, kernel: &str, strategy: Strategy) -> Result<Kernel, ProgramError> {
+    pub fn load(
+        &self,
+        session: &Session,
+        cache: &KernelCache,
+        module: &Module,
+        kernel: &str,
+        strategy: Strategy,
+    ) -> Result<Kernel, ProgramError> {
         self.load_remembering(session, cache, module, kernel, strategy, None)
     }
 
@@ -361,7 +372,14 @@ impl Device {
     /// kernel cache's bundles and store. One loaded from the cache leaves a
     /// load record for the next process. `Ok(None)`: compile it (an
     /// artifact of another kernel under the key counts as none).
-    pub fn load_by_source(&self, session: &Session, cache: &KernelCache, source: relok_cache::Key, entry: &str, strategy: Strategy) -> Result<Option<Kernel>, ProgramError> {
+    pub fn load_by_source(
+        &self,
+        session: &Session,
+        cache: &KernelCache,
+        source: relok_cache::Key,
+        entry: &str,
+        strategy: Strategy,
+    ) -> Result<Option<Kernel>, ProgramError> {
         let target = self.target();
         let remembered = cache.remembered_source(source).filter(|a| a.entry == entry);
         if remembered.is_none() {
@@ -372,7 +390,8 @@ impl Device {
                 return Ok(Some(Kernel::Cuda(k)));
             }
         }
-        let found = remembered.or_else(|| cache.artifact_by_source(source, target, strategy).filter(|a| a.entry == entry));
+        let found =
+            remembered.or_else(|| cache.artifact_by_source(source, target, strategy).filter(|a| a.entry == entry));
         found.map(|a| self.load_validated_as(session, &a, Some(source))).transpose()
     }
 
@@ -384,19 +403,35 @@ impl Device {
     /// [`Device::load_artifact`]; when `source` names its source key, a
     /// cuda device with a binary archive also keeps a load record under it
     /// for [`Device::load_by_source`] in the next process.
-    pub fn load_artifact_as(&self, session: &Session, artifact: &Artifact, source: Option<relok_cache::Key>) -> Result<Kernel, ProgramError> {
+    pub fn load_artifact_as(
+        &self,
+        session: &Session,
+        artifact: &Artifact,
+        source: Option<relok_cache::Key>,
+    ) -> Result<Kernel, ProgramError> {
         self.load_checked_as(session, artifact, source, Validated::No)
     }
 
     /// [`Device::load_artifact_as`] of an artifact the kernel cache gave:
     /// validated there (or compiled here), so not again.
-    fn load_validated_as(&self, session: &Session, artifact: &Artifact, source: Option<relok_cache::Key>) -> Result<Kernel, ProgramError> {
+    fn load_validated_as(
+        &self,
+        session: &Session,
+        artifact: &Artifact,
+        source: Option<relok_cache::Key>,
+    ) -> Result<Kernel, ProgramError> {
         self.load_checked_as(session, artifact, source, Validated::Yes)
     }
 
     /// Loads `artifact`, validating it first unless `validated` says it
     /// was (the cpu device's load parses and checks its code in any case).
-    fn load_checked_as(&self, session: &Session, artifact: &Artifact, source: Option<relok_cache::Key>, validated: Validated) -> Result<Kernel, ProgramError> {
+    fn load_checked_as(
+        &self,
+        session: &Session,
+        artifact: &Artifact,
+        source: Option<relok_cache::Key>,
+        validated: Validated,
+    ) -> Result<Kernel, ProgramError> {
         #[cfg(not(feature = "cuda"))]
         let _ = source;
         #[cfg(not(any(feature = "cuda", feature = "wgpu")))]
@@ -424,11 +459,21 @@ impl Device {
     /// Checks a launch and enqueues it on `stream` without waiting (see the
     /// module docs). A kernel or stream of another kind of device is
     /// refused.
-    pub fn enqueue(&self, stream: &Stream, kernel: &Kernel, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<(), LaunchError> {
+    pub fn enqueue(
+        &self,
+        stream: &Stream,
+        kernel: &Kernel,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        rng_seed: u64,
+    ) -> Result<(), LaunchError> {
         let foreign = || {
             Err(LaunchError::Device {
                 kernel: kernel.entry().to_owned(),
-                error: DeviceError::Driver { call: "launch", message: format!("kernel or stream of another device than {}", self.name()) },
+                error: DeviceError::Driver {
+                    call: "launch",
+                    message: format!("kernel or stream of another device than {}", self.name()),
+                },
             })
         };
         dispatch!(self, |d, k = kernel => Kernel, s = stream => Stream| d.enqueue(s, k, config, args, rng_seed), foreign())
@@ -440,7 +485,10 @@ impl Device {
         let foreign = || {
             Err(ProgramError::Launch(LaunchError::Device {
                 kernel: String::new(),
-                error: DeviceError::Driver { call: "synchronize", message: format!("stream of another device than {}", self.name()) },
+                error: DeviceError::Driver {
+                    call: "synchronize",
+                    message: format!("stream of another device than {}", self.name()),
+                },
             }))
         };
         let result = dispatch!(self, |d, s = stream => Stream| d.synchronize(s), foreign());
@@ -449,7 +497,14 @@ impl Device {
 
     /// Enqueues one launch and waits for it: [`Device::enqueue`], then
     /// [`Device::synchronize`].
-    pub fn launch(&self, session: &Session, stream: &Stream, kernel: &Kernel, config: &LaunchConfig, args: &[KernelArg]) -> Result<LaunchStats, ProgramError> {
+    pub fn launch(
+        &self,
+        session: &Session,
+        stream: &Stream,
+        kernel: &Kernel,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> Result<LaunchStats, ProgramError> {
         self.enqueue(stream, kernel, config, args, 0)?;
         self.synchronize(session, stream)
     }
@@ -463,7 +518,11 @@ impl Device {
 
     /// [`Device::load_bundle`] of a bundle the program embeds
     /// ([`KernelCache::load_static_bundle`]: not copied).
-    pub fn load_static_bundle(&self, cache: &KernelCache, bytes: &'static [u8]) -> Result<usize, relok_cache::bundle::BundleError> {
+    pub fn load_static_bundle(
+        &self,
+        cache: &KernelCache,
+        bytes: &'static [u8],
+    ) -> Result<usize, relok_cache::bundle::BundleError> {
         Ok(self.take_machine_code(cache.load_static_bundle(bytes)?))
     }
 
@@ -485,7 +544,13 @@ impl Device {
             #[cfg(feature = "cuda")]
             Device::Cuda(d) => {
                 let s = d.load_stats();
-                CodeStats { archived: s.archive_hits, records: s.records, bundled: s.bundled, linked: s.linked, jit: s.ptx_jit }
+                CodeStats {
+                    archived: s.archive_hits,
+                    records: s.records,
+                    bundled: s.bundled,
+                    linked: s.linked,
+                    jit: s.ptx_jit,
+                }
             }
             #[cfg(feature = "wgpu")]
             Device::Wgpu(d) => CodeStats { jit: d.load_stats().pipelines, ..CodeStats::default() },

@@ -4,9 +4,9 @@
 //! session's ([`SessionError`]) and loading's ([`ProgramError`]).
 
 use crate::id::DeviceId;
+use relok_compiler::CompileError;
 use relok_compiler::artifact::ArtifactError;
 use relok_compiler::reloc::{ManifestError, ValueKey};
-use relok_compiler::CompileError;
 use relok_ir::{AddrSpace, Strategy, Type};
 use std::fmt;
 
@@ -156,7 +156,9 @@ pub enum FaultKind {
     /// (all its loops together) have run, and a loop would have run on
     /// (llvmpipe; docs/wgpu.md, "Long loops"). Block and thread are 0 when
     /// the loop is in a device function that was not inlined.
-    #[error("a loop would run past the device's limit of {limit} loop iterations per invocation (all loops together); its result would be wrong")]
+    #[error(
+        "a loop would run past the device's limit of {limit} loop iterations per invocation (all loops together); its result would be wrong"
+    )]
     LoopLimit {
         /// The limit.
         limit: u64,
@@ -334,9 +336,7 @@ pub enum SessionError {
     #[error("runtime global {0:?} was never declared in this session")]
     UnknownGlobal(String),
     /// A runtime global was declared twice with different sizes.
-    #[error(
-        "runtime global {name:?} is already declared with {declared} bytes, cannot redeclare it with {requested}"
-    )]
+    #[error("runtime global {name:?} is already declared with {declared} bytes, cannot redeclare it with {requested}")]
     GlobalSizeConflict {
         /// The global's name.
         name: String,
@@ -394,7 +394,9 @@ pub enum ProgramError {
     #[error("loading: {0}")]
     Memory(#[from] DeviceError),
     /// A baked kernel may only run where it was baked.
-    #[error("kernel @{kernel} was baked for device {baked_for} and cannot load on device {device}: baked words are valid for one device")]
+    #[error(
+        "kernel @{kernel} was baked for device {baked_for} and cannot load on device {device}: baked words are valid for one device"
+    )]
     BakedElsewhere {
         /// The kernel.
         kernel: String,

@@ -59,4 +59,3 @@ impl fmt::Display for DeviceId {
         write!(f, "device {:#x}", self.0)
     }
 }
-

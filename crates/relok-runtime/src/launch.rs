@@ -140,7 +140,13 @@ pub fn check_args(kernel: &str, params: &[Type], args: &[KernelArg]) -> Result<V
         .zip(args)
         .enumerate()
         .map(|(index, (ty, arg))| {
-            let mismatch = |why: String| LaunchError::ArgType { kernel: kernel.to_owned(), index, param: format!("v{index}"), expected: ty.clone(), why };
+            let mismatch = |why: String| LaunchError::ArgType {
+                kernel: kernel.to_owned(),
+                index,
+                param: format!("v{index}"),
+                expected: ty.clone(),
+                why,
+            };
             match (ty, *arg) {
                 (Type::Scalar(s), KernelArg::Scalar { ty: t, bits }) if *s == t => {
                     if t == Scalar::Word || relok_ir::typing::literal_fits(t, bits) {
@@ -149,9 +155,13 @@ pub fn check_args(kernel: &str, params: &[Type], args: &[KernelArg]) -> Result<V
                         Err(mismatch(format!("bits {bits:#x} do not fit {t}")))
                     }
                 }
-                (Type::Scalar(_), KernelArg::Scalar { ty: t, .. }) => Err(mismatch(format!("a {t} argument was given"))),
+                (Type::Scalar(_), KernelArg::Scalar { ty: t, .. }) => {
+                    Err(mismatch(format!("a {t} argument was given")))
+                }
                 (Type::Ptr(AddrSpace::Global | AddrSpace::Const, _), KernelArg::Ptr(p)) => Ok(p.0),
-                (Type::Ptr(space, _), KernelArg::Ptr(_)) => Err(mismatch(format!("{space} pointers cannot be kernel arguments"))),
+                (Type::Ptr(space, _), KernelArg::Ptr(_)) => {
+                    Err(mismatch(format!("{space} pointers cannot be kernel arguments")))
+                }
                 (_, KernelArg::Ptr(_)) => Err(mismatch("a pointer argument was given".to_owned())),
                 (_, KernelArg::Scalar { ty: t, .. }) => Err(mismatch(format!("a {t} argument was given"))),
             }
@@ -161,7 +171,7 @@ pub fn check_args(kernel: &str, params: &[Type], args: &[KernelArg]) -> Result<V
 
 #[cfg(test)]
 mod tests {
-    use super::{check_config, LaunchConfig};
+    use super::{LaunchConfig, check_config};
 
     #[test]
     fn the_largest_legal_grid_counts_its_threads_without_overflow() {

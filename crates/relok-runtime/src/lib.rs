@@ -40,16 +40,16 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-pub use cpu::{CpuDevice, CpuKernel, LaunchState, LoadedKernel, PatchCells};
-pub use error::{Access, DeviceError, FaultKind, LaunchError};
-pub use launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats};
-pub use cache::{BundleContents, CacheStats, KernelCache};
+pub use backend::{Backend, Thrown};
 /// The bytes of a loaded bundle's entries ([`BundleContents`]): slices
 /// sharing the bundle's one copy, or the program's static bytes.
 pub use bytes::Bytes;
-pub use error::{ProgramError, SessionError};
-pub use program::{Compiled, Loaded};
-pub use backend::{Backend, Thrown};
+pub use cache::{BundleContents, CacheStats, KernelCache};
+pub use cpu::{CpuDevice, CpuKernel, LaunchState, LoadedKernel, PatchCells};
 pub use device::{CodeStats, Device, Kernel, OpenError, Stream};
+pub use error::{Access, DeviceError, FaultKind, LaunchError};
+pub use error::{ProgramError, SessionError};
+pub use launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 pub use memory::{DeviceId, DeviceKind, DeviceMemory};
+pub use program::{Compiled, Loaded};
 pub use session::Session;

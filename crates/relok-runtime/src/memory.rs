@@ -5,8 +5,8 @@
 //! global's cell live in the memory of the device whose word is asked for.
 
 use crate::error::DeviceError;
-use crate::launch::DevicePtr;
 pub use crate::id::{DeviceId, DeviceKind};
+use crate::launch::DevicePtr;
 
 /// A device's identity and its global memory, as the host sees it.
 pub trait DeviceMemory {
@@ -48,7 +48,6 @@ pub trait DeviceMemory {
     /// Frees an allocation.
     fn free_bytes(&self, ptr: DevicePtr) -> Result<(), DeviceError>;
 }
-
 
 /// Writes `bytes` to the new allocation `ptr`, freeing it if that fails.
 fn fill<D: DeviceMemory + ?Sized>(device: &D, ptr: DevicePtr, bytes: &[u8]) -> Result<DevicePtr, DeviceError> {

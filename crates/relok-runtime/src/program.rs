@@ -23,21 +23,19 @@
 //! are declared here with [`DEFAULT_GLOBAL_SIZE`] bytes (or enough for the
 //! largest offset used).
 
-use crate::cpu::{
-    CpuDevice, DevicePtr, KernelArg, LaunchConfig, LaunchError, LaunchState, LaunchStats, LoadedKernel,
-};
 use crate::backend::register_values;
+use crate::cpu::{CpuDevice, DevicePtr, KernelArg, LaunchConfig, LaunchError, LaunchState, LaunchStats, LoadedKernel};
 use crate::memory::DeviceId;
 use crate::session::Session;
-use relok_compiler::artifact::{self, lower_stencil, Artifact, CodeTarget, CompileOptions};
-use relok_compiler::lower::{site_table, Lowered};
+use relok_compiler::artifact::{self, Artifact, CodeTarget, CompileOptions, lower_stencil};
+use relok_compiler::lower::{Lowered, site_table};
 use relok_compiler::reloc::Target;
 use relok_compiler::stencil::Stencil;
 use relok_ir::{Module, Strategy};
 
 pub use crate::backend::DEFAULT_GLOBAL_SIZE;
-pub use crate::error::ProgramError;
 pub use crate::cpu::deliver;
+pub use crate::error::ProgramError;
 
 /// A launch error with an exception's message word turned into its text.
 pub fn with_message<D: crate::DeviceMemory + ?Sized>(session: &Session, device: &D, e: LaunchError) -> ProgramError {

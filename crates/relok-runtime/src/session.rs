@@ -66,9 +66,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use relok_compiler::reloc::{FrozenManifest, Target, ValueKey};
 
 pub use crate::error::SessionError;
-pub use crate::memory::{DeviceId, DeviceKind};
 use crate::launch::DevicePtr;
 use crate::memory::DeviceMemory;
+pub use crate::memory::{DeviceId, DeviceKind};
 
 /// The host objects of one process and their words per device (see the
 /// [module documentation](self)). `Send + Sync`; every method takes `&self`.
@@ -144,10 +144,10 @@ impl Session {
     /// uploaded until the value is resolved on a device.
     pub fn value(&self, type_tag: &str, bytes: &[u8]) -> Target {
         let key = ValueKey::of(type_tag, bytes);
-        self.lock().values.entry(key).or_insert_with(|| HostValue {
-            type_tag: type_tag.to_owned(),
-            bytes: bytes.to_vec(),
-        });
+        self.lock()
+            .values
+            .entry(key)
+            .or_insert_with(|| HostValue { type_tag: type_tag.to_owned(), bytes: bytes.to_vec() });
         Target::Value(key)
     }
 
@@ -165,11 +165,9 @@ impl Session {
         let mut st = self.lock();
         match st.globals.get(name) {
             Some(&declared) if declared == size => Ok(()),
-            Some(&declared) => Err(SessionError::GlobalSizeConflict {
-                name: name.to_owned(),
-                declared,
-                requested: size,
-            }),
+            Some(&declared) => {
+                Err(SessionError::GlobalSizeConflict { name: name.to_owned(), declared, requested: size })
+            }
             None => {
                 st.globals.insert(name.to_owned(), size);
                 Ok(())
@@ -180,10 +178,7 @@ impl Session {
     /// The target of byte `offset` of the runtime global `name`. Nothing is
     /// checked until it is resolved.
     pub fn global(&self, name: &str, offset: u64) -> Target {
-        Target::Global {
-            name: name.to_owned(),
-            offset,
-        }
+        Target::Global { name: name.to_owned(), offset }
     }
 
     /// The word of `target` on `device`, uploading the value's copy or
@@ -204,11 +199,7 @@ impl Session {
     ) -> Result<Vec<u64>, SessionError> {
         let id = device.device_id();
         let mut st = self.lock();
-        manifest
-            .records()
-            .iter()
-            .map(|r| st.resolve(device, id, r.target()))
-            .collect()
+        manifest.records().iter().map(|r| st.resolve(device, id, r.target())).collect()
     }
 
     /// The name of the symbol whose word is `word`, if it is one of this
@@ -257,10 +248,7 @@ impl State {
     }
 
     fn global_size(&self, name: &str) -> Result<u64, SessionError> {
-        self.globals
-            .get(name)
-            .copied()
-            .ok_or_else(|| SessionError::UnknownGlobal(name.to_owned()))
+        self.globals.get(name).copied().ok_or_else(|| SessionError::UnknownGlobal(name.to_owned()))
     }
 
     fn resolve<D: DeviceMemory + ?Sized>(
@@ -275,11 +263,7 @@ impl State {
             Target::Global { name, offset } => {
                 let size = self.global_size(name)?;
                 if *offset >= size {
-                    return Err(SessionError::GlobalOffsetOutOfRange {
-                        name: name.clone(),
-                        offset: *offset,
-                        size,
-                    });
+                    return Err(SessionError::GlobalOffsetOutOfRange { name: name.clone(), offset: *offset, size });
                 }
                 Ok(self.cell(device, id, name, size)?.offset(*offset).0)
             }
@@ -293,19 +277,12 @@ impl State {
         id: DeviceId,
         key: &ValueKey,
     ) -> Result<DevicePtr, SessionError> {
-        let value = self
-            .values
-            .get(key)
-            .ok_or(SessionError::UnknownValue(*key))?;
+        let value = self.values.get(key).ok_or(SessionError::UnknownValue(*key))?;
         let dev = self.devices.entry(id).or_default();
         if let Some(&ptr) = dev.values.get(key) {
             return Ok(ptr);
         }
-        let err = |source| SessionError::Device {
-            device: id,
-            object: Target::Value(*key).to_string(),
-            source,
-        };
+        let err = |source| SessionError::Device { device: id, object: Target::Value(*key).to_string(), source };
         let ptr = device.alloc_object_filled(&value.bytes).map_err(err)?;
         if let Err(e) = device.seal_value(ptr) {
             // Best effort: the copy is unusable either way.
@@ -331,11 +308,7 @@ impl State {
         }
         let ptr = device.alloc_object(size).map_err(|source| SessionError::Device {
             device: id,
-            object: Target::Global {
-                name: name.to_owned(),
-                offset: 0,
-            }
-            .to_string(),
+            object: Target::Global { name: name.to_owned(), offset: 0 }.to_string(),
             source,
         })?;
         dev.globals.insert(name.to_owned(), ptr);
@@ -357,9 +330,7 @@ mod tests {
     #[test]
     fn empty_symbol_has_a_real_word() {
         let s = Session::new();
-        let Target::Symbol(_) = s.symbol("") else {
-            unreachable!()
-        };
+        let Target::Symbol(_) = s.symbol("") else { unreachable!() };
         let dev = crate::CpuDevice::new(0);
         let a = s.resolve(&dev, &Target::Symbol(String::new())).unwrap();
         let b = s.resolve(&dev, &Target::Symbol("x".into())).unwrap();
@@ -376,10 +347,7 @@ mod tests {
         assert!(e.to_string().contains("\"exc_buf\""), "{e}");
         s.declare_global("exc_buf", 16).unwrap();
         let e = s.resolve(&dev, &s.global("exc_buf", 16)).unwrap_err();
-        assert!(
-            e.to_string().contains("offset 16") && e.to_string().contains("16 bytes"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("offset 16") && e.to_string().contains("16 bytes"), "{e}");
         let key = ValueKey::of("str", b"nope");
         let e = s.resolve(&dev, &Target::Value(key)).unwrap_err();
         assert!(e.to_string().contains(&key.to_hex()), "{e}");

@@ -99,7 +99,9 @@ fn code_ranges(maps: &str, inside: usize) -> Vec<(usize, usize)> {
         Some((usize::from_str_radix(start, 16).ok()?, usize::from_str_radix(end, 16).ok()?, code, (device, inode)))
     };
     let entries: Vec<_> = maps.lines().filter_map(parse).collect();
-    let Some(file) = entries.iter().find(|(s, e, _, (_, inode))| (*s..*e).contains(&inside) && *inode != 0).map(|e| e.3.clone()) else {
+    let Some(file) =
+        entries.iter().find(|(s, e, _, (_, inode))| (*s..*e).contains(&inside) && *inode != 0).map(|e| e.3.clone())
+    else {
         return Vec::new();
     };
     entries.into_iter().filter(|(s, e, code, id)| *id == file && *code && s < e).map(|(s, e, ..)| (s, e)).collect()

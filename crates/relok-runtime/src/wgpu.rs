@@ -108,9 +108,9 @@
 //! `RELOK_BINARY_CACHE=off` (or `RELOK_CACHE=off`) disables it; the cap is
 //! `RELOK_BINARY_CACHE_MAX_BYTES`.
 
+use crate::backend::{Backend, Loaded, Thrown, Validated, deliver_words, load_once, wrong_device};
 use crate::error::{DeviceError, LaunchError, ProgramError};
-use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
-use crate::backend::{deliver_words, load_once, wrong_device, Backend, Loaded, Thrown, Validated};
+use crate::launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats, check_args, check_config};
 use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
 use crate::session::Session;
 use relok_cache::{Key, Lookup, Store, StoreConfig};
@@ -240,7 +240,12 @@ fn cache_uuid(_: &::wgpu::Adapter) -> Option<[u8; 16]> {
 /// bounded by [`READY_WAIT`] (see [`WgpuDevice::open_in`] for a timeout).
 fn ready_queue(device: &::wgpu::Device, queue: &::wgpu::Queue, heap: &::wgpu::Buffer) -> Result<(), ::wgpu::PollError> {
     let usage = ::wgpu::BufferUsages::MAP_READ | ::wgpu::BufferUsages::COPY_DST;
-    let read = device.create_buffer(&::wgpu::BufferDescriptor { label: Some("relok ready"), size: 8, usage, mapped_at_creation: false });
+    let read = device.create_buffer(&::wgpu::BufferDescriptor {
+        label: Some("relok ready"),
+        size: 8,
+        usage,
+        mapped_at_creation: false,
+    });
     queue.write_buffer(heap, 0, &[0; 8]);
     let mut encoder = device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("relok ready") });
     encoder.copy_buffer_to_buffer(heap, 0, &read, 0, 8);
@@ -297,7 +302,10 @@ pub fn list_adapters() -> Vec<AdapterSummary> {
                 ordinal,
                 name: info.name.clone(),
                 backend: info.backend.to_str().to_owned(),
-                hardware: matches!(info.device_type, ::wgpu::DeviceType::DiscreteGpu | ::wgpu::DeviceType::IntegratedGpu),
+                hardware: matches!(
+                    info.device_type,
+                    ::wgpu::DeviceType::DiscreteGpu | ::wgpu::DeviceType::IntegratedGpu
+                ),
             }
         })
         .collect()
@@ -432,7 +440,8 @@ impl WgpuDevice {
         let mut all = adapters(&instance);
         let count = all.len();
         if ordinal >= count {
-            let filter = std::env::var(ADAPTER_VAR).map(|f| format!(" matching {ADAPTER_VAR}={f:?}")).unwrap_or_default();
+            let filter =
+                std::env::var(ADAPTER_VAR).map(|f| format!(" matching {ADAPTER_VAR}={f:?}")).unwrap_or_default();
             return Err(WgpuError::NotAvailable(format!("no adapter {ordinal}{filter} (wgpu lists {count})")));
         }
         let adapter = all.swap_remove(ordinal);
@@ -455,8 +464,18 @@ impl WgpuDevice {
         // Errors outside an error scope are logged, never a panic.
         device.on_uncaptured_error(Arc::new(|e: ::wgpu::Error| tracing::error!("wgpu: {e}")));
         let storage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
-        let heap = device.create_buffer(&::wgpu::BufferDescriptor { label: Some("relok heap"), size: HEAP_INITIAL, usage: storage, mapped_at_creation: false });
-        let empty_table = device.create_buffer(&::wgpu::BufferDescriptor { label: Some("relok no table"), size: 8, usage: ::wgpu::BufferUsages::STORAGE, mapped_at_creation: false });
+        let heap = device.create_buffer(&::wgpu::BufferDescriptor {
+            label: Some("relok heap"),
+            size: HEAP_INITIAL,
+            usage: storage,
+            mapped_at_creation: false,
+        });
+        let empty_table = device.create_buffer(&::wgpu::BufferDescriptor {
+            label: Some("relok no table"),
+            size: 8,
+            usage: ::wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
         if let Err(e) = ready_queue(&device, &queue, &heap) {
             if matches!(e, ::wgpu::PollError::Timeout) {
                 // Dropping a queue waits for the GPU to go idle, without a
@@ -555,7 +574,8 @@ impl WgpuDevice {
     /// on.
     fn cache_header(&self) -> Vec<u8> {
         let i = &self.info;
-        let uuid: String = self.cache_uuid.map_or_else(|| "none".into(), |u| u.iter().map(|b| format!("{b:02x}")).collect());
+        let uuid: String =
+            self.cache_uuid.map_or_else(|| "none".into(), |u| u.iter().map(|b| format!("{b:02x}")).collect());
         format!(
             "relok-wgpu-pipeline-cache v1\nbackend {}\nvendor {:#x}\ndevice {:#x}\nadapter {}\ndriver {}\ndriver-info {}\ncache-uuid {uuid}\nwgpu {WGPU_MAJOR}\n\n",
             i.backend.to_str(),
@@ -690,7 +710,12 @@ impl WgpuDevice {
 
     /// [`WgpuDevice::load_cached`], validating the artifact unless
     /// `validated` says the kernel cache did.
-    pub(crate) fn load_cached_checked(&self, session: &Session, artifact: &Artifact, validated: Validated) -> Result<Arc<WgpuKernel>, ProgramError> {
+    pub(crate) fn load_cached_checked(
+        &self,
+        session: &Session,
+        artifact: &Artifact,
+        validated: Validated,
+    ) -> Result<Arc<WgpuKernel>, ProgramError> {
         load_once(&self.loaded, session, artifact, || self.load_checked(session, artifact, validated))
     }
 
@@ -700,7 +725,12 @@ impl WgpuDevice {
         self.load_checked(session, artifact, Validated::No)
     }
 
-    fn load_checked(&self, session: &Session, artifact: &Artifact, validated: Validated) -> Result<WgpuKernel, ProgramError> {
+    fn load_checked(
+        &self,
+        session: &Session,
+        artifact: &Artifact,
+        validated: Validated,
+    ) -> Result<WgpuKernel, ProgramError> {
         if artifact.target != CodeTarget::Wgsl {
             return Err(driver("load", format!("artifact for {}, not WGSL", artifact.target.name())).into());
         }
@@ -719,11 +749,18 @@ impl WgpuDevice {
         let buffers = params.iter().filter(|t| matches!(t, Type::Ptr(..))).count();
         let limit_of = format!("this adapter ({}, {})", self.info.name, self.info.backend.to_str());
         let limit = self.limits.max_storage_buffers_per_shader_stage;
-        relok_compiler::wgsl::limits::check_storage_buffers(&artifact.entry, buffers, limit, &limit_of).map_err(|e| ProgramError::Compile(e.into()))?;
-        const { assert!(::wgpu::Limits::defaults().max_storage_buffers_per_shader_stage == relok_compiler::wgsl::limits::WEBGPU_DEFAULT) };
+        relok_compiler::wgsl::limits::check_storage_buffers(&artifact.entry, buffers, limit, &limit_of)
+            .map_err(|e| ProgramError::Compile(e.into()))?;
+        const {
+            assert!(
+                ::wgpu::Limits::defaults().max_storage_buffers_per_shader_stage
+                    == relok_compiler::wgsl::limits::WEBGPU_DEFAULT
+            )
+        };
         let words = deliver_words(session, self, &artifact.values, &artifact.manifest)?;
         let resolved = started.elapsed();
-        let code = std::str::from_utf8(&artifact.code).map_err(|e| driver("load", format!("WGSL is not UTF-8: {e}")))?;
+        let code =
+            std::str::from_utf8(&artifact.code).map_err(|e| driver("load", format!("WGSL is not UTF-8: {e}")))?;
         let module = self.scoped("createShaderModule", || {
             self.device.create_shader_module(::wgpu::ShaderModuleDescriptor {
                 label: Some(&artifact.entry),
@@ -736,7 +773,11 @@ impl WgpuDevice {
         let table = match artifact.strategy {
             Strategy::Table if !words.is_empty() => {
                 let bytes = crate::backend::table_bytes(&words);
-                let t = self.buffer("relok table", bytes.len() as u64, ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST)?;
+                let t = self.buffer(
+                    "relok table",
+                    bytes.len() as u64,
+                    ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST,
+                )?;
                 self.queue.write_buffer(&t, 0, &bytes);
                 Some(TableBuffer::new(t, &self.tables))
             }
@@ -769,7 +810,12 @@ impl WgpuDevice {
             return Err(DeviceError::OutOfMemory { requested: size, in_use: 0, limit: self.limits.max_buffer_size });
         }
         self.scoped("createBuffer", || {
-            self.device.create_buffer(&::wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
+            self.device.create_buffer(&::wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
         })
     }
 
@@ -795,7 +841,10 @@ impl WgpuDevice {
             })
             .collect();
         let l = self.scoped("createPipelineLayout", || {
-            let group = self.device.create_bind_group_layout(&::wgpu::BindGroupLayoutDescriptor { label: Some("relok"), entries: &entries });
+            let group = self.device.create_bind_group_layout(&::wgpu::BindGroupLayoutDescriptor {
+                label: Some("relok"),
+                entries: &entries,
+            });
             let pipeline = self.device.create_pipeline_layout(&::wgpu::PipelineLayoutDescriptor {
                 label: Some("relok"),
                 bind_group_layouts: &[Some(&group)],
@@ -825,7 +874,10 @@ impl WgpuDevice {
                 layout: Some(&kernel.layouts.pipeline),
                 module: &kernel.module,
                 entry_point: Some(&kernel.entry),
-                compilation_options: ::wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: true },
+                compilation_options: ::wgpu::PipelineCompilationOptions {
+                    constants: &constants,
+                    zero_initialize_workgroup_memory: true,
+                },
                 cache: self.pipeline_cache.as_ref(),
             })
         })?;
@@ -854,16 +906,23 @@ impl WgpuDevice {
     fn check_limits(&self, kernel: &str, config: &LaunchConfig) -> Result<(), LaunchError> {
         let l = &self.limits;
         let bad = |reason: String| Err(LaunchError::BadLaunchConfig { kernel: kernel.to_owned(), reason });
-        let max_block = [l.max_compute_workgroup_size_x, l.max_compute_workgroup_size_y, l.max_compute_workgroup_size_z];
+        let max_block =
+            [l.max_compute_workgroup_size_x, l.max_compute_workgroup_size_y, l.max_compute_workgroup_size_z];
         if config.block.iter().zip(max_block).any(|(&b, m)| b > m) {
             return bad(format!("block {:?} exceeds this adapter's workgroup size {max_block:?}", config.block));
         }
         let per_block: u64 = config.block.iter().map(|&b| u64::from(b)).product();
         if per_block > u64::from(l.max_compute_invocations_per_workgroup) {
-            return bad(format!("block {:?} has {per_block} threads, this adapter allows {}", config.block, l.max_compute_invocations_per_workgroup));
+            return bad(format!(
+                "block {:?} has {per_block} threads, this adapter allows {}",
+                config.block, l.max_compute_invocations_per_workgroup
+            ));
         }
         if config.grid.iter().any(|&g| g > l.max_compute_workgroups_per_dimension) {
-            return bad(format!("grid {:?} exceeds this adapter's {} workgroups per dimension", config.grid, l.max_compute_workgroups_per_dimension));
+            return bad(format!(
+                "grid {:?} exceeds this adapter's {} workgroups per dimension",
+                config.grid, l.max_compute_workgroups_per_dimension
+            ));
         }
         Ok(())
     }
@@ -874,12 +933,20 @@ impl WgpuDevice {
     /// adapter's limits; a buffer argument points into a buffer of this
     /// device at a multiple of `min_storage_buffer_offset_alignment`. An
     /// exception comes back as its message word, block and thread.
-    pub fn launch(&self, kernel: &WgpuKernel, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<Option<Thrown>, LaunchError> {
+    pub fn launch(
+        &self,
+        kernel: &WgpuKernel,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        rng_seed: u64,
+    ) -> Result<Option<Thrown>, LaunchError> {
         let stream = self.new_stream().map_err(|error| LaunchError::Device { kernel: kernel.entry.clone(), error })?;
         self.record_launch(&stream, kernel, config, args, rng_seed)?;
         match self.synchronize_stream(&stream) {
             Ok(_) => Ok(None),
-            Err(LaunchError::Exception { message_word, block, thread, .. }) => Ok(Some(Thrown { message_word, block, thread })),
+            Err(LaunchError::Exception { message_word, block, thread, .. }) => {
+                Ok(Some(Thrown { message_word, block, thread }))
+            }
             Err(e) => Err(e),
         }
     }
@@ -919,7 +986,14 @@ impl WgpuDevice {
 
     /// Checks a launch and records it into `stream`'s open batch (see the
     /// module docs), submitting the batch when it is full.
-    fn record_launch(&self, stream: &WgpuStream, kernel: &WgpuKernel, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<(), LaunchError> {
+    fn record_launch(
+        &self,
+        stream: &WgpuStream,
+        kernel: &WgpuKernel,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        rng_seed: u64,
+    ) -> Result<(), LaunchError> {
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
         if kernel.device != self.id {
             let message = format!("@{} was loaded on {}, not on this {}", kernel.entry, kernel.device, self.id);
@@ -947,16 +1021,26 @@ impl WgpuDevice {
                 let buffer = match Pool::take(&self.pool.records, |_| true) {
                     Some(b) => b,
                     None => {
-                        let usage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
+                        let usage = ::wgpu::BufferUsages::STORAGE
+                            | ::wgpu::BufferUsages::COPY_DST
+                            | ::wgpu::BufferUsages::COPY_SRC;
                         self.buffer("relok exception", RECORD_BYTES, usage).map_err(err)?
                     }
                 };
-                let r = Record { entry: kernel.entry.clone(), kernel: Arc::downgrade(&kernel.alive), buffer: buffer.clone(), used: false };
+                let r = Record {
+                    entry: kernel.entry.clone(),
+                    kernel: Arc::downgrade(&kernel.alive),
+                    buffer: buffer.clone(),
+                    used: false,
+                };
                 batch.records.insert(kernel.serial, r);
                 buffer
             }
         };
-        let fits = batch.args.as_ref().is_some_and(|(b, staged)| (staged.len() as u64).next_multiple_of(align) + len <= b.size());
+        let fits = batch
+            .args
+            .as_ref()
+            .is_some_and(|(b, staged)| (staged.len() as u64).next_multiple_of(align) + len <= b.size());
         if !fits {
             shared.submit(batch);
             // Bind groups of the previous arguments buffer are not used again.
@@ -984,20 +1068,36 @@ impl WgpuDevice {
             Some(g) => g.clone(),
             None => {
                 let group = self.scoped("createBindGroup", || {
-                    let buffer = |buffer, offset, size| ::wgpu::BindingResource::Buffer(::wgpu::BufferBinding { buffer, offset, size });
+                    let buffer = |buffer, offset, size| {
+                        ::wgpu::BindingResource::Buffer(::wgpu::BufferBinding { buffer, offset, size })
+                    };
                     let mut entries = vec![
                         ::wgpu::BindGroupEntry { binding: bindings::EXCEPTION, resource: record.as_entire_binding() },
-                        ::wgpu::BindGroupEntry { binding: bindings::ARGS, resource: buffer(args_buffer, 0, std::num::NonZeroU64::new(len)) },
+                        ::wgpu::BindGroupEntry {
+                            binding: bindings::ARGS,
+                            resource: buffer(args_buffer, 0, std::num::NonZeroU64::new(len)),
+                        },
                         ::wgpu::BindGroupEntry {
                             binding: bindings::TABLE,
-                            resource: kernel.table.as_ref().map_or(&self.empty_table, |t| &t.buffer).as_entire_binding(),
+                            resource: kernel
+                                .table
+                                .as_ref()
+                                .map_or(&self.empty_table, |t| &t.buffer)
+                                .as_entire_binding(),
                         },
                         ::wgpu::BindGroupEntry { binding: bindings::HEAP, resource: heap.buffer.as_entire_binding() },
                     ];
                     for (i, (b, offset)) in key.bound.iter().enumerate() {
-                        entries.push(::wgpu::BindGroupEntry { binding: bindings::buffer_binding(i), resource: buffer(b, *offset, None) });
+                        entries.push(::wgpu::BindGroupEntry {
+                            binding: bindings::buffer_binding(i),
+                            resource: buffer(b, *offset, None),
+                        });
                     }
-                    self.device.create_bind_group(&::wgpu::BindGroupDescriptor { label: Some(&kernel.entry), layout: &kernel.layouts.group, entries: &entries })
+                    self.device.create_bind_group(&::wgpu::BindGroupDescriptor {
+                        label: Some(&kernel.entry),
+                        layout: &kernel.layouts.group,
+                        entries: &entries,
+                    })
                 });
                 let group = group.map_err(err)?;
                 batch.groups.insert(key, group.clone());
@@ -1012,7 +1112,10 @@ impl WgpuDevice {
             self.device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("relok launches") })
         });
         {
-            let mut pass = encoder.begin_compute_pass(&::wgpu::ComputePassDescriptor { label: Some(&kernel.entry), timestamp_writes: None });
+            let mut pass = encoder.begin_compute_pass(&::wgpu::ComputePassDescriptor {
+                label: Some(&kernel.entry),
+                timestamp_writes: None,
+            });
             pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &group, &[dynamic_offset]);
             pass.dispatch_workgroups(config.grid[0], config.grid[1], config.grid[2]);
@@ -1041,14 +1144,21 @@ impl WgpuDevice {
     /// [`LAUNCHES_PER_SUBMIT`] — then of the wait for them: the floor
     /// `relok bench launch` measures relok's launches against. The kernel
     /// takes no arguments.
-    pub fn time_bare_dispatches(&self, kernel: &WgpuKernel, config: &LaunchConfig, launches: usize) -> Result<(f64, f64), LaunchError> {
+    pub fn time_bare_dispatches(
+        &self,
+        kernel: &WgpuKernel,
+        config: &LaunchConfig,
+        launches: usize,
+    ) -> Result<(f64, f64), LaunchError> {
         let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
         check_args(&kernel.entry, &kernel.params, &[])?;
         let pipeline = self.pipeline(kernel, config.block).map_err(err)?;
         let Arguments { bytes, .. } = self.arguments(kernel, &[], 0).map_err(err)?;
         let usage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
         let record = self.buffer("bench exception", RECORD_BYTES, usage).map_err(err)?;
-        let args = self.buffer("bench args", bytes.len() as u64, ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST).map_err(err)?;
+        let args = self
+            .buffer("bench args", bytes.len() as u64, ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST)
+            .map_err(err)?;
         self.queue.write_buffer(&args, 0, &bytes);
         let heap = lock(&self.heap).buffer.clone();
         let group = self.device.create_bind_group(&::wgpu::BindGroupDescriptor {
@@ -1067,9 +1177,12 @@ impl WgpuDevice {
         let t = std::time::Instant::now();
         let mut encoder = None;
         for i in 0..launches {
-            let e = encoder.get_or_insert_with(|| self.device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("bench") }));
+            let e = encoder.get_or_insert_with(|| {
+                self.device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("bench") })
+            });
             {
-                let mut pass = e.begin_compute_pass(&::wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+                let mut pass =
+                    e.begin_compute_pass(&::wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
                 pass.set_pipeline(&pipeline);
                 pass.set_bind_group(0, &group, &[0]);
                 pass.dispatch_workgroups(config.grid[0], config.grid[1], config.grid[2]);
@@ -1110,7 +1223,8 @@ impl WgpuDevice {
             None => {
                 let size = bytes.next_power_of_two().max(8 * RECORD_BYTES);
                 let usage = ::wgpu::BufferUsages::MAP_READ | ::wgpu::BufferUsages::COPY_DST;
-                self.buffer("relok exception readback", size, usage).map_err(|error| LaunchError::Device { kernel: batch.first.clone(), error })?
+                self.buffer("relok exception readback", size, usage)
+                    .map_err(|error| LaunchError::Device { kernel: batch.first.clone(), error })?
             }
         };
         let used = std::mem::take(&mut batch.used);
@@ -1128,7 +1242,9 @@ impl WgpuDevice {
         copies(encoder, &batch.records);
         if !shared.submit(batch) {
             // The batch was refused with the copies in it: copy alone.
-            let mut encoder = self.device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("relok synchronize") });
+            let mut encoder = self
+                .device
+                .create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("relok synchronize") });
             copies(&mut encoder, &batch.records);
             if let Err(e) = self.scoped("submit", || self.queue.submit([encoder.finish()])) {
                 tracing::warn!("wgpu: copying the exception records failed: {e}");
@@ -1156,7 +1272,8 @@ impl WgpuDevice {
         }
         // Records of kernels dropped since go back to the pool (zeroed:
         // those that threw were cleared above).
-        let dead: Vec<u64> = batch.records.iter().filter(|(_, r)| r.kernel.strong_count() == 0).map(|(&k, _)| k).collect();
+        let dead: Vec<u64> =
+            batch.records.iter().filter(|(_, r)| r.kernel.strong_count() == 0).map(|(&k, _)| k).collect();
         for k in dead {
             if let Some(r) = batch.records.remove(&k) {
                 Pool::put(&self.pool.records, r.buffer, POOL_RECORDS);
@@ -1207,7 +1324,12 @@ impl WgpuDevice {
     /// Runs `f` on the buffer `ptr` points into and the offset there, once
     /// `len` bytes from `ptr` are known to lie inside one allocation. The
     /// heap stays locked meanwhile: it cannot grow under `f`.
-    fn with_memory<T>(&self, ptr: DevicePtr, len: u64, f: impl FnOnce(&::wgpu::Buffer, u64) -> Result<T, DeviceError>) -> Result<T, DeviceError> {
+    fn with_memory<T>(
+        &self,
+        ptr: DevicePtr,
+        len: u64,
+        f: impl FnOnce(&::wgpu::Buffer, u64) -> Result<T, DeviceError>,
+    ) -> Result<T, DeviceError> {
         let (id, offset) = split(ptr);
         let oob = DeviceError::OutOfBounds { addr: ptr.0, len };
         let end = offset.checked_add(len).ok_or(oob.clone())?;
@@ -1236,9 +1358,14 @@ impl WgpuDevice {
             return Ok(Vec::new());
         }
         let (start, end) = (offset & !3, (offset + len).next_multiple_of(4));
-        let staging = self.buffer("relok readback", end - start, ::wgpu::BufferUsages::MAP_READ | ::wgpu::BufferUsages::COPY_DST)?;
+        let staging = self.buffer(
+            "relok readback",
+            end - start,
+            ::wgpu::BufferUsages::MAP_READ | ::wgpu::BufferUsages::COPY_DST,
+        )?;
         self.scoped("copyBufferToBuffer", || {
-            let mut encoder = self.device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("relok read") });
+            let mut encoder =
+                self.device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("relok read") });
             encoder.copy_buffer_to_buffer(buffer, start, &staging, 0, end - start);
             self.queue.submit([encoder.finish()]);
         })?;
@@ -1326,7 +1453,9 @@ impl WgpuDevice {
         let usage = ::wgpu::BufferUsages::STORAGE | ::wgpu::BufferUsages::COPY_DST | ::wgpu::BufferUsages::COPY_SRC;
         let bigger = self.buffer("relok heap", size, usage)?;
         self.scoped("copyBufferToBuffer", || {
-            let mut encoder = self.device.create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("relok heap growth") });
+            let mut encoder = self
+                .device
+                .create_command_encoder(&::wgpu::CommandEncoderDescriptor { label: Some("relok heap growth") });
             encoder.copy_buffer_to_buffer(&heap.buffer, 0, &bigger, 0, heap.buffer.size());
             self.queue.submit([encoder.finish()]);
         })?;
@@ -1581,7 +1710,10 @@ impl StreamShared {
             Ok(()) => true,
             Err(DeviceError::Driver { call, message }) => {
                 let message = format!("a batch of {launches} launches was refused: {message}");
-                batch.failure.get_or_insert(LaunchError::Device { kernel: batch.first.clone(), error: DeviceError::Driver { call, message } });
+                batch.failure.get_or_insert(LaunchError::Device {
+                    kernel: batch.first.clone(),
+                    error: DeviceError::Driver { call, message },
+                });
                 false
             }
             Err(error) => {
@@ -1674,7 +1806,14 @@ impl Backend for WgpuDevice {
         Ok(WgpuStream { device: self.id, shared })
     }
 
-    fn enqueue(&self, stream: &WgpuStream, kernel: &Arc<WgpuKernel>, config: &LaunchConfig, args: &[KernelArg], rng_seed: u64) -> Result<(), LaunchError> {
+    fn enqueue(
+        &self,
+        stream: &WgpuStream,
+        kernel: &Arc<WgpuKernel>,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        rng_seed: u64,
+    ) -> Result<(), LaunchError> {
         self.record_launch(stream, kernel, config, args, rng_seed)
     }
 

@@ -338,27 +338,40 @@ fn out_of_bounds_read_and_write_fault_with_location() {
     let m = copy_module();
     let small = dev.alloc(40).unwrap();
     let big = dev.alloc(4 * 64).unwrap();
-    let err = dev.launch(&m, "copy", &LaunchConfig::linear(2, 16), &[KernelArg::Ptr(small), KernelArg::Ptr(big)]).unwrap_err();
+    let err = dev
+        .launch(&m, "copy", &LaunchConfig::linear(2, 16), &[KernelArg::Ptr(small), KernelArg::Ptr(big)])
+        .unwrap_err();
     assert_eq!(
         err,
         LaunchError::Fault {
             kernel: "copy".into(),
             block: [0, 0, 0],
             thread: [10, 0, 0],
-            kind: FaultKind::OutOfBounds { space: AddrSpace::Global, access: Access::Read, addr: small.0 + 40, size: 4 },
+            kind: FaultKind::OutOfBounds {
+                space: AddrSpace::Global,
+                access: Access::Read,
+                addr: small.0 + 40,
+                size: 4
+            },
         }
     );
     let text = err.to_string();
-    assert!(text.starts_with("kernel @copy, block (0,0,0), thread (10,0,0): out-of-bounds global read of 4 bytes at 0x"), "{text}");
+    assert!(
+        text.starts_with("kernel @copy, block (0,0,0), thread (10,0,0): out-of-bounds global read of 4 bytes at 0x"),
+        "{text}"
+    );
     // Threads before the faulting one ran; the write side faults too.
     assert_eq!(download_u32(&dev, big, 1), [0]);
-    let err = dev.launch(&m, "copy", &LaunchConfig::linear(2, 16), &[KernelArg::Ptr(big), KernelArg::Ptr(small)]).unwrap_err();
+    let err = dev
+        .launch(&m, "copy", &LaunchConfig::linear(2, 16), &[KernelArg::Ptr(big), KernelArg::Ptr(small)])
+        .unwrap_err();
     let LaunchError::Fault { thread, kind, .. } = err else { panic!("{err}") };
     assert_eq!(thread, [10, 0, 0]);
     assert!(matches!(kind, FaultKind::OutOfBounds { access: Access::Write, .. }), "{kind}");
     // A freed buffer faults (addresses are never reused).
     dev.free(small).unwrap();
-    let err = dev.launch(&m, "copy", &LaunchConfig::linear(1, 1), &[KernelArg::Ptr(small), KernelArg::Ptr(big)]).unwrap_err();
+    let err =
+        dev.launch(&m, "copy", &LaunchConfig::linear(1, 1), &[KernelArg::Ptr(small), KernelArg::Ptr(big)]).unwrap_err();
     assert!(matches!(err, LaunchError::Fault { kind: FaultKind::OutOfBounds { .. }, .. }), "{err}");
     // And the device is still fine.
     let (got, want, _) = run_saxpy(&dev, 1000);
@@ -371,7 +384,9 @@ fn misaligned_access_faults() {
     let m = copy_module();
     let a = dev.alloc(64).unwrap();
     let b = dev.alloc(64).unwrap();
-    let err = dev.launch(&m, "copy", &LaunchConfig::linear(1, 4), &[KernelArg::Ptr(a.offset(1)), KernelArg::Ptr(b)]).unwrap_err();
+    let err = dev
+        .launch(&m, "copy", &LaunchConfig::linear(1, 4), &[KernelArg::Ptr(a.offset(1)), KernelArg::Ptr(b)])
+        .unwrap_err();
     assert_eq!(
         err,
         LaunchError::Fault {
@@ -417,7 +432,10 @@ fn barrier_divergence_is_a_fault() {
     // All threads below 5: no divergence.
     dev.launch(&m, "diverge", &LaunchConfig::linear(3, 5), &[]).unwrap();
     let err = dev.launch(&m, "two_barriers", &LaunchConfig::linear(1, 8), &[]).unwrap_err();
-    assert!(matches!(err, LaunchError::Fault { thread: [5, 0, 0], kind: FaultKind::BarrierDivergence { .. }, .. }), "{err}");
+    assert!(
+        matches!(err, LaunchError::Fault { thread: [5, 0, 0], kind: FaultKind::BarrierDivergence { .. }, .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -433,7 +451,12 @@ fn endless_loop_exceeds_the_step_budget() {
     let err = dev.launch(&m, "spin", &cfg, &[]).unwrap_err();
     assert_eq!(
         err,
-        LaunchError::Fault { kernel: "spin".into(), block: [0, 0, 0], thread: [0, 0, 0], kind: FaultKind::StepBudgetExceeded { budget: 1000 } }
+        LaunchError::Fault {
+            kernel: "spin".into(),
+            block: [0, 0, 0],
+            thread: [0, 0, 0],
+            kind: FaultKind::StepBudgetExceeded { budget: 1000 }
+        }
     );
 }
 
@@ -450,7 +473,10 @@ fn devices_have_separate_randomised_address_spaces() {
     assert!(matches!(b.read(pa, 4), Err(DeviceError::OutOfBounds { .. })));
     let m = copy_module();
     let err = b.launch(&m, "copy", &LaunchConfig::linear(1, 1), &[KernelArg::Ptr(pa), KernelArg::Ptr(pb)]).unwrap_err();
-    assert!(matches!(err, LaunchError::Fault { kind: FaultKind::OutOfBounds { space: AddrSpace::Global, .. }, .. }), "{err}");
+    assert!(
+        matches!(err, LaunchError::Fault { kind: FaultKind::OutOfBounds { space: AddrSpace::Global, .. }, .. }),
+        "{err}"
+    );
     a.write(pa, &7u32.to_le_bytes()).unwrap();
     a.launch(&m, "copy", &LaunchConfig::linear(1, 1), &[KernelArg::Ptr(pa), KernelArg::Ptr(pa.offset(128))]).unwrap();
     assert_eq!(a.read(pa.offset(128), 4).unwrap(), 7u32.to_le_bytes());
@@ -598,7 +624,10 @@ fn barrier_inside_a_device_function() {
     dev.launch(&m, "one_site", &LaunchConfig::linear(1, 4), &[KernelArg::Ptr(out)]).unwrap();
     assert_eq!(download_u32(&dev, out, 4), [3, 2, 1, 0]);
     let err = dev.launch(&m, "two_sites", &LaunchConfig::linear(1, 4), &[]).unwrap_err();
-    assert!(matches!(err, LaunchError::Fault { thread: [2, 0, 0], kind: FaultKind::BarrierDivergence { .. }, .. }), "{err}");
+    assert!(
+        matches!(err, LaunchError::Fault { thread: [2, 0, 0], kind: FaultKind::BarrierDivergence { .. }, .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -652,18 +681,31 @@ fn launch_errors_are_typed() {
     let args = [KernelArg::u32(1), KernelArg::f32(1.0), KernelArg::Ptr(p), KernelArg::Ptr(p)];
     let cfg = LaunchConfig::default();
     assert!(matches!(dev.launch(&m, "nope", &cfg, &args), Err(LaunchError::UnknownKernel { .. })));
-    assert!(matches!(dev.launch(&m, "saxpy", &cfg, &args[..3]), Err(LaunchError::ArgCount { expected: 4, found: 3, .. })));
+    assert!(matches!(
+        dev.launch(&m, "saxpy", &cfg, &args[..3]),
+        Err(LaunchError::ArgCount { expected: 4, found: 3, .. })
+    ));
     let bad = [KernelArg::u32(1), KernelArg::u32(1), KernelArg::Ptr(p), KernelArg::Ptr(p)];
     let err = dev.launch(&m, "saxpy", &cfg, &bad).unwrap_err();
     assert!(matches!(&err, LaunchError::ArgType { index: 1, param, .. } if param == "v1"), "{err}");
     assert!(err.to_string().contains("parameter 1 (v1: f32)"), "{err}");
     let bad = [KernelArg::u32(1), KernelArg::f32(1.0), KernelArg::u64(p.0), KernelArg::Ptr(p)];
     assert!(matches!(dev.launch(&m, "saxpy", &cfg, &bad), Err(LaunchError::ArgType { index: 2, .. })));
-    let bad = [KernelArg::Scalar { ty: Scalar::U32, bits: 1 << 40 }, KernelArg::f32(1.0), KernelArg::Ptr(p), KernelArg::Ptr(p)];
+    let bad = [
+        KernelArg::Scalar { ty: Scalar::U32, bits: 1 << 40 },
+        KernelArg::f32(1.0),
+        KernelArg::Ptr(p),
+        KernelArg::Ptr(p),
+    ];
     assert!(matches!(dev.launch(&m, "saxpy", &cfg, &bad), Err(LaunchError::ArgType { index: 0, .. })));
-    for (grid, block) in [([0, 1, 1], [1, 1, 1]), ([1, 1, 1], [1, 0, 1]), ([1, 1, 1], [1024, 2, 1]), ([1, 1 << 20, 1], [1, 1, 1])] {
+    for (grid, block) in
+        [([0, 1, 1], [1, 1, 1]), ([1, 1, 1], [1, 0, 1]), ([1, 1, 1], [1024, 2, 1]), ([1, 1 << 20, 1], [1, 1, 1])]
+    {
         let cfg = LaunchConfig { grid, block, ..LaunchConfig::default() };
-        assert!(matches!(dev.launch(&m, "saxpy", &cfg, &args), Err(LaunchError::BadLaunchConfig { .. })), "{grid:?} {block:?}");
+        assert!(
+            matches!(dev.launch(&m, "saxpy", &cfg, &args), Err(LaunchError::BadLaunchConfig { .. })),
+            "{grid:?} {block:?}"
+        );
     }
     // Too much shared memory.
     let mut mb = ModuleBuilder::new();
@@ -680,10 +722,7 @@ fn launch_errors_are_typed() {
     mb.add(f);
     let _ = big;
     let m = mb.build();
-    assert!(matches!(
-        dev.launch(&m, "big", &cfg, &[]),
-        Err(LaunchError::SharedMemoryTooLarge { bytes: 80_000, .. })
-    ));
+    assert!(matches!(dev.launch(&m, "big", &cfg, &[]), Err(LaunchError::SharedMemoryTooLarge { bytes: 80_000, .. })));
     assert!(matches!(dev.launch(&m, "helper", &cfg, &[]), Err(LaunchError::NotAKernel { .. })));
 }
 
@@ -790,15 +829,25 @@ fn memory_space_faults() {
     dev.launch(&m, "read_bool", &LaunchConfig::default(), &[KernelArg::Ptr(b), KernelArg::Ptr(out)]).unwrap();
     assert_eq!(download_u32(&dev, out, 1), [1]);
     dev.write(b, &[2]).unwrap();
-    let err = dev.launch(&m, "read_bool", &LaunchConfig::default(), &[KernelArg::Ptr(b), KernelArg::Ptr(out)]).unwrap_err();
+    let err =
+        dev.launch(&m, "read_bool", &LaunchConfig::default(), &[KernelArg::Ptr(b), KernelArg::Ptr(out)]).unwrap_err();
     assert!(matches!(err, LaunchError::Fault { kind: FaultKind::InvalidBool { byte: 2, .. }, .. }), "{err}");
     let err = dev.launch(&m, "shared_oob", &LaunchConfig::default(), &[]).unwrap_err();
     assert!(
-        matches!(err, LaunchError::Fault { kind: FaultKind::OutOfBounds { space: AddrSpace::Shared, access: Access::Write, size: 4, .. }, .. }),
+        matches!(
+            err,
+            LaunchError::Fault {
+                kind: FaultKind::OutOfBounds { space: AddrSpace::Shared, access: Access::Write, size: 4, .. },
+                ..
+            }
+        ),
         "{err}"
     );
     let err = dev.launch(&m, "use_dangling", &LaunchConfig::default(), &[]).unwrap_err();
-    assert!(matches!(err, LaunchError::Fault { kind: FaultKind::OutOfBounds { space: AddrSpace::Local, .. }, .. }), "{err}");
+    assert!(
+        matches!(err, LaunchError::Fault { kind: FaultKind::OutOfBounds { space: AddrSpace::Local, .. }, .. }),
+        "{err}"
+    );
 }
 
 #[test]

@@ -4,8 +4,7 @@
 
 use relok_ir::builder::{FunctionBuilder, ModuleBuilder};
 use relok_ir::{
-    AddrSpace, Axis, Builtin, ConstInit, Function, HostRef, Module, Op, Scalar, Stage, StateField, Strategy,
-    Type,
+    AddrSpace, Axis, Builtin, ConstInit, Function, HostRef, Module, Op, Scalar, Stage, StateField, Strategy, Type,
 };
 use relok_runtime::cpu::{LaunchState, PatchCells};
 use relok_runtime::{CpuDevice, DevicePtr, FaultKind, KernelArg, LaunchConfig, LaunchError};
@@ -69,7 +68,9 @@ fn store_words(strategy: Strategy, words: impl FnOnce(&mut FunctionBuilder<'_>) 
 #[test]
 fn baked_word_is_the_immediate() {
     let dev = CpuDevice::new(0);
-    let m = verified(store_words(Strategy::Bake, |k| vec![k.op(Op::BakedWord(0x1234_5678_9abc_def0)), k.op(Op::BakedWord(7))]));
+    let m = verified(store_words(Strategy::Bake, |k| {
+        vec![k.op(Op::BakedWord(0x1234_5678_9abc_def0)), k.op(Op::BakedWord(7))]
+    }));
     let out = dev.alloc(16).unwrap();
     dev.launch(&m, "k", &LaunchConfig::default(), &[KernelArg::Ptr(out)]).unwrap();
     assert_eq!(download_u64(&dev, out, 2), [0x1234_5678_9abc_def0, 7]);
@@ -85,12 +86,19 @@ fn baked_word_is_the_immediate() {
 fn patch_reads_the_cells_and_a_missing_cell_is_an_error() {
     let dev = CpuDevice::new(0);
     let m = verified(store_words(Strategy::Patch, |k| {
-        vec![k.op(Op::Patch("relok$k$sym$foo".into())), k.op(Op::Patch("relok$k$sym$bar".into())), k.op(Op::Patch("relok$k$sym$foo".into()))]
+        vec![
+            k.op(Op::Patch("relok$k$sym$foo".into())),
+            k.op(Op::Patch("relok$k$sym$bar".into())),
+            k.op(Op::Patch("relok$k$sym$foo".into())),
+        ]
     }));
     let loaded = dev.load(&m, "k").unwrap();
     assert_eq!(loaded.patch_cells().collect::<Vec<_>>(), ["relok$k$sym$foo", "relok$k$sym$bar"]);
     let out = dev.alloc(24).unwrap();
-    let mut state = LaunchState { patch_cells: PatchCells::from_iter([("relok$k$sym$foo", 0xf00), ("relok$k$sym$bar", 0xba5)]), ..LaunchState::default() };
+    let mut state = LaunchState {
+        patch_cells: PatchCells::from_iter([("relok$k$sym$foo", 0xf00), ("relok$k$sym$bar", 0xba5)]),
+        ..LaunchState::default()
+    };
     state.patch_cells.set("unused", 1);
     dev.launch_loaded(&loaded, &LaunchConfig::default(), &[KernelArg::Ptr(out)], &state).unwrap();
     assert_eq!(download_u64(&dev, out, 3), [0xf00, 0xba5, 0xf00]);
@@ -111,15 +119,25 @@ fn ref_never_reaches_the_device() {
     let dev = CpuDevice::new(0);
     let m = store_words(Strategy::Bake, |k| vec![k.op(Op::Ref(HostRef::Symbol("foo".into())))]);
     let err = dev.load(&m, "k").unwrap_err();
-    assert!(matches!(&err, LaunchError::InvalidModule { reason, .. } if reason.contains("lower the module first")), "{err}");
+    assert!(
+        matches!(&err, LaunchError::InvalidModule { reason, .. } if reason.contains("lower the module first")),
+        "{err}"
+    );
 
     let mut mb = ModuleBuilder::new();
-    mb.constant("boxed", Type::Struct(vec![word(), Scalar::U32.into()]), ConstInit::Struct(vec![ConstInit::Ref(HostRef::Symbol("foo".into())), ConstInit::Scalar(1)]));
+    mb.constant(
+        "boxed",
+        Type::Struct(vec![word(), Scalar::U32.into()]),
+        ConstInit::Struct(vec![ConstInit::Ref(HostRef::Symbol("foo".into())), ConstInit::Scalar(1)]),
+    );
     let k = mb.kernel("k");
     let f = finish(k);
     mb.add(f);
     let err = dev.load(&mb.build(), "k").unwrap_err();
-    assert!(matches!(&err, LaunchError::InvalidModule { reason, .. } if reason.contains("lower the module first")), "{err}");
+    assert!(
+        matches!(&err, LaunchError::InvalidModule { reason, .. } if reason.contains("lower the module first")),
+        "{err}"
+    );
 }
 
 /// `kernel @k(out: ptr<global, u32>)`: `out[i] = (wordptr W)[i]` for the
@@ -163,7 +181,10 @@ fn wordptr_dereferences_a_value_on_the_device() {
     let other = CpuDevice::new(1);
     let out2 = other.alloc(4 * 256).unwrap();
     let err = other.launch(&m, "k", &cfg, &[KernelArg::word(table.0), KernelArg::Ptr(out2)]).unwrap_err();
-    assert!(matches!(err, LaunchError::Fault { kind: FaultKind::OutOfBounds { space: AddrSpace::Global, .. }, .. }), "{err}");
+    assert!(
+        matches!(err, LaunchError::Fault { kind: FaultKind::OutOfBounds { space: AddrSpace::Global, .. }, .. }),
+        "{err}"
+    );
 }
 
 /// `kernel @k(out: ptr<global, word>, seed_out: ptr<global, u64>)`: copies
@@ -208,7 +229,10 @@ fn state_delivers_the_table_and_the_seed() {
     let short = upload_u64(&dev, &words[..3]);
     let state = LaunchState { reloc_table: Some(short), ..LaunchState::default() };
     let err = dev.launch_loaded(&loaded, &LaunchConfig::default(), &args, &state).unwrap_err();
-    assert!(matches!(err, LaunchError::Fault { kind: FaultKind::OutOfBounds { addr, .. }, .. } if addr == short.0 + 24), "{err}");
+    assert!(
+        matches!(err, LaunchError::Fault { kind: FaultKind::OutOfBounds { addr, .. }, .. } if addr == short.0 + 24),
+        "{err}"
+    );
 
     // No table: `state.reloc_table` is null.
     let err = dev.launch_loaded(&loaded, &LaunchConfig::default(), &args, &LaunchState::default()).unwrap_err();
@@ -230,7 +254,14 @@ fn add_throw(mb: &mut ModuleBuilder) -> relok_ir::FuncId {
         let m = t.bitcast(msg, Scalar::U64);
         let i1 = t.u32(1);
         t.store(exc, Some(i1), m);
-        let ids = [Builtin::BlockId(Axis::X), Builtin::BlockId(Axis::Y), Builtin::BlockId(Axis::Z), Builtin::ThreadId(Axis::X), Builtin::ThreadId(Axis::Y), Builtin::ThreadId(Axis::Z)];
+        let ids = [
+            Builtin::BlockId(Axis::X),
+            Builtin::BlockId(Axis::Y),
+            Builtin::BlockId(Axis::Z),
+            Builtin::ThreadId(Axis::X),
+            Builtin::ThreadId(Axis::Y),
+            Builtin::ThreadId(Axis::Z),
+        ];
         for (slot, b) in ids.into_iter().enumerate() {
             let v = t.builtin(b);
             let v = t.convert(v, Scalar::U64);
@@ -280,8 +311,12 @@ fn an_exception_names_its_message_word_block_and_thread() {
     let m = verified(throwing_module());
     let cfg = LaunchConfig::linear(2, 8);
     let out = dev.alloc(4 * 16).unwrap();
-    let err = dev.launch(&m, "k", &cfg, &[KernelArg::u32(8 + 3), KernelArg::u32(u32::MAX), KernelArg::Ptr(out)]).unwrap_err();
-    assert_eq!(err, LaunchError::Exception { kernel: "k".into(), message_word: MESSAGE, block: [1, 0, 0], thread: [3, 0, 0] });
+    let err =
+        dev.launch(&m, "k", &cfg, &[KernelArg::u32(8 + 3), KernelArg::u32(u32::MAX), KernelArg::Ptr(out)]).unwrap_err();
+    assert_eq!(
+        err,
+        LaunchError::Exception { kernel: "k".into(), message_word: MESSAGE, block: [1, 0, 0], thread: [3, 0, 0] }
+    );
     assert_eq!(err.to_string(), "kernel @k, block (1,0,0), thread (3,0,0): exception (message word 0x7f00dead0040)");
     // `exit` in @throw ended the thread only: everyone else stored.
     let got = download_u32(&dev, out, 16);
@@ -293,9 +328,13 @@ fn an_exception_names_its_message_word_block_and_thread() {
 
     // An exception is reported even when a later thread faults.
     let err = dev.launch(&m, "k", &cfg, &[KernelArg::u32(2), KernelArg::u32(9), KernelArg::Ptr(out)]).unwrap_err();
-    assert_eq!(err, LaunchError::Exception { kernel: "k".into(), message_word: MESSAGE, block: [0, 0, 0], thread: [2, 0, 0] });
+    assert_eq!(
+        err,
+        LaunchError::Exception { kernel: "k".into(), message_word: MESSAGE, block: [0, 0, 0], thread: [2, 0, 0] }
+    );
     // Without one, the fault is.
-    let err = dev.launch(&m, "k", &cfg, &[KernelArg::u32(u32::MAX), KernelArg::u32(9), KernelArg::Ptr(out)]).unwrap_err();
+    let err =
+        dev.launch(&m, "k", &cfg, &[KernelArg::u32(u32::MAX), KernelArg::u32(9), KernelArg::Ptr(out)]).unwrap_err();
     assert!(matches!(err, LaunchError::Fault { block: [1, 0, 0], thread: [1, 0, 0], .. }), "{err}");
 }
 
@@ -352,7 +391,10 @@ fn exit_before_a_barrier_counts_as_finished() {
     let m = verified(exit_then_barrier());
     let cfg = LaunchConfig::linear(1, 4);
     let err = dev.launch(&m, "k", &cfg, &[KernelArg::u32(2)]).unwrap_err();
-    assert!(matches!(err, LaunchError::Fault { kind: FaultKind::BarrierDivergence { waiting: [2, 0, 0] }, .. }), "{err}");
+    assert!(
+        matches!(err, LaunchError::Fault { kind: FaultKind::BarrierDivergence { waiting: [2, 0, 0] }, .. }),
+        "{err}"
+    );
     // All exit, or none: fine.
     dev.launch(&m, "k", &cfg, &[KernelArg::u32(4)]).unwrap();
     dev.launch(&m, "k", &cfg, &[KernelArg::u32(0)]).unwrap();
@@ -401,7 +443,10 @@ fn const_patches_write_words_into_constants() {
     for (name, offset, why) in [("nope", 8, "no such constant"), ("boxed", 20, "past"), ("boxed", 4, "aligned")] {
         let state = LaunchState { const_patches: vec![(name.into(), offset, 1)], ..LaunchState::default() };
         let err = dev.launch_loaded(&loaded, &LaunchConfig::default(), &args, &state).unwrap_err();
-        assert!(matches!(&err, LaunchError::BadConstPatch { constant, reason, .. } if constant == name && reason.contains(why)), "{err}");
+        assert!(
+            matches!(&err, LaunchError::BadConstPatch { constant, reason, .. } if constant == name && reason.contains(why)),
+            "{err}"
+        );
     }
 }
 

@@ -37,7 +37,11 @@ const TABLE: [u32; 4] = [10, 20, 30, 40];
 /// out = [ref :foo, @boxed.0]; out32 = [arg == ref :foo, (wordptr ref @tbl)[2], @boxed.1].
 fn source() -> Module {
     let mut mb = ModuleBuilder::new();
-    let tbl = mb.constant("tbl", Type::array(Scalar::U32.into(), 4), ConstInit::Array(TABLE.iter().map(|&x| ConstInit::Scalar(x.into())).collect()));
+    let tbl = mb.constant(
+        "tbl",
+        Type::array(Scalar::U32.into(), 4),
+        ConstInit::Array(TABLE.iter().map(|&x| ConstInit::Scalar(x.into())).collect()),
+    );
     let boxed = mb.constant(
         "boxed",
         Type::Struct(vec![word(), Scalar::U32.into()]),
@@ -94,7 +98,8 @@ fn run(strategy: Strategy) {
     let (out, out32) = (dev.alloc(16).unwrap(), dev.alloc(12).unwrap());
     let loaded = dev.load(&lowered.module, "k").unwrap();
     let args = [KernelArg::word(foo_word), KernelArg::Ptr(out), KernelArg::Ptr(out32)];
-    dev.launch_loaded(&loaded, &LaunchConfig::default(), &args, &state).unwrap_or_else(|e| panic!("{strategy}: {e}\n{}", relok_ir::print(&lowered.module)));
+    dev.launch_loaded(&loaded, &LaunchConfig::default(), &args, &state)
+        .unwrap_or_else(|e| panic!("{strategy}: {e}\n{}", relok_ir::print(&lowered.module)));
     assert_eq!(download_u64(&dev, out, 2), [foo_word, foo_word], "{strategy}");
     assert_eq!(download_u32(&dev, out32, 3), [1, 30, 7], "{strategy}");
 }
@@ -142,10 +147,17 @@ fn relok_throw_reports_its_message() {
             Strategy::Bake => LaunchState::default(),
             _ => program::deliver(&session, &dev, &lowered).unwrap().1,
         };
-        let err = dev.launch_with(&lowered.module, "k", &LaunchConfig::linear(2, 32), &[KernelArg::u32(37)], &state).unwrap_err();
+        let err = dev
+            .launch_with(&lowered.module, "k", &LaunchConfig::linear(2, 32), &[KernelArg::u32(37)], &state)
+            .unwrap_err();
         let LaunchError::Exception { message_word, block, thread, .. } = err else { panic!("{strategy}: {err}") };
         assert_eq!((block, thread), ([1, 0, 0], [5, 0, 0]), "{strategy}");
-        assert_eq!(session.value_at(&dev, message_word), Some(("str".to_owned(), b"index out of range".to_vec())), "{strategy}");
-        dev.launch_with(&lowered.module, "k", &LaunchConfig::linear(2, 32), &[KernelArg::u32(u32::MAX)], &state).unwrap();
+        assert_eq!(
+            session.value_at(&dev, message_word),
+            Some(("str".to_owned(), b"index out of range".to_vec())),
+            "{strategy}"
+        );
+        dev.launch_with(&lowered.module, "k", &LaunchConfig::linear(2, 32), &[KernelArg::u32(u32::MAX)], &state)
+            .unwrap();
     }
 }

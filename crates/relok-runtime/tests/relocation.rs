@@ -107,7 +107,6 @@ fn a_value_table_is_read_through_its_word() {
 /// string.
 const WORDS: &str = include_str!("../../../examples/reloc/words.rk");
 
-
 #[test]
 fn words_written_by_the_kernel_equal_the_sessions_and_the_table_is_in_manifest_order() {
     let m = parse(WORDS);
@@ -154,7 +153,8 @@ fn a_boxed_constant_with_a_symbol_tag() {
             assert_eq!(read_u32s(&device, out, 1)[0], want, "{s}: :{tag}");
         }
         let compiled = program::compile(&session, &device, &m, "unbox", s).expect("compiles");
-        let interior = compiled.lowered.manifest.records().iter().filter(|r| r.offset() == 0 && r.name().contains("agg")).count();
+        let interior =
+            compiled.lowered.manifest.records().iter().filter(|r| r.offset() == 0 && r.name().contains("agg")).count();
         assert_eq!(interior, 1, "{s}: one interior record for the box's tag");
     }
 }

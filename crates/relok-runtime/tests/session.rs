@@ -4,9 +4,7 @@
 use std::io::Write as _;
 use std::process::Command;
 
-use relok_compiler::reloc::{
-    FrozenManifest, Manifest, Record, Target, ValueKey, record_name, record_name_interior,
-};
+use relok_compiler::reloc::{FrozenManifest, Manifest, Record, Target, ValueKey, record_name, record_name_interior};
 use relok_runtime::{CpuDevice, DevicePtr, Session, SessionError};
 
 fn read_u64(dev: &CpuDevice, p: DevicePtr) -> u64 {
@@ -24,18 +22,10 @@ fn symbols_same_name_same_word_on_every_device() {
     let bar = s.symbol("bar");
     let w_foo = s.resolve(&a, &foo).unwrap();
     assert_eq!(s.resolve(&a, &foo).unwrap(), w_foo);
-    assert_eq!(
-        s.resolve(&a, &s.symbol("foo")).unwrap(),
-        w_foo,
-        "interning twice keeps the word"
-    );
+    assert_eq!(s.resolve(&a, &s.symbol("foo")).unwrap(), w_foo, "interning twice keeps the word");
     let w_bar = s.resolve(&a, &bar).unwrap();
     assert_ne!(w_foo, w_bar);
-    assert_eq!(
-        s.resolve(&b, &foo).unwrap(),
-        w_foo,
-        "process-level identity: same word on device B"
-    );
+    assert_eq!(s.resolve(&b, &foo).unwrap(), w_foo, "process-level identity: same word on device B");
     assert_eq!(s.resolve(&b, &bar).unwrap(), w_bar);
     assert_eq!(s.symbol_name(w_foo).as_deref(), Some("foo"));
     assert_eq!(s.symbol_name(w_bar).as_deref(), Some("bar"));
@@ -73,19 +63,12 @@ fn value_one_copy_per_device() {
     let wa = s.resolve(&a, &t).unwrap();
     assert_eq!(a.read(DevicePtr(wa), bytes.len() as u64).unwrap(), bytes);
     assert_eq!(s.resolve(&a, &t).unwrap(), wa, "one copy per device");
-    assert_eq!(
-        s.resolve(&a, &s.value("str", &bytes)).unwrap(),
-        wa,
-        "re-registering keeps the copy"
-    );
+    assert_eq!(s.resolve(&a, &s.value("str", &bytes)).unwrap(), wa, "re-registering keeps the copy");
 
     let wb = s.resolve(&b, &t).unwrap();
     assert_ne!(wa, wb);
     assert_eq!(b.read(DevicePtr(wb), bytes.len() as u64).unwrap(), bytes);
-    assert!(
-        b.read(DevicePtr(wa), 1).is_err(),
-        "A's word is not an address on B"
-    );
+    assert!(b.read(DevicePtr(wa), 1).is_err(), "A's word is not an address on B");
 
     // Another type tag is another value.
     let t2 = s.value("bytes", &bytes);
@@ -116,31 +99,12 @@ fn runtime_global_word_is_cell_plus_offset_per_device() {
     assert_eq!(a.read(cell_a, 32).unwrap(), vec![0; 32], "zero-initialised");
 
     let g0 = s.global("counters", 0);
-    assert_eq!(
-        g0,
-        Target::Global {
-            name: "counters".into(),
-            offset: 0
-        }
-    );
+    assert_eq!(g0, Target::Global { name: "counters".into(), offset: 0 });
     assert_eq!(s.resolve(&a, &g0).unwrap(), cell_a.0);
-    assert_eq!(
-        s.resolve(&a, &s.global("counters", 8)).unwrap(),
-        cell_a.0 + 8
-    );
-    assert_eq!(
-        s.resolve(&a, &s.global("counters", 31)).unwrap(),
-        cell_a.0 + 31
-    );
-    assert_eq!(
-        s.resolve(&b, &s.global("counters", 8)).unwrap(),
-        cell_b.0 + 8
-    );
-    assert_eq!(
-        s.global_cell(&a, "counters").unwrap(),
-        cell_a,
-        "one cell per device"
-    );
+    assert_eq!(s.resolve(&a, &s.global("counters", 8)).unwrap(), cell_a.0 + 8);
+    assert_eq!(s.resolve(&a, &s.global("counters", 31)).unwrap(), cell_a.0 + 31);
+    assert_eq!(s.resolve(&b, &s.global("counters", 8)).unwrap(), cell_b.0 + 8);
+    assert_eq!(s.global_cell(&a, "counters").unwrap(), cell_a, "one cell per device");
 
     // A counter bumped on A is not seen on B.
     let w = s.resolve(&a, &s.global("counters", 8)).unwrap();
@@ -158,11 +122,7 @@ fn errors() {
     s.declare_global("exc_buf", 24).unwrap();
     assert_eq!(
         s.resolve(&dev, &s.global("exc_buf", 24)),
-        Err(SessionError::GlobalOffsetOutOfRange {
-            name: "exc_buf".into(),
-            offset: 24,
-            size: 24
-        })
+        Err(SessionError::GlobalOffsetOutOfRange { name: "exc_buf".into(), offset: 24, size: 24 })
     );
     assert!(matches!(
         s.resolve(&dev, &s.global("exc_buf", u64::MAX)),
@@ -170,43 +130,24 @@ fn errors() {
     ));
 
     let key = ValueKey::of("str", b"never registered");
-    assert_eq!(
-        s.resolve(&dev, &Target::Value(key)),
-        Err(SessionError::UnknownValue(key))
-    );
+    assert_eq!(s.resolve(&dev, &Target::Value(key)), Err(SessionError::UnknownValue(key)));
     assert_eq!(s.value_bytes(&key), None);
 
-    assert_eq!(
-        s.resolve(&dev, &s.global("rng", 0)),
-        Err(SessionError::UnknownGlobal("rng".into()))
-    );
-    assert_eq!(
-        s.global_cell(&dev, "rng"),
-        Err(SessionError::UnknownGlobal("rng".into()))
-    );
+    assert_eq!(s.resolve(&dev, &s.global("rng", 0)), Err(SessionError::UnknownGlobal("rng".into())));
+    assert_eq!(s.global_cell(&dev, "rng"), Err(SessionError::UnknownGlobal("rng".into())));
 
     assert_eq!(
         s.declare_global("exc_buf", 32),
-        Err(SessionError::GlobalSizeConflict {
-            name: "exc_buf".into(),
-            declared: 24,
-            requested: 32
-        })
+        Err(SessionError::GlobalSizeConflict { name: "exc_buf".into(), declared: 24, requested: 32 })
     );
-    assert_eq!(
-        s.declare_global("empty", 0),
-        Err(SessionError::EmptyGlobal("empty".into()))
-    );
+    assert_eq!(s.declare_global("empty", 0), Err(SessionError::EmptyGlobal("empty".into())));
 
     // A value too large for the device is a wrapped device error naming it.
     let big = s.value("blob", &vec![0u8; 1 << 20]);
     s.declare_global("huge", 5 << 30).unwrap();
     let e = s.resolve(&dev, &s.global("huge", 0)).unwrap_err();
     assert!(matches!(e, SessionError::Device { .. }), "{e:?}");
-    assert!(
-        e.to_string().contains("huge") && e.to_string().contains("out of device memory"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("huge") && e.to_string().contains("out of device memory"), "{e}");
     // The device is still usable for the rest.
     s.resolve(&dev, &big).unwrap();
 }
@@ -217,10 +158,7 @@ fn manifest(s: &Session) -> FrozenManifest {
         s.symbol("foo"),
         s.symbol("bar"),
         s.value("str", b"index out of bounds"),
-        s.value(
-            "f32[4]",
-            &[0u8, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64],
-        ),
+        s.value("f32[4]", &[0u8, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64]),
         s.global("exc_buf", 0),
         s.global("exc_buf", 8),
         s.global("rng", 0),
@@ -228,22 +166,11 @@ fn manifest(s: &Session) -> FrozenManifest {
     let mut m = Manifest::new();
     for kernel in ["saxpy", "reduce"] {
         for t in &targets {
-            m.add(Record::slot(record_name(kernel, t), t.clone()))
-                .unwrap();
+            m.add(Record::slot(record_name(kernel, t), t.clone())).unwrap();
         }
     }
-    m.add(Record::interior(
-        record_name_interior("saxpy", "boxed"),
-        0,
-        s.symbol("tag"),
-    ))
-    .unwrap();
-    m.add(Record::interior(
-        record_name_interior("saxpy", "boxed"),
-        8,
-        s.value("str", b"payload"),
-    ))
-    .unwrap();
+    m.add(Record::interior(record_name_interior("saxpy", "boxed"), 0, s.symbol("tag"))).unwrap();
+    m.add(Record::interior(record_name_interior("saxpy", "boxed"), 8, s.value("str", b"payload"))).unwrap();
     m.freeze()
 }
 
@@ -261,20 +188,12 @@ fn resolve_manifest_is_in_rank_order() {
         assert_eq!(words.len(), m.len());
         for (i, r) in m.records().iter().enumerate() {
             assert_eq!(m.rank(r.name(), r.offset()), Some(i));
-            assert_eq!(
-                words[i],
-                s.resolve(&dev, r.target()).unwrap(),
-                "rank {i}: {r}"
-            );
+            assert_eq!(words[i], s.resolve(&dev, r.target()).unwrap(), "rank {i}: {r}");
         }
         // Distinct targets have distinct words; equal targets equal words.
         for (i, ri) in m.records().iter().enumerate() {
             for (j, rj) in m.records().iter().enumerate() {
-                assert_eq!(
-                    ri.target() == rj.target(),
-                    words[i] == words[j],
-                    "{ri} vs {rj}"
-                );
+                assert_eq!(ri.target() == rj.target(), words[i] == words[j], "{ri} vs {rj}");
             }
         }
         // A second resolution delivers the same words (cached copies/cells).
@@ -288,15 +207,8 @@ fn resolve_manifest_reports_the_failing_object() {
     let dev = CpuDevice::new(0);
     // exc_buf and rng were never declared.
     let m = manifest(&s);
-    assert!(matches!(
-        s.resolve_manifest(&dev, &m),
-        Err(SessionError::UnknownGlobal(_))
-    ));
-    assert!(
-        s.resolve_manifest(&dev, &FrozenManifest::default())
-            .unwrap()
-            .is_empty()
-    );
+    assert!(matches!(s.resolve_manifest(&dev, &m), Err(SessionError::UnknownGlobal(_))));
+    assert!(s.resolve_manifest(&dev, &FrozenManifest::default()).unwrap().is_empty());
 }
 
 #[test]
@@ -306,14 +218,7 @@ fn sessions_are_shared_between_threads() {
     let t = s.value("str", b"shared");
     let words: Vec<u64> = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..4)
-            .map(|_| {
-                sc.spawn(|| {
-                    (
-                        s.resolve(&dev, &t).unwrap(),
-                        s.resolve(&dev, &s.symbol("x")).unwrap(),
-                    )
-                })
-            })
+            .map(|_| sc.spawn(|| (s.resolve(&dev, &t).unwrap(), s.resolve(&dev, &s.symbol("x")).unwrap())))
             .collect();
         hs.into_iter()
             .flat_map(|h| {
@@ -357,10 +262,7 @@ fn child_words() -> (u64, u64) {
         .find_map(|l| l.split_once("RELOK_WORDS ").map(|(_, rest)| rest))
         .unwrap_or_else(|| panic!("no words in {stdout:?}"));
     let parse = |field: &str| {
-        let v = line
-            .split(' ')
-            .find_map(|kv| kv.strip_prefix(field))
-            .unwrap();
+        let v = line.split(' ').find_map(|kv| kv.strip_prefix(field)).unwrap();
         u64::from_str_radix(v.trim_start_matches("0x"), 16).unwrap()
     };
     (parse("symbol="), parse("value="))
@@ -376,14 +278,9 @@ fn words_differ_between_processes() {
     let (sym1, val1) = child_words();
     let (sym2, val2) = child_words();
     assert_ne!(val1, val2, "value words must differ between processes");
-    let aslr = std::fs::read_to_string("/proc/sys/kernel/randomize_va_space")
-        .map(|s| s.trim() == "2")
-        .unwrap_or(false);
+    let aslr = std::fs::read_to_string("/proc/sys/kernel/randomize_va_space").map(|s| s.trim() == "2").unwrap_or(false);
     if aslr {
-        assert_ne!(
-            sym1, sym2,
-            "symbol words (heap addresses) must differ between processes under ASLR"
-        );
+        assert_ne!(sym1, sym2, "symbol words (heap addresses) must differ between processes under ASLR");
     }
 }
 

@@ -14,8 +14,10 @@
 #![cfg(feature = "wgpu")]
 
 use relok_ir::Strategy;
-use relok_runtime::wgpu::{list_adapters, WgpuDevice, LAUNCHES_PER_SUBMIT};
-use relok_runtime::{Device, DeviceMemory, DevicePtr, Kernel, KernelArg, KernelCache, LaunchConfig, ProgramError, Session, Stream};
+use relok_runtime::wgpu::{LAUNCHES_PER_SUBMIT, WgpuDevice, list_adapters};
+use relok_runtime::{
+    Device, DeviceMemory, DevicePtr, Kernel, KernelArg, KernelCache, LaunchConfig, ProgramError, Session, Stream,
+};
 use std::time::Instant;
 
 /// `v1[0] += v0`, by one thread.
@@ -63,7 +65,9 @@ fn gpu(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Device)> {
 
 fn load(device: &Device, session: &Session, src: &str, name: &str) -> Kernel {
     let module = relok_ir::parse(src).expect("parses");
-    device.load(session, &KernelCache::uncached(), &module, name, Strategy::Table).unwrap_or_else(|e| panic!("@{name}: {e}"))
+    device
+        .load(session, &KernelCache::uncached(), &module, name, Strategy::Table)
+        .unwrap_or_else(|e| panic!("@{name}: {e}"))
 }
 
 fn read_u32(device: &Device, ptr: DevicePtr) -> u32 {
@@ -71,7 +75,9 @@ fn read_u32(device: &Device, ptr: DevicePtr) -> u32 {
 }
 
 fn bump(device: &Device, stream: &Stream, kernel: &Kernel, by: u32, at: DevicePtr) {
-    device.enqueue(stream, kernel, &LaunchConfig::linear(1, 1), &[KernelArg::u32(by), KernelArg::Ptr(at)], 0).expect("enqueue");
+    device
+        .enqueue(stream, kernel, &LaunchConfig::linear(1, 1), &[KernelArg::u32(by), KernelArg::Ptr(at)], 0)
+        .expect("enqueue");
 }
 
 /// An `i32` input buffer for `@check` of `n` elements, element `negative`
@@ -84,7 +90,15 @@ fn inputs(device: &Device, n: usize, negative: Option<usize>) -> DevicePtr {
 }
 
 fn check(device: &Device, stream: &Stream, kernel: &Kernel, n: u32, input: DevicePtr) {
-    device.enqueue(stream, kernel, &LaunchConfig::linear(n.div_ceil(32), 32), &[KernelArg::u32(n), KernelArg::Ptr(input)], 0).expect("enqueue");
+    device
+        .enqueue(
+            stream,
+            kernel,
+            &LaunchConfig::linear(n.div_ceil(32), 32),
+            &[KernelArg::u32(n), KernelArg::Ptr(input)],
+            0,
+        )
+        .expect("enqueue");
 }
 
 #[test]
@@ -110,7 +124,10 @@ fn many_launches_and_one_synchronisation_give_the_exact_count() {
     // Each launch read what the one before wrote, with its own argument.
     assert_eq!(read_u32(&gpu, buf), n * (n - 1) / 2);
     skip(
-        &format!("nothing: {n} launches on {} enqueued in {enqueued:?} and synchronized after {synchronized:?}", gpu.name()),
+        &format!(
+            "nothing: {n} launches on {} enqueued in {enqueued:?} and synchronized after {synchronized:?}",
+            gpu.name()
+        ),
         "(timing, for information)",
     );
     // A synchronisation with nothing enqueued.
@@ -206,7 +223,13 @@ fn two_streams_interleave() {
     assert_eq!((read_u32(&gpu, a), read_u32(&gpu, b)), (n, 2 * n));
     // A stream belongs to its device.
     let other = Device::Wgpu(Box::new(WgpuDevice::open(0).expect("adapter 0 opens twice")));
-    let e = gpu.enqueue(&other.stream().expect("stream"), &add, &LaunchConfig::default(), &[KernelArg::u32(1), KernelArg::Ptr(a)], 0);
+    let e = gpu.enqueue(
+        &other.stream().expect("stream"),
+        &add,
+        &LaunchConfig::default(),
+        &[KernelArg::u32(1), KernelArg::Ptr(a)],
+        0,
+    );
     assert!(e.is_err_and(|e| e.to_string().contains("the stream belongs to")));
 }
 
@@ -252,7 +275,12 @@ fn a_buffer_argument_may_point_into_a_buffer_at_the_offset_alignment() {
     bump(&gpu, &stream, &k, 7, buf.offset(256));
     bump(&gpu, &stream, &k, 5, buf);
     gpu.synchronize(&session, &stream).expect("runs");
-    let words: Vec<u32> = gpu.read_bytes(buf, 512).expect("read").chunks_exact(4).map(|w| u32::from_le_bytes(w.try_into().expect("4"))).collect();
+    let words: Vec<u32> = gpu
+        .read_bytes(buf, 512)
+        .expect("read")
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes(w.try_into().expect("4")))
+        .collect();
     assert_eq!((words[0], words[64]), (5, 7));
     assert_eq!(words.iter().filter(|&&w| w != 0).count(), 2);
     // At the adapter's own alignment.
@@ -265,7 +293,9 @@ fn a_buffer_argument_may_point_into_a_buffer_at_the_offset_alignment() {
     // A pointer off the alignment, or past the end, is refused at enqueue.
     let args = |p| [KernelArg::u32(1), KernelArg::Ptr(p)];
     if align > 4 {
-        let e = gpu.enqueue(&stream, &k, &LaunchConfig::default(), &args(buf.offset(align / 2)), 0).expect_err("misaligned");
+        let e = gpu
+            .enqueue(&stream, &k, &LaunchConfig::default(), &args(buf.offset(align / 2)), 0)
+            .expect_err("misaligned");
         assert!(e.to_string().contains(&format!("min_storage_buffer_offset_alignment ({align} bytes)")), "{e}");
     }
     let e = gpu.enqueue(&stream, &k, &LaunchConfig::default(), &args(buf.offset(512)), 0).expect_err("past the end");

@@ -61,7 +61,8 @@ fn main() -> Result<ExitCode, relok::Error> {
         for i in 0..count {
             let (file, text, _, _) = kernel_source(i, count);
             let path = std::path::Path::new(&dir).join(file);
-            std::fs::write(&path, text).map_err(|source| relok::Error::Io { path: path.display().to_string(), source })?;
+            std::fs::write(&path, text)
+                .map_err(|source| relok::Error::Io { path: path.display().to_string(), source })?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -100,7 +101,9 @@ fn main() -> Result<ExitCode, relok::Error> {
                 .chunks(per)
                 .map(|chunk| {
                     let ctx = &ctx;
-                    scope.spawn(move || chunk.iter().map(|(s, name, _)| ctx.kernel(s, name)).collect::<Result<Vec<_>, _>>())
+                    scope.spawn(move || {
+                        chunk.iter().map(|(s, name, _)| ctx.kernel(s, name)).collect::<Result<Vec<_>, _>>()
+                    })
                 })
                 .collect();
             let mut all = Vec::with_capacity(count);
@@ -129,7 +132,8 @@ fn main() -> Result<ExitCode, relok::Error> {
     let first_us = started.elapsed().as_secs_f64() * 1e6 - context_us;
     // The wall clock when the result is on the host, for a parent that
     // times the process from its exec (`relok bench start`).
-    let result_at_unix_ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let result_at_unix_ns =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let stats = ctx.cache_stats();
     let code = ctx.code_stats();
     let phases: Vec<String> = laps.iter().map(|(n, us)| format!("[\"{n}\",{us:.1}]")).collect();

@@ -14,8 +14,8 @@
 use crate::context::Shared;
 use crate::error::{Error, Result};
 use crate::stream::StreamInner;
-use crate::{lock, Element};
-use relok_runtime::{DevicePtr, DeviceMemory};
+use crate::{Element, lock};
+use relok_runtime::{DeviceMemory, DevicePtr};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::sync::{Arc, Mutex, Weak};

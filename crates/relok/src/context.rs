@@ -1,17 +1,17 @@
 //! [`Context`]: one device, the host objects of this program on it (a
 //! session), and the kernel cache in front of the compiler.
 
+use crate::Element;
 use crate::buffer::{Allocation, Buffer};
 use crate::error::{Error, Result};
 use crate::kernel::{Kernel, LoadedKernel, Symbol};
 use crate::program::KernelSource;
 use crate::stream::Stream;
-use crate::Element;
 use relok_ir::Strategy;
 use relok_runtime::{CacheStats, CodeStats, Device, DeviceKind, DeviceMemory, KernelCache, Session};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What a context shares with its buffers, streams and kernels, which keep
 /// it alive: the device is closed when the last of them drops.
@@ -150,7 +150,10 @@ impl ContextBuilder {
         };
         let target = device.target();
         if !device.strategies().contains(&self.strategy) {
-            return Err(Error::Compile(relok_runtime::ProgramError::Unsupported { strategy: self.strategy, target: target.name() }));
+            return Err(Error::Compile(relok_runtime::ProgramError::Unsupported {
+                strategy: self.strategy,
+                target: target.name(),
+            }));
         }
         let cache = match &self.cache {
             CacheChoice::Environment => KernelCache::from_env(),
@@ -228,7 +231,16 @@ impl Context {
     /// A context over an open device, with a session of its own.
     fn new(device: Device, cache: KernelCache, strategy: Strategy) -> Context {
         let name = device.name();
-        Context { shared: Arc::new(Shared { device, session: Session::new(), cache, strategy, name, rust_kernels: Default::default() }) }
+        Context {
+            shared: Arc::new(Shared {
+                device,
+                session: Session::new(),
+                cache,
+                strategy,
+                name,
+                rust_kernels: Default::default(),
+            }),
+        }
     }
 
     /// The device's name: `cpu:0`, `cuda:0 (NVIDIA H200, sm_90)`,
@@ -462,7 +474,11 @@ impl Context {
     pub fn global_value<T: Element>(&self, global: &crate::Global<T>) -> Result<T> {
         let s = &self.shared;
         crate::rust_kernel::declare_user_global(s, global.name(), size_of::<T>())?;
-        let cell = s.session.global_cell(&s.device, global.name()).map_err(relok_runtime::ProgramError::from).map_err(Error::Compile)?;
+        let cell = s
+            .session
+            .global_cell(&s.device, global.name())
+            .map_err(relok_runtime::ProgramError::from)
+            .map_err(Error::Compile)?;
         let bytes = s.device.read_bytes(cell, size_of::<T>() as u64)?;
         Ok(bytemuck::pod_read_unaligned(&bytes))
     }

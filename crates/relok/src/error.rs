@@ -90,7 +90,9 @@ pub enum Error {
     },
     /// A buffer, stream or kernel of another context used here: each
     /// context is its own device, even when two open the same GPU.
-    #[error("{what} belongs to another context (on {owner}) than this one (on {here}): each context is its own device, even on the same GPU")]
+    #[error(
+        "{what} belongs to another context (on {owner}) than this one (on {here}): each context is its own device, even on the same GPU"
+    )]
     WrongContext {
         /// What was passed (`argument 2 of @saxpy`, `the stream`).
         what: String,
@@ -127,7 +129,10 @@ pub enum Error {
     },
     /// A `usize` argument of a Rust kernel (`#[relok::kernel]`) above
     /// `u32::MAX`: a kernel's `usize` is 32 bits on the device.
-    #[error("Rust kernel {kernel}, parameter `{param}: usize`: {value} does not fit the device's 32-bit usize (at most {})", u32::MAX)]
+    #[error(
+        "Rust kernel {kernel}, parameter `{param}: usize`: {value} does not fit the device's 32-bit usize (at most {})",
+        u32::MAX
+    )]
     UsizeOutOfRange {
         /// The kernel.
         kernel: String,
@@ -139,7 +144,9 @@ pub enum Error {
     /// A [`crate::Global`] named as a cell relok writes itself: its Rust
     /// kernels' panic cell (`relok_rust_panic`) or a host static's
     /// (`relok_host__…`). It would share, and corrupt, that cell.
-    #[error("runtime global {name:?} is a cell relok writes itself (`relok_rust_panic`, `relok_host__…`); choose another name")]
+    #[error(
+        "runtime global {name:?} is a cell relok writes itself (`relok_rust_panic`, `relok_host__…`); choose another name"
+    )]
     ReservedGlobal {
         /// The global's name.
         name: String,
@@ -217,7 +224,9 @@ impl From<LaunchError> for Error {
 impl From<ProgramError> for Error {
     fn from(e: ProgramError) -> Error {
         match e {
-            ProgramError::Exception { kernel, message, block, thread } => Error::Exception { kernel, message, block, thread },
+            ProgramError::Exception { kernel, message, block, thread } => {
+                Error::Exception { kernel, message, block, thread }
+            }
             ProgramError::Launch(l) => l.into(),
             e => Error::Compile(e),
         }

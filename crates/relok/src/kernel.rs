@@ -25,8 +25,8 @@ use crate::error::{Error, Result};
 use crate::program::KernelSource;
 use crate::stream::{Pending, Stream};
 use crate::{Element, Grid, ScalarArg};
-use relok_ir::{AddrSpace, FuncKind, Scalar, Type};
 use relok_cache::Key;
+use relok_ir::{AddrSpace, FuncKind, Scalar, Type};
 use relok_runtime::KernelArg;
 use std::sync::Arc;
 
@@ -82,14 +82,21 @@ impl Kernel {
         let Some(key) = source_key else { return Ok(None) };
         // A kernel found by its source key is of that text and name (an
         // artifact of another kernel under it counts as a miss).
-        let Some(inner) = ctx.device.load_by_source(&ctx.session, &ctx.cache, key, name, ctx.strategy)? else { return Ok(None) };
+        let Some(inner) = ctx.device.load_by_source(&ctx.session, &ctx.cache, key, name, ctx.strategy)? else {
+            return Ok(None);
+        };
         let params = inner.params().iter().enumerate().map(|(i, t)| (format!("v{i}"), t.clone())).collect();
         Ok(Some(Kernel::on(ctx, &Arc::new(LoadedKernel { inner, name: name.to_owned(), params }))))
     }
 
     /// Kernel `name` from the verified program of `from`, through the
     /// artifact key (a cache, else a compile), remembering `source_key`.
-    pub(crate) fn compile(ctx: &Arc<Shared>, from: &(impl KernelSource + ?Sized), name: &str, source_key: Option<Key>) -> Result<Kernel> {
+    pub(crate) fn compile(
+        ctx: &Arc<Shared>,
+        from: &(impl KernelSource + ?Sized),
+        name: &str,
+        source_key: Option<Key>,
+    ) -> Result<Kernel> {
         let strategy = ctx.strategy;
         let program = from.verified_program()?;
         let module = program.module();
@@ -161,7 +168,11 @@ impl Kernel {
         }
         let args = args.into_args();
         if args.len() != self.loaded.params.len() {
-            return Err(Error::ArgCount { kernel: self.loaded.name.clone(), expected: self.loaded.params.len(), found: args.len() });
+            return Err(Error::ArgCount {
+                kernel: self.loaded.name.clone(),
+                expected: self.loaded.params.len(),
+                found: args.len(),
+            });
         }
         let mut values = Vec::with_capacity(args.len());
         let mut buffers = Vec::new();

@@ -125,7 +125,6 @@ pub mod __kernel {
 /// ```
 pub use relok_ir::{Scalar, Strategy};
 pub use relok_macros::{device, host, kernel};
-pub use rust_kernel::{Elem as Number, Float, Int, Signed};
 /// What the kernel cache and the device's code path did; a device's kind;
 /// what a faulting thread did (the cpu device).
 ///
@@ -137,3 +136,4 @@ pub use rust_kernel::{Elem as Number, Float, Int, Signed};
 /// # let _: Option<relok::FaultKind> = None;
 /// ```
 pub use relok_runtime::{CacheStats, CodeStats, DeviceKind, FaultKind};
+pub use rust_kernel::{Elem as Number, Float, Int, Signed};

@@ -94,7 +94,11 @@ impl Program {
     }
 
     fn verified(module: Module, file: &str) -> Result<Program> {
-        relok_ir::verify(&module).map_err(|errors| Error::Verify { file: file.to_owned(), rendered: errors.render(file), errors })?;
+        relok_ir::verify(&module).map_err(|errors| Error::Verify {
+            file: file.to_owned(),
+            rendered: errors.render(file),
+            errors,
+        })?;
         Ok(Program { module, file: file.to_owned(), text: None, host: crate::rust_kernel::HostUse::default() })
     }
 

@@ -85,5 +85,8 @@ fn dropping_a_context_that_launched_a_rust_kernel_frees_it() {
     }
     let grown = LIVE.load(Ordering::Relaxed).saturating_sub(before);
     let table_bytes = size_of_val(&TABLE);
-    assert!(grown < table_bytes, "8 contexts dropped, the heap grew by {grown} bytes: a context is kept alive ({table_bytes} bytes of host static each)");
+    assert!(
+        grown < table_bytes,
+        "8 contexts dropped, the heap grew by {grown} bytes: a context is kept alive ({table_bytes} bytes of host static each)"
+    );
 }

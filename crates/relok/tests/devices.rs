@@ -83,16 +83,110 @@ struct Example {
 
 fn examples() -> Vec<Example> {
     vec![
-        Example { file: "examples/saxpy.rk", kernel: "saxpy", grid: Grid::new(16, 256), inputs: || vec![Input::U32(4000), Input::F32(2.5), Input::BufF32(rand_f32(4000, 1)), Input::BufF32(rand_f32(4000, 2))], exception: None, unordered: false },
-        Example { file: "examples/reduce.rk", kernel: "reduce", grid: Grid::new(4, 256), inputs: || vec![Input::U32(1000), Input::BufF32((0..1000).map(|i| i as f32).collect()), Input::BufF32(vec![0.0; 4])], exception: None, unordered: false },
-        Example { file: "examples/histogram.rk", kernel: "histogram", grid: Grid::new(40, 256), inputs: || vec![Input::U32(10000), Input::U32(16), Input::BufU32(rand_u32(10000, 3)), Input::BufU32(vec![0; 16])], exception: None, unordered: false },
-        Example { file: "examples/matmul.rk", kernel: "matmul", grid: Grid::new((2, 3), (16, 16)), inputs: || vec![Input::U32(40), Input::U32(24), Input::U32(36), Input::BufF32(rand_f32(1440, 4)), Input::BufF32(rand_f32(864, 5)), Input::BufF32(vec![0.0; 960])], exception: None, unordered: false },
-        Example { file: "examples/scan.rk", kernel: "scan", grid: Grid::new(4, 256), inputs: || vec![Input::U32(1000), Input::BufU32(rand_u32(1000, 6)), Input::BufU32(vec![0; 1000])], exception: None, unordered: false },
-        Example { file: "examples/reloc/symbols.rk", kernel: "classify", grid: Grid::new(1, 1), inputs: || vec![Input::Sym("bar"), Input::BufI32(vec![0])], exception: None, unordered: false },
-        Example { file: "examples/reloc/lookup.rk", kernel: "lookup", grid: Grid::new(4, 256), inputs: || vec![Input::U32(1000), Input::BufU32(rand_u32(1000, 7)), Input::BufU32(vec![0; 1000])], exception: None, unordered: false },
-        Example { file: "examples/reloc/boxed.rk", kernel: "unbox", grid: Grid::new(1, 1), inputs: || vec![Input::Sym("circle"), Input::BufU32(vec![0])], exception: None, unordered: false },
-        Example { file: "examples/reloc/counter.rk", kernel: "count", grid: Grid::new(2, 64), inputs: || vec![Input::BufU64(vec![0; 128])], exception: None, unordered: true },
-        Example { file: "examples/reloc/throw.rk", kernel: "check", grid: Grid::new(4, 32), inputs: || vec![Input::U32(40), Input::BufI32((1..=40).map(|i| if i == 38 { -38 } else { i }).collect())], exception: Some("negative input"), unordered: false },
+        Example {
+            file: "examples/saxpy.rk",
+            kernel: "saxpy",
+            grid: Grid::new(16, 256),
+            inputs: || {
+                vec![
+                    Input::U32(4000),
+                    Input::F32(2.5),
+                    Input::BufF32(rand_f32(4000, 1)),
+                    Input::BufF32(rand_f32(4000, 2)),
+                ]
+            },
+            exception: None,
+            unordered: false,
+        },
+        Example {
+            file: "examples/reduce.rk",
+            kernel: "reduce",
+            grid: Grid::new(4, 256),
+            inputs: || {
+                vec![
+                    Input::U32(1000),
+                    Input::BufF32((0..1000).map(|i| i as f32).collect()),
+                    Input::BufF32(vec![0.0; 4]),
+                ]
+            },
+            exception: None,
+            unordered: false,
+        },
+        Example {
+            file: "examples/histogram.rk",
+            kernel: "histogram",
+            grid: Grid::new(40, 256),
+            inputs: || {
+                vec![Input::U32(10000), Input::U32(16), Input::BufU32(rand_u32(10000, 3)), Input::BufU32(vec![0; 16])]
+            },
+            exception: None,
+            unordered: false,
+        },
+        Example {
+            file: "examples/matmul.rk",
+            kernel: "matmul",
+            grid: Grid::new((2, 3), (16, 16)),
+            inputs: || {
+                vec![
+                    Input::U32(40),
+                    Input::U32(24),
+                    Input::U32(36),
+                    Input::BufF32(rand_f32(1440, 4)),
+                    Input::BufF32(rand_f32(864, 5)),
+                    Input::BufF32(vec![0.0; 960]),
+                ]
+            },
+            exception: None,
+            unordered: false,
+        },
+        Example {
+            file: "examples/scan.rk",
+            kernel: "scan",
+            grid: Grid::new(4, 256),
+            inputs: || vec![Input::U32(1000), Input::BufU32(rand_u32(1000, 6)), Input::BufU32(vec![0; 1000])],
+            exception: None,
+            unordered: false,
+        },
+        Example {
+            file: "examples/reloc/symbols.rk",
+            kernel: "classify",
+            grid: Grid::new(1, 1),
+            inputs: || vec![Input::Sym("bar"), Input::BufI32(vec![0])],
+            exception: None,
+            unordered: false,
+        },
+        Example {
+            file: "examples/reloc/lookup.rk",
+            kernel: "lookup",
+            grid: Grid::new(4, 256),
+            inputs: || vec![Input::U32(1000), Input::BufU32(rand_u32(1000, 7)), Input::BufU32(vec![0; 1000])],
+            exception: None,
+            unordered: false,
+        },
+        Example {
+            file: "examples/reloc/boxed.rk",
+            kernel: "unbox",
+            grid: Grid::new(1, 1),
+            inputs: || vec![Input::Sym("circle"), Input::BufU32(vec![0])],
+            exception: None,
+            unordered: false,
+        },
+        Example {
+            file: "examples/reloc/counter.rk",
+            kernel: "count",
+            grid: Grid::new(2, 64),
+            inputs: || vec![Input::BufU64(vec![0; 128])],
+            exception: None,
+            unordered: true,
+        },
+        Example {
+            file: "examples/reloc/throw.rk",
+            kernel: "check",
+            grid: Grid::new(4, 32),
+            inputs: || vec![Input::U32(40), Input::BufI32((1..=40).map(|i| if i == 38 { -38 } else { i }).collect())],
+            exception: Some("negative input"),
+            unordered: false,
+        },
     ]
 }
 
@@ -152,7 +246,9 @@ fn every_example_equals_the_cpu_device() {
         for ctx in &contexts[1..] {
             let got = run(ctx, &ex);
             match (&oracle, &got) {
-                (Ok(a), Ok(b)) => assert!(a == b, "@{} on {} differs from the cpu device", ex.kernel, ctx.device_name()),
+                (Ok(a), Ok(b)) => {
+                    assert!(a == b, "@{} on {} differs from the cpu device", ex.kernel, ctx.device_name())
+                }
                 (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "@{} on {}", ex.kernel, ctx.device_name()),
                 _ => panic!("@{} on {}: {got:?}, the cpu device: {oracle:?}", ex.kernel, ctx.device_name()),
             }
@@ -210,7 +306,10 @@ fn typed_arguments_are_checked_before_the_device() {
         assert_eq!(e.to_string(), "@copy, argument 0 (parameter `v0: u32`): an i32 was given");
         let f = ctx.zeros::<f32>(2).unwrap();
         let e = k.launch(&s, g, (2u32, &f, &mut b)).unwrap_err();
-        assert!(matches!(&e, Error::ArgType { index: 1, expected, found, .. } if expected == "ptr<global, u32>" && found == "a Buffer<f32>"), "{e}");
+        assert!(
+            matches!(&e, Error::ArgType { index: 1, expected, found, .. } if expected == "ptr<global, u32>" && found == "a Buffer<f32>"),
+            "{e}"
+        );
         let e = k.launch(&s, g, (2u32, 5u32, &mut b)).unwrap_err();
         assert!(matches!(&e, Error::ArgType { index: 1, found, .. } if found == "a u32"), "{e}");
         // A word parameter takes a symbol, never a raw integer.
@@ -282,7 +381,12 @@ fn an_exception_surfaces_at_synchronisation_and_the_stream_goes_on() {
         k.launch(&s, Grid::new(4, 32), (40u32, &bad)).unwrap();
         match s.synchronize() {
             Err(Error::Exception { kernel, message, block, thread }) => {
-                assert_eq!((kernel.as_str(), message.as_str()), ("check", "negative input"), "on {}", ctx.device_name());
+                assert_eq!(
+                    (kernel.as_str(), message.as_str()),
+                    ("check", "negative input"),
+                    "on {}",
+                    ctx.device_name()
+                );
                 assert_eq!((block, thread), ([1, 0, 0], [5, 0, 0]), "on {}", ctx.device_name());
             }
             other => panic!("on {}: {other:?}", ctx.device_name()),
@@ -316,7 +420,12 @@ fn an_exception_is_the_streams_and_is_reported_once_at_any_of_its_synchronisatio
         check.launch(&s, Grid::new(4, 32), (40u32, &bad)).unwrap();
         assert!(thrown(other.download().map(drop)), "on {}", ctx.device_name());
         s.synchronize().unwrap();
-        assert_eq!(other.download().unwrap(), vec![8u32; 64], "the launch before the failure ran, on {}", ctx.device_name());
+        assert_eq!(
+            other.download().unwrap(),
+            vec![8u32; 64],
+            "the launch before the failure ran, on {}",
+            ctx.device_name()
+        );
         // Two failing launches before one synchronisation: one report, of
         // the first thrower.
         check.launch(&s, Grid::new(4, 32), (40u32, &bad)).unwrap();
@@ -368,7 +477,12 @@ fn four_streams_of_a_thousand_launches_equal_the_sequential_cpu_run() {
             }
             if round % 250 == 0 {
                 for (i, b) in buffers.iter().enumerate() {
-                    assert_eq!(b.download().unwrap(), vec![i as u32 * 1_000_000 + round; n], "on {} after {round}", ctx.device_name());
+                    assert_eq!(
+                        b.download().unwrap(),
+                        vec![i as u32 * 1_000_000 + round; n],
+                        "on {} after {round}",
+                        ctx.device_name()
+                    );
                 }
             }
         }
@@ -405,7 +519,13 @@ fn bad_input_is_a_typed_error() {
         let k = ctx.kernel(&p, "copy").unwrap();
         let s = ctx.stream();
         let (a, mut b) = (ctx.zeros::<u32>(0).unwrap(), ctx.zeros::<u32>(0).unwrap());
-        for g in [Grid::new(0, 1), Grid::new(1, 0), Grid::new(1, 2048), Grid::new((u32::MAX, u32::MAX, u32::MAX), 1), Grid::new(1, (1, 1, 128))] {
+        for g in [
+            Grid::new(0, 1),
+            Grid::new(1, 0),
+            Grid::new(1, 2048),
+            Grid::new((u32::MAX, u32::MAX, u32::MAX), 1),
+            Grid::new(1, (1, 1, 128)),
+        ] {
             let e = k.launch(&s, g, (0u32, &a, &mut b)).unwrap_err();
             assert!(matches!(e, Error::Geometry { .. }), "{g:?} on {}: {e}", ctx.device_name());
         }
@@ -419,7 +539,8 @@ fn bad_input_is_a_typed_error() {
         let e = b.slice(1..5).download().unwrap_err();
         assert!(matches!(e, Error::SliceOutOfRange { start: 1, end: 5, len: 0 }), "{e}");
     }
-    let e = Program::parse_named("bad.rk", "kernel @k(v0: u32) {\n    v1: f32 = add v0, v0\n    return\n}\n").unwrap_err();
+    let e =
+        Program::parse_named("bad.rk", "kernel @k(v0: u32) {\n    v1: f32 = add v0, v0\n    return\n}\n").unwrap_err();
     assert!(matches!(e, Error::Verify { .. }), "{e}");
     assert!(e.to_string().starts_with("bad.rk:2:5: error: @k: v1: `add` produces u32"), "{e}");
     let e = Program::parse_named("bad.rk", "kernel @k() {\n    v0: u32 = add v1, v1\n    return\n}\n").unwrap_err();
@@ -508,7 +629,11 @@ fn kernels_loaded_and_dropped_between_launches_keep_their_own_host_values() {
         }
         for (factor, out) in outs {
             let y = out.download().expect("download");
-            assert!(y.iter().zip(&x).all(|(y, x)| *y == factor * x), "{}: the kernel of factor {factor} read another's", ctx.device_name());
+            assert!(
+                y.iter().zip(&x).all(|(y, x)| *y == factor * x),
+                "{}: the kernel of factor {factor} read another's",
+                ctx.device_name()
+            );
         }
     }
 }
@@ -550,8 +675,19 @@ fn small_buffers_dropped_under_pending_launches_and_new_ones_keep_their_contents
             s.synchronize().expect("synchronize");
         }
         for (data, out) in outs {
-            assert_eq!(out.download().expect("download"), data, "{}: a buffer of {} elements", ctx.device_name(), data.len());
+            assert_eq!(
+                out.download().expect("download"),
+                data,
+                "{}: a buffer of {} elements",
+                ctx.device_name(),
+                data.len()
+            );
         }
-        assert_eq!(written.download().expect("download"), (0..100).collect::<Vec<u32>>(), "{}: written", ctx.device_name());
+        assert_eq!(
+            written.download().expect("download"),
+            (0..100).collect::<Vec<u32>>(),
+            "{}: written",
+            ctx.device_name()
+        );
     }
 }

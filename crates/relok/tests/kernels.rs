@@ -44,7 +44,12 @@ fn check_scales(ctx: &Context, kernels: &[relok::Kernel], factors: &[f32]) {
     stream.synchronize().expect("synchronize");
     for ((k, out), factor) in kernels.iter().zip(outs).zip(factors) {
         let y = out.download().expect("download");
-        assert!(y.iter().zip(&x).all(|(y, x)| *y == factor * x), "{}: @{} did not scale by {factor}", ctx.device_name(), k.name());
+        assert!(
+            y.iter().zip(&x).all(|(y, x)| *y == factor * x),
+            "{}: @{} did not scale by {factor}",
+            ctx.device_name(),
+            k.name()
+        );
     }
 }
 
@@ -66,7 +71,10 @@ fn kernels_loaded_together_are_the_ones_asked_for_in_order() {
     let factors: Vec<f32> = (0..n).rev().map(|i| (i + 2) as f32).collect();
     for ctx in common::contexts(Strategy::Table) {
         let kernels = ctx.kernels(&wanted).expect("loads");
-        assert_eq!(kernels.iter().map(relok::Kernel::name).collect::<Vec<_>>(), wanted.iter().map(|w| w.1).collect::<Vec<_>>());
+        assert_eq!(
+            kernels.iter().map(relok::Kernel::name).collect::<Vec<_>>(),
+            wanted.iter().map(|w| w.1).collect::<Vec<_>>()
+        );
         check_scales(&ctx, &kernels, &factors);
         assert_eq!(ctx.cache_stats().compiles, n as u64, "{}: one compile per kernel", ctx.device_name());
         assert!(ctx.kernels::<&Program>(&[]).expect("nothing to load").is_empty());
@@ -104,9 +112,17 @@ fn the_error_is_the_first_failing_kernels_in_the_order_asked() {
     let good: Vec<Source> = (0..6).map(scale_source).collect();
     let broken = Source::new("broken.rk", "kernel @broken(v0: u32) {\n    v1: u32 = bogus\n}\n");
     let ctx = Context::builder().device("cpu").no_cache().build().expect("cpu");
-    let wanted = [(&good[0], "scale_0"), (&good[1], "scale_1"), (&good[2], "missing"), (&broken, "broken"), (&good[3], "scale_3")];
+    let wanted = [
+        (&good[0], "scale_0"),
+        (&good[1], "scale_1"),
+        (&good[2], "missing"),
+        (&broken, "broken"),
+        (&good[3], "scale_3"),
+    ];
     match ctx.kernels(&wanted) {
-        Err(Error::NoSuchKernel { name, available }) => assert_eq!((name.as_str(), available), ("missing", vec!["scale_2".to_owned()])),
+        Err(Error::NoSuchKernel { name, available }) => {
+            assert_eq!((name.as_str(), available), ("missing", vec!["scale_2".to_owned()]))
+        }
         other => panic!("expected the missing kernel's error, got {other:?}"),
     }
     let wanted = [(&good[4], "scale_4"), (&broken, "broken"), (&good[5], "missing")];

@@ -59,6 +59,10 @@ fn table_survives(ctx: &Context) {
     let stream = ctx.stream();
     let result = smash.launch(&stream, Grid::cover(1, 1), (0u32,)).and_then(|()| stream.synchronize());
     let err = result.expect_err("a write into a host value faults");
-    assert!(err.to_string().contains("write to read-only memory (a constant or a host value)"), "{} : {err}", ctx.device_name());
+    assert!(
+        err.to_string().contains("write to read-only memory (a constant or a host value)"),
+        "{} : {err}",
+        ctx.device_name()
+    );
     assert_eq!(run_lookup(), before, "lookup's table changed under it on {}", ctx.device_name());
 }

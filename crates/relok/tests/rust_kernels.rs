@@ -76,8 +76,19 @@ fn rust_twins_equal_their_rk_versions_on_every_device_and_strategy() {
         for ctx in contexts(strategy) {
             let wgpu = ctx.device_kind() == relok::DeviceKind::Wgpu;
             for o in run::all(&ctx).unwrap_or_else(|e| panic!("{} {strategy}: {e}", ctx.device_name())) {
-                assert!(o.equal, "{} on {} under {strategy}: the Rust twin differs from the .rk", o.name, ctx.device_name());
-                assert!(o.rust_lines < o.rk_lines, "{}: {} lines of Rust against {} of .rk", o.name, o.rust_lines, o.rk_lines);
+                assert!(
+                    o.equal,
+                    "{} on {} under {strategy}: the Rust twin differs from the .rk",
+                    o.name,
+                    ctx.device_name()
+                );
+                assert!(
+                    o.rust_lines < o.rk_lines,
+                    "{}: {} lines of Rust against {} of .rk",
+                    o.name,
+                    o.rust_lines,
+                    o.rk_lines
+                );
                 match oracle.iter().find(|c| c.name == o.name) {
                     Some(cpu) => assert!(
                         o.same_as(cpu, wgpu),
@@ -124,7 +135,8 @@ fn an_index_out_of_bounds_raises_rusts_message_with_the_rust_location_on_every_d
                 assert_eq!(block, [0, 0, 0]);
                 assert!((1..4).contains(&thread[0]), "{thread:?}");
                 let index = thread[0] + 3;
-                let want = format!("{}:{line}:{col}: index out of bounds: the len is 4 but the index is {index}", file!());
+                let want =
+                    format!("{}:{line}:{col}: index out of bounds: the len is 4 but the index is {index}", file!());
                 assert_eq!(message, want, "{}", ctx.device_name());
             }
             other => panic!("{}: expected the bounds-check exception, got {other:?}", ctx.device_name()),
@@ -266,7 +278,13 @@ fn control(x: &[u32], w: &[f64], out: &mut [i64], f: &mut [f64], flag: bool) {
             break;
         }
     }
-    let sign = if v % 3 == 0 { -1i64 } else if v % 3 == 1 { 0 } else { 1 };
+    let sign = if v % 3 == 0 {
+        -1i64
+    } else if v % 3 == 1 {
+        0
+    } else {
+        1
+    };
     let v = v as i64;
     out[i] = acc * sign + collatz_steps(v as u32 + 1) as i64 + ((k as i64) << 8) - (v >> 1) + (v ^ 5) * 3;
     let g = v as f64;
@@ -292,7 +310,13 @@ fn control_reference(v: u32, w: &[f64], flag: bool) -> (i64, f64) {
             break;
         }
     }
-    let sign = if v.is_multiple_of(3) { -1i64 } else if v % 3 == 1 { 0 } else { 1 };
+    let sign = if v.is_multiple_of(3) {
+        -1i64
+    } else if v % 3 == 1 {
+        0
+    } else {
+        1
+    };
     let mut x = v + 1;
     let mut steps = 0u32;
     while x != 1 {
@@ -306,7 +330,11 @@ fn control_reference(v: u32, w: &[f64], flag: bool) -> (i64, f64) {
     let vi = i64::from(v);
     let out = acc * sign + i64::from(steps) + (i64::from(k) << 8) - (vi >> 1) + (vi ^ 5) * 3;
     let g = f64::from(v);
-    let f = if flag || vi > 3 { g.sqrt() + (-g).abs().min(3.5) } else { w[..(v as usize) % 4].iter().fold(0.0, |s, x| s + x) };
+    let f = if flag || vi > 3 {
+        g.sqrt() + (-g).abs().min(3.5)
+    } else {
+        w[..(v as usize) % 4].iter().fold(0.0, |s, x| s + x)
+    };
     (out, f)
 }
 
@@ -329,7 +357,14 @@ fn control_flow_casts_and_device_functions_match_plain_rust_on_every_device() {
             let f = f.download().expect("download");
             for (i, (o, g)) in want.iter().enumerate() {
                 assert_eq!(out[i], *o, "{} out[{i}] (x = {})", ctx.device_name(), xs[i]);
-                assert_eq!(f[i].to_bits(), g.to_bits(), "{} f[{i}] (x = {}): {} vs {g}", ctx.device_name(), xs[i], f[i]);
+                assert_eq!(
+                    f[i].to_bits(),
+                    g.to_bits(),
+                    "{} f[{i}] (x = {}): {} vs {g}",
+                    ctx.device_name(),
+                    xs[i],
+                    f[i]
+                );
             }
         }
     }
@@ -459,7 +494,8 @@ fn child() {
     }
     assert_eq!(scaled(&ctx, true), [10, 20, 30, 40, 20, 40, 60, 80]);
     let stats = ctx.cache_stats();
-    let _ = std::io::Write::write_all(&mut std::io::stdout(), format!("CHILD-COMPILES {}\n", stats.compiles).as_bytes());
+    let _ =
+        std::io::Write::write_all(&mut std::io::stdout(), format!("CHILD-COMPILES {}\n", stats.compiles).as_bytes());
 }
 
 #[test]
@@ -478,7 +514,10 @@ fn a_second_process_loads_every_rust_kernel_from_the_store_with_zero_compiles() 
         .expect("child runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "child failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let compiles = stdout.lines().find_map(|l| l.split_once("CHILD-COMPILES ").map(|(_, r)| r)).unwrap_or_else(|| panic!("the child says nothing:\n{stdout}"));
+    let compiles = stdout
+        .lines()
+        .find_map(|l| l.split_once("CHILD-COMPILES ").map(|(_, r)| r))
+        .unwrap_or_else(|| panic!("the child says nothing:\n{stdout}"));
     assert_eq!(compiles.trim(), "0", "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -615,8 +654,14 @@ fn a_usize_argument_above_u32_max_is_refused_naming_the_kernel_and_the_parameter
     let mut out = ctx.zeros::<u32>(4).expect("zeros");
     let s = ctx.stream();
     let err = ones_to::launch(&s, Grid::new(1, 4), &mut out, 5_000_000_000).expect_err("above u32::MAX");
-    assert!(matches!(&err, Error::UsizeOutOfRange { kernel, param, value: 5_000_000_000 } if kernel == "ones_to" && param == "n"), "{err:?}");
-    assert_eq!(err.to_string(), "Rust kernel ones_to, parameter `n: usize`: 5000000000 does not fit the device's 32-bit usize (at most 4294967295)");
+    assert!(
+        matches!(&err, Error::UsizeOutOfRange { kernel, param, value: 5_000_000_000 } if kernel == "ones_to" && param == "n"),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "Rust kernel ones_to, parameter `n: usize`: 5000000000 does not fit the device's 32-bit usize (at most 4294967295)"
+    );
     ones_to::launch(&s, Grid::new(1, 4), &mut out, u32::MAX as usize).expect("u32::MAX fits");
     s.synchronize().expect("runs");
     assert_eq!(out.download().expect("download"), [1; 4]);
@@ -674,8 +719,10 @@ fn methods_map_to_the_ir_on_every_device() {
     let _g = serial();
     let xs = [4.0f32, -9.0, 0.01, f32::NAN, 100.0, -0.0, 2.5, 1e-3];
     let ks = [-5i32, 2, 200, -300, 7, 0, -1, 99];
-    let want: Vec<u32> =
-        xs.iter().map(|&v| if v.is_nan() { -1.0f32 } else { v.abs().sqrt().clamp(0.5, 4.0) + v.recip() }.to_bits()).collect();
+    let want: Vec<u32> = xs
+        .iter()
+        .map(|&v| if v.is_nan() { -1.0f32 } else { v.abs().sqrt().clamp(0.5, 4.0) + v.recip() }.to_bits())
+        .collect();
     let kwant: Vec<i32> = ks.iter().map(|k| k.abs().clamp(3, 100)).collect();
     for ctx in contexts(Strategy::Table) {
         let x = ctx.upload(&xs).expect("upload");
@@ -759,7 +806,11 @@ fn a_bounds_failure_that_lost_the_race_is_not_reported_later() {
         );
         oob::launch(&s, Grid::new(1, 1), &x, &mut out, 9).expect("launch");
         let second = s.synchronize().expect_err("index 9").to_string();
-        assert!(second.ends_with("index out of bounds: the len is 4 but the index is 9"), "{}: {second}", ctx.device_name());
+        assert!(
+            second.ends_with("index out of bounds: the len is 4 but the index is 9"),
+            "{}: {second}",
+            ctx.device_name()
+        );
     }
 }
 
@@ -802,7 +853,8 @@ fn math_methods(x: &[f32], out: &mut [f32]) {
 fn float_methods_map_to_the_math_functions_on_every_device() {
     let _g = serial();
     let xs: Vec<f32> = (0..64).map(|k| -3.1 + k as f32 * 0.097).collect();
-    let host = |v: f32| [v.exp(), v.abs().ln(), v.mul_add(2.0, 1.0), v.floor(), v.round(), v.tanh(), v.sin(), v.atan2(2.0)];
+    let host =
+        |v: f32| [v.exp(), v.abs().ln(), v.mul_add(2.0, 1.0), v.floor(), v.round(), v.tanh(), v.sin(), v.atan2(2.0)];
     for ctx in contexts(Strategy::Table) {
         let x = ctx.upload(&xs).expect("upload");
         let mut out = ctx.zeros::<f32>(xs.len() * 8).expect("zeros");
@@ -818,7 +870,11 @@ fn float_methods_map_to_the_math_functions_on_every_device() {
             for (j, want) in host(v).into_iter().enumerate() {
                 let g = got[k * 8 + j];
                 let exact = matches!(j, 2..=4);
-                let ok = if exact { g == want } else { g.to_bits().abs_diff(want.to_bits()) <= ulps || (g - want).abs() <= 1e-6 };
+                let ok = if exact {
+                    g == want
+                } else {
+                    g.to_bits().abs_diff(want.to_bits()) <= ulps || (g - want).abs() <= 1e-6
+                };
                 assert!(ok, "{}: method {j} of {v}: {g} vs {want}", ctx.device_name());
             }
         }

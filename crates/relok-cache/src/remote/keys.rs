@@ -40,18 +40,23 @@ pub fn read_signing_key(path: &Path) -> Result<SigningKey, RemoteError> {
         use std::os::unix::fs::PermissionsExt;
         let mode = meta.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
-            return Err(key_error(path, format!("mode {mode:o} lets other users read the signing key (run `chmod 600 {}`)", path.display())));
+            return Err(key_error(
+                path,
+                format!("mode {mode:o} lets other users read the signing key (run `chmod 600 {}`)", path.display()),
+            ));
         }
     }
     #[cfg(not(unix))]
     let _ = meta;
-    SigningKey::from_pkcs8_pem(&text).map_err(|e| key_error(path, format!("not an Ed25519 private key in PKCS#8 PEM: {e}")))
+    SigningKey::from_pkcs8_pem(&text)
+        .map_err(|e| key_error(path, format!("not an Ed25519 private key in PKCS#8 PEM: {e}")))
 }
 
 /// Reads a public key.
 pub fn read_public_key(path: &Path) -> Result<VerifyingKey, RemoteError> {
     let (text, _) = read_key_text(path)?;
-    VerifyingKey::from_public_key_pem(&text).map_err(|e| key_error(path, format!("not an Ed25519 public key in PEM: {e}")))
+    VerifyingKey::from_public_key_pem(&text)
+        .map_err(|e| key_error(path, format!("not an Ed25519 public key in PEM: {e}")))
 }
 
 /// Makes a key pair in `dir` (created private if missing):

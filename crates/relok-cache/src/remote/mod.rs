@@ -129,13 +129,11 @@ pub struct RemoteConfig {
 /// Milliseconds from `var`, if set.
 fn millis(var: &'static str) -> Result<Option<Duration>, RemoteError> {
     match std::env::var(var) {
-        Ok(v) if !v.trim().is_empty() => v
-            .trim()
-            .parse::<u64>()
-            .ok()
-            .filter(|&ms| ms > 0)
-            .map(|ms| Some(Duration::from_millis(ms)))
-            .ok_or_else(|| RemoteError::Setting { var, value: v, reason: "not a positive number of milliseconds".into() }),
+        Ok(v) if !v.trim().is_empty() => {
+            v.trim().parse::<u64>().ok().filter(|&ms| ms > 0).map(|ms| Some(Duration::from_millis(ms))).ok_or_else(
+                || RemoteError::Setting { var, value: v, reason: "not a positive number of milliseconds".into() },
+            )
+        }
         _ => Ok(None),
     }
 }
@@ -143,7 +141,13 @@ fn millis(var: &'static str) -> Result<Option<Duration>, RemoteError> {
 impl RemoteConfig {
     /// A configuration with the default timeouts.
     pub fn new(url: &str, verifier: VerifyingKey, signer: Option<SigningKey>) -> RemoteConfig {
-        RemoteConfig { url: url.to_owned(), timeout: DEFAULT_TIMEOUT, flush_timeout: DEFAULT_FLUSH_TIMEOUT, verifier, signer }
+        RemoteConfig {
+            url: url.to_owned(),
+            timeout: DEFAULT_TIMEOUT,
+            flush_timeout: DEFAULT_FLUSH_TIMEOUT,
+            verifier,
+            signer,
+        }
     }
 
     /// The configuration the environment names: `None` when `RELOK_REMOTE`
@@ -165,7 +169,7 @@ impl RemoteConfig {
                 return Err(RemoteError::KeysDisagree {
                     signing: signed::key_id_hex(&s.verifying_key()),
                     public: signed::key_id_hex(&p),
-                })
+                });
             }
             (_, Some(p)) => p,
             (Some(s), None) => s.verifying_key(),
@@ -283,11 +287,15 @@ impl Remote {
             return Err(RemoteError::Setting {
                 var: "RELOK_REMOTE",
                 value: url,
-                reason: "TLS (rediss://) is not built into relok; reach Redis over a private network or a TLS tunnel".into(),
+                reason: "TLS (rediss://) is not built into relok; reach Redis over a private network or a TLS tunnel"
+                    .into(),
             });
         }
-        let client = redis::Client::open(config.url.as_str())
-            .map_err(|e| RemoteError::Setting { var: "RELOK_REMOTE", value: url.clone(), reason: e.to_string() })?;
+        let client = redis::Client::open(config.url.as_str()).map_err(|e| RemoteError::Setting {
+            var: "RELOK_REMOTE",
+            value: url.clone(),
+            reason: e.to_string(),
+        })?;
         let shared = Shared {
             url,
             client,
@@ -438,7 +446,9 @@ impl Remote {
         if slot.is_none() {
             let (tx, rx) = mpsc::sync_channel(QUEUE_LEN);
             let (shared, signer) = (Arc::clone(&self.shared), Arc::clone(signer));
-            let started = std::thread::Builder::new().name("relok-remote-writer".into()).spawn(move || write_loop(&shared, &signer, rx));
+            let started = std::thread::Builder::new()
+                .name("relok-remote-writer".into())
+                .spawn(move || write_loop(&shared, &signer, rx));
             if started.is_err() {
                 return false;
             }
@@ -465,7 +475,12 @@ impl Remote {
             if now >= deadline {
                 break;
             }
-            p = self.shared.drained.wait_timeout(p, deadline - now).map(|(g, _)| g).unwrap_or_else(|e| e.into_inner().0);
+            p = self
+                .shared
+                .drained
+                .wait_timeout(p, deadline - now)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
         }
         *p
     }
@@ -594,7 +609,12 @@ impl Tier {
 
     /// [`Tier::get`] of many keys in one round trip (a pipeline of
     /// GETRANGEs), in order.
-    pub(crate) fn get_many(&self, keys: &[Key], bound: u64, check: impl Fn(Key, &[u8]) -> Result<(), String>) -> Vec<TierLookup> {
+    pub(crate) fn get_many(
+        &self,
+        keys: &[Key],
+        bound: u64,
+        check: impl Fn(Key, &[u8]) -> Result<(), String>,
+    ) -> Vec<TierLookup> {
         let names: Vec<String> = keys.iter().map(|&k| self.name(k)).collect();
         let start = Instant::now();
         let fetched = self.remote.fetch_many(&names, bound);
@@ -603,7 +623,14 @@ impl Tier {
     }
 
     /// What a fetched value is worth: verified, counted.
-    fn judge(&self, key: Key, name: &str, fetched: Fetched, bound: u64, check: &impl Fn(Key, &[u8]) -> Result<(), String>) -> TierLookup {
+    fn judge(
+        &self,
+        key: Key,
+        name: &str,
+        fetched: Fetched,
+        bound: u64,
+        check: &impl Fn(Key, &[u8]) -> Result<(), String>,
+    ) -> TierLookup {
         use RemoteCounter as C;
         let c = &self.counters;
         let reject = |why: String| {
@@ -622,7 +649,9 @@ impl Tier {
                 TierLookup::Miss
             }
             Fetched::WrongType => reject("not a string value".into()),
-            Fetched::Value(v) if v.len() as u64 > bound => reject(format!("larger than this store's cap of {bound} bytes")),
+            Fetched::Value(v) if v.len() as u64 > bound => {
+                reject(format!("larger than this store's cap of {bound} bytes"))
+            }
             Fetched::Value(v) => match signed::open(&self.remote.verifier, name, &v) {
                 Err(e) => reject(e.to_string()),
                 Ok(entry) => match check(key, entry) {

@@ -29,7 +29,8 @@ fn binary(test: &str) -> Option<PathBuf> {
         if std::env::var("RELOK_REQUIRE_REDIS").is_ok_and(|v| v == "1") {
             panic!("{test}: redis-server is not installed and RELOK_REQUIRE_REDIS=1 (apt-get install redis-server)");
         }
-        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: redis-server is not installed (apt-get install redis-server)");
+        let _ =
+            writeln!(std::io::stderr(), "SKIPPED {test}: redis-server is not installed (apt-get install redis-server)");
     }
     found
 }
@@ -97,7 +98,8 @@ impl RedisServer {
 
     /// Runs `redis-cli -p <port> ARGS…`; its standard output.
     pub fn cli(&self, args: &[&str]) -> String {
-        let out = Command::new("redis-cli").args(["-p", &self.port.to_string()]).args(args).output().expect("redis-cli");
+        let out =
+            Command::new("redis-cli").args(["-p", &self.port.to_string()]).args(args).output().expect("redis-cli");
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -117,19 +119,27 @@ impl RedisServer {
 
     /// The value of `name` (binary safe), empty when absent.
     pub fn get_raw(&self, name: &str) -> Vec<u8> {
-        let out = Command::new("redis-cli").args(["-p", &self.port.to_string(), "--no-raw", "STRLEN", name]).output().expect("redis-cli");
-        let len: usize = String::from_utf8_lossy(&out.stdout).trim().trim_start_matches("(integer) ").parse().unwrap_or(0);
+        let out = Command::new("redis-cli")
+            .args(["-p", &self.port.to_string(), "--no-raw", "STRLEN", name])
+            .output()
+            .expect("redis-cli");
+        let len: usize =
+            String::from_utf8_lossy(&out.stdout).trim().trim_start_matches("(integer) ").parse().unwrap_or(0);
         if len == 0 {
             return Vec::new();
         }
         // `--raw GET` prints the bytes and a newline.
-        let out = Command::new("redis-cli").args(["-p", &self.port.to_string(), "--raw", "GET", name]).output().expect("redis-cli");
+        let out = Command::new("redis-cli")
+            .args(["-p", &self.port.to_string(), "--raw", "GET", name])
+            .output()
+            .expect("redis-cli");
         out.stdout[..len].to_vec()
     }
 
     /// Every name in the server, sorted.
     pub fn keys(&self) -> Vec<String> {
-        let mut k: Vec<String> = self.cli(&["--raw", "KEYS", "*"]).lines().filter(|l| !l.is_empty()).map(str::to_owned).collect();
+        let mut k: Vec<String> =
+            self.cli(&["--raw", "KEYS", "*"]).lines().filter(|l| !l.is_empty()).map(str::to_owned).collect();
         k.sort();
         k
     }
@@ -140,7 +150,10 @@ impl RedisServer {
     pub fn sleep_in_background(&self, seconds: u32) -> std::thread::JoinHandle<()> {
         let port = self.port.to_string();
         let handle = std::thread::spawn(move || {
-            let out = Command::new("redis-cli").args(["-p", &port, "DEBUG", "SLEEP", &seconds.to_string()]).output().expect("redis-cli");
+            let out = Command::new("redis-cli")
+                .args(["-p", &port, "DEBUG", "SLEEP", &seconds.to_string()])
+                .output()
+                .expect("redis-cli");
             assert!(out.status.success(), "DEBUG SLEEP: {}", String::from_utf8_lossy(&out.stderr));
         });
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -151,7 +164,9 @@ impl RedisServer {
             s.write_all(b"PING\r\n").expect("ping");
             let mut buf = [0u8; 16];
             match std::io::Read::read(&mut s, &mut buf) {
-                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => return handle,
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                    return handle;
+                }
                 _ => std::thread::sleep(Duration::from_millis(10)),
             }
         }

@@ -14,9 +14,9 @@
 //! lines are meaningful; absolute times depend on the machine.
 
 use super::median;
-use crate::examples::{Example, EXAMPLES};
-use relok_cache::{entry, Key, Lookup, Store};
-use relok_compiler::artifact::{Artifact, CodeTarget, CompileOptions, COMPILER_ID};
+use crate::examples::{EXAMPLES, Example};
+use relok_cache::{Key, Lookup, Store, entry};
+use relok_compiler::artifact::{Artifact, COMPILER_ID, CodeTarget, CompileOptions};
 use relok_compiler::lower::site_table;
 use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
@@ -256,7 +256,8 @@ pub fn run(
     let session = Session::new();
     let nk = EXAMPLES.len();
     let slots = CACHE_STRATEGIES.len() * nk;
-    let err = |ex: &'static Example, s: Strategy| move |e: relok_runtime::ProgramError| format!("{} ({s}): {e}", ex.name);
+    let err =
+        |ex: &'static Example, s: Strategy| move |e: relok_runtime::ProgramError| format!("{} ({s}): {e}", ex.name);
 
     // The store every warm load reads: every example with every strategy.
     let dir = TempDir::new("cache")?;
@@ -411,19 +412,15 @@ pub fn run(
     let warm_steps = STEPS.iter().zip(steps).map(|(&name, xs)| Step { name, median_us: median(xs) }).collect();
     drop(dir);
 
-    Ok(CacheReport {
-        runs,
-        child_runs,
-        rows,
-        warm_steps,
-        child_wall_ms: median(walls),
-        store: store_scale(quick)?,
-    })
+    Ok(CacheReport { runs, child_runs, rows, warm_steps, child_wall_ms: median(walls), store: store_scale(quick)? })
 }
 
 /// Prints the report as text; `device` names the cpu device it ran on.
 pub fn print(device: &str, r: &CacheReport) {
-    println!("relok bench cache on {device}: medians of {} runs in this process, {} child processes", r.runs, r.child_runs);
+    println!(
+        "relok bench cache on {device}: medians of {} runs in this process, {} child processes",
+        r.runs, r.child_runs
+    );
     println!("cold: compile, no store; warm: a store hit in this process (memory tier empty);");
     println!("mem: a memory-tier hit; child: a new process, KernelCache::open + compile (ld: compile");
     println!("alone); IR B: bytes of lowered IR text in the artifact; times in µs\n");
@@ -454,12 +451,16 @@ pub fn print(device: &str, r: &CacheReport) {
         println!("  {:<62} {:>9.1} µs", s.name, s.median_us);
     }
     let sum: f64 = r.warm_steps.iter().map(|s| s.median_us).sum();
-    let whole = r.rows.iter().find(|row| row.kernel == "total" && row.strategy == "table").map_or(f64::NAN, |row| row.warm_us);
+    let whole =
+        r.rows.iter().find(|row| row.kernel == "total" && row.strategy == "table").map_or(f64::NAN, |row| row.warm_us);
     println!("  {:<62} {:>9.1} µs (the whole call, timed as one: {whole:.1} µs)", "sum of the steps", sum);
     println!("\nchild process wall time (spawn to exit): {:.2} ms", r.child_wall_ms);
     let s = &r.store;
     println!("\nstore with {} entries of {} B payload (written in {:.1} s):", s.entries, s.payload_bytes, s.fill_s);
-    println!("  Store::open           {:>8.1} µs (empty store: {:.1} µs; {} opens each)", s.open_full_us, s.open_empty_us, s.open_runs);
+    println!(
+        "  Store::open           {:>8.1} µs (empty store: {:.1} µs; {} opens each)",
+        s.open_full_us, s.open_empty_us, s.open_runs
+    );
     println!("  get, present key      {:>8.1} µs ({} lookups)", s.get_hit_us, s.lookups);
     println!("  get, absent key       {:>8.1} µs (empty store: {:.1} µs)", s.get_miss_us, s.get_miss_empty_us);
 }
@@ -490,9 +491,8 @@ fn store_scale(quick: bool) -> Result<StoreScale, String> {
     let payload_bytes = 256;
     let full = TempDir::new("store-full")?;
     let empty = TempDir::new("store-empty")?;
-    let open = |root: &Path| {
-        relok_runtime::cache::store_config(root).and_then(|c| Store::open(c).map_err(|e| e.to_string()))
-    };
+    let open =
+        |root: &Path| relok_runtime::cache::store_config(root).and_then(|c| Store::open(c).map_err(|e| e.to_string()));
     let keys: Vec<Key> = (0..entries as u64).map(|i| synthetic_key(i, 1)).collect();
     let t = Instant::now();
     {
@@ -593,7 +593,8 @@ mod tests {
         let exe = std::env::current_exe().unwrap();
         let spawn = |root: &Path| {
             let mut c = std::process::Command::new(&exe);
-            c.args(["bench::cache::tests::cache_child_entry", "--exact", "--nocapture", "--test-threads=1"]).env(CHILD_ENV, root);
+            c.args(["bench::cache::tests::cache_child_entry", "--exact", "--nocapture", "--test-threads=1"])
+                .env(CHILD_ENV, root);
             c
         };
         // Every warm load is checked to be a store hit with no compile
@@ -601,7 +602,9 @@ mod tests {
         let r = run(&CpuDevice::new(0), true, &spawn).unwrap();
         assert_eq!(r.rows.len(), (EXAMPLES.len() + 1) * CACHE_STRATEGIES.len());
         for row in &r.rows {
-            for x in [row.cold_us, row.warm_us, row.memory_us, row.child_open_load_us, row.child_load_us, row.cold_over_warm] {
+            for x in
+                [row.cold_us, row.warm_us, row.memory_us, row.child_open_load_us, row.child_load_us, row.cold_over_warm]
+            {
                 assert!(x.is_finite() && x > 0.0, "{row:?}");
             }
             assert!(row.code_bytes > 0, "{row:?}");

@@ -18,8 +18,8 @@
 //!   over 1 GiB in + 1 GiB out, GPU time by events, table and patch against
 //!   bake.
 
-use super::{median, run_child, temp_path, ChildExample, Laps};
-use crate::launch::{prepare, Prepared, Target};
+use super::{ChildExample, Laps, median, run_child, temp_path};
+use crate::launch::{Prepared, Target, prepare};
 use relok_ir::Strategy;
 use relok_runtime::cpu::{KernelArg, LaunchConfig};
 use relok_runtime::cuda::CudaDevice;
@@ -72,7 +72,9 @@ pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Re
     laps.lap("parse the kernel text and inputs");
     let target = Target { device: &device, session: &session, cache: &cache, strategy: Strategy::Table };
     let Device::Cuda(dev) = &device else { return Err("not a cuda device".into()) };
-    let artifact = cache.artifact(&session, dev, &ex.module, ex.ex.kernel, dev.target(), Strategy::Table).map_err(|e| e.to_string())?;
+    let artifact = cache
+        .artifact(&session, dev, &ex.module, ex.ex.kernel, dev.target(), Strategy::Table)
+        .map_err(|e| e.to_string())?;
     laps.lap("artifact (stencil, key, store read, decode)");
     let k = dev.load_cached(&session, &artifact).map_err(|e| e.to_string())?;
     laps.lap("load (words, module, table, record)");
@@ -159,7 +161,12 @@ pub fn run(relok: &Path, quick: bool) -> Result<CudaBench, String> {
     drop(dev);
     let runs = if quick { 2 } else { 7 };
     let examples: &[&str] = if quick { &["saxpy"] } else { &["saxpy", "reduce", "lookup", "throw"] };
-    let child = |example: &str, store: &Path, archive: bool, env: &[(&str, &Path)], jit_off: bool| -> Result<ChildReport, String> {
+    let child = |example: &str,
+                 store: &Path,
+                 archive: bool,
+                 env: &[(&str, &Path)],
+                 jit_off: bool|
+     -> Result<ChildReport, String> {
         let mut env: Vec<(&str, &std::ffi::OsStr)> = env.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
         if jit_off {
             env.push(("CUDA_CACHE_DISABLE", "1".as_ref()));
@@ -197,7 +204,13 @@ pub fn run(relok: &Path, quick: bool) -> Result<CudaBench, String> {
                 let _ = std::fs::remove_dir_all(&jit_fresh);
             }
             let last = last.ok_or("no runs")?;
-            starts.push(StartRow { example: ex.into(), mode: name.into(), median_us: median(times), context_us: median(ctx), last });
+            starts.push(StartRow {
+                example: ex.into(),
+                mode: name.into(),
+                median_us: median(times),
+                context_us: median(ctx),
+                last,
+            });
         }
         let _ = std::fs::remove_dir_all(&warm);
         let _ = std::fs::remove_dir_all(&jit_warm);
@@ -210,19 +223,36 @@ pub fn run(relok: &Path, quick: bool) -> Result<CudaBench, String> {
 
 /// Prints the report as text.
 pub fn print(r: &CudaBench) {
-    println!("relok bench cuda on {}, driver CUDA {}; medians of {} child processes per row", r.device, r.driver, r.runs);
+    println!(
+        "relok bench cuda on {}, driver CUDA {}; medians of {} child processes per row",
+        r.device, r.driver, r.runs
+    );
     println!("\nfirst launch in a new process, µs from process start to the launch's end, context creation excluded:");
     println!("{:<8} {:<38} {:>10} {:>10}  served by", "example", "mode", "first", "context");
     for row in &r.starts {
         let l = &row.last;
         println!(
             "{:<8} {:<38} {:>10.0} {:>10.0}  compiles {} store {} archive {} linked {} jit {}",
-            row.example, row.mode, row.median_us, row.context_us, l.compiles, l.store_hits, l.archive_hits, l.linked, l.ptx_jit
+            row.example,
+            row.mode,
+            row.median_us,
+            row.context_us,
+            l.compiles,
+            l.store_hits,
+            l.archive_hits,
+            l.linked,
+            l.ptx_jit
         );
     }
     println!("\nper-launch host time (launch + wait, one block), µs:");
     for row in &r.launches {
-        println!("{:<8} relok {:>8.2}  bare {:>8.2}  overhead {:>6.2}", row.strategy, row.relok_us, row.raw_us, row.relok_us - row.raw_us);
+        println!(
+            "{:<8} relok {:>8.2}  bare {:>8.2}  overhead {:>6.2}",
+            row.strategy,
+            row.relok_us,
+            row.raw_us,
+            row.relok_us - row.raw_us
+        );
     }
     println!("\nrelocated value read per element, {} elements (GPU time by events):", r.elements);
     let bake = r.bandwidth.iter().find(|b| b.strategy == "bake").map_or(0.0, |b| b.median_ms);
@@ -238,7 +268,14 @@ pub fn print(r: &CudaBench) {
 }
 
 /// The loaded kernel of `src` under `strategy` on `device`.
-fn loaded(device: &Device, session: &Session, cache: &KernelCache, src: &str, kernel: &str, strategy: Strategy) -> Result<std::sync::Arc<relok_runtime::cuda::CudaKernel>, String> {
+fn loaded(
+    device: &Device,
+    session: &Session,
+    cache: &KernelCache,
+    src: &str,
+    kernel: &str,
+    strategy: Strategy,
+) -> Result<std::sync::Arc<relok_runtime::cuda::CudaKernel>, String> {
     let m = relok_ir::parse(src).map_err(|e| e.to_string())?;
     let target = Target { device, session, cache, strategy };
     match prepare(&target, &m, kernel).map_err(|e| e.to_string())? {
@@ -309,7 +346,11 @@ fn relocation_cost(n: u64, iters: usize) -> Result<Vec<BandwidthRow>, String> {
     }
     for ((s, _), t) in kernels.iter().zip(times) {
         let ms = median(t);
-        rows.push(BandwidthRow { strategy: s.name().into(), median_ms: ms, gb_per_s: (2 * bytes) as f64 / (ms * 1e-3) / 1e9 });
+        rows.push(BandwidthRow {
+            strategy: s.name().into(),
+            median_ms: ms,
+            gb_per_s: (2 * bytes) as f64 / (ms * 1e-3) / 1e9,
+        });
     }
     Ok(rows)
 }

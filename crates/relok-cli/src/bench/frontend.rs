@@ -11,7 +11,7 @@
 use super::median;
 use crate::args::parse_args;
 use crate::examples::EXAMPLES;
-use crate::launch::{run_kernel, Target};
+use crate::launch::{Target, run_kernel};
 use relok_ir::Strategy;
 use relok_runtime::cpu::{CpuDevice, LaunchConfig};
 use relok_runtime::{Device, KernelCache, Session};

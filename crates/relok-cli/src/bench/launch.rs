@@ -79,7 +79,10 @@ pub fn run(quick: bool) -> Result<Report, String> {
 
 /// Prints the report as text.
 pub fn print(r: &Report) {
-    println!("relok bench launch: {} launches of an empty kernel per round, medians of {} rounds", r.launches, r.rounds);
+    println!(
+        "relok bench launch: {} launches of an empty kernel per round, medians of {} rounds",
+        r.launches, r.rounds
+    );
     println!("host time per launch with no wait between launches; launches/s include the final wait\n");
     let mut device = "";
     for row in &r.rows {
@@ -124,7 +127,9 @@ fn device_rows(spec: &str, launches: usize, rounds: usize) -> Result<Vec<Row>, S
     // One level down, and the floor.
     let device = Device::open(spec).map_err(|e| e.to_string())?;
     let session = Session::new();
-    let k = device.load(&session, &KernelCache::uncached(), program.module(), "empty", Strategy::Table).map_err(|e| e.to_string())?;
+    let k = device
+        .load(&session, &KernelCache::uncached(), program.module(), "empty", Strategy::Table)
+        .map_err(|e| e.to_string())?;
     let s = device.stream().map_err(|e| e.to_string())?;
     let config = LaunchConfig::linear(1, 1);
     let runtime = laps(rounds, || {
@@ -167,7 +172,13 @@ fn laps(rounds: usize, mut f: impl FnMut() -> Result<(f64, f64), String>) -> Res
 }
 
 /// The bare launch loop of this device, if it has one.
-fn floor(device: &Device, kernel: &relok_runtime::Kernel, config: &LaunchConfig, launches: usize, rounds: usize) -> Result<Option<(&'static str, Laps)>, String> {
+fn floor(
+    device: &Device,
+    kernel: &relok_runtime::Kernel,
+    config: &LaunchConfig,
+    launches: usize,
+    rounds: usize,
+) -> Result<Option<(&'static str, Laps)>, String> {
     match (device, kernel) {
         #[cfg(feature = "cuda")]
         (Device::Cuda(d), relok_runtime::Kernel::Cuda(k)) => {

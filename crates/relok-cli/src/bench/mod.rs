@@ -30,8 +30,8 @@ pub mod cache;
 pub mod cuda;
 pub mod frontend;
 pub mod launch;
-pub mod start;
 pub mod remote;
+pub mod start;
 #[cfg(feature = "wgpu")]
 pub mod wgpu;
 
@@ -41,7 +41,7 @@ use std::time::Instant;
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
 use {
     crate::args::parse_args,
-    crate::examples::{Example, EXAMPLES},
+    crate::examples::{EXAMPLES, Example},
     crate::launch::Target,
     relok_runtime::cpu::LaunchConfig,
     std::fs,
@@ -204,7 +204,9 @@ pub fn run(what: Option<BenchCommand>, quick: bool, json: bool, started: Instant
             let app = start::App { kernels: app_kernels, threads: app_threads.max(1), bundle: app_bundle };
             start::print(&start::run(&devices, bundle.as_deref(), &app, quick, peers)?, json)
         }
-        Some(BenchCommand::Remote { device, url }) => report(&remote::run(&relok_binary()?, &device, quick, url)?, json, remote::print),
+        Some(BenchCommand::Remote { device, url }) => {
+            report(&remote::run(&relok_binary()?, &device, quick, url)?, json, remote::print)
+        }
         Some(BenchCommand::RemoteChild { device, pull }) => print_json(&remote::child(&device, pull)?),
         #[cfg(feature = "cuda")]
         Some(BenchCommand::Cuda) => report(&cuda::run(&relok_binary()?, quick)?, json, cuda::print),
@@ -284,7 +286,10 @@ pub(crate) struct Laps {
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
 impl Laps {
     pub(crate) fn new(started: Instant) -> Laps {
-        Laps { phases: vec![("process start to the bench".to_owned(), started.elapsed().as_secs_f64() * 1e6)], t: Instant::now() }
+        Laps {
+            phases: vec![("process start to the bench".to_owned(), started.elapsed().as_secs_f64() * 1e6)],
+            t: Instant::now(),
+        }
     }
 
     /// Ends step `name` (begun at the previous lap).

@@ -29,8 +29,8 @@ use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Kernels each process loads.
@@ -135,7 +135,11 @@ pub fn child(device: &str, pull: bool) -> Result<ChildReport, String> {
             .iter()
             .map(|(m, k)| {
                 let stencil = relok_compiler::stencil::Stencil::new(m, k).map_err(|e| format!("@{k}: {e}"))?;
-                Ok(relok_cache::Key(stencil.key(target, Strategy::Table, relok_compiler::artifact::CompileOptions::default())))
+                Ok(relok_cache::Key(stencil.key(
+                    target,
+                    Strategy::Table,
+                    relok_compiler::artifact::CompileOptions::default(),
+                )))
             })
             .collect::<Result<Vec<_>, String>>()?;
         store.pull(&keys);
@@ -164,7 +168,8 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path) -> Result<Server, String> {
-        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port();
+        let port =
+            TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port();
         let child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .arg("--dir")
@@ -263,7 +268,14 @@ fn pump(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
 
 /// Starts a child over a fresh local cache under `dir` with `url` (none:
 /// no remote) and the key in `env`.
-fn spawn_child(relok: &Path, device: &str, dir: &Path, url: Option<&str>, key: (&str, &Path), pull: bool) -> Result<Child, String> {
+fn spawn_child(
+    relok: &Path,
+    device: &str,
+    dir: &Path,
+    url: Option<&str>,
+    key: (&str, &Path),
+    pull: bool,
+) -> Result<Child, String> {
     let cache = dir.join(format!("cache-{}", next_id()));
     let mut c = Command::new(relok);
     c.args(["bench", "remote-child", "--device", device]);
@@ -271,7 +283,11 @@ fn spawn_child(relok: &Path, device: &str, dir: &Path, url: Option<&str>, key: (
         c.arg("--pull");
     }
     c.env("RELOK_CACHE_DIR", &cache).env_remove("RELOK_CACHE").env_remove("RELOK_REMOTE_SIGNING_KEY");
-    c.env_remove("RELOK_REMOTE_PUBLIC_KEY").env(key.0, key.1).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.env_remove("RELOK_REMOTE_PUBLIC_KEY")
+        .env(key.0, key.1)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     // A cold compile on cuda includes the driver's PTX-to-cubin link: its
     // own JIT cache would make the second cold process a hit.
     c.env("CUDA_CACHE_DISABLE", "1");
@@ -294,12 +310,20 @@ fn finish(child: Child) -> Result<ChildReport, String> {
     if !out.status.success() {
         return Err(format!("bench child failed ({}):\n{stdout}{}", out.status, String::from_utf8_lossy(&out.stderr)));
     }
-    let line = stdout.lines().rev().find(|l| l.starts_with('{')).ok_or(format!("bench child printed no report:\n{stdout}"))?;
+    let line =
+        stdout.lines().rev().find(|l| l.starts_with('{')).ok_or(format!("bench child printed no report:\n{stdout}"))?;
     serde_json::from_str(line).map_err(|e| format!("bench child report: {e}: {line}"))
 }
 
 /// One child, timed.
-fn timed_child(relok: &Path, device: &str, dir: &Path, url: Option<&str>, key: (&str, &Path), pull: bool) -> Result<(ChildReport, f64), String> {
+fn timed_child(
+    relok: &Path,
+    device: &str,
+    dir: &Path,
+    url: Option<&str>,
+    key: (&str, &Path),
+    pull: bool,
+) -> Result<(ChildReport, f64), String> {
     let t = Instant::now();
     let r = finish(spawn_child(relok, device, dir, url, key, pull)?)?;
     Ok((r, t.elapsed().as_secs_f64() * 1e3))
@@ -345,7 +369,14 @@ pub fn run(relok: &Path, device: &str, quick: bool, url: Option<String>) -> Resu
     ))
     .map_err(|e| e.to_string())?;
     let port_addr: SocketAddr = {
-        let hostport = url.trim_start_matches("redis://").split('/').next().unwrap_or_default().rsplit('@').next().unwrap_or_default();
+        let hostport = url
+            .trim_start_matches("redis://")
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .rsplit('@')
+            .next()
+            .unwrap_or_default();
         hostport.parse().map_err(|e| format!("{url}: a bench proxy needs host:port as an IP address: {e}"))?
     };
     let proxy = DelayProxy::start(port_addr, Duration::from_micros(500))?;
@@ -370,7 +401,13 @@ pub fn run(relok: &Path, device: &str, quick: bool, url: Option<String>) -> Resu
             lookups.push(r.remote.get_us as f64 / r.remote.lookups().max(1) as f64);
             code = r.archive.hits;
         }
-        rows.push(Row { what: what.into(), load_ms: median(loads), wall_ms: median(walls), lookup_us: median(lookups), machine_code_hits: code });
+        rows.push(Row {
+            what: what.into(),
+            load_ms: median(loads),
+            wall_ms: median(walls),
+            lookup_us: median(lookups),
+            machine_code_hits: code,
+        });
     }
     drop(proxy);
     let (mut fleet_walls, mut fleet_loads, mut ops) = (Vec::new(), Vec::new(), Vec::new());
@@ -378,7 +415,9 @@ pub fn run(relok: &Path, device: &str, quick: bool, url: Option<String>) -> Resu
     for _ in 0..fleet_runs {
         let before = commands(&admin)?;
         let t = Instant::now();
-        let children = (0..FLEET).map(|_| spawn_child(relok, device, &dir, Some(&url), reader, false)).collect::<Result<Vec<_>, _>>()?;
+        let children = (0..FLEET)
+            .map(|_| spawn_child(relok, device, &dir, Some(&url), reader, false))
+            .collect::<Result<Vec<_>, _>>()?;
         let reports = children.into_iter().map(finish).collect::<Result<Vec<_>, _>>()?;
         let wall = t.elapsed().as_secs_f64();
         let after = commands(&admin)?;
@@ -447,6 +486,12 @@ pub fn print(r: &RemoteReport) {
     );
     println!(
         "  {} processes at once: {:.0} ms wall, {:.1} ms of loads each, {:.0} Redis commands/s; rejected {}, errors {}, compiles {}",
-        r.fleet_processes, r.fleet_wall_ms, r.fleet_load_ms, r.fleet_ops_per_s, r.fleet_rejected, r.fleet_errors, r.fleet_compiles
+        r.fleet_processes,
+        r.fleet_wall_ms,
+        r.fleet_load_ms,
+        r.fleet_ops_per_s,
+        r.fleet_rejected,
+        r.fleet_errors,
+        r.fleet_compiles
     );
 }

@@ -169,11 +169,19 @@ pub struct StartBench {
 fn find_child(name: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;
-    [dir.join(name), dir.join(format!("example-{name}")), dir.join("examples").join(name)].into_iter().find(|p| p.is_file())
+    [dir.join(name), dir.join(format!("example-{name}")), dir.join("examples").join(name)]
+        .into_iter()
+        .find(|p| p.is_file())
 }
 
 /// Runs one child with `env` and `args`; its record.
-fn run_child(exe: &Path, env: &[(&str, &str)], cache: &Path, bundle: Option<&Path>, args: &[String]) -> Result<Child, String> {
+fn run_child(
+    exe: &Path,
+    env: &[(&str, &str)],
+    cache: &Path,
+    bundle: Option<&Path>,
+    args: &[String],
+) -> Result<Child, String> {
     let mut c = Command::new(exe);
     c.env("RELOK_CACHE_DIR", cache).env("CUDA_CACHE_DISABLE", "1").envs(env.iter().copied()).args(args);
     if let Some(b) = bundle {
@@ -181,7 +189,12 @@ fn run_child(exe: &Path, env: &[(&str, &str)], cache: &Path, bundle: Option<&Pat
     }
     let out = c.output().map_err(|e| format!("{}: {e}", exe.display()))?;
     if !out.status.success() {
-        return Err(format!("{} failed: {}{}", exe.display(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "{} failed: {}{}",
+            exe.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     let child: Child = serde_json::from_slice(&out.stdout).map_err(|e| format!("child output: {e}"))?;
     if child.wrong != 0 {
@@ -219,7 +232,9 @@ fn row(exe: &Path, device: &str, mode: &str, runs: usize, m: &Mode<'_>) -> Resul
         .phases
         .iter()
         .enumerate()
-        .map(|(i, (name, _))| (name.clone(), median(children.iter().filter_map(|c| c.phases.get(i).map(|p| p.1)).collect())))
+        .map(|(i, (name, _))| {
+            (name.clone(), median(children.iter().filter_map(|c| c.phases.get(i).map(|p| p.1)).collect()))
+        })
         .collect();
     Ok(Row {
         device: device.into(),
@@ -297,7 +312,8 @@ fn relok_open(exe: &Path, runs: usize) -> Result<f64, String> {
         if !out.status.success() {
             return Err(format!("{} failed: {}", exe.display(), String::from_utf8_lossy(&out.stderr).trim()));
         }
-        let opened: Opened = serde_json::from_slice(&out.stdout).map_err(|e| format!("{} output: {e}", exe.display()))?;
+        let opened: Opened =
+            serde_json::from_slice(&out.stdout).map_err(|e| format!("{} output: {e}", exe.display()))?;
         times.push(opened.relok_open_us);
     }
     Ok(median(times))
@@ -341,8 +357,15 @@ pub struct App {
 
 /// Runs the whole benchmark on `devices` (`cuda`, `wgpu`, `cpu`); `bundle`
 /// enables the shipped mode on cuda; `app` adds the application rows.
-pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, with_peers: bool) -> Result<StartBench, String> {
-    let exe = find_child("first_launch").ok_or("the first_launch example was not found beside relok (cargo build --release -p relok --examples)")?;
+pub fn run(
+    devices: &[String],
+    bundle: Option<&Path>,
+    app: &App,
+    quick: bool,
+    with_peers: bool,
+) -> Result<StartBench, String> {
+    let exe = find_child("first_launch")
+        .ok_or("the first_launch example was not found beside relok (cargo build --release -p relok --examples)")?;
     let runs = if quick { 3 } else { 11 };
     let date_utc = utc_date(SystemTime::now());
     let driver = devices.iter().any(|d| d == "cuda").then(nvidia_driver).flatten();
@@ -360,9 +383,21 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
         rows.push(row(&exe, device, "warm", runs, &mode(Some(&warm), None, none))?);
         if device == "cuda" {
             let eager = [dev_env[0], ("CUDA_MODULE_LOADING", "EAGER")];
-            rows.push(row(&exe, device, "warm, eager module loading", runs, &Mode { env: &eager, cache: Some(&warm), bundle: None, args: none })?);
+            rows.push(row(
+                &exe,
+                device,
+                "warm, eager module loading",
+                runs,
+                &Mode { env: &eager, cache: Some(&warm), bundle: None, args: none },
+            )?);
             if let Some(b) = bundle {
-                rows.push(shipped(row(&exe, device, "shipped (bundle with cubins, empty caches)", runs, &mode(None, Some(b), none))?)?);
+                rows.push(shipped(row(
+                    &exe,
+                    device,
+                    "shipped (bundle with cubins, empty caches)",
+                    runs,
+                    &mode(None, Some(b), none),
+                )?)?);
             }
         }
         if app.kernels > 1 {
@@ -372,15 +407,51 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
             let app_runs = runs.min(5);
             let app_warm = temp(&format!("{device}-app-warm"));
             run_child(&exe, &dev_env, &app_warm, None, &serial)?;
-            rows.push(row(&exe, device, &format!("{n} kernels, cold, 1 thread"), app_runs, &mode(None, None, &serial))?);
-            rows.push(row(&exe, device, &format!("{n} kernels, cold, {} threads", app.threads), app_runs, &mode(None, None, &parallel))?);
+            rows.push(row(
+                &exe,
+                device,
+                &format!("{n} kernels, cold, 1 thread"),
+                app_runs,
+                &mode(None, None, &serial),
+            )?);
+            rows.push(row(
+                &exe,
+                device,
+                &format!("{n} kernels, cold, {} threads", app.threads),
+                app_runs,
+                &mode(None, None, &parallel),
+            )?);
             let batch = ["--kernels".to_owned(), n.to_string(), "--batch".to_owned()];
             let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-            rows.push(row(&exe, device, &format!("{n} kernels, cold, Context::kernels ({cores} cores)"), app_runs, &mode(None, None, &batch))?);
-            rows.push(row(&exe, device, &format!("{n} kernels, warm"), app_runs, &mode(Some(&app_warm), None, &serial))?);
-            rows.push(row(&exe, device, &format!("{n} kernels, warm, Context::kernels"), app_runs, &mode(Some(&app_warm), None, &batch))?);
+            rows.push(row(
+                &exe,
+                device,
+                &format!("{n} kernels, cold, Context::kernels ({cores} cores)"),
+                app_runs,
+                &mode(None, None, &batch),
+            )?);
+            rows.push(row(
+                &exe,
+                device,
+                &format!("{n} kernels, warm"),
+                app_runs,
+                &mode(Some(&app_warm), None, &serial),
+            )?);
+            rows.push(row(
+                &exe,
+                device,
+                &format!("{n} kernels, warm, Context::kernels"),
+                app_runs,
+                &mode(Some(&app_warm), None, &batch),
+            )?);
             if let (Some(b), true) = (&app.bundle, device == "cuda") {
-                rows.push(shipped(row(&exe, device, &format!("{n} kernels, shipped (bundle with cubins)"), app_runs, &mode(None, Some(b), &serial))?)?);
+                rows.push(shipped(row(
+                    &exe,
+                    device,
+                    &format!("{n} kernels, shipped (bundle with cubins)"),
+                    app_runs,
+                    &mode(None, Some(b), &serial),
+                )?)?);
             }
             let _ = std::fs::remove_dir_all(&app_warm);
         }
@@ -389,7 +460,10 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
             wholes.push(whole("bare_context: cuInit + primary context".into(), &bare, &[], &warm, runs)?);
         }
         if device == "cuda" {
-            match find_child("relok_open").ok_or_else(|| "the relok_open example is not beside relok".to_owned()).and_then(|open| relok_open(&open, runs)) {
+            match find_child("relok_open")
+                .ok_or_else(|| "the relok_open example is not beside relok".to_owned())
+                .and_then(|open| relok_open(&open, runs))
+            {
                 Ok(us) => relok_open_us = Some(us),
                 Err(why) => relok_open_skipped = Some(why),
             }
@@ -404,7 +478,17 @@ pub fn run(devices: &[String], bundle: Option<&Path>, app: &App, quick: bool, wi
     } else {
         (Vec::new(), Some("not asked for (--peers)".into()))
     };
-    Ok(StartBench { date_utc, driver, runs, rows, whole: wholes, relok_open_us, relok_open_skipped, peers, peers_skipped })
+    Ok(StartBench {
+        date_utc,
+        driver,
+        runs,
+        rows,
+        whole: wholes,
+        relok_open_us,
+        relok_open_skipped,
+        peers,
+        peers_skipped,
+    })
 }
 
 /// `t` as an ISO 8601 UTC time to the second.
@@ -427,7 +511,8 @@ fn utc_date(t: SystemTime) -> String {
 
 /// The first GPU's name and driver version from `nvidia-smi`, if it runs.
 fn nvidia_driver() -> Option<String> {
-    let out = Command::new("nvidia-smi").args(["--query-gpu=name,driver_version", "--format=csv,noheader"]).output().ok()?;
+    let out =
+        Command::new("nvidia-smi").args(["--query-gpu=name,driver_version", "--format=csv,noheader"]).output().ok()?;
     let text = String::from_utf8(out.stdout).ok()?;
     out.status.success().then(|| text.lines().next().map(|l| l.trim().to_owned())).flatten().filter(|l| !l.is_empty())
 }
@@ -442,10 +527,17 @@ pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
         let app = mode.split_once(" kernels").map(|(n, _)| format!(", {n} kernels"));
         r.peers
             .iter()
-            .find(|p| p.cache == "warm" && p.tool.starts_with("CuPy") && app.as_deref().map_or(!p.tool.contains(" kernels"), |s| p.tool.ends_with(s)))
+            .find(|p| {
+                p.cache == "warm"
+                    && p.tool.starts_with("CuPy")
+                    && app.as_deref().map_or(!p.tool.contains(" kernels"), |s| p.tool.ends_with(s))
+            })
             .map(|p| p.first_ms * 1e3)
     };
-    println!("relok bench start: first launch in a new process, µs from main, context excluded; medians of {} children", r.runs);
+    println!(
+        "relok bench start: first launch in a new process, µs from main, context excluded; medians of {} children",
+        r.runs
+    );
     println!("{}{}", r.date_utc, r.driver.as_ref().map_or(String::new(), |d| format!(", {d}")));
     println!("{:<6} {:<52} {:>10} {:>11} {:>9}  served by", "device", "mode", "first", "context", "vs CuPy");
     for row in &r.rows {
@@ -453,13 +545,26 @@ pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
         let ratio = cupy_warm(&row.mode).map_or("-".to_owned(), |c| format!("{:.2}×", row.first_us / c));
         println!(
             "{:<6} {:<52} {:>10.1} {:>11.0} {:>9}  compiles {} store {} bundle {} | code: archived {} (records {}) bundled {} linked {} jit {}",
-            row.device, row.mode, row.first_us, row.context_us, ratio, l.compiles, l.store_hits, l.bundle_hits,
-            l.machine_code.archived, l.machine_code.records, l.machine_code.bundled, l.machine_code.linked, l.machine_code.jit
+            row.device,
+            row.mode,
+            row.first_us,
+            row.context_us,
+            ratio,
+            l.compiles,
+            l.store_hits,
+            l.bundle_hits,
+            l.machine_code.archived,
+            l.machine_code.records,
+            l.machine_code.bundled,
+            l.machine_code.linked,
+            l.machine_code.jit
         );
         let steps: Vec<String> = row.phases.iter().map(|(n, us)| format!("{n} {us:.1}")).collect();
         println!("{:<6} {:<52} steps: {}", "", "", steps.join(", "));
     }
-    println!("\nwhole process, µs: exec to exit | minus the context the child reported | exec to result minus the context | result to exit:");
+    println!(
+        "\nwhole process, µs: exec to exit | minus the context the child reported | exec to result minus the context | result to exit:"
+    );
     for w in &r.whole {
         println!(
             "  {:<48} {:>10.0} {:>10.0} {:>10.0} {:>10.0}",
@@ -467,7 +572,9 @@ pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
         );
     }
     if let Some(us) = r.relok_open_us {
-        println!("  relok's opening of the cuda device beyond the driver's context: {us:.0} µs (relok_open; inside the relok child's context above)");
+        println!(
+            "  relok's opening of the cuda device beyond the driver's context: {us:.0} µs (relok_open; inside the relok child's context above)"
+        );
     }
     if let Some(why) = &r.relok_open_skipped {
         println!("  relok's opening of the cuda device SKIPPED: {why}");

@@ -14,9 +14,9 @@
 //!   through relok under table and bake (arguments written, bind group,
 //!   dispatch, exception record read back).
 
-use super::{median, run_child, temp_path, ChildExample, Laps};
+use super::{ChildExample, Laps, median, run_child, temp_path};
 use crate::examples::EXAMPLES;
-use crate::launch::{prepare, Prepared, Target};
+use crate::launch::{Prepared, Target, prepare};
 use relok_ir::Strategy;
 use relok_runtime::cpu::{KernelArg, LaunchConfig};
 use relok_runtime::wgpu::{PipelineCacheState, WgpuDevice};
@@ -58,7 +58,9 @@ pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Re
     let ex = ChildExample::parse(example)?;
     laps.lap("parse the kernel text and inputs");
     let Device::Wgpu(dev) = &device else { return Err("not a wgpu device".into()) };
-    let artifact = cache.artifact(&session, dev.as_ref(), &ex.module, ex.ex.kernel, dev.target(), Strategy::Table).map_err(|e| e.to_string())?;
+    let artifact = cache
+        .artifact(&session, dev.as_ref(), &ex.module, ex.ex.kernel, dev.target(), Strategy::Table)
+        .map_err(|e| e.to_string())?;
     laps.lap("artifact (stencil, key, store read, decode)");
     let k = dev.load_cached(&session, &artifact).map_err(|e| e.to_string())?;
     laps.lap("load (words, shader module, table)");
@@ -124,12 +126,16 @@ fn temp(name: &str) -> PathBuf {
 /// Runs the whole benchmark; `relok` is the binary to start children from.
 pub fn run(relok: &Path, quick: bool) -> Result<WgpuBench, String> {
     let dev = WgpuDevice::open(0).map_err(|e| e.to_string())?;
-    let (device, driver) = (format!("{} ({})", dev.info().name, dev.info().backend.to_str()), format!("{} {}", dev.info().driver, dev.info().driver_info));
+    let (device, driver) = (
+        format!("{} ({})", dev.info().name, dev.info().backend.to_str()),
+        format!("{} {}", dev.info().driver, dev.info().driver_info),
+    );
     drop(dev);
     let runs = if quick { 2 } else { 7 };
     let examples: &[&str] = if quick { &["saxpy"] } else { &["saxpy", "reduce", "matmul", "lookup", "throw"] };
     // The drivers' own disk caches would hide what the archive does.
-    let env: [(&str, &std::ffi::OsStr); 2] = [("MESA_SHADER_CACHE_DISABLE", "true".as_ref()), ("__GL_SHADER_DISK_CACHE", "0".as_ref())];
+    let env: [(&str, &std::ffi::OsStr); 2] =
+        [("MESA_SHADER_CACHE_DISABLE", "true".as_ref()), ("__GL_SHADER_DISK_CACHE", "0".as_ref())];
     let child = |example: &str, store: &Path, archive: bool| -> Result<ChildReport, String> {
         run_child(relok, "wgpu-child", example, store, archive, &env)
     };
@@ -150,7 +156,13 @@ pub fn run(relok: &Path, quick: bool) -> Result<WgpuBench, String> {
                 let _ = std::fs::remove_dir_all(&fresh);
             }
             let last = last.ok_or("no runs")?;
-            starts.push(StartRow { example: ex.into(), mode: name.into(), median_us: median(times), open_us: median(opens), last });
+            starts.push(StartRow {
+                example: ex.into(),
+                mode: name.into(),
+                median_us: median(times),
+                open_us: median(opens),
+                last,
+            });
         }
         let _ = std::fs::remove_dir_all(&warm);
     }

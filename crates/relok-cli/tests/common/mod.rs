@@ -4,8 +4,8 @@
 
 #![allow(dead_code, reason = "each test binary uses part of it")]
 
-use relok_cli::args::{parse_args, ArgValue};
-use relok_cli::launch::{prepare, run_prepared, Target};
+use relok_cli::args::{ArgValue, parse_args};
+use relok_cli::launch::{Target, prepare, run_prepared};
 use relok_compiler::reloc::Target as HostTarget;
 use relok_runtime::cpu::LaunchConfig;
 use relok_runtime::{Device, DeviceMemory, KernelCache, Session};
@@ -29,7 +29,8 @@ pub fn run(target: &Target<'_>, src: &str, kernel: &str, args: &[&str], config: 
     let values = parse_args(f, &args).expect("arguments");
     let prepared = prepare(target, &m, kernel).unwrap_or_else(|e| panic!("@{kernel} ({strategy}): {e}"));
     let mut buffers = Vec::new();
-    let out = run_prepared(target, &prepared, config, &values, &mut buffers).unwrap_or_else(|e| panic!("@{kernel} ({strategy}): {e}"));
+    let out = run_prepared(target, &prepared, config, &values, &mut buffers)
+        .unwrap_or_else(|e| panic!("@{kernel} ({strategy}): {e}"));
     for b in buffers {
         target.device.free_bytes(b).expect("free");
     }
@@ -53,7 +54,9 @@ pub fn session_words(session: &Session, device: &Device) -> Vec<u64> {
 
 /// The runtime global `relok_counter` on `d` (0 before its first use).
 pub fn counter(session: &Session, d: &Device) -> u64 {
-    session.global_cell(d, "relok_counter").map_or(0, |c| u64::from_le_bytes(d.read_bytes(c, 8).expect("read").try_into().expect("8 bytes")))
+    session
+        .global_cell(d, "relok_counter")
+        .map_or(0, |c| u64::from_le_bytes(d.read_bytes(c, 8).expect("read").try_into().expect("8 bytes")))
 }
 
 /// Runs words.rk and counter.rk on `a` and `b` through one session under
@@ -81,7 +84,11 @@ pub fn isolated(a: &Device, b: &Device, what: &str, distinct_words: bool) {
         let (before_a, before_b) = (counter(&session, a), counter(&session, b));
         let target = Target { device: a, session: &session, cache: &cache, strategy };
         run(&target, COUNTER, "count", &["zeros:64"], &LaunchConfig::linear(1, 64));
-        assert_eq!((counter(&session, a), counter(&session, b)), (before_a + 64, before_b), "{what} ({strategy}): counters are per device");
+        assert_eq!(
+            (counter(&session, a), counter(&session, b)),
+            (before_a + 64, before_b),
+            "{what} ({strategy}): counters are per device"
+        );
     }
 }
 
@@ -121,7 +128,8 @@ pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
 /// `tests/filetests/run_faults.rk`'s kernels without its run lines (the
 /// repository is `RELOK_REPO` for a test binary run elsewhere).
 pub fn fault_kernels() -> String {
-    let repo = std::env::var_os("RELOK_REPO").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), PathBuf::from);
+    let repo = std::env::var_os("RELOK_REPO")
+        .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), PathBuf::from);
     let source = std::fs::read_to_string(repo.join("tests/filetests/run_faults.rk")).expect("read run_faults.rk");
     source.lines().filter(|l| !l.starts_with("; run:") && *l != "test run").map(|l| format!("{l}\n")).collect()
 }

@@ -41,11 +41,7 @@ pub fn ulp_error(got: f64, want: f64, ty: Scalar) -> f64 {
 /// `f32`; NVIDIA's Vulkan driver does it).
 pub fn flush_subnormal(x: f64, ty: Scalar) -> f64 {
     let min_normal = if ty == Scalar::F32 { f64::from(f32::MIN_POSITIVE) } else { f64::MIN_POSITIVE };
-    if x != 0.0 && x.abs() < min_normal {
-        0.0f64.copysign(x)
-    } else {
-        x
-    }
+    if x != 0.0 && x.abs() < min_normal { 0.0f64.copysign(x) } else { x }
 }
 
 /// [`max_error`] on a device that may flush subnormals to zero: each
@@ -180,11 +176,7 @@ fn operand(f: MathFn, ty: Scalar, r: &mut Rng, i: usize) -> f64 {
         if ty == Scalar::F32 { f64::from(f32::MAX) } else { f64::MAX },
         -(if ty == Scalar::F32 { f64::from(f32::from_bits(1)) } else { f64::from_bits(1) }),
     ];
-    let x = if i < specials.len() {
-        specials[i]
-    } else {
-        random_operand(f, ty, r)
-    };
+    let x = if i < specials.len() { specials[i] } else { random_operand(f, ty, r) };
     let x = to_ty(x, ty);
     // The documented domain of the trigonometric functions.
     let d = trig_domain(ty);
@@ -207,13 +199,18 @@ fn random_operand(f: MathFn, ty: Scalar, r: &mut Rng) -> f64 {
                 let t = if ty == Scalar::F32 { 88.72 } else { 709.78 };
                 r.range(-t * 1.05, t * 1.05)
             }
-            MathFn::Exp2 => r.range(if ty == Scalar::F32 { -151.0 } else { -1076.0 }, if ty == Scalar::F32 { 129.0 } else { 1025.0 }),
+            MathFn::Exp2 => r.range(
+                if ty == Scalar::F32 { -151.0 } else { -1076.0 },
+                if ty == Scalar::F32 { 129.0 } else { 1025.0 },
+            ),
             MathFn::Log | MathFn::Log2 | MathFn::Log10 => r.range(0.5, 2.0),
             MathFn::Sin | MathFn::Cos | MathFn::Tan => {
                 let k = (r.next() % 2000) as f64 - 1000.0;
                 k * std::f64::consts::FRAC_PI_2 + r.range(-1e-6, 1e-6)
             }
-            MathFn::Asin | MathFn::Acos => 1.0 - libm::ldexp(1.0, -((r.next() % 50) as i32)) * if r.next().is_multiple_of(2) { 1.0 } else { -1.0 },
+            MathFn::Asin | MathFn::Acos => {
+                1.0 - libm::ldexp(1.0, -((r.next() % 50) as i32)) * if r.next().is_multiple_of(2) { 1.0 } else { -1.0 }
+            }
             MathFn::Erf | MathFn::Tanh | MathFn::Atan => r.range(-7.0, 7.0),
             _ => r.range(-100.0, 100.0),
         },
@@ -226,7 +223,8 @@ fn random_operand(f: MathFn, ty: Scalar, r: &mut Rng) -> f64 {
 /// `n` operand tuples for `f` at `ty` (deterministic; the first ones are
 /// the specials, paired with each other for two-operand functions).
 pub fn sample(f: MathFn, ty: Scalar, n: usize) -> Vec<Vec<f64>> {
-    let mut r = Rng(0x9e37_79b9_7f4a_7c15 ^ (f as u64 + 1).wrapping_mul(0x1000_0001) ^ if ty == Scalar::F32 { 1 } else { 2 });
+    let mut r =
+        Rng(0x9e37_79b9_7f4a_7c15 ^ (f as u64 + 1).wrapping_mul(0x1000_0001) ^ if ty == Scalar::F32 { 1 } else { 2 });
     (0..n)
         .map(|i| {
             // Two operands: every pair of specials first.

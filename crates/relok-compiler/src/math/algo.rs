@@ -15,7 +15,7 @@
 //! `1/x` and the `pi/6` addition formula.
 
 use super::cx::Cx;
-use std::f64::consts::{FRAC_2_PI, FRAC_2_SQRT_PI, FRAC_PI_2, FRAC_PI_4, FRAC_PI_6, LN_2, LOG10_E, LOG2_E, PI, SQRT_2};
+use std::f64::consts::{FRAC_2_PI, FRAC_2_SQRT_PI, FRAC_PI_2, FRAC_PI_4, FRAC_PI_6, LN_2, LOG2_E, LOG10_E, PI, SQRT_2};
 
 const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
 const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
@@ -104,7 +104,14 @@ pub(super) const F32: Prec = Prec {
     ln2: (6.931_381_225_6e-1, 9.058_000_614_5e-6),
     log10_2: (3.010_292_053_2e-1, 7.903_415_166_8e-7),
     subnormal: (1.175_494_350_822_287_5e-38, 33_554_432.0, 25),
-    pio2: &[1.570_312_5, 4.825_592_041_015_625e-4, 1.266_598_701_477_050_8e-6, 9.895_302_355_289_46e-10, 2.557_953_848_736_360_7e-12, 5.390_302_953_474_238e-15],
+    pio2: &[
+        1.570_312_5,
+        4.825_592_041_015_625e-4,
+        1.266_598_701_477_050_8e-6,
+        9.895_302_355_289_46e-10,
+        2.557_953_848_736_360_7e-12,
+        5.390_302_953_474_238e-15,
+    ],
     reduce_limit: 102_943.0,
     pio2_lo: -4.371_138_828_673_793e-8,
     pi_lo: -8.742_277_657_347_586e-8,
@@ -426,7 +433,9 @@ fn atan_abs<C: Cx>(c: &mut C, p: &Prec, a: C::F) -> C::F {
     let base = c.sel(mid, b, zero);
     let base_lo = c.sel(mid, bl, zero);
     let z = c.mul(u, u);
-    let coeffs: Vec<f64> = (1..=p.terms[4]).map(|n| if n % 2 == 1 { -1.0 / f64::from(2 * n + 1) } else { 1.0 / f64::from(2 * n + 1) }).collect();
+    let coeffs: Vec<f64> = (1..=p.terms[4])
+        .map(|n| if n % 2 == 1 { -1.0 / f64::from(2 * n + 1) } else { 1.0 / f64::from(2 * n + 1) })
+        .collect();
     let q = horner(c, z, &coeffs);
     let q = c.mul(z, q);
     let q = c.mul(u, q);

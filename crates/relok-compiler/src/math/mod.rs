@@ -27,8 +27,8 @@ pub mod accuracy;
 mod algo;
 mod cx;
 
-use crate::link::{link, LinkError};
-use algo::{Prec, F32, F64};
+use crate::link::{LinkError, link};
+use algo::{F32, F64, Prec};
 use cx::{Cx, Eval32Cx, EvalCx, IrCx};
 use relok_ir::builder::ModuleBuilder;
 use relok_ir::{FuncKind, Function, MathFn, Module, Op, Scalar, StmtKind, Type, ValueData};
@@ -130,7 +130,8 @@ fn build_library() -> Result<Module, LinkError> {
     for &f in LIBRARY {
         let mut k = mb.device_fn(function_name(f, Scalar::F64), Some(f64t.clone()));
         let params: Vec<_> = (0..f.arity()).map(|_| k.param(Scalar::F64)).collect();
-        let r = apply(&mut IrCx { k: &mut k, wide: true }, &F64, f, &params).ok_or_else(|| build_error(format!("{f} is exact")))?;
+        let r = apply(&mut IrCx { k: &mut k, wide: true }, &F64, f, &params)
+            .ok_or_else(|| build_error(format!("{f} is exact")))?;
         k.ret(Some(r));
         let func = k.finish().map_err(build_error)?;
         wide.push(mb.add(func));
@@ -143,7 +144,8 @@ fn build_library() -> Result<Module, LinkError> {
             let r = k.call(g, args);
             k.convert(r, Scalar::F32)
         } else {
-            apply(&mut IrCx { k: &mut k, wide: false }, &F32, f, &params).ok_or_else(|| build_error(format!("{f} is exact")))?
+            apply(&mut IrCx { k: &mut k, wide: false }, &F32, f, &params)
+                .ok_or_else(|| build_error(format!("{f} is exact")))?
         };
         k.ret(Some(r));
         mb.add(k.finish().map_err(build_error)?);
@@ -221,10 +223,18 @@ pub fn check_wgsl(module: &Module) -> Result<(), crate::wgsl::Error> {
         relok_ir::walk_stmts(&f.body, &mut |s| {
             if let (StmtKind::Let { op: Op::Call(g, _), result }, None) = (&s.kind, &found) {
                 let name = module.funcs.get(*g).map_or("", |g| g.name.as_str());
-                let lib = LIBRARY.iter().find(|&&m| function_name(m, Scalar::F64) == name || (f32_through_f64(m) && function_name(m, Scalar::F32) == name));
+                let lib = LIBRARY.iter().find(|&&m| {
+                    function_name(m, Scalar::F64) == name
+                        || (f32_through_f64(m) && function_name(m, Scalar::F32) == name)
+                });
                 if let Some(m) = lib {
                     let ty = if name.ends_with("_f64") { "f64" } else { "f32" };
-                    found = Some((*result, format!("{m} on {ty} (the math library computes it in f64, hundreds of emulated f64 operations on wgpu)")));
+                    found = Some((
+                        *result,
+                        format!(
+                            "{m} on {ty} (the math library computes it in f64, hundreds of emulated f64 operations on wgpu)"
+                        ),
+                    ));
                 }
             }
         });

@@ -3,7 +3,7 @@
 //! library builds and verifies; linking rewrites only library functions.
 
 use super::accuracy::{bound, flush_subnormal, max_error, max_error_flushing_subnormals, sample};
-use super::{eval_f32, eval_f64, library, link_math, LIBRARY};
+use super::{LIBRARY, eval_f32, eval_f64, library, link_math};
 use relok_ir::{MathFn, Scalar};
 
 fn measure(f: MathFn, ty: Scalar, n: usize) -> (f64, Vec<f64>) {
@@ -47,7 +47,10 @@ fn a_device_flushing_subnormals_is_measured_within_the_bound_and_nothing_else_is
             let mut wrong = got.clone();
             let i = got.iter().position(|&g| (1.0..1e30).contains(&g)).expect("a normal result");
             wrong[i] = f64::from(f32::from_bits((got[i] as f32).to_bits() + 4));
-            assert!(max_error_flushing_subnormals(f, ty, &args, &wrong).0 >= 3.0, "a wrong normal result is not forgiven");
+            assert!(
+                max_error_flushing_subnormals(f, ty, &args, &wrong).0 >= 3.0,
+                "a wrong normal result is not forgiven"
+            );
         }
     }
 }
@@ -87,7 +90,10 @@ fn the_library_builds_and_links_only_what_is_used() {
     let text = relok_ir::print(&linked);
     assert!(text.contains("call @relok_math_exp_f32(v0)") && text.contains("floor v2"), "{text}");
     // Without a library function, the module is unchanged.
-    let plain = relok_ir::parse("kernel @k(v0: f32, v1: ptr<global, f32>) {\n    v2: f32 = round v0\n    store v1, v2\n    return\n}\n").expect("parses");
+    let plain = relok_ir::parse(
+        "kernel @k(v0: f32, v1: ptr<global, f32>) {\n    v2: f32 = round v0\n    store v1, v2\n    return\n}\n",
+    )
+    .expect("parses");
     assert_eq!(link_math(&plain).expect("links"), plain);
 }
 

@@ -5,7 +5,7 @@
 //! never merged. Two `ref`s of one host object are merged: they are the same
 //! word, whatever it turns out to be.
 
-use super::{is_pure, map_stmt, renumber_all, PassError};
+use super::{PassError, is_pure, map_stmt, renumber_all};
 use relok_ir::{Block, Function, Module, Op, StmtKind, Type, Value};
 use std::collections::HashMap;
 

@@ -4,7 +4,7 @@
 //! with two empty branches. Stores, atomics, calls, barriers, `exit`, `set`
 //! and loads (which may fault) are kept.
 
-use super::{for_each_use, is_pure, renumber_all, PassError};
+use super::{PassError, for_each_use, is_pure, renumber_all};
 use relok_ir::{Block, Module, Op, StmtKind, Value};
 use std::collections::HashSet;
 
@@ -36,9 +36,10 @@ fn removable(op: &Op) -> bool {
 
 fn sweep(block: &mut Block, used: &HashSet<Value>) -> usize {
     let mut n = 0;
-    if let Some(end) = block.iter().position(|s| {
-        matches!(s.kind, StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) | StmtKind::Exit)
-    }) {
+    if let Some(end) = block
+        .iter()
+        .position(|s| matches!(s.kind, StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) | StmtKind::Exit))
+    {
         n += block.len() - (end + 1);
         block.truncate(end + 1);
     }

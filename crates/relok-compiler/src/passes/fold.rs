@@ -8,7 +8,7 @@
 //! are not constants, and an operation with a `word` operand or result is
 //! left alone even when its operands look constant (docs/design.md §8).
 
-use super::{renumber_all, PassError};
+use super::{PassError, renumber_all};
 use relok_ir::eval::{binary, compare, convert, math, unary};
 use relok_ir::{Block, Function, Module, Op, Scalar, StmtKind, Type, Value};
 use std::collections::HashMap;
@@ -111,4 +111,3 @@ pub fn eval(f: &Function, op: &Op, result: Value, consts: &HashMap<Value, u64>) 
         _ => None,
     }
 }
-

@@ -21,7 +21,7 @@
 //! entry (pointer locals are left as they are: reading one before writing it
 //! has no meaning).
 
-use super::{map_stmt, renumber_all, PassError};
+use super::{PassError, map_stmt, renumber_all};
 use relok_ir::{
     AddrSpace, BinaryOp, Block, CmpOp, FuncId, FuncKind, Function, Module, Op, Scalar, Stmt, StmtKind, Type, Value,
     ValueData, Var, VarDecl, VarKind,
@@ -80,7 +80,12 @@ fn callees(block: &[Stmt], out: &mut Vec<FuncId>) {
 }
 
 /// Inlines every device call of `id`, after flattening its callees.
-fn flatten(module: &mut Module, id: FuncId, state: &mut HashMap<FuncId, bool>, count: &mut usize) -> Result<(), PassError> {
+fn flatten(
+    module: &mut Module,
+    id: FuncId,
+    state: &mut HashMap<FuncId, bool>,
+    count: &mut usize,
+) -> Result<(), PassError> {
     match state.get(&id) {
         Some(true) => return Ok(()),
         Some(false) => return Err(PassError::Recursion(module.funcs[id].name.clone())),
@@ -347,11 +352,8 @@ impl Inliner<'_> {
             }
             Type::Struct(fields) => {
                 for (k, fty) in fields.iter().enumerate() {
-                    let q = self.let_(
-                        out,
-                        Op::Field { ptr: p, field: k as u32 },
-                        Type::ptr(AddrSpace::Local, fty.clone()),
-                    );
+                    let q =
+                        self.let_(out, Op::Field { ptr: p, field: k as u32 }, Type::ptr(AddrSpace::Local, fty.clone()));
                     self.zero_mem(out, q, fty);
                 }
             }
@@ -367,7 +369,11 @@ impl Inliner<'_> {
         let i = self.let_(&mut body, Op::Get(cnt), Scalar::U32.into());
         let n = self.let_(&mut body, Op::Const(u64::from(len)), Scalar::U32.into());
         let done = self.let_(&mut body, Op::Compare(CmpOp::Ge, i, n), Scalar::Bool.into());
-        body.push(Stmt::new(StmtKind::If { cond: done, then_body: vec![Stmt::new(StmtKind::Break)], else_body: vec![] }));
+        body.push(Stmt::new(StmtKind::If {
+            cond: done,
+            then_body: vec![Stmt::new(StmtKind::Break)],
+            else_body: vec![],
+        }));
         each(self, &mut body, i);
         let one = self.let_(&mut body, Op::Const(1), Scalar::U32.into());
         let next = self.let_(&mut body, Op::Binary(BinaryOp::Add, i, one), Scalar::U32.into());

@@ -4,7 +4,7 @@
 //! the runtime).
 
 use super::*;
-use relok_ir::{walk_stmts, CmpOp, HostRef, Module, Op, StmtKind};
+use relok_ir::{CmpOp, HostRef, Module, Op, StmtKind, walk_stmts};
 use std::collections::HashMap;
 
 fn parse(src: &str) -> Module {

@@ -40,7 +40,7 @@
 //! it claims the record's flag like `relok_throw` and writes the message
 //! word and the thread's block and thread ids; later claims fail.
 
-use crate::state::{ExceptionLayout, EXCEPTION_LAYOUT};
+use crate::state::{EXCEPTION_LAYOUT, ExceptionLayout};
 use std::fmt::Write as _;
 
 /// The hidden kernel parameter holding the seal table's address.
@@ -102,7 +102,11 @@ pub(crate) fn declarations(called: Called) -> String {
     let _ = writeln!(s, "\tst.global.u64 [%e+{}], %m;", l.message.offset);
     for (k, axis) in ["x", "y", "z"].into_iter().enumerate() {
         for (reg, base) in [("ctaid", ExceptionLayout::BLOCK_WORD), ("tid", ExceptionLayout::THREAD_WORD)] {
-            let _ = writeln!(s, "\tmov.u32 %i, %{reg}.{axis};\n\tcvt.u64.u32 %x, %i;\n\tst.global.u64 [%e+{}], %x;", 8 * (base as usize + k));
+            let _ = writeln!(
+                s,
+                "\tmov.u32 %i, %{reg}.{axis};\n\tcvt.u64.u32 %x, %i;\n\tst.global.u64 [%e+{}], %x;",
+                8 * (base as usize + k)
+            );
         }
     }
     s.push_str("$Ldone:\n\tret;\n}\n\n");
@@ -125,7 +129,10 @@ pub(crate) fn declarations(called: Called) -> String {
     s.push_str("\tsetp.le.u64 %p, %end, %lo;\n\t@%p bra $Lnext;\n");
     s.push_str("\tmax.u64 %m, %a, %lo;\n\tsub.u64 %m, %m, %lo;\n\tand.b64 %m, %m, 0xffffffff;\n");
     let _ = writeln!(s, "\tor.b64 %m, %m, {high:#x};");
-    let _ = writeln!(s, "\t{{\n\t\t.param .b64 e_;\n\t\tst.param.b64 [e_], %e;\n\t\t.param .b64 m_;\n\t\tst.param.b64 [m_], %m;\n\t\tcall {FAULT}, (e_, m_);\n\t}}");
+    let _ = writeln!(
+        s,
+        "\t{{\n\t\t.param .b64 e_;\n\t\tst.param.b64 [e_], %e;\n\t\t.param .b64 m_;\n\t\tst.param.b64 [m_], %m;\n\t\tcall {FAULT}, (e_, m_);\n\t}}"
+    );
     s.push_str("\tst.param.b32 [hit], 1;\n\tret;\n");
     s.push_str("$Lfree:\n\tst.param.b32 [hit], 0;\n\tret;\n}\n\n");
     s

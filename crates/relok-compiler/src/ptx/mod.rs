@@ -135,7 +135,14 @@ pub fn write_string(module: &Module, options: &Options) -> Result<String, Error>
 /// with the hidden buffer lengths and seal table, [`checked`]) and for
 /// `patch` every record's global (a slot's `.u64` cell, an interior
 /// site's constant).
-pub fn check_code(code: &str, entry: &str, params: &[Type], manifest: &FrozenManifest, patch: bool, checked: bool) -> Result<(), String> {
+pub fn check_code(
+    code: &str,
+    entry: &str,
+    params: &[Type],
+    manifest: &FrozenManifest,
+    patch: bool,
+    checked: bool,
+) -> Result<(), String> {
     let sig = entry_signature(entry, params, checked)?;
     if code.matches(&sig).count() != 1 {
         return Err(format!("the PTX does not declare @{entry} with the ABI's parameters"));

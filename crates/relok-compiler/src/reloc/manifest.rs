@@ -17,10 +17,7 @@ fn agree(existing: &Record, incoming: &Record) -> Result<(), ManifestError> {
     if existing == incoming {
         Ok(())
     } else {
-        Err(ManifestError::Conflict {
-            existing: Box::new(existing.clone()),
-            incoming: Box::new(incoming.clone()),
-        })
+        Err(ManifestError::Conflict { existing: Box::new(existing.clone()), incoming: Box::new(incoming.clone()) })
     }
 }
 
@@ -264,23 +261,15 @@ impl FrozenManifest {
             match r.site() {
                 Site::Slot => {
                     if !sites.slots.contains(r.name()) {
-                        return Err(ManifestError::MissingSite {
-                            name: r.name().to_owned(),
-                        });
+                        return Err(ManifestError::MissingSite { name: r.name().to_owned() });
                     }
                 }
                 Site::Interior { offset } => {
                     let Some(&size) = sites.aggregates.get(r.name()) else {
-                        return Err(ManifestError::MissingSite {
-                            name: r.name().to_owned(),
-                        });
+                        return Err(ManifestError::MissingSite { name: r.name().to_owned() });
                     };
                     if u64::from(offset) + 8 > u64::from(size) {
-                        return Err(ManifestError::OffsetOutOfRange {
-                            name: r.name().to_owned(),
-                            offset,
-                            size,
-                        });
+                        return Err(ManifestError::OffsetOutOfRange { name: r.name().to_owned(), offset, size });
                     }
                 }
             }
@@ -334,34 +323,20 @@ mod tests {
     }
 
     fn glob(kernel: &str, name: &str, offset: u64) -> Record {
-        let t = Target::Global {
-            name: name.into(),
-            offset,
-        };
+        let t = Target::Global { name: name.into(), offset };
         Record::slot(record_name(kernel, &t), t)
     }
 
     fn interior(kernel: &str, agg: &str, offset: u32, s: &str) -> Record {
-        Record::interior(
-            record_name_interior(kernel, agg),
-            offset,
-            Target::Symbol(s.into()),
-        )
+        Record::interior(record_name_interior(kernel, agg), offset, Target::Symbol(s.into()))
     }
 
     fn keys(records: &[Record]) -> Vec<(String, u32)> {
-        records
-            .iter()
-            .map(|r| (r.name().to_owned(), r.offset()))
-            .collect()
+        records.iter().map(|r| (r.name().to_owned(), r.offset())).collect()
     }
 
     fn assert_strictly_sorted(records: &[Record]) {
-        assert!(
-            records.windows(2).all(|w| w[0].key() < w[1].key()),
-            "{:?}",
-            keys(records)
-        );
+        assert!(records.windows(2).all(|w| w[0].key() < w[1].key()), "{:?}", keys(records));
     }
 
     #[test]
@@ -399,40 +374,25 @@ mod tests {
         let second = Record::slot("relok$k$sym$foo", Target::Symbol("bar".into()));
         m.add(first.clone()).unwrap();
         let err = m.add(second.clone()).unwrap_err();
-        assert_eq!(
-            err,
-            ManifestError::Conflict {
-                existing: Box::new(first),
-                incoming: Box::new(second)
-            }
-        );
+        assert_eq!(err, ManifestError::Conflict { existing: Box::new(first), incoming: Box::new(second) });
         let text = err.to_string();
         assert!(text.contains("relok$k$sym$foo+0"), "{text}");
         assert!(text.contains("symbol \"foo\""), "{text}");
         assert!(text.contains("symbol \"bar\""), "{text}");
         assert_eq!(m.len(), 1);
-        assert_eq!(
-            m.get("relok$k$sym$foo", 0).unwrap().target(),
-            &Target::Symbol("foo".into())
-        );
+        assert_eq!(m.get("relok$k$sym$foo", 0).unwrap().target(), &Target::Symbol("foo".into()));
 
         // Same key, different site kind: a slot and the word at +0 of an
         // aggregate of the same name also conflict.
         let as_interior = Record::interior("relok$k$sym$foo", 0, Target::Symbol("foo".into()));
-        assert!(matches!(
-            m.add(as_interior),
-            Err(ManifestError::Conflict { .. })
-        ));
+        assert!(matches!(m.add(as_interior), Err(ManifestError::Conflict { .. })));
     }
 
     #[test]
     fn add_rejects_bad_records() {
         let mut m = Manifest::new();
         let t = Target::Symbol("x".into());
-        assert!(matches!(
-            m.add(Record::slot("relok$k$sym$a-b", t.clone())),
-            Err(ManifestError::BadName { .. })
-        ));
+        assert!(matches!(m.add(Record::slot("relok$k$sym$a-b", t.clone())), Err(ManifestError::BadName { .. })));
         assert!(matches!(
             m.add(Record::interior("relok$k$agg$a", 12, t)),
             Err(ManifestError::Misaligned { offset: 12, .. })
@@ -464,25 +424,14 @@ mod tests {
     #[test]
     fn merge_conflict_names_both_and_changes_nothing() {
         let mut a = Manifest::new();
-        a.add(Record::slot(
-            "relok$k$glob$x$0",
-            Target::Symbol("one".into()),
-        ))
-        .unwrap();
+        a.add(Record::slot("relok$k$glob$x$0", Target::Symbol("one".into()))).unwrap();
         let mut b = Manifest::new();
         b.add(sym("k", "aaa")).unwrap();
-        b.add(Record::slot(
-            "relok$k$glob$x$0",
-            Target::Symbol("two".into()),
-        ))
-        .unwrap();
+        b.add(Record::slot("relok$k$glob$x$0", Target::Symbol("two".into()))).unwrap();
         let before = a.clone();
         let err = a.merge(&b).unwrap_err();
         let text = err.to_string();
-        assert!(
-            text.contains("\"one\"") && text.contains("\"two\""),
-            "{text}"
-        );
+        assert!(text.contains("\"one\"") && text.contains("\"two\""), "{text}");
         assert_eq!(a, before);
     }
 
@@ -526,69 +475,34 @@ mod tests {
         m.add(interior("k", "box", 8, "tag")).unwrap();
         let frozen = m.freeze();
 
-        let good = SiteTable::new()
-            .with_slot(foo.name())
-            .with_aggregate(&agg, 16);
+        let good = SiteTable::new().with_slot(foo.name()).with_aggregate(&agg, 16);
         assert_eq!(frozen.validate(&good), Ok(()));
 
         let no_slot = SiteTable::new().with_aggregate(&agg, 16);
         let e = frozen.validate(&no_slot).unwrap_err();
-        assert_eq!(
-            e,
-            ManifestError::MissingSite {
-                name: "relok$k$sym$foo".into()
-            }
-        );
-        assert_eq!(
-            e.to_string(),
-            "record relok$k$sym$foo names a site that the code does not contain"
-        );
+        assert_eq!(e, ManifestError::MissingSite { name: "relok$k$sym$foo".into() });
+        assert_eq!(e.to_string(), "record relok$k$sym$foo names a site that the code does not contain");
 
         let no_agg = SiteTable::new().with_slot(foo.name());
-        assert_eq!(
-            frozen.validate(&no_agg),
-            Err(ManifestError::MissingSite { name: agg.clone() })
-        );
+        assert_eq!(frozen.validate(&no_agg), Err(ManifestError::MissingSite { name: agg.clone() }));
 
         // The word at +8 needs 16 bytes.
-        let small = SiteTable::new()
-            .with_slot(foo.name())
-            .with_aggregate(&agg, 15);
+        let small = SiteTable::new().with_slot(foo.name()).with_aggregate(&agg, 15);
         let e = frozen.validate(&small).unwrap_err();
-        assert_eq!(
-            e,
-            ManifestError::OffsetOutOfRange {
-                name: agg.clone(),
-                offset: 8,
-                size: 15
-            }
-        );
+        assert_eq!(e, ManifestError::OffsetOutOfRange { name: agg.clone(), offset: 8, size: 15 });
         assert!(e.to_string().contains("15 bytes"), "{e}");
 
         // A slot name is not an aggregate, and vice versa.
-        let swapped = SiteTable::new()
-            .with_slot(&agg)
-            .with_aggregate(foo.name(), 64);
-        assert!(matches!(
-            frozen.validate(&swapped),
-            Err(ManifestError::MissingSite { .. })
-        ));
+        let swapped = SiteTable::new().with_slot(&agg).with_aggregate(foo.name(), 64);
+        assert!(matches!(frozen.validate(&swapped), Err(ManifestError::MissingSite { .. })));
     }
 
     #[test]
     fn validate_does_not_overflow() {
         let mut m = Manifest::new();
-        m.add(Record::interior(
-            "relok$k$agg$a",
-            u32::MAX - 7,
-            Target::Symbol("x".into()),
-        ))
-        .unwrap();
+        m.add(Record::interior("relok$k$agg$a", u32::MAX - 7, Target::Symbol("x".into()))).unwrap();
         let sites = SiteTable::new().with_aggregate("relok$k$agg$a", u32::MAX);
-        assert!(matches!(
-            m.freeze().validate(&sites),
-            Err(ManifestError::OffsetOutOfRange { .. })
-        ));
+        assert!(matches!(m.freeze().validate(&sites), Err(ManifestError::OffsetOutOfRange { .. })));
     }
 
     #[test]
@@ -637,8 +551,7 @@ mod tests {
         let text = "[a-c$_ ]{0,3}";
         prop_oneof![
             (kernel.clone(), text).prop_map(|(k, s)| sym(k, &s)),
-            (kernel.clone(), prop::collection::vec(any::<u8>(), 0..3))
-                .prop_map(|(k, b)| val(k, &b)),
+            (kernel.clone(), prop::collection::vec(any::<u8>(), 0..3)).prop_map(|(k, b)| val(k, &b)),
             (kernel.clone(), text, 0u64..3).prop_map(|(k, s, o)| glob(k, &s, o * 8)),
             (kernel, text, 0u32..4).prop_map(|(k, a, o)| {
                 // The target is a function of the key, so records never conflict.

@@ -144,8 +144,7 @@ impl Serialize for ValueKey {
 impl<'de> Deserialize<'de> for ValueKey {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        ValueKey::from_hex(&s)
-            .ok_or_else(|| serde::de::Error::custom("a value key is 64 hex digits"))
+        ValueKey::from_hex(&s).ok_or_else(|| serde::de::Error::custom("a value key is 64 hex digits"))
     }
 }
 
@@ -226,20 +225,12 @@ pub struct Record {
 impl Record {
     /// A record for the slot `name`.
     pub fn slot(name: impl Into<String>, target: Target) -> Self {
-        Record {
-            name: name.into(),
-            target,
-            site: Site::Slot,
-        }
+        Record { name: name.into(), target, site: Site::Slot }
     }
 
     /// A record for the word at `offset` inside the aggregate `aggregate`.
     pub fn interior(aggregate: impl Into<String>, offset: u32, target: Target) -> Self {
-        Record {
-            name: aggregate.into(),
-            target,
-            site: Site::Interior { offset },
-        }
+        Record { name: aggregate.into(), target, site: Site::Interior { offset } }
     }
 
     /// The slot's name, or the aggregate's name for an interior site.
@@ -270,16 +261,12 @@ impl Record {
     /// Checks the record's own invariants (name charset, alignment).
     pub fn check(&self) -> Result<(), ManifestError> {
         if let Some(reason) = name::name_problem(&self.name) {
-            return Err(ManifestError::BadName {
-                name: self.name.clone(),
-                reason,
-            });
+            return Err(ManifestError::BadName { name: self.name.clone(), reason });
         }
         match self.site {
-            Site::Interior { offset } if offset % 8 != 0 => Err(ManifestError::Misaligned {
-                name: self.name.clone(),
-                offset,
-            }),
+            Site::Interior { offset } if offset % 8 != 0 => {
+                Err(ManifestError::Misaligned { name: self.name.clone(), offset })
+            }
             _ => Ok(()),
         }
     }
@@ -287,11 +274,7 @@ impl Record {
 
 impl fmt::Display for Record {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} ({}) holds the word of {}",
-            self.name, self.site, self.target
-        )
+        write!(f, "{} ({}) holds the word of {}", self.name, self.site, self.target)
     }
 }
 
@@ -380,10 +363,7 @@ mod tests {
         let k = ValueKey::of("str", b"hi");
         let hex = k.to_string();
         assert_eq!(hex.len(), 64);
-        assert!(
-            hex.bytes()
-                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-        );
+        assert!(hex.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
         assert_eq!(ValueKey::from_hex(&hex), Some(k));
         assert_eq!(ValueKey::from_hex(&hex.to_uppercase()), Some(k));
         assert_eq!(ValueKey::from_hex(&hex[1..]), None);
@@ -394,23 +374,13 @@ mod tests {
     fn record_check() {
         let t = Target::Symbol("foo".into());
         assert!(Record::slot("relok$k$sym$foo", t.clone()).check().is_ok());
-        assert!(
-            Record::interior("relok$k$agg$a", 16, t.clone())
-                .check()
-                .is_ok()
-        );
+        assert!(Record::interior("relok$k$agg$a", 16, t.clone()).check().is_ok());
         assert!(matches!(
             Record::interior("relok$k$agg$a", 4, t.clone()).check(),
             Err(ManifestError::Misaligned { offset: 4, .. })
         ));
         for bad in ["", "a-b", "é", "9abc", "a b"] {
-            assert!(
-                matches!(
-                    Record::slot(bad, t.clone()).check(),
-                    Err(ManifestError::BadName { .. })
-                ),
-                "{bad:?}"
-            );
+            assert!(matches!(Record::slot(bad, t.clone()).check(), Err(ManifestError::BadName { .. })), "{bad:?}");
         }
     }
 

@@ -97,10 +97,7 @@ pub(super) fn name_problem(name: &str) -> Option<&'static str> {
     if first.is_ascii_digit() {
         return Some("a name must not start with a digit");
     }
-    if !name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
-    {
+    if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$') {
         return Some("names may only use [A-Za-z0-9_$]");
     }
     None
@@ -133,10 +130,8 @@ mod tests {
             } else if s.get(i + 1) == Some(&b'$') {
                 out.push(b'$');
                 i += 2;
-            } else if let (Some(h), Some(l)) = (
-                s.get(i + 1).and_then(|&b| hex(b)),
-                s.get(i + 2).and_then(|&b| hex(b)),
-            ) {
+            } else if let (Some(h), Some(l)) = (s.get(i + 1).and_then(|&b| hex(b)), s.get(i + 2).and_then(|&b| hex(b)))
+            {
                 out.push((h * 16 + l) as u8);
                 i += 3;
             } else {
@@ -228,10 +223,7 @@ mod tests {
         for s in TRICKY {
             out.push(Target::Symbol(s.to_string()));
             for off in [0, 8, 12, 24, 80] {
-                out.push(Target::Global {
-                    name: s.to_string(),
-                    offset: off,
-                });
+                out.push(Target::Global { name: s.to_string(), offset: off });
             }
             out.push(Target::Value(ValueKey::of(s, b"")));
         }
@@ -240,28 +232,13 @@ mod tests {
 
     #[test]
     fn examples() {
-        assert_eq!(
-            record_name("saxpy", &Target::Symbol("foo".into())),
-            "relok$saxpy$sym$foo"
-        );
-        let g = Target::Global {
-            name: "exc_buf".into(),
-            offset: 8,
-        };
+        assert_eq!(record_name("saxpy", &Target::Symbol("foo".into())), "relok$saxpy$sym$foo");
+        let g = Target::Global { name: "exc_buf".into(), offset: 8 };
         assert_eq!(record_name("k", &g), "relok$k$glob$exc_buf$8");
         let key = ValueKey::of("str", b"boom");
-        assert_eq!(
-            record_name("k", &Target::Value(key)),
-            format!("relok$k$val${}", &key.to_hex()[..16])
-        );
-        assert_eq!(
-            record_name("k", &Target::Symbol("é".into())),
-            "relok$k$sym$$c3$a9"
-        );
-        assert_eq!(
-            record_name("", &Target::Symbol(String::new())),
-            "relok$$sym$"
-        );
+        assert_eq!(record_name("k", &Target::Value(key)), format!("relok$k$val${}", &key.to_hex()[..16]));
+        assert_eq!(record_name("k", &Target::Symbol("é".into())), "relok$k$sym$$c3$a9");
+        assert_eq!(record_name("", &Target::Symbol(String::new())), "relok$$sym$");
         assert_eq!(record_name_interior("k", "t$1"), "relok$k$agg$t$$1");
     }
 
@@ -274,11 +251,7 @@ mod tests {
             for target in targets() {
                 let name = record_name(kernel, &target);
                 assert!(in_charset(&name), "{name:?}");
-                assert_eq!(
-                    decode(&name),
-                    Some((kernel.as_bytes().to_vec(), expected(&target))),
-                    "{name}"
-                );
+                assert_eq!(decode(&name), Some((kernel.as_bytes().to_vec(), expected(&target))), "{name}");
                 if let Some(prev) = seen.insert(name.clone(), (kernel, target.clone())) {
                     panic!("{name} from both {prev:?} and {:?}", (kernel, target));
                 }
@@ -287,25 +260,15 @@ mod tests {
                 let name = record_name_interior(kernel, agg);
                 assert!(in_charset(&name), "{name:?}");
                 let agg_bytes = agg.as_bytes().to_vec();
-                assert_eq!(
-                    decode(&name),
-                    Some((kernel.as_bytes().to_vec(), Decoded::Agg(agg_bytes)))
-                );
-                assert!(
-                    seen.insert(name.clone(), (kernel, Target::Symbol(String::new())))
-                        .is_none()
-                );
+                assert_eq!(decode(&name), Some((kernel.as_bytes().to_vec(), Decoded::Agg(agg_bytes))));
+                assert!(seen.insert(name.clone(), (kernel, Target::Symbol(String::new()))).is_none());
             }
         }
     }
 
     fn any_text() -> impl Strategy<Value = String> {
         // Biased towards the characters that matter to the escaping.
-        prop_oneof![
-            "[a-f0-9$_]{0,8}",
-            "[a-zA-Z0-9_$ é\\-\u{0}]{0,8}",
-            any::<String>(),
-        ]
+        prop_oneof!["[a-f0-9$_]{0,8}", "[a-zA-Z0-9_$ é\\-\u{0}]{0,8}", any::<String>(),]
     }
 
     fn any_target() -> impl Strategy<Value = Target> {

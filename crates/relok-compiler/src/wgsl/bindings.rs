@@ -92,7 +92,12 @@ impl Binding {
 /// Every binding of a kernel with `buffers` buffer parameters, in binding
 /// order.
 pub fn bindings(buffers: usize) -> Vec<Binding> {
-    let fixed = |binding, read_only, var: &'static str, ty: Cow<'static, str>| Binding { binding, read_only, var: var.into(), ty };
+    let fixed = |binding, read_only, var: &'static str, ty: Cow<'static, str>| Binding {
+        binding,
+        read_only,
+        var: var.into(),
+        ty,
+    };
     let mut out = vec![
         fixed(EXCEPTION, false, EXCEPTION_VAR, format!("array<atomic<u32>, {EXCEPTION_WORDS}>").into()),
         fixed(ARGS, true, ARGS_VAR, "array<u32>".into()),
@@ -142,7 +147,7 @@ pub fn args_words(seed: u64, scalars: &[u64]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::{compile, CodeTarget, CompileOptions};
+    use crate::artifact::{CodeTarget, CompileOptions, compile};
     use crate::stencil::Stencil;
     use relok_ir::Strategy;
 
@@ -164,7 +169,14 @@ kernel @k(v0: u32, v1: ptr<global, u32>, v2: f64, v3: ptr<global, f32>, v4: i32,
         relok_ir::verify(&m).unwrap();
         let s = Stencil::new(&m, "k").unwrap();
         let words = |_: &crate::reloc::Target| Ok(0);
-        let a = compile(&s, CodeTarget::Wgsl, strategy, CompileOptions { optimize: false, ..CompileOptions::default() }, Some(&words)).unwrap();
+        let a = compile(
+            &s,
+            CodeTarget::Wgsl,
+            strategy,
+            CompileOptions { optimize: false, ..CompileOptions::default() },
+            Some(&words),
+        )
+        .unwrap();
         String::from_utf8(a.code).unwrap()
     }
 
@@ -175,10 +187,11 @@ kernel @k(v0: u32, v1: ptr<global, u32>, v2: f64, v3: ptr<global, f32>, v4: i32,
             let declared: Vec<&str> = text.lines().filter(|l| l.starts_with("@group(")).collect();
             let expected: Vec<String> = bindings(3).iter().map(Binding::declaration).collect();
             assert_eq!(declared, expected, "{s}");
-            let params: Vec<relok_ir::Type> = ["u32", "ptr<global, u32>", "f64", "ptr<global, f32>", "i32", "bool", "f32", "u64", "ptr<global, u64>"]
-                .iter()
-                .map(|t| relok_ir::parse_type(t).unwrap())
-                .collect();
+            let params: Vec<relok_ir::Type> =
+                ["u32", "ptr<global, u32>", "f64", "ptr<global, f32>", "i32", "bool", "f32", "u64", "ptr<global, u64>"]
+                    .iter()
+                    .map(|t| relok_ir::parse_type(t).unwrap())
+                    .collect();
             assert_eq!(super::super::check_code(&text, "k", &params), Ok(()), "{s}");
             let two_buffers = &params[..params.len() - 1];
             assert!(super::super::check_code(&text, "k", two_buffers).is_err(), "{s}");
@@ -201,7 +214,11 @@ kernel @k(v0: u32, v1: ptr<global, u32>, v2: f64, v3: ptr<global, f32>, v4: i32,
             ("v9", format!("vec2<u32>({a}[{s0}], {a}[{s1}])")),
         ];
         for (v, e) in reads {
-            assert!(text.lines().any(|l| l.trim_start().starts_with(&format!("let {v}: ")) && l.ends_with(&format!(" = {e};"))), "{v} = {e}:\n{text}");
+            assert!(
+                text.lines()
+                    .any(|l| l.trim_start().starts_with(&format!("let {v}: ")) && l.ends_with(&format!(" = {e};"))),
+                "{v} = {e}:\n{text}"
+            );
         }
         // Buffers by their variable, the zero from the last slot.
         assert!(text.contains(&format!("&{}[", buffer_var(2))), "{text}");

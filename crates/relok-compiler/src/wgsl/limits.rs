@@ -28,8 +28,8 @@
 //! of resource binding tier 1 at feature level 11.0, one with at most 25
 //! fits Metal.
 
-use super::bindings::FIRST_BUFFER;
 use super::Error;
+use super::bindings::FIRST_BUFFER;
 
 /// Storage buffers relok binds for every kernel: the exception record, the
 /// arguments, the table and the heap (bindings 0–3).

@@ -137,7 +137,13 @@ pub fn check_code(code: &str, entry: &str, params: &[relok_ir::Type]) -> Result<
     let mut declared: Vec<(u32, &str)> = code
         .lines()
         .filter_map(|l| Some((l, l.strip_prefix(&prefix)?)))
-        .map(|(l, rest)| rest.split(')').next().and_then(|n| n.parse().ok()).map(|n| (n, l)).ok_or_else(|| format!("a malformed binding: {rest}")))
+        .map(|(l, rest)| {
+            rest.split(')')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .map(|n| (n, l))
+                .ok_or_else(|| format!("a malformed binding: {rest}"))
+        })
         .collect::<Result<_, _>>()?;
     declared.sort_unstable();
     let expected = bindings::bindings(buffers);
@@ -150,7 +156,8 @@ pub fn check_code(code: &str, entry: &str, params: &[relok_ir::Type]) -> Result<
         return Err(format!("binding {} is declared `{line}`, expected `{}`", b.binding, b.declaration()));
     }
     let mut lines = code.lines();
-    let declared = lines.by_ref().any(|l| l.starts_with("@compute")) && lines.next().is_some_and(|l| l.starts_with(&format!("fn {entry}(")));
+    let declared = lines.by_ref().any(|l| l.starts_with("@compute"))
+        && lines.next().is_some_and(|l| l.starts_with(&format!("fn {entry}(")));
     if !declared {
         return Err(format!("no compute entry point `{entry}`"));
     }

@@ -32,8 +32,12 @@ pub(crate) fn declarations() -> String {
     let l = crate::state::EXCEPTION_LAYOUT;
     let (msg, block, thread) = (l.message.offset / 4, l.block.offset / 4, l.thread.offset / 4);
     let mut s = String::from("fn relok_heap_guard(off: u32, b: vec3<u32>, t: vec3<u32>) -> u32 {\n");
-    s.push_str(&format!("    let g = off >> 4u;\n    if (g >= atomicLoad(&relok_heap[{GRANULES_WORD}u])) {{ return off; }}\n"));
-    s.push_str(&format!("    let w = atomicLoad(&relok_heap[(atomicLoad(&relok_heap[{BITMAP_WORD}u]) >> 2u) + (g >> 5u)]);\n"));
+    s.push_str(&format!(
+        "    let g = off >> 4u;\n    if (g >= atomicLoad(&relok_heap[{GRANULES_WORD}u])) {{ return off; }}\n"
+    ));
+    s.push_str(&format!(
+        "    let w = atomicLoad(&relok_heap[(atomicLoad(&relok_heap[{BITMAP_WORD}u]) >> 2u) + (g >> 5u)]);\n"
+    ));
     s.push_str("    if ((w & (1u << (g & 31u))) == 0u) { return off; }\n");
     s.push_str("    let r = atomicCompareExchangeWeak(&relok_exception[0], 0u, 1u);\n");
     s.push_str("    if (r.exchanged) {\n");

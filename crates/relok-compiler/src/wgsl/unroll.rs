@@ -59,7 +59,9 @@ fn copyable(b: &[Stmt], size: &mut usize) -> bool {
     b.iter().all(|s| {
         *size += 1;
         match &s.kind {
-            StmtKind::Loop(_) | StmtKind::Barrier | StmtKind::Call(..) | StmtKind::Let { op: Op::Call(..), .. } => false,
+            StmtKind::Loop(_) | StmtKind::Barrier | StmtKind::Call(..) | StmtKind::Let { op: Op::Call(..), .. } => {
+                false
+            }
             StmtKind::If { then_body, else_body, .. } => copyable(then_body, size) && copyable(else_body, size),
             _ => true,
         }
@@ -130,7 +132,10 @@ pub(crate) fn declarations(checked: bool) -> String {
     s.push_str("fn relok_loop_limit(b: vec3<u32>, t: vec3<u32>) {\n");
     s.push_str("    let r = atomicCompareExchangeWeak(&relok_exception[0], 0u, 1u);\n");
     s.push_str("    if (r.exchanged) {\n");
-    s.push_str(&format!("        atomicStore(&relok_exception[{msg}], {lo});\n        atomicStore(&relok_exception[{}], {hi}u);\n", msg + 1));
+    s.push_str(&format!(
+        "        atomicStore(&relok_exception[{msg}], {lo});\n        atomicStore(&relok_exception[{}], {hi}u);\n",
+        msg + 1
+    ));
     for k in 0..3 {
         let c = ["x", "y", "z"][k as usize];
         s.push_str(&format!("        atomicStore(&relok_exception[{}], b.{c});\n", block + 2 * k));

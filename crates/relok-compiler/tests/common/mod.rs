@@ -44,4 +44,3 @@ pub fn fake_word(t: &Target) -> Result<u64, String> {
     let s = format!("{t:?}");
     Ok(s.bytes().fold(0x1000_0000_0000u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))) & !7)
 }
-

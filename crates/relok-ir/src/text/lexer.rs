@@ -166,7 +166,12 @@ impl<'a> Lexer<'a> {
     /// `:` (`ref :a.b`), which the ordinary tokens would split. With
     /// `skip_trivia`, whitespace and comments may precede it; without, it
     /// must follow the previous token directly.
-    pub fn raw_name(&mut self, skip_trivia: bool, ok: fn(char) -> bool, what: &str) -> Result<(&'a str, Span), ParseError> {
+    pub fn raw_name(
+        &mut self,
+        skip_trivia: bool,
+        ok: fn(char) -> bool,
+        what: &str,
+    ) -> Result<(&'a str, Span), ParseError> {
         if skip_trivia {
             self.skip_trivia();
         }
@@ -175,7 +180,10 @@ impl<'a> Lexer<'a> {
         self.bump_while(ok);
         if self.pos == start {
             let found = self.next()?;
-            return Err(ParseError { span: found.span, message: format!("expected {what}, found {}", found.describe()) });
+            return Err(ParseError {
+                span: found.span,
+                message: format!("expected {what}, found {}", found.describe()),
+            });
         }
         Ok((&self.src[start..self.pos], span))
     }
@@ -195,7 +203,12 @@ impl<'a> Lexer<'a> {
                 Some('\\') => match self.bump() {
                     Some('"' | '\\' | 'n' | 'r' | 't' | '0' | '\'') => {}
                     Some('u') => {
-                        let bad = || ParseError { span: at, message: "malformed `\\u{...}` escape: expected 1 to 6 hex digits of a Unicode scalar value".into() };
+                        let bad = || ParseError {
+                            span: at,
+                            message:
+                                "malformed `\\u{...}` escape: expected 1 to 6 hex digits of a Unicode scalar value"
+                                    .into(),
+                        };
                         if self.bump() != Some('{') {
                             return Err(bad());
                         }
@@ -210,9 +223,14 @@ impl<'a> Lexer<'a> {
                         }
                     }
                     Some(c) => {
-                        return Err(ParseError { span: at, message: format!("unknown escape `\\{}` in a string literal", c.escape_debug()) });
+                        return Err(ParseError {
+                            span: at,
+                            message: format!("unknown escape `\\{}` in a string literal", c.escape_debug()),
+                        });
                     }
-                    None => return Err(ParseError { span: open, message: "string literal not closed on its line".into() }),
+                    None => {
+                        return Err(ParseError { span: open, message: "string literal not closed on its line".into() });
+                    }
                 },
                 Some(_) => {}
             }
@@ -248,10 +266,7 @@ impl<'a> Lexer<'a> {
         };
         if self.peek_char().is_some_and(|c| is_ident_char(c) || c == '.') {
             self.bump_while(|c| is_ident_char(c) || c == '.');
-            return Err(ParseError {
-                span,
-                message: format!("malformed number `{}`", &self.src[start..self.pos]),
-            });
+            return Err(ParseError { span, message: format!("malformed number `{}`", &self.src[start..self.pos]) });
         }
         Ok(tok)
     }

@@ -23,9 +23,9 @@ mod lexer;
 mod parser;
 mod printer;
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod testgen;
+#[cfg(test)]
+mod tests;
 
 use crate::ir::{Module, Span};
 use crate::types::{Scalar, Type};

@@ -8,17 +8,17 @@
 //! constant initializers, which follow their type), so no input can exhaust
 //! the stack.
 
-use super::lexer::{unescape, Lexer, Tok, Token};
-use super::printer::{F32_NAN, F64_NAN};
 use super::ParseError;
+use super::lexer::{Lexer, Tok, Token, unescape};
+use super::printer::{F32_NAN, F64_NAN};
 use crate::entity::EntityRef;
 use crate::ir::{
     AtomicOp, Axis, BinaryOp, Block, Builtin, CmpOp, ConstDecl, ConstId, ConstInit, FuncId, FuncKind, Function,
-    HostRef, MathFn, Module, Op, Span, Stage, StateField, Stmt, StmtKind, Strategy, UnaryOp, Value, ValueData, Var, VarDecl,
-    VarKind,
+    HostRef, MathFn, Module, Op, Span, Stage, StateField, Stmt, StmtKind, Strategy, UnaryOp, Value, ValueData, Var,
+    VarDecl, VarKind,
 };
-use crate::typing::literal_fits;
 use crate::types::{AddrSpace, Scalar, Type};
+use crate::typing::literal_fits;
 use std::collections::HashMap;
 
 /// The deepest nesting of blocks (`if`, `loop`) and of types the parser
@@ -57,7 +57,13 @@ pub(super) fn parse_type(src: &str) -> Result<Type, ParseError> {
 
 impl<'a> Parser<'a> {
     fn new(src: &'a str) -> Parser<'a> {
-        Parser { lex: Lexer::new(src), ahead: Vec::new(), items: HashMap::new(), refs: Vec::new(), module: Module::new() }
+        Parser {
+            lex: Lexer::new(src),
+            ahead: Vec::new(),
+            items: HashMap::new(),
+            refs: Vec::new(),
+            module: Module::new(),
+        }
     }
 }
 
@@ -198,7 +204,10 @@ impl<'a> Parser<'a> {
                 Tok::Ident("lowered") if at_start => {
                     let s = self.ident("a strategy (`bake`, `patch` or `table`)")?;
                     let Some(strategy) = Strategy::from_name(s.text) else {
-                        return err(s.span, format!("expected a strategy (`bake`, `patch` or `table`), found {}", s.describe()));
+                        return err(
+                            s.span,
+                            format!("expected a strategy (`bake`, `patch` or `table`), found {}", s.describe()),
+                        );
                     };
                     self.module.stage = Stage::Lowered(strategy);
                 }
@@ -376,7 +385,10 @@ impl<'a> Parser<'a> {
                 let Some(space) = AddrSpace::from_name(s.text) else {
                     return err(
                         s.span,
-                        format!("expected an address space (`global`, `shared`, `local` or `const`), found {}", s.describe()),
+                        format!(
+                            "expected an address space (`global`, `shared`, `local` or `const`), found {}",
+                            s.describe()
+                        ),
                     );
                 };
                 self.expect(',', "after the address space")?;
@@ -392,7 +404,10 @@ impl<'a> Parser<'a> {
                 let elem = self.ty(depth + 1)?;
                 if !self.ahead.is_empty() {
                     let t = self.next()?;
-                    return err(t.span, format!("expected `;` after the element type of an array, found {}", t.describe()));
+                    return err(
+                        t.span,
+                        format!("expected `;` after the element type of an array, found {}", t.describe()),
+                    );
                 }
                 self.lex.array_semicolon()?;
                 let n = self.u32_literal("an array length")?;
@@ -408,7 +423,10 @@ impl<'a> Parser<'a> {
                         Tok::Punct(',') => {}
                         Tok::Punct('}') => break,
                         _ => {
-                            return err(t.span, format!("expected `,` or `}}` after a field type, found {}", t.describe()));
+                            return err(
+                                t.span,
+                                format!("expected `,` or `}}` after a field type, found {}", t.describe()),
+                            );
                         }
                     }
                 }
@@ -432,7 +450,10 @@ impl<'a> Parser<'a> {
                     return Ok(block);
                 }
                 Tok::Eof => {
-                    return err(t.span, format!("expected `}}` to close the block opened at {open}, found end of input"));
+                    return err(
+                        t.span,
+                        format!("expected `}}` to close the block opened at {open}, found end of input"),
+                    );
                 }
                 _ => block.push(self.stmt(cx, depth)?),
             }
@@ -486,8 +507,8 @@ impl<'a> Parser<'a> {
             Tok::Ident("return") => {
                 // `return v3` unless `v3` starts the next statement (`v3: T = ..`).
                 let a = self.peek()?;
-                let has_value = matches!(a.tok, Tok::Ident(s) if is_value_name(s))
-                    && self.peek_nth(1)?.tok != Tok::Punct(':');
+                let has_value =
+                    matches!(a.tok, Tok::Ident(s) if is_value_name(s)) && self.peek_nth(1)?.tok != Tok::Punct(':');
                 StmtKind::Return(if has_value { Some(self.value(cx)?) } else { None })
             }
             Tok::Ident("if") => {
@@ -503,7 +524,10 @@ impl<'a> Parser<'a> {
             }
             Tok::Ident("loop") => StmtKind::Loop(self.nested_block(cx, depth, "after `loop`")?),
             Tok::Ident("local" | "shared") => {
-                return err(span, format!("`{}` declarations must come before the first statement of the function", t.text));
+                return err(
+                    span,
+                    format!("`{}` declarations must come before the first statement of the function", t.text),
+                );
             }
             _ => return err(span, format!("expected a statement, found {}", t.describe())),
         };
@@ -655,7 +679,10 @@ impl<'a> Parser<'a> {
                     Op::VarAddr(self.var(cx)?)
                 } else {
                     let t = self.next()?;
-                    return err(t.span, format!("expected `%variable` or `@constant` after `addr`, found {}", t.describe()));
+                    return err(
+                        t.span,
+                        format!("expected `%variable` or `@constant` after `addr`, found {}", t.describe()),
+                    );
                 }
             }
             "get" => Op::Get(self.var(cx)?),
@@ -667,7 +694,10 @@ impl<'a> Parser<'a> {
                 let Some(field) = StateField::ALL.into_iter().find(|f| f.name() == a.text) else {
                     return err(
                         a.span,
-                        format!("expected `reloc_table`, `exception` or `rng_seed` after `state.`, found {}", a.describe()),
+                        format!(
+                            "expected `reloc_table`, `exception` or `rng_seed` after `state.`, found {}",
+                            a.describe()
+                        ),
                     );
                 };
                 Op::State(field)
@@ -677,7 +707,12 @@ impl<'a> Parser<'a> {
                 let bits = match w.tok {
                     Tok::Hex(h) => u64::from_str_radix(h, 16).ok(),
                     Tok::Num(d) if d.bytes().all(|b| b.is_ascii_digit()) => d.parse::<u64>().ok(),
-                    _ => return err(w.span, format!("expected a word (hex or decimal) after `word`, found {}", w.describe())),
+                    _ => {
+                        return err(
+                            w.span,
+                            format!("expected a word (hex or decimal) after `word`, found {}", w.describe()),
+                        );
+                    }
                 };
                 match bits {
                     Some(b) => Op::BakedWord(b),
@@ -701,7 +736,8 @@ impl<'a> Parser<'a> {
                     let new = self.comma_value(cx)?;
                     Op::AtomicCas { ptr, index, expected, new }
                 } else {
-                    let Some(op) = AtomicOp::ALL.iter().copied().find(|o| o.name().strip_prefix("atomic.") == Some(a.text))
+                    let Some(op) =
+                        AtomicOp::ALL.iter().copied().find(|o| o.name().strip_prefix("atomic.") == Some(a.text))
                     else {
                         return err(a.span, format!("unknown atomic operation `atomic.{}`", a.text));
                     };
@@ -753,7 +789,10 @@ impl<'a> Parser<'a> {
             _ => {
                 return err(
                     t.span,
-                    format!("expected `:symbol`, `@constant`, a string or `global name` after `ref`, found {}", t.describe()),
+                    format!(
+                        "expected `:symbol`, `@constant`, a string or `global name` after `ref`, found {}",
+                        t.describe()
+                    ),
                 );
             }
         })
@@ -795,7 +834,9 @@ impl<'a> Parser<'a> {
         for s in block {
             match &mut s.kind {
                 StmtKind::Call(f, _) | StmtKind::Let { op: Op::Call(f, _), .. } => *f = self.resolve_func(*f)?,
-                StmtKind::Let { op: Op::ConstAddr(c) | Op::Ref(HostRef::Value(c)), .. } => *c = self.resolve_const(*c)?,
+                StmtKind::Let { op: Op::ConstAddr(c) | Op::Ref(HostRef::Value(c)), .. } => {
+                    *c = self.resolve_const(*c)?
+                }
                 StmtKind::If { then_body, else_body, .. } => {
                     self.resolve_block(then_body)?;
                     self.resolve_block(else_body)?;

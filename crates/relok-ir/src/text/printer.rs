@@ -6,8 +6,8 @@
 //! rejects with a "does not fit" error). Nothing here panics.
 
 use crate::entity::EntityRef;
-use crate::ir::{HostRef, Stage, 
-    ConstId, ConstInit, FuncId, FuncKind, Function, Module, Op, Stmt, StmtKind, Value, Var, VarKind,
+use crate::ir::{
+    ConstId, ConstInit, FuncId, FuncKind, Function, HostRef, Module, Op, Stage, Stmt, StmtKind, Value, Var, VarKind,
 };
 use crate::types::{Scalar, Type};
 use std::fmt::Write as _;
@@ -271,12 +271,9 @@ impl Printer<'_> {
             Op::Atomic { op, ptr, index, value: v } => {
                 format!("{op} {}, {}", place(f, *ptr, *index), value(f, *v))
             }
-            Op::AtomicCas { ptr, index, expected, new } => format!(
-                "atomic.cas {}, {}, {}",
-                place(f, *ptr, *index),
-                value(f, *expected),
-                value(f, *new)
-            ),
+            Op::AtomicCas { ptr, index, expected, new } => {
+                format!("atomic.cas {}, {}, {}", place(f, *ptr, *index), value(f, *expected), value(f, *new))
+            }
         };
         self.out.push_str(&text);
     }

@@ -130,7 +130,9 @@ fn host_ref(rng: &mut Rng, value_consts: &[ConstId]) -> HostRef {
     match rng.below(4) {
         0 if !value_consts.is_empty() => HostRef::Value(rng.pick(value_consts)),
         1 => {
-            let pieces = ["", "a", "\"", "\\", "\n", "\r", "\t", "\0", "'", "é", "\u{301}", "\u{7f}", "\u{200b}", "🚀", " ", "{}"];
+            let pieces = [
+                "", "a", "\"", "\\", "\n", "\r", "\t", "\0", "'", "é", "\u{301}", "\u{7f}", "\u{200b}", "🚀", " ", "{}",
+            ];
             HostRef::Str((0..rng.below(6)).map(|_| rng.pick(&pieces)).collect())
         }
         2 => {
@@ -270,7 +272,8 @@ impl St {
                         None => return false,
                     }
                 } else {
-                    let s = if matches!(c, CmpOp::Eq | CmpOp::Ne) { rng.pick(&Scalar::ALL) } else { rng.pick(&NUMERIC) };
+                    let s =
+                        if matches!(c, CmpOp::Eq | CmpOp::Ne) { rng.pick(&Scalar::ALL) } else { rng.pick(&NUMERIC) };
                     (self.ensure_scalar(k, s), self.ensure_scalar(k, s))
                 };
                 let v = k.op(Op::Compare(c, x, y));
@@ -304,15 +307,17 @@ impl St {
                 self.def(v);
             }
             7 => {
-                let Some(p) = self.find(k, |t| t.as_ptr().is_some_and(|(_, e)| e.is_value_type())) else { return false };
+                let Some(p) = self.find(k, |t| t.as_ptr().is_some_and(|(_, e)| e.is_value_type())) else {
+                    return false;
+                };
                 let i = self.maybe_index(k);
                 let v = k.load(p, i);
                 self.def(v);
             }
             8 => {
-                let Some(p) = self.find(k, |t| {
-                    t.as_ptr().is_some_and(|(s, e)| s != AddrSpace::Const && e.is_value_type())
-                }) else {
+                let Some(p) =
+                    self.find(k, |t| t.as_ptr().is_some_and(|(s, e)| s != AddrSpace::Const && e.is_value_type()))
+                else {
                     return false;
                 };
                 let Some((_, pointee)) = ty_of(k, p).as_ptr().map(|(s, e)| (s, e.clone())) else { return false };
@@ -383,15 +388,18 @@ impl St {
             }
             16 => {
                 let axis = rng.pick(&Axis::ALL);
-                let make: fn(Axis) -> Builtin =
-                    rng.pick(&[Builtin::ThreadId as fn(Axis) -> Builtin, Builtin::BlockId, Builtin::BlockDim, Builtin::GridDim]);
+                let make: fn(Axis) -> Builtin = rng.pick(&[
+                    Builtin::ThreadId as fn(Axis) -> Builtin,
+                    Builtin::BlockId,
+                    Builtin::BlockDim,
+                    Builtin::GridDim,
+                ]);
                 let v = k.builtin(make(axis));
                 self.def(v);
             }
             17 | 18 => {
-                let candidates: Vec<usize> = (0..self.callees.len())
-                    .filter(|&i| (choice == 18) == self.callees[i].2.is_none())
-                    .collect();
+                let candidates: Vec<usize> =
+                    (0..self.callees.len()).filter(|&i| (choice == 18) == self.callees[i].2.is_none()).collect();
                 if candidates.is_empty() {
                     return false;
                 }

@@ -1,5 +1,5 @@
-use super::testgen::{random_lowered_module, random_module, Rng};
-use super::{parse, print, ParseError, MAX_DEPTH};
+use super::testgen::{Rng, random_lowered_module, random_module};
+use super::{MAX_DEPTH, ParseError, parse, print};
 use crate::builder::ModuleBuilder;
 use crate::ir::{ConstInit, Module, Op, StmtKind, Value};
 use crate::types::{Scalar, Type};
@@ -257,7 +257,9 @@ fn return_is_followed_by_a_definition() {
 
 #[test]
 fn comments_and_array_semicolons() {
-    let m = ok(";; header\nkernel @k() { ; open\n    local %a: [f32 ; 4] ; four floats\n    shared %b: [[u32;2];3];x\n}\n; trailer");
+    let m = ok(
+        ";; header\nkernel @k() { ; open\n    local %a: [f32 ; 4] ; four floats\n    shared %b: [[u32;2];3];x\n}\n; trailer",
+    );
     let k = m.funcs.values().next().unwrap();
     assert_eq!(k.vars.values().map(|d| d.ty.to_string()).collect::<Vec<_>>(), ["[f32; 4]", "[[u32; 2]; 3]"]);
     assert_eq!(print(&m), "kernel @k() {\n    local %a: [f32; 4]\n    shared %b: [[u32; 2]; 3]\n}\n");
@@ -354,7 +356,12 @@ fn bad_literals_are_errors() {
 #[test]
 fn error_messages_name_what_was_expected() {
     fails("kernel @k() {\n    v0: u32 = add v9, v9\n}", 2, 19, "undefined value v9");
-    fails("kernel @k(v0: u32) {\n    v1: u32 = add v0, v0\n    v1: u32 = add v0, v0\n}", 3, 5, "value v1 is defined twice (first at 2:5)");
+    fails(
+        "kernel @k(v0: u32) {\n    v1: u32 = add v0, v0\n    v1: u32 = add v0, v0\n}",
+        3,
+        5,
+        "value v1 is defined twice (first at 2:5)",
+    );
     fails("kernel @k(v0: u32, v0: u32) {\n}", 1, 20, "value v0 is defined twice");
     fails("kernel @k(v0: u32) {\n    v1: u32 = add v0 }", 2, 22, "expected `,` after operand, found `}`");
     fails("kernel @k() {\n    call @nope()\n}", 2, 11, "unknown function @nope");
@@ -363,13 +370,33 @@ fn error_messages_name_what_was_expected() {
     fails("kernel @k() {\n}\nfn @k() {\n}", 3, 5, "@k is defined twice (first at 1:9)");
     fails("kernel @k() {\n    set %x, v0\n}", 2, 10, "undefined variable %x");
     fails("kernel @k() {\n    barrier\n    local %x: u32\n}", 3, 5, "must come before the first statement");
-    fails("kernel @k() {\n    loop {\n        barrier\n", 4, 1, "expected `}` to close the block opened at 2:10, found end of input");
+    fails(
+        "kernel @k() {\n    loop {\n        barrier\n",
+        4,
+        1,
+        "expected `}` to close the block opened at 2:10, found end of input",
+    );
     fails("kernel @k() {\n    frobnicate\n}", 2, 5, "expected a statement, found `frobnicate`");
     fails("kernel @k() {\n    v0: u32 = frob v1\n}", 2, 15, "unknown operation `frob`");
-    fails("kernel @k() {\n    v0: u32 = thread_id.w\n}", 2, 25, "expected `x`, `y` or `z` after `thread_id.`, found `w`");
-    fails("kernel @k(v0: ptr<global, u32>) {\n    v1: u32 = atomic.sub v0, v0\n}", 2, 22, "unknown atomic operation `atomic.sub`");
+    fails(
+        "kernel @k() {\n    v0: u32 = thread_id.w\n}",
+        2,
+        25,
+        "expected `x`, `y` or `z` after `thread_id.`, found `w`",
+    );
+    fails(
+        "kernel @k(v0: ptr<global, u32>) {\n    v1: u32 = atomic.sub v0, v0\n}",
+        2,
+        22,
+        "unknown atomic operation `atomic.sub`",
+    );
     fails("kernel @k() {\n    local %a: [f32; 4294967296]\n}", 2, 21, "an array length 4294967296 does not fit u32");
-    fails("kernel @k() {\n    local %a: [f32, 4]\n}", 2, 19, "expected `;` after the element type of an array, found `,`");
+    fails(
+        "kernel @k() {\n    local %a: [f32, 4]\n}",
+        2,
+        19,
+        "expected `;` after the element type of an array, found `,`",
+    );
     fails("kernel @k() {\n    local %a: [f32 ;comment\n 4]\n}", 2, 21, "expected an array length, found `comment`");
     fails("kernel @k(v0: u32) #", 1, 20, "unexpected character `#`");
     fails("kernel @k() {\n    v0: u32 = const 12abc\n}", 2, 21, "malformed number `12abc`");
@@ -467,30 +494,30 @@ fn generator_covers_every_form() {
     let mut kinds = std::collections::BTreeSet::new();
     for seed in 0..200 {
         for m in [random_module(seed), random_lowered_module(seed)] {
-        kinds.insert(format!("{:?}", m.stage));
-        for c in m.consts.values() {
-            fn leaves(i: &ConstInit, out: &mut std::collections::BTreeSet<String>) {
-                match i {
-                    ConstInit::Array(xs) | ConstInit::Struct(xs) => xs.iter().for_each(|x| leaves(x, out)),
-                    ConstInit::Ref(r) => {
-                        out.insert(format!("{r:?}").split(['(', ' ']).next().unwrap_or_default().to_string());
+            kinds.insert(format!("{:?}", m.stage));
+            for c in m.consts.values() {
+                fn leaves(i: &ConstInit, out: &mut std::collections::BTreeSet<String>) {
+                    match i {
+                        ConstInit::Array(xs) | ConstInit::Struct(xs) => xs.iter().for_each(|x| leaves(x, out)),
+                        ConstInit::Ref(r) => {
+                            out.insert(format!("{r:?}").split(['(', ' ']).next().unwrap_or_default().to_string());
+                        }
+                        ConstInit::Scalar(_) => {}
                     }
-                    ConstInit::Scalar(_) => {}
                 }
+                leaves(&c.init, &mut consts);
             }
-            leaves(&c.init, &mut consts);
-        }
-        for f in m.funcs.values() {
-            kinds.insert(format!("{:?}", f.kind));
-            crate::ir::walk_stmts(&f.body, &mut |s| {
-                let d = format!("{:?}", s.kind);
-                stmts.insert(d.split(['(', ' ', '{']).next().unwrap_or_default().to_string());
-                if let StmtKind::Let { op, .. } = &s.kind {
-                    let d = format!("{op:?}");
-                    ops.insert(d.split(['(', ' ', '{']).next().unwrap_or_default().to_string());
-                }
-            });
-        }
+            for f in m.funcs.values() {
+                kinds.insert(format!("{:?}", f.kind));
+                crate::ir::walk_stmts(&f.body, &mut |s| {
+                    let d = format!("{:?}", s.kind);
+                    stmts.insert(d.split(['(', ' ', '{']).next().unwrap_or_default().to_string());
+                    if let StmtKind::Let { op, .. } = &s.kind {
+                        let d = format!("{op:?}");
+                        ops.insert(d.split(['(', ' ', '{']).next().unwrap_or_default().to_string());
+                    }
+                });
+            }
         }
     }
     // The 18 of ALL_FORMS plus Ref, WordPtr, State, BakedWord, Patch.
@@ -504,8 +531,36 @@ fn generator_covers_every_form() {
 /// Mutates `text` with one of a few byte- and token-level edits.
 fn mutate(text: &str, rng: &mut Rng) -> String {
     const PIECES: &[&str] = &[
-        "{", "}", "[", "]", ";", ":", ",", "-", "->", "@", "%", ".", "0x", "v9", "v0", "1e", "9999999999999999999999",
-        "\n", " ", "loop {", "if v1 {", "ptr<", "é", "\u{0}", "const", "return", "atomic.", "nan", "-inf", "[u32; 4]",
+        "{",
+        "}",
+        "[",
+        "]",
+        ";",
+        ":",
+        ",",
+        "-",
+        "->",
+        "@",
+        "%",
+        ".",
+        "0x",
+        "v9",
+        "v0",
+        "1e",
+        "9999999999999999999999",
+        "\n",
+        " ",
+        "loop {",
+        "if v1 {",
+        "ptr<",
+        "é",
+        "\u{0}",
+        "const",
+        "return",
+        "atomic.",
+        "nan",
+        "-inf",
+        "[u32; 4]",
     ];
     let mut chars: Vec<char> = text.chars().collect();
     let len = chars.len().max(1);
@@ -634,7 +689,8 @@ fn docs_examples_are_canonical() {
         if i % 2 == 0 || block.starts_with("\nmodule") {
             continue;
         }
-        let text: String = block.trim_start_matches('\n').lines().filter(|l| !l.starts_with(';')).map(|l| format!("{l}\n")).collect();
+        let text: String =
+            block.trim_start_matches('\n').lines().filter(|l| !l.starts_with(';')).map(|l| format!("{l}\n")).collect();
         let m = canonical(&text);
         assert!(crate::verify(&m).is_ok(), "{text}: {:?}", crate::verify(&m).err().map(|e| e.to_string()));
         blocks += 1;
@@ -694,7 +750,8 @@ fn host_forms_are_canonical() {
     assert_eq!(f.kind, FuncKind::Import);
     assert!(f.body.is_empty());
     let k = &m.funcs[m.func_by_name("host").unwrap()];
-    let ops: Vec<&Op> = k.body.iter().filter_map(|s| if let StmtKind::Let { op, .. } = &s.kind { Some(op) } else { None }).collect();
+    let ops: Vec<&Op> =
+        k.body.iter().filter_map(|s| if let StmtKind::Let { op, .. } = &s.kind { Some(op) } else { None }).collect();
     assert_eq!(ops[0], &Op::Ref(HostRef::Symbol("foo".into())));
     assert_eq!(ops[2], &Op::Ref(HostRef::Value(msg)));
     assert_eq!(ops[4], &Op::Ref(HostRef::Global { name: "exc".into(), offset: 0 }));
@@ -714,7 +771,8 @@ fn lowered_forms_are_canonical() {
     let m = canonical(bake);
     assert_eq!(m.stage, Stage::Lowered(Strategy::Bake));
     assert!(crate::verify(&m).is_ok(), "{:?}", crate::verify(&m).err().map(|e| e.to_string()));
-    let patch = "lowered patch\n\nkernel @k() {\n    v0: word = patch k$sym$foo_0\n    v1: word = patch __9$$\n    return\n}\n";
+    let patch =
+        "lowered patch\n\nkernel @k() {\n    v0: word = patch k$sym$foo_0\n    v1: word = patch __9$$\n    return\n}\n";
     let m = canonical(patch);
     assert_eq!(m.stage, Stage::Lowered(Strategy::Patch));
     let k = m.funcs.values().next().unwrap();
@@ -724,7 +782,10 @@ fn lowered_forms_are_canonical() {
     assert_eq!(m.stage, Stage::Lowered(Strategy::Table));
     // `word` also reads decimal.
     let m = ok("lowered bake\nkernel @k() {\n    v0: word = word 18446744073709551615\n    return\n}\n");
-    assert_eq!(m.funcs.values().next().unwrap().body[0].kind, StmtKind::Let { result: Value::from_u32(0), op: Op::BakedWord(u64::MAX) });
+    assert_eq!(
+        m.funcs.values().next().unwrap().body[0].kind,
+        StmtKind::Let { result: Value::from_u32(0), op: Op::BakedWord(u64::MAX) }
+    );
 }
 
 #[test]
@@ -733,8 +794,18 @@ fn host_form_errors() {
     fails("lowered fast\n", 1, 9, "expected a strategy (`bake`, `patch` or `table`), found `fast`");
     fails("import kernel @k()\n", 1, 8, "expected `fn` after `import`");
     fails("import fn @f() -> u32 {\n}\n", 1, 23, "an `import fn` has no body");
-    fails("kernel @k() {\n    v0: word = ref : foo\n}\n", 2, 22, "expected a symbol name ([A-Za-z0-9_.]+) right after `:`, found `foo`");
-    fails("kernel @k() {\n    v0: word = ref foo\n}\n", 2, 20, "expected `:symbol`, `@constant`, a string or `global name` after `ref`, found `foo`");
+    fails(
+        "kernel @k() {\n    v0: word = ref : foo\n}\n",
+        2,
+        22,
+        "expected a symbol name ([A-Za-z0-9_.]+) right after `:`, found `foo`",
+    );
+    fails(
+        "kernel @k() {\n    v0: word = ref foo\n}\n",
+        2,
+        20,
+        "expected `:symbol`, `@constant`, a string or `global name` after `ref`, found `foo`",
+    );
     fails("kernel @k() {\n    v0: word = ref @nope\n}\n", 2, 21, "unknown constant @nope");
     fails("kernel @k() {\n    v0: word = ref @k\n}\n", 2, 21, "@k is a function, not a constant");
     fails("const @c: word = ref @zz\n", 1, 23, "unknown constant @zz");
@@ -745,7 +816,12 @@ fn host_form_errors() {
     fails("kernel @k() {\n    v0: word = ref global\n}\n", 3, 1, "expected a global's name ([A-Za-z0-9_]+), found `}`");
     fails("kernel @k() {\n    v0: word = ref global g + x\n}\n", 2, 31, "expected a byte offset after `+`, found `x`");
     fails("kernel @k() {\n    v0: word = ref global g + 99999999999999999999\n}\n", 2, 31, "does not fit u64");
-    fails("kernel @k() {\n    v0: word = state.heap\n}\n", 2, 22, "expected `reloc_table`, `exception` or `rng_seed` after `state.`");
+    fails(
+        "kernel @k() {\n    v0: word = state.heap\n}\n",
+        2,
+        22,
+        "expected `reloc_table`, `exception` or `rng_seed` after `state.`",
+    );
     fails("kernel @k() {\n    v0: word = word 0x1ffffffffffffffff\n}\n", 2, 21, "does not fit 64 bits");
     fails("kernel @k() {\n    v0: word = word -1\n}\n", 2, 21, "expected a word (hex or decimal) after `word`");
     fails("kernel @k() {\n    v0: word = patch %x\n}\n", 2, 22, "expected a patch name");

@@ -1,10 +1,10 @@
 //! The call graph: direct callees, recursion (cycles are errors), the order
 //! callees-before-callers, and the facts [`super::ModuleInfo`] carries.
 
-use super::error::{Reporter, VerifyError, VerifyErrorKind as K};
 use super::FunctionInfo;
+use super::error::{Reporter, VerifyError, VerifyErrorKind as K};
 use crate::entity::EntityRef;
-use crate::ir::{walk_stmts, FuncId, Module, Op, StmtKind};
+use crate::ir::{FuncId, Module, Op, StmtKind, walk_stmts};
 
 /// Direct callees of every function (existing handles only), sorted and
 /// without duplicates, and whether it has a `barrier` itself.

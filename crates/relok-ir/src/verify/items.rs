@@ -65,8 +65,7 @@ pub(super) fn names(m: &Module, errors: &mut Vec<super::VerifyError>) {
     let record_names = m.stage == Stage::Lowered(Strategy::Patch);
     for (kind, name, span) in consts.chain(funcs) {
         let mut r = Reporter { errors: &mut *errors, func: Some(name) };
-        let ok = is_ident(name)
-            || (record_names && kind == NameKind::Constant && is_ident(&name.replace('$', "_")));
+        let ok = is_ident(name) || (record_names && kind == NameKind::Constant && is_ident(&name.replace('$', "_")));
         if !ok {
             r.report(span, None, K::BadName { kind, name: name.to_owned() });
         } else if !seen.insert(name) {

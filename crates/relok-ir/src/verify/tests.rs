@@ -1,8 +1,8 @@
 use super::*;
 use crate::builder::ModuleBuilder;
 use crate::ir::{
-    AtomicOp, Axis, BinaryOp, CmpOp, ConstDecl, ConstId, ConstInit, FuncKind, Function, Op, Span, Stmt, StmtKind, UnaryOp, Value, ValueData,
-    Var, VarDecl, VarKind,
+    AtomicOp, Axis, BinaryOp, CmpOp, ConstDecl, ConstId, ConstInit, FuncKind, Function, Op, Span, Stmt, StmtKind,
+    UnaryOp, Value, ValueData, Var, VarDecl, VarKind,
 };
 use crate::types::{AddrSpace, LayoutError, Scalar, Type};
 use crate::typing::TypeError;
@@ -96,11 +96,9 @@ fn cases() -> Vec<Case> {
         module(vec![kernel(&[t(I32)], 0, vec![let_(0, Op::Unary(UnaryOp::Neg, v(7)))])]),
         |k| *k == K::DanglingValue(v(7)),
     ));
-    out.push(case(
-        "dangling var",
-        module(vec![kernel(&[t(I32)], 0, vec![let_(0, Op::Get(Var::from_u32(3)))])]),
-        |k| *k == K::DanglingVar(Var::from_u32(3)),
-    ));
+    out.push(case("dangling var", module(vec![kernel(&[t(I32)], 0, vec![let_(0, Op::Get(Var::from_u32(3)))])]), |k| {
+        *k == K::DanglingVar(Var::from_u32(3))
+    }));
     out.push(case(
         "dangling func",
         module(vec![kernel(&[], 0, vec![st(StmtKind::Call(FuncId::from_u32(9), vec![]))])]),
@@ -108,7 +106,11 @@ fn cases() -> Vec<Case> {
     ));
     out.push(case(
         "dangling const",
-        module(vec![kernel(&[Type::ptr(AddrSpace::Const, t(I32))], 0, vec![let_(0, Op::ConstAddr(ConstId::from_u32(0)))])]),
+        module(vec![kernel(
+            &[Type::ptr(AddrSpace::Const, t(I32))],
+            0,
+            vec![let_(0, Op::ConstAddr(ConstId::from_u32(0)))],
+        )]),
         |k| *k == K::DanglingConst(ConstId::from_u32(0)),
     ));
     out.push(case(
@@ -130,11 +132,9 @@ fn cases() -> Vec<Case> {
         module(vec![kernel(&[t(I32), t(I32)], 0, vec![konst(1, 1), konst(0, 2)])]),
         |k| matches!(k, K::OutOfOrder { found, expected } if *found == v(1) && *expected == v(0)),
     ));
-    out.push(case(
-        "undefined",
-        module(vec![kernel(&[t(I32), t(I32)], 0, vec![konst(0, 1)])]),
-        |k| *k == K::Undefined(v(1)),
-    ));
+    out.push(case("undefined", module(vec![kernel(&[t(I32), t(I32)], 0, vec![konst(0, 1)])]), |k| {
+        *k == K::Undefined(v(1))
+    }));
     out.push(case(
         "not dominated",
         module(vec![kernel(
@@ -151,11 +151,7 @@ fn cases() -> Vec<Case> {
     // ---- phase 2 ----
     out.push(case(
         "type error",
-        module(vec![kernel(
-            &[t(I32), t(F32), t(I32)],
-            2,
-            vec![let_(2, Op::Binary(BinaryOp::Add, v(0), v(1)))],
-        )]),
+        module(vec![kernel(&[t(I32), t(F32), t(I32)], 2, vec![let_(2, Op::Binary(BinaryOp::Add, v(0), v(1)))])]),
         |k| matches!(k, K::Type(e) if matches!(**e, TypeError::Disagree { .. })),
     ));
     out.push(case(
@@ -193,7 +189,12 @@ fn cases() -> Vec<Case> {
                     st(StmtKind::Store { ptr: v(0), index: None, value: v(1) }),
                 ],
             )]);
-            m.consts.push(ConstDecl { name: "c".into(), ty: t(I32), init: ConstInit::Scalar(1), span: Span::default() });
+            m.consts.push(ConstDecl {
+                name: "c".into(),
+                ty: t(I32),
+                init: ConstInit::Scalar(1),
+                span: Span::default(),
+            });
             m
         },
         |k| *k == K::StoreToConst,
@@ -236,11 +237,7 @@ fn cases() -> Vec<Case> {
     ));
     out.push(case(
         "condition not bool",
-        module(vec![kernel(
-            &[t(U32)],
-            1,
-            vec![st(StmtKind::If { cond: v(0), then_body: vec![], else_body: vec![] })],
-        )]),
+        module(vec![kernel(&[t(U32)], 1, vec![st(StmtKind::If { cond: v(0), then_body: vec![], else_body: vec![] })])]),
         |k| matches!(k, K::CondNotBool(ty) if **ty == t(U32)),
     ));
     out.push(case("break outside loop", module(vec![kernel(&[], 0, vec![st(StmtKind::Break)])]), |k| {
@@ -288,11 +285,9 @@ fn cases() -> Vec<Case> {
         },
         |k| *k == K::SharedTooLarge,
     ));
-    out.push(case(
-        "kernel param",
-        module(vec![kernel(&[Type::ptr(AddrSpace::Shared, t(F32))], 1, vec![])]),
-        |k| matches!(k, K::KernelParam(_)),
-    ));
+    out.push(case("kernel param", module(vec![kernel(&[Type::ptr(AddrSpace::Shared, t(F32))], 1, vec![])]), |k| {
+        matches!(k, K::KernelParam(_))
+    }));
     out.push(case(
         "kernel result",
         {
@@ -309,14 +304,21 @@ fn cases() -> Vec<Case> {
     ));
 
     // ---- module level ----
-    out.push(case("bad name", module(vec![raw("1st-kernel", FuncKind::Kernel, 0, &[], vec![])]), |k| {
-        matches!(k, K::BadName { kind: NameKind::Function, name } if name == "1st-kernel")
-    }));
+    out.push(case(
+        "bad name",
+        module(vec![raw("1st-kernel", FuncKind::Kernel, 0, &[], vec![])]),
+        |k| matches!(k, K::BadName { kind: NameKind::Function, name } if name == "1st-kernel"),
+    ));
     out.push(case(
         "duplicate name",
         {
             let mut m = module(vec![kernel(&[], 0, vec![])]);
-            m.consts.push(ConstDecl { name: "k".into(), ty: t(U32), init: ConstInit::Scalar(0), span: Span::default() });
+            m.consts.push(ConstDecl {
+                name: "k".into(),
+                ty: t(U32),
+                init: ConstInit::Scalar(0),
+                span: Span::default(),
+            });
             m
         },
         |k| matches!(k, K::DuplicateName { kind: NameKind::Function, name } if name == "k"),
@@ -325,7 +327,12 @@ fn cases() -> Vec<Case> {
         "const with a pointer",
         {
             let mut m = Module::new();
-            m.consts.push(ConstDecl { name: "c".into(), ty: gptr(U32), init: ConstInit::Scalar(0), span: Span::default() });
+            m.consts.push(ConstDecl {
+                name: "c".into(),
+                ty: gptr(U32),
+                init: ConstInit::Scalar(0),
+                span: Span::default(),
+            });
             m
         },
         |k| matches!(k, K::ConstTypeNotData(_)),
@@ -388,11 +395,9 @@ fn cases() -> Vec<Case> {
         text("lowered patch\n\nconst @c: {u32, word} = {1, ref \"x\"}\n"),
         |k| matches!(k, K::RefAfterLowering { stage: crate::ir::Strategy::Patch, path: Some(p) } if &**p == ".1"),
     ));
-    out.push(case(
-        "word in source code",
-        text("kernel @k() {\n    v0: word = word 0x10\n    return\n}\n"),
-        |k| *k == K::LoweredOnly { op: "word" },
-    ));
+    out.push(case("word in source code", text("kernel @k() {\n    v0: word = word 0x10\n    return\n}\n"), |k| {
+        *k == K::LoweredOnly { op: "word" }
+    }));
     out.push(case(
         "patch in bake code",
         text("lowered bake\n\nkernel @k() {\n    v0: word = patch a$b\n    return\n}\n"),
@@ -403,7 +408,11 @@ fn cases() -> Vec<Case> {
     ));
     out.push(case(
         "empty symbol name",
-        module(vec![kernel(&[t(Scalar::Word)], 0, vec![let_(0, Op::Ref(crate::ir::HostRef::Symbol(String::new()))), ret(None)])]),
+        module(vec![kernel(
+            &[t(Scalar::Word)],
+            0,
+            vec![let_(0, Op::Ref(crate::ir::HostRef::Symbol(String::new()))), ret(None)],
+        )]),
         |k| matches!(k, K::BadHostName { kind: "symbol", name } if name.is_empty()),
     ));
     out.push(case(
@@ -411,11 +420,9 @@ fn cases() -> Vec<Case> {
         text("const @a: {word} = {ref :x}\n\nconst @b: [word; 1] = [ref @a]\n"),
         |k| matches!(k, K::RefValueNotData { path, name } if &**path == "[0]" && &**name == "a"),
     ));
-    out.push(case(
-        "import with a body",
-        module(vec![raw("imp", FuncKind::Import, 0, &[], vec![ret(None)])]),
-        |k| *k == K::ImportWithBody,
-    ));
+    out.push(case("import with a body", module(vec![raw("imp", FuncKind::Import, 0, &[], vec![ret(None)])]), |k| {
+        *k == K::ImportWithBody
+    }));
     out
 }
 
@@ -468,7 +475,12 @@ fn collects_many_errors_across_functions_and_phases() {
         // phase 2: three problems
         device("g", Some(t(U32)), 1, &[t(U32)], vec![st(StmtKind::Break), st(StmtKind::Continue)]),
     ]);
-    m.consts.push(ConstDecl { name: "bad name".into(), ty: t(U32), init: ConstInit::Scalar(1 << 40), span: Span::default() });
+    m.consts.push(ConstDecl {
+        name: "bad name".into(),
+        ty: t(U32),
+        init: ConstInit::Scalar(1 << 40),
+        span: Span::default(),
+    });
     let errs = errors(&m);
     let ks: Vec<_> = errs.iter().map(|e| &e.kind).collect();
     assert_eq!(
@@ -537,10 +549,13 @@ fn calling_a_kernel_or_a_void_fn_for_a_value_is_a_type_error() {
     let m = module(vec![
         kernel(&[], 0, vec![]),
         device("g", None, 0, &[], vec![]),
-        device("h", None, 0, &[t(U32)], vec![
-            let_(0, Op::Call(FuncId::from_u32(1), vec![])),
-            st(StmtKind::Call(FuncId::from_u32(0), vec![])),
-        ]),
+        device(
+            "h",
+            None,
+            0,
+            &[t(U32)],
+            vec![let_(0, Op::Call(FuncId::from_u32(1), vec![])), st(StmtKind::Call(FuncId::from_u32(0), vec![]))],
+        ),
     ]);
     let ks = kinds(&m);
     assert!(matches!(&ks[0], K::Type(e) if e.to_string().contains("returns no value")), "{ks:#?}");
@@ -586,7 +601,11 @@ fn device_return_analysis() {
     }
     let bad = [
         vec![],
-        vec![st(StmtKind::Loop(vec![st(StmtKind::If { cond: v(0), then_body: vec![st(StmtKind::Break)], else_body: vec![] })]))],
+        vec![st(StmtKind::Loop(vec![st(StmtKind::If {
+            cond: v(0),
+            then_body: vec![st(StmtKind::Break)],
+            else_body: vec![],
+        })]))],
         vec![st(StmtKind::If { cond: v(0), then_body: vec![ret(Some(1))], else_body: vec![] })],
     ];
     for body in bad {
@@ -599,7 +618,13 @@ fn device_return_analysis() {
         device("h", None, 1, &[t(U32)], vec![ret(Some(0))]),
     ]);
     let ks = kinds(&m);
-    assert!(matches!(&ks[..], [K::ReturnType { expected: Some(_), found: None }, K::ReturnType { expected: None, found: Some(_) }]), "{ks:#?}");
+    assert!(
+        matches!(
+            &ks[..],
+            [K::ReturnType { expected: Some(_), found: None }, K::ReturnType { expected: None, found: Some(_) }]
+        ),
+        "{ks:#?}"
+    );
     assert_eq!(ks[0].to_string(), "`return` without a value in a function returning u32");
 }
 
@@ -620,13 +645,19 @@ fn variables_and_signatures() {
     let dptr = Type::ptr(AddrSpace::Global, Type::Struct(vec![]));
     let g = device("g", Some(dptr.clone()), 1, &[dptr], vec![st(StmtKind::Loop(vec![]))]);
     let ks = kinds(&module(vec![f, g]));
-    assert!(matches!(&ks[..], [
-        K::DuplicateName { kind: NameKind::Variable, .. },
-        K::BadName { kind: NameKind::Variable, .. },
-        K::Layout { source: LayoutError::TooLarge, .. },
-        K::Layout { source: LayoutError::Empty, .. },
-        K::Layout { source: LayoutError::Empty, .. },
-    ]), "{ks:#?}");
+    assert!(
+        matches!(
+            &ks[..],
+            [
+                K::DuplicateName { kind: NameKind::Variable, .. },
+                K::BadName { kind: NameKind::Variable, .. },
+                K::Layout { source: LayoutError::TooLarge, .. },
+                K::Layout { source: LayoutError::Empty, .. },
+                K::Layout { source: LayoutError::Empty, .. },
+            ]
+        ),
+        "{ks:#?}"
+    );
 }
 
 #[test]
@@ -683,7 +714,11 @@ fn sample() -> Module {
     let table = mb.constant(
         "table",
         Type::array(t(F32), 3),
-        ConstInit::Array(vec![ConstInit::Scalar(0), ConstInit::Scalar(1.0f32.to_bits().into()), ConstInit::Scalar(2.0f32.to_bits().into())]),
+        ConstInit::Array(vec![
+            ConstInit::Scalar(0),
+            ConstInit::Scalar(1.0f32.to_bits().into()),
+            ConstInit::Scalar(2.0f32.to_bits().into()),
+        ]),
     );
     // fn @sync_twice() { barrier; barrier }
     let mut g = mb.device_fn("sync_twice", None);
@@ -843,8 +878,13 @@ fn rand_block(r: &mut Rng, depth: u32, nv: u32, nvars: u32, nf: u32, nc: u32) ->
                     else_body: rand_block(r, depth + 1, nv, nvars, nf, nc),
                 },
                 8 => StmtKind::Loop(rand_block(r, depth + 1, nv, nvars, nf, nc)),
-                _ => [StmtKind::Break, StmtKind::Continue, StmtKind::Barrier, StmtKind::Return(None), StmtKind::Return(Some(val(r)))]
-                    [r.below(5) as usize]
+                _ => [
+                    StmtKind::Break,
+                    StmtKind::Continue,
+                    StmtKind::Barrier,
+                    StmtKind::Return(None),
+                    StmtKind::Return(Some(val(r))),
+                ][r.below(5) as usize]
                     .clone(),
             };
             st(kind)
@@ -876,7 +916,11 @@ fn rand_module(r: &mut Rng) -> Module {
     let nc = r.u32(2);
     for i in 0..nc {
         let ty = rand_type(r, 1);
-        let init = if r.coin() { ConstInit::Scalar(r.below(4)) } else { ConstInit::Array(vec![ConstInit::Scalar(1); r.below(5) as usize]) };
+        let init = if r.coin() {
+            ConstInit::Scalar(r.below(4))
+        } else {
+            ConstInit::Array(vec![ConstInit::Scalar(1); r.below(5) as usize])
+        };
         m.consts.push(ConstDecl { name: format!("c{i}"), ty, init, span: Span::default() });
     }
     for i in 0..nf {
@@ -923,10 +967,20 @@ fn random_modules_never_panic() {
             Err(e) => {
                 assert!(!e.is_empty());
                 let _ = e.render("fuzz.rk");
-                if e.iter().any(|e| !matches!(e.kind, K::DanglingValue(_) | K::DanglingVar(_) | K::DanglingFunc(_)
-                    | K::DanglingConst(_) | K::ParamOrder { .. } | K::Redefined(_) | K::OutOfOrder { .. }
-                    | K::Undefined(_) | K::NotDominated(_)))
-                {
+                if e.iter().any(|e| {
+                    !matches!(
+                        e.kind,
+                        K::DanglingValue(_)
+                            | K::DanglingVar(_)
+                            | K::DanglingFunc(_)
+                            | K::DanglingConst(_)
+                            | K::ParamOrder { .. }
+                            | K::Redefined(_)
+                            | K::OutOfOrder { .. }
+                            | K::Undefined(_)
+                            | K::NotDominated(_)
+                    )
+                }) {
                     phase2 += 1;
                 }
             }
@@ -1007,15 +1061,24 @@ fn host_object_rules() {
     assert!(matches!(ks.as_slice(), [K::Type(e)] if e.to_string().contains("may hold no words or pointers")), "{ks:?}");
     // `word` in `lowered patch`, `patch` in source.
     let m = text("lowered patch\n\nkernel @k() {\n    v0: word = word 0x1\n    return\n}\n");
-    assert_eq!(kinds(&m), [K::WrongStrategy { op: "word", needs: crate::ir::Strategy::Bake, stage: crate::ir::Strategy::Patch }]);
+    assert_eq!(
+        kinds(&m),
+        [K::WrongStrategy { op: "word", needs: crate::ir::Strategy::Bake, stage: crate::ir::Strategy::Patch }]
+    );
     let m = text("kernel @k() {\n    v0: word = patch a\n    return\n}\n");
     assert_eq!(kinds(&m), [K::LoweredOnly { op: "patch" }]);
     assert_eq!(errors(&m)[0].to_string(), "@k: v0: `patch` only appears in lowered code (`lowered patch`)");
     // Names: symbols `[A-Za-z0-9_.]+`, globals `[A-Za-z0-9_]+`, patches `[A-Za-z0-9_$]+`.
     let bad = |r: HostRef| kinds(&module(vec![kernel(&[t(Scalar::Word)], 0, vec![let_(0, Op::Ref(r)), ret(None)])]));
     assert!(matches!(bad(HostRef::Symbol("a b".into())).as_slice(), [K::BadHostName { kind: "symbol", .. }]));
-    assert!(matches!(bad(HostRef::Global { name: "a.b".into(), offset: 0 }).as_slice(), [K::BadHostName { kind: "global", .. }]));
-    assert!(matches!(bad(HostRef::Global { name: String::new(), offset: 0 }).as_slice(), [K::BadHostName { kind: "global", .. }]));
+    assert!(matches!(
+        bad(HostRef::Global { name: "a.b".into(), offset: 0 }).as_slice(),
+        [K::BadHostName { kind: "global", .. }]
+    ));
+    assert!(matches!(
+        bad(HostRef::Global { name: String::new(), offset: 0 }).as_slice(),
+        [K::BadHostName { kind: "global", .. }]
+    ));
     assert!(bad(HostRef::Str(String::new())).is_empty());
     assert!(bad(HostRef::Value(ConstId::from_u32(3))).iter().any(|k| *k == K::DanglingConst(ConstId::from_u32(3))));
     let mut m = module(vec![kernel(&[t(Scalar::Word)], 0, vec![let_(0, Op::Patch("a-b".into())), ret(None)])]);

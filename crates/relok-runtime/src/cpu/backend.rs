@@ -5,15 +5,15 @@
 //! next synchronisation ([`CpuStream`]).
 
 use super::{CpuDevice, DeviceMem, LaunchState, LoadedKernel};
-use crate::backend::{deliver_words, load_once, table_bytes, wrong_device, Backend};
+use crate::backend::{Backend, deliver_words, load_once, table_bytes, wrong_device};
 use crate::error::{DeviceError, LaunchError, ProgramError};
 use crate::launch::{KernelArg, LaunchConfig, LaunchStats};
 use crate::memory::DeviceId;
 use crate::session::Session;
-use relok_compiler::lower::{site_table, Lowered};
+use relok_compiler::artifact::{Artifact, CodeTarget};
+use relok_compiler::lower::{Lowered, site_table};
 use relok_compiler::reloc::Site;
 use relok_ir::Stage;
-use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_ir::{Strategy, Type};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -107,7 +107,6 @@ impl CpuStream {
     }
 }
 
-
 impl Backend for CpuDevice {
     type Kernel = CpuKernel;
     type Stream = CpuStream;
@@ -185,7 +184,11 @@ impl Backend for CpuDevice {
 /// resolves every record on `device` (words in rank order) and builds the
 /// launch state: the table buffer (`table`) or the patch cells and constant
 /// patches (`patch`).
-pub fn deliver(session: &Session, device: &CpuDevice, lowered: &Lowered) -> Result<(Vec<u64>, LaunchState), ProgramError> {
+pub fn deliver(
+    session: &Session,
+    device: &CpuDevice,
+    lowered: &Lowered,
+) -> Result<(Vec<u64>, LaunchState), ProgramError> {
     lowered.manifest.validate(&site_table(lowered))?;
     let words = deliver_words(session, device, &lowered.values, &lowered.manifest)?;
     let mut state = LaunchState::default();
@@ -210,4 +213,3 @@ pub fn deliver(session: &Session, device: &CpuDevice, lowered: &Lowered) -> Resu
     }
     Ok((words, state))
 }
-

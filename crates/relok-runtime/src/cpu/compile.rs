@@ -10,11 +10,11 @@
 //! const region. Types are resolved here, so an instruction carries the
 //! scalar type, address space and element stride it needs.
 
-use crate::error::LaunchError;
 use super::memory::{CONST_BASE, SHARED_BASE};
+use crate::error::LaunchError;
 use relok_ir::{
-    AddrSpace, AtomicOp, BinaryOp, Block, Builtin, CmpOp, EntityRef, FuncId, FuncKind, Function, Module, Op,
-    Scalar, Stage, StmtKind, Strategy, Type, UnaryOp, Value, Var, VarKind,
+    AddrSpace, AtomicOp, BinaryOp, Block, Builtin, CmpOp, EntityRef, FuncId, FuncKind, Function, Module, Op, Scalar,
+    Stage, StmtKind, Strategy, Type, UnaryOp, Value, Var, VarKind,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -46,44 +46,137 @@ pub(crate) struct Addr {
 /// One instruction. Registers are frame-relative.
 #[derive(Clone, Debug)]
 pub(crate) enum Inst {
-    Const { dst: Reg, bits: u64 },
-    Mov { dst: Reg, src: Reg },
-    Unary { op: UnaryOp, ty: Scalar, dst: Reg, a: Reg },
-    Binary { op: BinaryOp, ty: Scalar, dst: Reg, a: Reg, b: Reg },
+    Const {
+        dst: Reg,
+        bits: u64,
+    },
+    Mov {
+        dst: Reg,
+        src: Reg,
+    },
+    Unary {
+        op: UnaryOp,
+        ty: Scalar,
+        dst: Reg,
+        a: Reg,
+    },
+    Binary {
+        op: BinaryOp,
+        ty: Scalar,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
     /// `ty` is `None` for pointers.
-    Compare { op: CmpOp, ty: Option<Scalar>, dst: Reg, a: Reg, b: Reg },
-    Select { dst: Reg, c: Reg, a: Reg, b: Reg },
-    Convert { from: Scalar, to: Scalar, dst: Reg, a: Reg },
+    Compare {
+        op: CmpOp,
+        ty: Option<Scalar>,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Select {
+        dst: Reg,
+        c: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Convert {
+        from: Scalar,
+        to: Scalar,
+        dst: Reg,
+        a: Reg,
+    },
     /// 0..3 thread_id, 3..6 block_id, 6..9 block_dim, 9..12 grid_dim.
-    Geometry { dst: Reg, which: u8 },
+    Geometry {
+        dst: Reg,
+        which: u8,
+    },
     /// The address of byte `offset` of the current frame's local memory.
-    LocalAddr { dst: Reg, offset: u32 },
+    LocalAddr {
+        dst: Reg,
+        offset: u32,
+    },
     /// `dst = addr` (offset, elem).
-    AddrCalc { dst: Reg, addr: Addr },
+    AddrCalc {
+        dst: Reg,
+        addr: Addr,
+    },
     /// `dst = src + imm` (field).
-    AddImm { dst: Reg, src: Reg, imm: u32 },
+    AddImm {
+        dst: Reg,
+        src: Reg,
+        imm: u32,
+    },
     /// `ty` is the accessed scalar; pointers are accessed as `u64`.
-    Load { space: AddrSpace, ty: Scalar, dst: Reg, addr: Addr },
-    Store { space: AddrSpace, ty: Scalar, src: Reg, addr: Addr },
-    Atomic { op: AtomicOp, space: AddrSpace, ty: Scalar, dst: Reg, addr: Addr, val: Reg },
-    Cas { space: AddrSpace, ty: Scalar, dst: Reg, addr: Addr, expected: Reg, new: Reg },
+    Load {
+        space: AddrSpace,
+        ty: Scalar,
+        dst: Reg,
+        addr: Addr,
+    },
+    Store {
+        space: AddrSpace,
+        ty: Scalar,
+        src: Reg,
+        addr: Addr,
+    },
+    Atomic {
+        op: AtomicOp,
+        space: AddrSpace,
+        ty: Scalar,
+        dst: Reg,
+        addr: Addr,
+        val: Reg,
+    },
+    Cas {
+        space: AddrSpace,
+        ty: Scalar,
+        dst: Reg,
+        addr: Addr,
+        expected: Reg,
+        new: Reg,
+    },
     /// An exact math function ([`relok_ir::MathFn::is_exact`]) of
     /// `args[..arity]`.
-    Math { f: relok_ir::MathFn, ty: Scalar, dst: Reg, args: [Reg; 3] },
+    Math {
+        f: relok_ir::MathFn,
+        ty: Scalar,
+        dst: Reg,
+        args: [Reg; 3],
+    },
     /// Arguments are `Program::args[args..args + nargs]`.
-    Call { func: u32, args: u32, nargs: u32, dst: Reg },
-    Jump { target: u32 },
-    JumpIfNot { cond: Reg, target: u32 },
+    Call {
+        func: u32,
+        args: u32,
+        nargs: u32,
+        dst: Reg,
+    },
+    Jump {
+        target: u32,
+    },
+    JumpIfNot {
+        cond: Reg,
+        target: u32,
+    },
     Barrier,
     /// `exit`: the thread is finished, whatever its call depth.
     Exit,
     /// `dst` = the kernel-state field at byte `offset` (a `u64` load from the
     /// launch's state block in global memory).
-    State { dst: Reg, offset: u32 },
+    State {
+        dst: Reg,
+        offset: u32,
+    },
     /// `dst` = the word in patch cell `cell` ([`Program::patch_names`]).
-    Patch { dst: Reg, cell: u32 },
+    Patch {
+        dst: Reg,
+        cell: u32,
+    },
     /// `val` is [`NO_REG`] for a plain `return`.
-    Return { val: Reg },
+    Return {
+        val: Reg,
+    },
     /// The end of a function that must return a value.
     MissingReturn,
 }
@@ -226,7 +319,8 @@ impl Compiler<'_> {
             if end > 1 << 28 {
                 return Err(self.invalid("module constants exceed 256 MiB"));
             }
-            let image = relok_compiler::lower::const_image(c).map_err(|r| self.invalid(format!("const @{}: {r}", c.name)))?;
+            let image =
+                relok_compiler::lower::const_image(c).map_err(|r| self.invalid(format!("const @{}: {r}", c.name)))?;
             self.prog.consts.resize(off as usize, 0);
             self.prog.consts.extend_from_slice(&image);
             self.prog.consts_valid.resize(off as usize, false);
@@ -253,13 +347,20 @@ impl Compiler<'_> {
 
     /// The compiled index of `id`, queueing it for compilation on first use.
     fn func_index(&mut self, id: FuncId) -> Res<u32> {
-        let slot = self.index_of.get(id.index()).copied().ok_or_else(|| self.invalid(format!("{id} does not exist")))?;
+        let slot =
+            self.index_of.get(id.index()).copied().ok_or_else(|| self.invalid(format!("{id} does not exist")))?;
         if let Some(i) = slot {
             return Ok(i);
         }
         let f = &self.module.funcs[id];
         let i = to_u32(self.prog.funcs.len()).ok_or_else(|| self.invalid("too many functions"))?;
-        self.prog.funcs.push(FuncCode { name: f.name.clone(), entry: 0, nregs: 0, local_size: 0, local_valid: Vec::new() });
+        self.prog.funcs.push(FuncCode {
+            name: f.name.clone(),
+            entry: 0,
+            nregs: 0,
+            local_size: 0,
+            local_valid: Vec::new(),
+        });
         self.index_of[id.index()] = Some(i);
         self.queue.push(id);
         Ok(i)
@@ -287,7 +388,8 @@ impl Compiler<'_> {
                 addr_taken.insert(*v);
             }
         });
-        let nvalues = to_u32(f.values.len()).filter(|&n| n < NO_REG / 2).ok_or_else(|| self.invalid("too many values"))?;
+        let nvalues =
+            to_u32(f.values.len()).filter(|&n| n < NO_REG / 2).ok_or_else(|| self.invalid("too many values"))?;
         let mut next_reg = nvalues;
         // Variables are laid out with a red zone before each and after the
         // last: bytes no variable owns, so an access that runs off one
@@ -305,11 +407,19 @@ impl Compiler<'_> {
                     VarLoc::Reg(next_reg - 1)
                 }
                 VarKind::Local => {
-                    let too_large = || LaunchError::LocalMemoryTooLarge { func: f.name.clone(), bytes: u64::MAX, limit: LOCAL_LIMIT };
+                    let too_large = || LaunchError::LocalMemoryTooLarge {
+                        func: f.name.clone(),
+                        bytes: u64::MAX,
+                        limit: LOCAL_LIMIT,
+                    };
                     let size = d.ty.size().map_err(|_| too_large())?;
                     local_need = local_need.next_multiple_of(u64::from(d.ty.align().max(1))) + u64::from(size);
                     if local_need > LOCAL_LIMIT {
-                        return Err(LaunchError::LocalMemoryTooLarge { func: f.name.clone(), bytes: local_need, limit: LOCAL_LIMIT });
+                        return Err(LaunchError::LocalMemoryTooLarge {
+                            func: f.name.clone(),
+                            bytes: local_need,
+                            limit: LOCAL_LIMIT,
+                        });
                     }
                     let off = (local_size + REDZONE).next_multiple_of(u64::from(d.ty.align().max(1)));
                     local_size = off + u64::from(size);
@@ -317,18 +427,28 @@ impl Compiler<'_> {
                     VarLoc::Local(off as u32)
                 }
                 VarKind::Shared if is_kernel => {
-                    let too_large = || LaunchError::SharedMemoryTooLarge { kernel: f.name.clone(), bytes: u64::MAX, limit: SHARED_LIMIT };
+                    let too_large = || LaunchError::SharedMemoryTooLarge {
+                        kernel: f.name.clone(),
+                        bytes: u64::MAX,
+                        limit: SHARED_LIMIT,
+                    };
                     let size = d.ty.size().map_err(|_| too_large())?;
                     shared_need = shared_need.next_multiple_of(u64::from(d.ty.align().max(1))) + u64::from(size);
                     if shared_need > SHARED_LIMIT {
-                        return Err(LaunchError::SharedMemoryTooLarge { kernel: f.name.clone(), bytes: shared_need, limit: SHARED_LIMIT });
+                        return Err(LaunchError::SharedMemoryTooLarge {
+                            kernel: f.name.clone(),
+                            bytes: shared_need,
+                            limit: SHARED_LIMIT,
+                        });
                     }
                     let off = (shared_size + REDZONE).next_multiple_of(u64::from(d.ty.align().max(1)));
                     shared_size = off + u64::from(size);
                     shared_extents.push((off, u64::from(size)));
                     VarLoc::Shared(off)
                 }
-                VarKind::Shared => return Err(self.invalid(format!("@{}: shared variable %{} outside a kernel", f.name, d.name))),
+                VarKind::Shared => {
+                    return Err(self.invalid(format!("@{}: shared variable %{} outside a kernel", f.name, d.name)));
+                }
             };
             vars.push(loc);
         }
@@ -373,11 +493,7 @@ impl FnCx<'_, '_> {
         to_u32(self.c.prog.code.len()).ok_or_else(|| self.invalid("program too large"))
     }
     fn reg(&self, v: Value) -> Res<Reg> {
-        if v.index() < self.f.values.len() {
-            Ok(v.as_u32())
-        } else {
-            Err(self.invalid(format!("{v} does not exist")))
-        }
+        if v.index() < self.f.values.len() { Ok(v.as_u32()) } else { Err(self.invalid(format!("{v} does not exist"))) }
     }
     fn ty(&self, v: Value) -> Res<&Type> {
         self.f.values.get(v).map(|d| &d.ty).ok_or_else(|| self.invalid(format!("{v} does not exist")))
@@ -405,7 +521,8 @@ impl FnCx<'_, '_> {
     /// Address, space and accessed scalar of `load`/`store`/atomics.
     fn mem(&self, ptr: Value, index: Option<Value>) -> Res<(AddrSpace, Scalar, Addr)> {
         let (space, pointee) = self.pointee(ptr)?;
-        let ty = mem_scalar(pointee).ok_or_else(|| self.invalid(format!("{ptr} does not point at a scalar or pointer")))?;
+        let ty =
+            mem_scalar(pointee).ok_or_else(|| self.invalid(format!("{ptr} does not point at a scalar or pointer")))?;
         let stride = self.size_of(pointee)?;
         Ok((space, ty, self.addr(ptr, index, stride)?))
     }
@@ -415,11 +532,18 @@ impl FnCx<'_, '_> {
             FuncKind::Device => {}
             FuncKind::Kernel => return Err(self.invalid(format!("calls kernel @{}", g.name))),
             FuncKind::Import => {
-                return Err(self.invalid(format!("calls @{}, an import without a body: link its library first", g.name)));
+                return Err(
+                    self.invalid(format!("calls @{}, an import without a body: link its library first", g.name))
+                );
             }
         }
         if g.params.len() != args.len() {
-            return Err(self.invalid(format!("call of @{} with {} arguments, it takes {}", g.name, args.len(), g.params.len())));
+            return Err(self.invalid(format!(
+                "call of @{} with {} arguments, it takes {}",
+                g.name,
+                args.len(),
+                g.params.len()
+            )));
         }
         if (dst != NO_REG) && g.ret.is_none() {
             return Err(self.invalid(format!("uses the result of @{}, which returns none", g.name)));
@@ -534,18 +658,24 @@ impl FnCx<'_, '_> {
             Op::State(field) => Inst::State { dst, offset: super::state::field_offset(*field) },
             Op::BakedWord(bits) => {
                 if self.c.module.stage != Stage::Lowered(Strategy::Bake) {
-                    return Err(self.invalid(format!("`word` in a module at stage {}", stage_name(self.c.module.stage))));
+                    return Err(
+                        self.invalid(format!("`word` in a module at stage {}", stage_name(self.c.module.stage)))
+                    );
                 }
                 Inst::Const { dst, bits: *bits }
             }
             Op::Patch(name) => {
                 if self.c.module.stage != Stage::Lowered(Strategy::Patch) {
-                    return Err(self.invalid(format!("`patch` in a module at stage {}", stage_name(self.c.module.stage))));
+                    return Err(
+                        self.invalid(format!("`patch` in a module at stage {}", stage_name(self.c.module.stage)))
+                    );
                 }
                 Inst::Patch { dst, cell: self.c.patch_cell(name)? }
             }
             Op::Unary(op, a) => Inst::Unary { op: *op, ty: self.scalar(*a)?, dst, a: self.reg(*a)? },
-            Op::Binary(op, a, b) => Inst::Binary { op: *op, ty: self.scalar(*a)?, dst, a: self.reg(*a)?, b: self.reg(*b)? },
+            Op::Binary(op, a, b) => {
+                Inst::Binary { op: *op, ty: self.scalar(*a)?, dst, a: self.reg(*a)?, b: self.reg(*b)? }
+            }
             Op::Compare(op, a, b) => {
                 let ty = self.ty(*a)?.as_scalar();
                 Inst::Compare { op: *op, ty, dst, a: self.reg(*a)?, b: self.reg(*b)? }
@@ -583,7 +713,12 @@ impl FnCx<'_, '_> {
                 VarLoc::Reg(_) => return Err(self.invalid(format!("address of register variable {var}"))),
             },
             Op::ConstAddr(c) => {
-                let off = self.c.const_offsets.get(c.index()).copied().ok_or_else(|| self.invalid(format!("{c} does not exist")))?;
+                let off = self
+                    .c
+                    .const_offsets
+                    .get(c.index())
+                    .copied()
+                    .ok_or_else(|| self.invalid(format!("{c} does not exist")))?;
                 Inst::Const { dst, bits: CONST_BASE + off }
             }
             Op::Get(var) => match self.var(*var)? {

@@ -10,10 +10,10 @@
 //! released; otherwise the first thread (in linear order) that finished or
 //! waits elsewhere faults with [`FaultKind::BarrierDivergence`].
 
-use super::compile::{Addr, Inst, Program, Reg, LOCAL_LIMIT, NO_REG};
-use crate::error::{Access, FaultKind};
-use super::memory::{GlobalMem, CONST_BASE, LOCAL_BASE, SHARED_BASE};
+use super::compile::{Addr, Inst, LOCAL_LIMIT, NO_REG, Program, Reg};
+use super::memory::{CONST_BASE, GlobalMem, LOCAL_BASE, SHARED_BASE};
 use super::race::Shadow;
+use crate::error::{Access, FaultKind};
 use relok_ir::eval as ops;
 use relok_ir::{AddrSpace, Scalar};
 
@@ -266,7 +266,14 @@ impl Machine<'_> {
     }
 
     #[inline]
-    fn load(&mut self, local: &mut [u8], local_valid: &[bool], space: AddrSpace, ty: Scalar, addr: u64) -> Result<u64, FaultKind> {
+    fn load(
+        &mut self,
+        local: &mut [u8],
+        local_valid: &[bool],
+        space: AddrSpace,
+        ty: Scalar,
+        addr: u64,
+    ) -> Result<u64, FaultKind> {
         let size = Self::check_align(space, Access::Read, addr, ty)?;
         let oob = || FaultKind::OutOfBounds { space, access: Access::Read, addr, size: ty.size() };
         let v = if space == AddrSpace::Const {
@@ -296,14 +303,25 @@ impl Machine<'_> {
     }
 
     #[inline]
-    fn store(&mut self, local: &mut [u8], local_valid: &[bool], space: AddrSpace, ty: Scalar, addr: u64, v: u64) -> Result<(), FaultKind> {
+    fn store(
+        &mut self,
+        local: &mut [u8],
+        local_valid: &[bool],
+        space: AddrSpace,
+        ty: Scalar,
+        addr: u64,
+        v: u64,
+    ) -> Result<(), FaultKind> {
         let size = Self::check_align(space, Access::Write, addr, ty)?;
         if space == AddrSpace::Const || (space == AddrSpace::Global && self.global.sealed(addr)) {
             return Err(FaultKind::ReadOnly { addr });
         }
-        let b = self
-            .bytes(local, local_valid, space, addr, size)
-            .ok_or(FaultKind::OutOfBounds { space, access: Access::Write, addr, size: ty.size() })?;
+        let b = self.bytes(local, local_valid, space, addr, size).ok_or(FaultKind::OutOfBounds {
+            space,
+            access: Access::Write,
+            addr,
+            size: ty.size(),
+        })?;
         encode(b, v);
         self.race_check(space, Access::Write, addr, size)
     }
@@ -312,7 +330,9 @@ impl Machine<'_> {
     #[inline]
     fn race_check(&mut self, space: AddrSpace, access: Access, addr: u64, size: u64) -> Result<(), FaultKind> {
         match &mut self.races {
-            Some(r) if matches!(space, AddrSpace::Global | AddrSpace::Shared) => r.access(space, access, addr, size, self.thread),
+            Some(r) if matches!(space, AddrSpace::Global | AddrSpace::Shared) => {
+                r.access(space, access, addr, size, self.thread)
+            }
             _ => Ok(()),
         }
     }
@@ -332,9 +352,12 @@ impl Machine<'_> {
         if space == AddrSpace::Const || (space == AddrSpace::Global && self.global.sealed(addr)) {
             return Err(FaultKind::ReadOnly { addr });
         }
-        let b = self
-            .bytes(local, local_valid, space, addr, size)
-            .ok_or(FaultKind::OutOfBounds { space, access: Access::Atomic, addr, size: ty.size() })?;
+        let b = self.bytes(local, local_valid, space, addr, size).ok_or(FaultKind::OutOfBounds {
+            space,
+            access: Access::Atomic,
+            addr,
+            size: ty.size(),
+        })?;
         let old = decode(b);
         encode(b, f(old));
         self.race_check(space, Access::Atomic, addr, size)?;
@@ -437,10 +460,12 @@ impl Machine<'_> {
                     if t.frames.len() >= MAX_CALL_DEPTH as usize {
                         break Err(FaultKind::CallDepthExceeded { limit: MAX_CALL_DEPTH });
                     }
-                    let (Some(caller), Some(callee)) = (prog.funcs.get(t.func as usize), prog.funcs.get(func as usize)) else {
+                    let (Some(caller), Some(callee)) = (prog.funcs.get(t.func as usize), prog.funcs.get(func as usize))
+                    else {
                         break Err(internal("call of a missing function"));
                     };
-                    let Some(arg_regs) = prog.args.get(args as usize..(args as usize).saturating_add(nargs as usize)) else {
+                    let Some(arg_regs) = prog.args.get(args as usize..(args as usize).saturating_add(nargs as usize))
+                    else {
                         break Err(internal("call arguments out of range"));
                     };
                     let new_base = base + caller.nregs as usize;

@@ -40,7 +40,9 @@ static DEVICES: AtomicU64 = AtomicU64::new(0);
 /// different per device and per process.
 pub(crate) fn random_base(ordinal: u32) -> u64 {
     let serial = DEVICES.fetch_add(1, Ordering::Relaxed);
-    let mix = u64::from(std::process::id()).rotate_left(32) ^ (u64::from(ordinal) << 16) ^ serial.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mix = u64::from(std::process::id()).rotate_left(32)
+        ^ (u64::from(ordinal) << 16)
+        ^ serial.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let r = rand::random::<u64>() ^ mix;
     let pages = (GLOBAL_END - GLOBAL_SPAN - GLOBAL_MIN) / PAGE;
     GLOBAL_MIN + (r % pages) * PAGE

@@ -93,9 +93,9 @@ mod race;
 mod state;
 
 pub use crate::error::{Access, DeviceError, FaultKind, LaunchError};
-pub use crate::launch::{check_args, check_config, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
-pub use backend::{deliver, CpuKernel, CpuStream};
-pub use state::{LaunchState, PatchCells, EXC_WORDS};
+pub use crate::launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats, check_args, check_config};
+pub use backend::{CpuKernel, CpuStream, deliver};
+pub use state::{EXC_WORDS, LaunchState, PatchCells};
 
 use relok_ir::{FuncKind, Module, Scalar, Type};
 use std::borrow::Cow;
@@ -270,7 +270,13 @@ impl CpuDevice {
 
     /// Runs `kernel` of `module` (a verified module) over the grid with a
     /// default [`LaunchState`] (no table, seed 0, no patch cells).
-    pub fn launch(&self, module: &Module, kernel: &str, config: &LaunchConfig, args: &[KernelArg]) -> Result<LaunchStats, LaunchError> {
+    pub fn launch(
+        &self,
+        module: &Module,
+        kernel: &str,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> Result<LaunchStats, LaunchError> {
         self.launch_with(module, kernel, config, args, &LaunchState::default())
     }
 
@@ -299,7 +305,11 @@ impl CpuDevice {
         if f.kind != FuncKind::Kernel {
             return Err(LaunchError::NotAKernel { name: kernel.to_owned() });
         }
-        let params = f.params.iter().map(|&p| f.values.get(p).map(|d| d.ty.clone()).unwrap_or(Type::Scalar(Scalar::Bool))).collect();
+        let params = f
+            .params
+            .iter()
+            .map(|&p| f.values.get(p).map(|d| d.ty.clone()).unwrap_or(Type::Scalar(Scalar::Bool)))
+            .collect();
         let prog = compile::compile(module, id)?;
         Ok(LoadedKernel { name: kernel.to_owned(), params, prog: Arc::new(prog) })
     }
@@ -327,21 +337,31 @@ impl CpuDevice {
         let patch = prog
             .patch_names
             .iter()
-            .map(|n| state.patch_cells.get(n).ok_or_else(|| LaunchError::MissingPatchCell { kernel: name.to_owned(), name: n.clone() }))
+            .map(|n| {
+                state
+                    .patch_cells
+                    .get(n)
+                    .ok_or_else(|| LaunchError::MissingPatchCell { kernel: name.to_owned(), name: n.clone() })
+            })
             .collect::<Result<Vec<u64>, _>>()?;
         let consts = patch_consts(name, prog, &state.const_patches)?;
         let mut mem = self.lock();
         let device_err = |error| LaunchError::Device { kernel: name.to_owned(), error };
         let bufs = mem.launch_buffers().map_err(device_err)?;
         let table = state.reloc_table.map_or(0, |p| p.0);
-        let ks = relok_compiler::state::KernelState { reloc_table: table, exception: bufs.exception, rng_seed: state.rng_seed };
+        let ks = relok_compiler::state::KernelState {
+            reloc_table: table,
+            exception: bufs.exception,
+            rng_seed: state.rng_seed,
+        };
         mem.global.write(bufs.state, &state::state_bytes(&ks)).map_err(device_err)?;
         mem.global.write(bufs.exception, &[0u8; 8 * EXC_WORDS]).map_err(device_err)?;
         let env = exec::Env { state: bufs.state, patch: &patch, consts: &consts, races: self.race_detection() };
         let result = exec::run(prog, &env, &mut mem.global, config.grid, config.block, &bits, config.step_budget);
         let record = mem.global.read(bufs.exception, 8 * EXC_WORDS as u64).map_err(device_err)?;
         drop(mem);
-        let w: Vec<u64> = record.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect();
+        let w: Vec<u64> =
+            record.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect();
         if w[state::EXC_FLAG] != 0 {
             let ids = |i: usize| [w[i] as u32, w[i + 1] as u32, w[i + 2] as u32];
             return Err(LaunchError::Exception {
@@ -351,20 +371,34 @@ impl CpuDevice {
                 thread: ids(state::EXC_THREAD),
             });
         }
-        let steps = result.map_err(|l| LaunchError::Fault { kernel: name.to_owned(), block: l.block, thread: l.thread, kind: l.kind })?;
+        let steps = result.map_err(|l| LaunchError::Fault {
+            kernel: name.to_owned(),
+            block: l.block,
+            thread: l.thread,
+            kind: l.kind,
+        })?;
         Ok(LaunchStats { steps, threads })
     }
 }
 
 /// The const image of a launch: the program's, or a copy with `patches`
 /// written in.
-fn patch_consts<'p>(kernel: &str, prog: &'p compile::Program, patches: &[(String, u32, u64)]) -> Result<Cow<'p, [u8]>, LaunchError> {
+fn patch_consts<'p>(
+    kernel: &str,
+    prog: &'p compile::Program,
+    patches: &[(String, u32, u64)],
+) -> Result<Cow<'p, [u8]>, LaunchError> {
     if patches.is_empty() {
         return Ok(Cow::Borrowed(&prog.consts));
     }
     let mut image = prog.consts.clone();
     for (constant, offset, word) in patches {
-        let bad = |reason: String| LaunchError::BadConstPatch { kernel: kernel.to_owned(), constant: constant.clone(), offset: *offset, reason };
+        let bad = |reason: String| LaunchError::BadConstPatch {
+            kernel: kernel.to_owned(),
+            constant: constant.clone(),
+            offset: *offset,
+            reason,
+        };
         let Some((_, start, size)) = prog.const_layout.iter().find(|(n, ..)| n == constant) else {
             return Err(bad("the module has no such constant".to_owned()));
         };
@@ -401,5 +435,3 @@ impl crate::memory::DeviceMemory for CpuDevice {
         self.lock().global.seal(ptr.0)
     }
 }
-
-

@@ -73,7 +73,14 @@ impl Shadow {
 
     /// Records an access of `size` bytes at `addr` (aligned) by thread
     /// `thread` (linear index); a conflicting earlier access is a fault.
-    pub(crate) fn access(&mut self, space: AddrSpace, access: Access, addr: u64, size: u64, thread: u32) -> Result<(), FaultKind> {
+    pub(crate) fn access(
+        &mut self,
+        space: AddrSpace,
+        access: Access,
+        addr: u64,
+        size: u64,
+        thread: u32,
+    ) -> Result<(), FaultKind> {
         let me = thread + 1;
         let chunk = self.chunks.entry(addr >> 3).or_default();
         let first = (addr & 7) as usize;
@@ -92,7 +99,13 @@ impl Shadow {
             };
             if let Some((number, other_access)) = other {
                 let other_thread = self.tid(number);
-                return Err(FaultKind::DataRace { space, addr: (addr & !7) + k as u64, other_thread, other_access, access });
+                return Err(FaultKind::DataRace {
+                    space,
+                    addr: (addr & !7) + k as u64,
+                    other_thread,
+                    other_access,
+                    access,
+                });
             }
             match access {
                 Access::Read => {
@@ -136,17 +149,43 @@ mod tests {
         let mut s = shadow();
         s.access(g, Access::Write, 0x100, 4, 0).unwrap();
         let e = s.access(g, Access::Read, 0x102, 2, 5).unwrap_err();
-        assert_eq!(e, FaultKind::DataRace { space: g, addr: 0x102, other_thread: [0, 0, 0], other_access: Access::Write, access: Access::Read });
+        assert_eq!(
+            e,
+            FaultKind::DataRace {
+                space: g,
+                addr: 0x102,
+                other_thread: [0, 0, 0],
+                other_access: Access::Write,
+                access: Access::Read
+            }
+        );
         let mut s = shadow();
         s.access(g, Access::Read, 0x100, 8, 1).unwrap();
         s.access(g, Access::Read, 0x100, 8, 2).unwrap();
         // Thread 1 writes what thread 2 read.
         let e = s.access(g, Access::Write, 0x104, 4, 1).unwrap_err();
-        assert!(matches!(e, FaultKind::DataRace { other_thread: [2, 0, 0], other_access: Access::Read, access: Access::Write, .. }), "{e:?}");
+        assert!(
+            matches!(
+                e,
+                FaultKind::DataRace { other_thread: [2, 0, 0], other_access: Access::Read, access: Access::Write, .. }
+            ),
+            "{e:?}"
+        );
         let mut s = shadow();
         s.access(g, Access::Atomic, 0x10, 4, 1).unwrap();
         let e = s.access(g, Access::Write, 0x10, 4, 6).unwrap_err();
-        assert!(matches!(e, FaultKind::DataRace { other_thread: [1, 0, 0], other_access: Access::Atomic, access: Access::Write, .. }), "{e:?}");
+        assert!(
+            matches!(
+                e,
+                FaultKind::DataRace {
+                    other_thread: [1, 0, 0],
+                    other_access: Access::Atomic,
+                    access: Access::Write,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -50,7 +50,11 @@ pub(crate) const EXC_THREAD: usize = ExceptionLayout::THREAD_WORD as usize;
 /// The kernel state block's bytes for one launch.
 pub(crate) fn state_bytes(s: &KernelState) -> Vec<u8> {
     let mut b = vec![0u8; STATE_SIZE as usize];
-    for (field, v) in [(StateField::RelocTable, s.reloc_table), (StateField::Exception, s.exception), (StateField::RngSeed, s.rng_seed)] {
+    for (field, v) in [
+        (StateField::RelocTable, s.reloc_table),
+        (StateField::Exception, s.exception),
+        (StateField::RngSeed, s.rng_seed),
+    ] {
         let o = field_offset(field) as usize;
         b[o..o + 8].copy_from_slice(&v.to_le_bytes());
     }

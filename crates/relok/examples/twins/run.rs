@@ -34,8 +34,10 @@ impl Outcome {
     pub fn same_as(&self, cpu: &Outcome, wgpu: bool) -> bool {
         if wgpu && matches!(self.name, "softmax" | "gelu") {
             // (`==`: a zero's sign may differ, which WGSL allows.)
-            let close = |a: f32, b: f32| a == b || a.to_bits().abs_diff(b.to_bits()) <= 2 || (a == 0.0 && b.is_subnormal());
-            return self.floats.len() == cpu.floats.len() && self.floats.iter().zip(&cpu.floats).all(|(&a, &b)| close(a, b));
+            let close =
+                |a: f32, b: f32| a == b || a.to_bits().abs_diff(b.to_bits()) <= 2 || (a == 0.0 && b.is_subnormal());
+            return self.floats.len() == cpu.floats.len()
+                && self.floats.iter().zip(&cpu.floats).all(|(&a, &b)| close(a, b));
         }
         self.result == cpu.result
     }
@@ -43,7 +45,12 @@ impl Outcome {
     /// Where this outcome's result first differs from `cpu`'s (for a
     /// failure's message).
     pub fn difference(&self, cpu: &Outcome) -> String {
-        let at = self.result.bytes().zip(cpu.result.bytes()).position(|(a, b)| a != b).unwrap_or(self.result.len().min(cpu.result.len()));
+        let at = self
+            .result
+            .bytes()
+            .zip(cpu.result.bytes())
+            .position(|(a, b)| a != b)
+            .unwrap_or(self.result.len().min(cpu.result.len()));
         let from = at.saturating_sub(40);
         let piece = |s: &str| s.get(from..(at + 80).min(s.len())).unwrap_or("").to_owned();
         format!("at byte {at}: here …{}… cpu …{}…", piece(&self.result), piece(&cpu.result))
@@ -60,7 +67,9 @@ fn rust_lines(name: &str) -> usize {
 }
 
 fn rk_lines(text: &str) -> usize {
-    text.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with(';') && !l.starts_with("import")).count()
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with(';') && !l.starts_with("import"))
+        .count()
 }
 
 fn bits(v: &[f32]) -> String {
@@ -207,7 +216,13 @@ pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
     let shifted: Vec<u64> = o1.iter().map(|v| v + n as u64).collect();
     let after = ctx.global_value(&kernels::RELOK_COUNTER)?;
     let relative: Vec<u64> = o2.iter().map(|v| v - before).collect();
-    push("count", src, o2 == shifted && o1[0] == before && after == before + 2 * n as u64, format!("{relative:?}"), Vec::new());
+    push(
+        "count",
+        src,
+        o2 == shifted && o1[0] == before && after == before + 2 * n as u64,
+        format!("{relative:?}"),
+        Vec::new(),
+    );
 
     // softmax (math: exp), as the demo runs it: rows of 0..1023
     let src = rk!("softmax.rk");
@@ -239,9 +254,10 @@ pub fn all(ctx: &Context) -> Result<Vec<Outcome>, Error> {
     let e2 = s.synchronize();
     let thrown = format!("{e2:?}");
     let equal = match (e1, e2) {
-        (Err(Error::Exception { message: m1, block: b1, thread: t1, .. }), Err(Error::Exception { message: m2, block: b2, thread: t2, .. })) => {
-            m2.ends_with(&format!(": {m1}")) && b1 == b2 && t1 == t2
-        }
+        (
+            Err(Error::Exception { message: m1, block: b1, thread: t1, .. }),
+            Err(Error::Exception { message: m2, block: b2, thread: t2, .. }),
+        ) => m2.ends_with(&format!(": {m1}")) && b1 == b2 && t1 == t2,
         _ => false,
     };
     push("check", src, equal, thrown, Vec::new());

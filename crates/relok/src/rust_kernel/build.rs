@@ -4,10 +4,12 @@
 //! IR through relok-ir's builder).
 
 use super::exception::PANIC_CELL;
-use super::host::{global_name, HostData, HostObject, HostStatic};
+use super::host::{HostData, HostObject, HostStatic, global_name};
 use super::staged::*;
 use relok_ir::builder::{FunctionBuilder, ModuleBuilder};
-use relok_ir::{AddrSpace, AtomicOp, Axis, BinaryOp, Builtin, CmpOp, FuncId, HostRef, Op, Scalar, StmtKind, Type, UnaryOp, Value};
+use relok_ir::{
+    AddrSpace, AtomicOp, Axis, BinaryOp, Builtin, CmpOp, FuncId, HostRef, Op, Scalar, StmtKind, Type, UnaryOp, Value,
+};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 /// The module under construction (see the module docs).
@@ -40,7 +42,16 @@ impl ModuleCx {
             }
         };
         let oob = oob.map(|f| mb.add(f)).unwrap_or(throw);
-        ModuleCx { mb, throw, oob, defined: HashMap::new(), building: Vec::new(), globals: Vec::new(), statics: Vec::new(), errors }
+        ModuleCx {
+            mb,
+            throw,
+            oob,
+            defined: HashMap::new(),
+            building: Vec::new(),
+            globals: Vec::new(),
+            statics: Vec::new(),
+            errors,
+        }
     }
 
     /// The device function `name` if it is already defined.
@@ -164,7 +175,6 @@ fn oob_body(f: &mut FunctionBuilder<'_>, throw: FuncId) {
     f.call_void(throw, vec![message]);
     f.ret(None);
 }
-
 
 /// One function being built (see the module docs). Every method emits IR.
 #[derive(Debug)]
@@ -397,7 +407,13 @@ impl<'m> Cx<'m> {
     /// `for i in (start..end).step_by(step)`: the counter moves on before
     /// the body runs, so `continue` cannot skip it; a step past the type's
     /// end stops the loop instead of wrapping.
-    pub fn for_range<T: Int>(&mut self, start: Val<T>, end: Val<T>, step: Option<Val<T>>, body: impl FnOnce(&mut Self, Val<T>)) {
+    pub fn for_range<T: Int>(
+        &mut self,
+        start: Val<T>,
+        end: Val<T>,
+        step: Option<Val<T>>,
+        body: impl FnOnce(&mut Self, Val<T>),
+    ) {
         let step = match step {
             Some(s) => s,
             None => self.lit_bits::<T>(1),
@@ -584,7 +600,12 @@ impl<'m> Cx<'m> {
     }
 
     /// `atomic.cas` on a runtime global: the old value.
-    pub fn global_compare_exchange<T: Int>(&mut self, g: &'static crate::Global<T>, expected: Val<T>, new: Val<T>) -> Val<T> {
+    pub fn global_compare_exchange<T: Int>(
+        &mut self,
+        g: &'static crate::Global<T>,
+        expected: Val<T>,
+        new: Val<T>,
+    ) -> Val<T> {
         let p = self.global_ptr(g);
         Val::new(self.b.atomic_cas(p, None, expected.v, new.v))
     }

@@ -46,5 +46,10 @@ pub(crate) fn rust_exception(ctx: &Shared, e: Error) -> Error {
         None => message,
     };
     let message = text.replace("{len}", &u32_at(4).to_string()).replace("{index}", &u32_at(5).to_string());
-    Error::Exception { kernel, message, block: [u32_at(6), u32_at(7), u32_at(8)], thread: [u32_at(9), u32_at(10), u32_at(11)] }
+    Error::Exception {
+        kernel,
+        message,
+        block: [u32_at(6), u32_at(7), u32_at(8)],
+        thread: [u32_at(9), u32_at(10), u32_at(11)],
+    }
 }

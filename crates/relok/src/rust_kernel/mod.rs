@@ -36,10 +36,10 @@ mod exception;
 mod host;
 mod staged;
 
-pub use build::{push, Cx, ModuleCx};
+pub use build::{Cx, ModuleCx, push};
 pub use exception::PANIC_CELL;
 pub(crate) use exception::rust_exception;
-pub use host::{global_name, HostData, HostObject, HostStatic};
+pub use host::{HostData, HostObject, HostStatic, global_name};
 pub use relok_ir::Scalar;
 pub use staged::*;
 
@@ -48,7 +48,7 @@ use crate::error::{Error, Result};
 use crate::kernel::{Arg, Kernel};
 use crate::program::Program;
 use crate::stream::Stream;
-use crate::{lock, Buffer, Element, Grid};
+use crate::{Buffer, Element, Grid, lock};
 use relok_runtime::DeviceMemory;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -183,7 +183,9 @@ impl KernelDef {
             let host = HostUse { statics: m.statics, globals: m.globals };
             let module = m.mb.build();
             let kernel = module.kernels().next().map(|(_, f)| f.name.clone()).unwrap_or_default();
-            Program::from_module(module).map(|program| Built { program: program.with_host(host), kernel }).map_err(|e| e.to_string())
+            Program::from_module(module)
+                .map(|program| Built { program: program.with_host(host), kernel })
+                .map_err(|e| e.to_string())
         });
         built.as_ref().map_err(|reason| Error::KernelBuild { kernel: self.name.to_owned(), reason: reason.clone() })
     }
@@ -225,7 +227,11 @@ fn deliver(ctx: &Arc<Shared>, s: &dyn HostObject) -> Result<()> {
     let name = global_name(s.path());
     let bytes = s.bytes();
     declare_global(ctx, &name, bytes.len())?;
-    let cell = ctx.session.global_cell(&ctx.device, &name).map_err(relok_runtime::ProgramError::from).map_err(Error::Compile)?;
+    let cell = ctx
+        .session
+        .global_cell(&ctx.device, &name)
+        .map_err(relok_runtime::ProgramError::from)
+        .map_err(Error::Compile)?;
     if !bytes.is_empty() {
         ctx.device.write_bytes(cell, bytes)?;
     }
@@ -275,7 +281,11 @@ scalar_launch_arg!(bool, i32, u32, i64, u64, f32, f64);
 
 impl<'a> LaunchArg<'a> for usize {
     fn push(self, out: &mut Vec<Arg<'a>>, kernel: &'static str, param: &'static str) -> Result<()> {
-        let v = u32::try_from(self).map_err(|_| Error::UsizeOutOfRange { kernel: kernel.to_owned(), param: param.to_owned(), value: self })?;
+        let v = u32::try_from(self).map_err(|_| Error::UsizeOutOfRange {
+            kernel: kernel.to_owned(),
+            param: param.to_owned(),
+            value: self,
+        })?;
         out.push(v.into());
         Ok(())
     }

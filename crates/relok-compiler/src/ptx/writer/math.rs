@@ -12,7 +12,7 @@
 //!   on floats: a compare-and-swap loop on the bits around `min.f`/`max.f`
 //!   (the `min`/`max` the IR's binary operations use).
 
-use super::{arith, Class, FuncCx};
+use super::{Class, FuncCx, arith};
 use crate::ptx::Error;
 use relok_ir::{AtomicOp, MathFn, Scalar, Value};
 
@@ -60,7 +60,15 @@ impl FuncCx<'_> {
 
     /// `atomic.add`/`min`/`max` on a float at `[addr]` of `space`
     /// (`place` is `(space, addr)`).
-    pub(super) fn float_atomic(&mut self, d: &str, sc: Scalar, op: AtomicOp, place: (&str, &str), val: &str, v: Value) -> Result<(), Error> {
+    pub(super) fn float_atomic(
+        &mut self,
+        d: &str,
+        sc: Scalar,
+        op: AtomicOp,
+        place: (&str, &str),
+        val: &str,
+        v: Value,
+    ) -> Result<(), Error> {
         let (space, addr) = place;
         let t = arith(sc);
         let bits = if sc == Scalar::F32 { "b32" } else { "b64" };
@@ -78,7 +86,10 @@ impl FuncCx<'_> {
                 self.line(format!("ld.volatile.{space}.{bits} {old}, [{addr}];"));
                 self.line(format!("{top}:"));
                 self.line(format!("mov.{bits} {fold}, {old};"));
-                self.line(format!("{op_name}.{t} {fnew}, {fold}, {val};", op_name = if op == AtomicOp::Min { "min" } else { "max" }));
+                self.line(format!(
+                    "{op_name}.{t} {fnew}, {fold}, {val};",
+                    op_name = if op == AtomicOp::Min { "min" } else { "max" }
+                ));
                 self.line(format!("mov.{bits} {new}, {fnew};"));
                 self.line(format!("atom.{space}.cas.{bits} {seen}, [{addr}], {old}, {new};"));
                 self.line(format!("setp.ne.{bits} {p}, {seen}, {old};"));

@@ -565,7 +565,11 @@ pub(super) fn fmul64(a: V2, b: V2) -> V2 {
     if shr(p[3], 30) != 0 {
         return pack64(s, e - 1022, v2(p[2] | b2u(p[0] != 0 || p[1] != 0), p[3]));
     }
-    pack64(s, e - 1023, v2(shl(p[2], 1) | shr(p[1], 31) | b2u(p[0] != 0 || shl(p[1], 1) != 0), shl(p[3], 1) | shr(p[2], 31)))
+    pack64(
+        s,
+        e - 1023,
+        v2(shl(p[2], 1) | shr(p[1], 31) | b2u(p[0] != 0 || shl(p[1], 1) != 0), shl(p[3], 1) | shr(p[2], 31)),
+    )
 }
 
 pub(super) fn fdiv64(a: V2, b: V2) -> V2 {

@@ -16,8 +16,10 @@ fn any_f64() -> impl Strategy<Value = u64> {
         any::<u64>(),
         (0u64..(1 << 52), any::<bool>()).prop_map(move |(m, s)| m | sign(s)),
         (0u64..16, any::<bool>()).prop_map(move |(m, s)| m | sign(s)),
-        (0u64..2047, -3i64..=3, any::<bool>()).prop_map(move |(e, d, s)| ((e << 52) as i64 + d) as u64 & !(1 << 63) | sign(s)),
-        (1000u64..1100, any::<u64>(), any::<bool>()).prop_map(move |(e, m, s)| (e << 52) | (m & 0xf_ffff_ffff_ffff) | sign(s)),
+        (0u64..2047, -3i64..=3, any::<bool>())
+            .prop_map(move |(e, d, s)| ((e << 52) as i64 + d) as u64 & !(1 << 63) | sign(s)),
+        (1000u64..1100, any::<u64>(), any::<bool>())
+            .prop_map(move |(e, m, s)| (e << 52) | (m & 0xf_ffff_ffff_ffff) | sign(s)),
         (1u64..(1 << 52), any::<bool>()).prop_map(move |(m, s)| 0x7ff0_0000_0000_0000 | m | sign(s)),
         prop::sample::select(vec![
             0u64,
@@ -85,7 +87,18 @@ fn any_f32() -> impl Strategy<Value = f32> {
         (0u32..0x80_0000, any::<bool>()).prop_map(|(m, s)| f32::from_bits(m | if s { 0x8000_0000 } else { 0 })),
         (120u32..200, -2i32..=2, any::<bool>())
             .prop_map(|(e, d, s)| f32::from_bits(((e << 23) as i32 + d) as u32 | if s { 0x8000_0000 } else { 0 })),
-        prop::sample::select(vec![0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN, 0.5, -0.5, 1.0, -1.0]),
+        prop::sample::select(vec![
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0
+        ]),
     ]
 }
 
@@ -199,11 +212,28 @@ fn signed_division_edges() {
 fn fdiv_of_specials_and_divisors_beyond_2_pow_126() {
     let big = f32::from_bits(0x7e80_0001);
     let cases = [
-        (26.0f32, 3.159_002_5e38f32), (1.0, 0.0), (-1.0, 0.0), (1.0, -0.0), (0.0, 0.0), (f32::INFINITY, f32::INFINITY),
-        (f32::INFINITY, 2.0), (2.0, f32::NEG_INFINITY), (f32::MAX, f32::MAX), (f32::MAX, big), (f32::MIN_POSITIVE, big),
-        (f32::from_bits(1), big), (f32::NAN, 1.0), (1.0, f32::NAN), (-0.0, 5.0), (3.0, f32::from_bits(1)),
-        (1.0, f32::from_bits(0x007f_ffff)), (-2.5, f32::from_bits(0x8000_0003)), (f32::MAX, f32::from_bits(1)),
-        (f32::from_bits(1), f32::from_bits(1)), (f32::from_bits(5), -f32::from_bits(0x0040_0000)), (1e-30, f32::from_bits(2)),
+        (26.0f32, 3.159_002_5e38f32),
+        (1.0, 0.0),
+        (-1.0, 0.0),
+        (1.0, -0.0),
+        (0.0, 0.0),
+        (f32::INFINITY, f32::INFINITY),
+        (f32::INFINITY, 2.0),
+        (2.0, f32::NEG_INFINITY),
+        (f32::MAX, f32::MAX),
+        (f32::MAX, big),
+        (f32::MIN_POSITIVE, big),
+        (f32::from_bits(1), big),
+        (f32::NAN, 1.0),
+        (1.0, f32::NAN),
+        (-0.0, 5.0),
+        (3.0, f32::from_bits(1)),
+        (1.0, f32::from_bits(0x007f_ffff)),
+        (-2.5, f32::from_bits(0x8000_0003)),
+        (f32::MAX, f32::from_bits(1)),
+        (f32::from_bits(1), f32::from_bits(1)),
+        (f32::from_bits(5), -f32::from_bits(0x0040_0000)),
+        (1e-30, f32::from_bits(2)),
     ];
     for (x, y) in cases {
         assert!(same_f32(fdiv32(x, y), x / y), "{x} / {y}: {} against {}", fdiv32(x, y), x / y);
@@ -212,7 +242,17 @@ fn fdiv_of_specials_and_divisors_beyond_2_pow_126() {
 
 #[test]
 fn fmod_of_close_and_subnormal_operands() {
-    let cases = [(5.5f32, 2.0f32), (-5.5, 2.0), (1e30, 3.0), (f32::from_bits(7), f32::from_bits(3)), (1.0, f32::from_bits(1)), (-0.0, 1.0), (3.0, 3.0), (-3.0, 3.0), (f32::MAX, f32::MIN_POSITIVE)];
+    let cases = [
+        (5.5f32, 2.0f32),
+        (-5.5, 2.0),
+        (1e30, 3.0),
+        (f32::from_bits(7), f32::from_bits(3)),
+        (1.0, f32::from_bits(1)),
+        (-0.0, 1.0),
+        (3.0, 3.0),
+        (-3.0, 3.0),
+        (f32::MAX, f32::MIN_POSITIVE),
+    ];
     for (x, y) in cases {
         assert!(same_f32(fmod32(x, y), x % y), "{x} % {y}");
     }
@@ -224,8 +264,18 @@ fn fmod_of_close_and_subnormal_operands() {
 #[test]
 fn f64_specials_pairwise_match_rust() {
     let mut specials = vec![
-        0u64, 1, 2, 0x000f_ffff_ffff_ffff, 0x0010_0000_0000_0000, 0x7fef_ffff_ffff_ffff, 0x7ff0_0000_0000_0000,
-        0x7ff0_0000_0000_0001, 0x7ff4_0000_0000_0000, 0x7ff8_0000_0000_0000, 0x7fff_ffff_ffff_ffff, 0x7ff8_dead_beef_0001,
+        0u64,
+        1,
+        2,
+        0x000f_ffff_ffff_ffff,
+        0x0010_0000_0000_0000,
+        0x7fef_ffff_ffff_ffff,
+        0x7ff0_0000_0000_0000,
+        0x7ff0_0000_0000_0001,
+        0x7ff4_0000_0000_0000,
+        0x7ff8_0000_0000_0000,
+        0x7fff_ffff_ffff_ffff,
+        0x7ff8_dead_beef_0001,
     ];
     for x in [0.1f64, 1.0, 1.5, 2.0, 3.0, 1e300, 1e-300, 4.503_599_627_370_496e15, 9.007_199_254_740_993e15] {
         specials.push(x.to_bits());
@@ -287,7 +337,16 @@ fn used_text_is_in_table_order() {
     assert_eq!(all.text(), expected);
     let mut one = Used::default();
     one.insert(Helper::FMul64);
-    let closure = [Helper::IsNan64, Helper::Nan2F64, Helper::Unpack64, Helper::Mul128, Helper::Mul32, Helper::Shl64, Helper::Pack64, Helper::Rsr64];
+    let closure = [
+        Helper::IsNan64,
+        Helper::Nan2F64,
+        Helper::Unpack64,
+        Helper::Mul128,
+        Helper::Mul32,
+        Helper::Shl64,
+        Helper::Pack64,
+        Helper::Rsr64,
+    ];
     for h in closure {
         assert!(one.contains(h), "{h:?}");
     }
@@ -301,7 +360,8 @@ fn each_helper_validates_alone() {
         let mut used = Used::default();
         used.insert(h);
         let text = used.text();
-        let module = naga::front::wgsl::parse_str(&text).unwrap_or_else(|e| panic!("{h:?}: {}", e.emit_to_string(&text)));
+        let module =
+            naga::front::wgsl::parse_str(&text).unwrap_or_else(|e| panic!("{h:?}: {}", e.emit_to_string(&text)));
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
             .validate(&module)
             .unwrap_or_else(|e| panic!("{h:?}: {e:?}"));

@@ -14,8 +14,8 @@
 //!   the other). On `f64`: refused (WGSL has only 32-bit atomics).
 
 use super::FuncCx;
-use crate::wgsl::helpers::Helper;
 use crate::wgsl::Error;
+use crate::wgsl::helpers::Helper;
 use relok_ir::{AtomicOp, EntityRef, MathFn, Scalar, Value};
 
 impl FuncCx<'_> {
@@ -52,7 +52,10 @@ impl FuncCx<'_> {
                 format!("vec2<u32>({x}.x, ({x}.y & 0x7fffffffu) | ({}.y & 0x80000000u))", a[1])
             }
             (MathFn::Fma, Scalar::F64) => {
-                return Err(self.unsupported(v, "fma on f64 (no exact emulation on wgpu; a multiply and an add would round twice)"));
+                return Err(self.unsupported(
+                    v,
+                    "fma on f64 (no exact emulation on wgpu; a multiply and an add would round twice)",
+                ));
             }
             _ => return Err(self.unsupported(v, format!("{m} on {sc} (link the math library first: crate::math)"))),
         })
@@ -60,7 +63,14 @@ impl FuncCx<'_> {
 
     /// `atomic.add`/`min`/`max` on `f32` at `slot` (a `&array[i]` of
     /// `atomic<u32>`): a compare-exchange loop; the old value.
-    pub(super) fn float_atomic(&mut self, v: Value, sc: Scalar, op: AtomicOp, slot: &str, value: Value) -> Result<String, Error> {
+    pub(super) fn float_atomic(
+        &mut self,
+        v: Value,
+        sc: Scalar,
+        op: AtomicOp,
+        slot: &str,
+        value: Value,
+    ) -> Result<String, Error> {
         if sc != Scalar::F32 {
             return Err(self.unsupported(v, format!("{op} on {sc} (WGSL has only 32-bit atomics)")));
         }
