@@ -313,7 +313,7 @@ fn an_endless_loop_is_a_typed_fault_never_a_hang() {
     let Some(gpu) = gpu("endless loop") else { return };
     // run_faults.rk's @forever: checked mode's loop budget ends it.
     let expected =
-        format!("loop budget of {} iterations per thread exceeded", relok_compiler::wgsl::CHECKED_LOOP_BUDGET);
+        format!("loop budget of {} iterations per thread exceeded", relok_compiler::fault::CHECKED_LOOP_BUDGET);
     let text = format!("test run\n; run: @forever(zeros:1) => error: {expected}\n{}", fault_kernels());
     assert_eq!(relok_cli::filetest::run_file("forever.rk", &text, &gpu), Ok(0), "on {}", gpu.name());
 }

@@ -612,7 +612,7 @@ fn an_endless_loop_is_a_typed_fault_never_a_hang_or_a_success() {
     let kernels = fault_kernels();
     let expected = match wgpu.loop_limit() {
         Some(limit) => format!("a loop would run past the device's limit of {limit} loop iterations"),
-        None => format!("loop budget of {} iterations per thread exceeded", relok_compiler::wgsl::CHECKED_LOOP_BUDGET),
+        None => format!("loop budget of {} iterations per thread exceeded", relok_compiler::fault::CHECKED_LOOP_BUDGET),
     };
     let text = format!("test run\n; run: @forever(zeros:1) => error: {expected}\n{kernels}");
     assert_eq!(relok_cli::filetest::run_file("forever.rk", &text, &gpu), Ok(0), "on {}", gpu.name());

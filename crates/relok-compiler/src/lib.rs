@@ -12,9 +12,11 @@
 //! hashes, with the [`target`] and options; [`artifact::compile`] optimises
 //! ([`passes`]), lowers the relocations ([`lower`], records in [`reloc`],
 //! state layout in [`state`]) and generates code ([`ptx`], [`wgsl`]) into
-//! an [`artifact::Artifact`].
+//! an [`artifact::Artifact`]. Checked mode's faults are encoded and decoded
+//! in one place, [`fault`].
 
 pub mod artifact;
+pub mod fault;
 pub mod link;
 pub mod lower;
 pub mod math;

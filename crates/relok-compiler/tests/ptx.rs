@@ -7,6 +7,7 @@
 
 use relok_compiler::CompileError;
 use relok_compiler::artifact::{CodeTarget, CompileOptions, compile};
+use relok_compiler::fault::{Access, out_of_bounds_high};
 use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
 use std::path::PathBuf;
@@ -71,22 +72,19 @@ fn checked_ptx_checks_buffer_accesses_loops_and_host_value_writes() {
     // No store through a word: no seal check declared (the driver's
     // compiler takes milliseconds over an unused function).
     assert!(load.contains(".func relok_fault(") && !load.contains("relok_seal_check"), "{load}");
-    let read = format!("{:#x}", u64::from(relok_compiler::wgsl::bounds::code(1, 0, 4)) << 32);
-    let write = format!("{:#x}", u64::from(relok_compiler::wgsl::bounds::code(1, 1, 4)) << 32);
+    let read = format!("{:#x}", u64::from(out_of_bounds_high(1, Access::Read, 4)) << 32);
+    let write = format!("{:#x}", u64::from(out_of_bounds_high(1, Access::Write, 4)) << 32);
     assert!(load.contains(&read) && load.contains(&write), "{load}");
     // An atomic, its size in the code.
     let atomic = ptx_of(&faults, "oob_atomic", true);
-    assert!(
-        atomic.contains(&format!("{:#x}", u64::from(relok_compiler::wgsl::bounds::code(0, 2, 8)) << 32)),
-        "{atomic}"
-    );
+    assert!(atomic.contains(&format!("{:#x}", u64::from(out_of_bounds_high(0, Access::Atomic, 8)) << 32)), "{atomic}");
     // A loop counts its iterations against the budget.
     let forever = ptx_of(&faults, "forever", true);
     assert!(
-        forever.contains(&format!("setp.gt.u32 %tp0, %lc, {};", relok_compiler::wgsl::CHECKED_LOOP_BUDGET)),
+        forever.contains(&format!("setp.gt.u32 %tp0, %lc, {};", relok_compiler::fault::CHECKED_LOOP_BUDGET)),
         "{forever}"
     );
-    assert!(forever.contains(&format!("{:#x}", relok_compiler::wgsl::LOOP_BUDGET_MESSAGE)), "{forever}");
+    assert!(forever.contains(&format!("{:#x}", relok_compiler::fault::LOOP_BUDGET_MESSAGE)), "{forever}");
     // A store through a value's word asks the seal table first.
     let smash = "const @t: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, 8]\n\nkernel @smash(v0: u32) {\n    v1: word = ref @t\n    v2: ptr<global, u32> = wordptr v1\n    v3: u32 = const 5\n    v4: u32 = const 999\n    store v2[v3], v4\n    v5: u32 = load v2[v3]\n    return\n}\n";
     let checked = ptx_of(smash, "smash", true);

@@ -454,7 +454,7 @@ fn the_checked_loop_budget_counts_the_unrolled_copies() {
         let text = String::from_utf8(a.code).expect("UTF-8");
         validate(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         let copies = text.matches("relok_steps += ").count();
-        let budget = format!("relok_steps >= {}u", relok_compiler::wgsl::CHECKED_LOOP_BUDGET);
+        let budget = format!("relok_steps >= {}u", relok_compiler::fault::CHECKED_LOOP_BUDGET);
         if checked {
             let step = text.lines().find(|l| l.contains("relok_steps += ")).expect("a step count");
             let n: usize =

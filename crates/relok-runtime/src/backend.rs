@@ -49,37 +49,40 @@ impl Thrown {
 }
 
 /// What a GPU device's set exception record means: a fault checked mode
-/// recorded (the message words of `relok_compiler::wgsl::bounds`,
-/// `relok_compiler::wgsl::sealed` and the loop messages, shared by the
-/// WGSL and the PTX, `relok_compiler::ptx::checked`), else the kernel's
-/// throw. `loop_limit` is the device's own limit on loop iterations per
-/// invocation, where it has one (llvmpipe's, on wgpu).
+/// recorded (a message word of `relok_compiler::fault`, shared by the WGSL
+/// and the PTX, decoded by `relok_compiler::fault::decode`), else the
+/// kernel's throw. `loop_limit` is the device's own limit on loop
+/// iterations per invocation, where it has one (llvmpipe's, on wgpu).
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
 pub(crate) fn thrown_error(kernel: &str, t: Thrown, loop_limit: Option<u32>) -> LaunchError {
     use crate::error::{Access, FaultKind};
-    let fault = |kind| LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind };
-    if let Some((_, access, size)) = relok_compiler::wgsl::bounds::decode((t.message_word >> 32) as u32) {
+    use relok_compiler::fault::{self, Fault};
+    let Some(f) = fault::decode(t.message_word) else {
+        return LaunchError::Exception {
+            kernel: kernel.to_owned(),
+            message_word: t.message_word,
+            block: t.block,
+            thread: t.thread,
+        };
+    };
+    let kind = match f {
         // Checked mode: the address is the byte offset from the pointer
         // argument the access went through (or in the wgpu heap).
-        let access =
-            [Access::Read, Access::Write, Access::Atomic].get(access as usize).copied().unwrap_or(Access::Atomic);
-        return fault(FaultKind::OutOfBounds {
+        Fault::OutOfBounds { access, offset, size, .. } => FaultKind::OutOfBounds {
             space: relok_ir::AddrSpace::Global,
-            access,
-            addr: t.message_word & 0xffff_ffff,
+            access: match access {
+                fault::Access::Read => Access::Read,
+                fault::Access::Write => Access::Write,
+                fault::Access::Atomic => Access::Atomic,
+            },
+            addr: u64::from(offset),
             size,
-        });
-    }
-    if (t.message_word >> 32) as u32 == relok_compiler::wgsl::sealed::READ_ONLY_MESSAGE_HIGH {
-        return fault(FaultKind::ReadOnly { addr: t.message_word & 0xffff_ffff });
-    }
-    if t.message_word == relok_compiler::wgsl::LOOP_BUDGET_MESSAGE {
-        return fault(FaultKind::LoopBudgetExceeded { budget: u64::from(relok_compiler::wgsl::CHECKED_LOOP_BUDGET) });
-    }
-    if t.message_word == relok_compiler::wgsl::LOOP_LIMIT_MESSAGE {
-        return fault(FaultKind::LoopLimit { limit: u64::from(loop_limit.unwrap_or(u32::MAX)) });
-    }
-    LaunchError::Exception { kernel: kernel.to_owned(), message_word: t.message_word, block: t.block, thread: t.thread }
+        },
+        Fault::ReadOnly { offset } => FaultKind::ReadOnly { addr: u64::from(offset) },
+        Fault::LoopBudget => FaultKind::LoopBudgetExceeded { budget: u64::from(fault::CHECKED_LOOP_BUDGET) },
+        Fault::LoopLimit => FaultKind::LoopLimit { limit: u64::from(loop_limit.unwrap_or(u32::MAX)) },
+    };
+    LaunchError::Fault { kernel: kernel.to_owned(), block: t.block, thread: t.thread, kind }
 }
 
 /// What every device offers above its memory: loading artifacts with their

@@ -1,8 +1,8 @@
 //! Checked mode on the PTX target ([`super::Options::checked`], docs/cuda.md
 //! "Checked mode"): the PTX checks what the cpu device checks and records
 //! a fault in the launch's exception record the way the WGSL does, with the
-//! same message words, so every GPU device decodes them in one place
-//! (`relok_runtime`'s backend):
+//! same message words ([`crate::fault`]), so every GPU device decodes them
+//! in one place ([`crate::fault::decode`], in `relok_runtime`'s backend):
 //!
 //! - **Buffer accesses.** A kernel takes, after its own parameters, one
 //!   hidden `.param .u64 relok_len<i>` per pointer parameter `i`: the bytes
@@ -11,20 +11,20 @@
 //!   load, store and atomic through a pointer derived from parameter `i`
 //!   (by `offset`, `elem`, `field` or a `select` of two such pointers)
 //!   first checks that its bytes lie in `p_i .. p_i + len_i`; one that
-//!   does not records [`crate::wgsl::bounds::code`] (binding = the
+//!   does not records [`crate::fault::out_of_bounds_high`] (binding = the
 //!   parameter's index, access, size) over the byte offset from `p_i` (its
 //!   low 32 bits) and is skipped: a store writes nothing, a load or atomic
 //!   gives 0. Accesses through other global pointers (a device function's
 //!   pointer parameter, a pointer loaded from memory) are not checked.
 //! - **Loops.** Every function counts the loop iterations it runs (all
 //!   its loops together, per thread and call); an iteration past
-//!   [`crate::wgsl::CHECKED_LOOP_BUDGET`] records
-//!   [`crate::wgsl::LOOP_BUDGET_MESSAGE`] and ends the thread (`exit`).
+//!   [`crate::fault::CHECKED_LOOP_BUDGET`] records
+//!   [`crate::fault::LOOP_BUDGET_MESSAGE`] and ends the thread (`exit`).
 //! - **Host values are read-only.** Every store and atomic through a
 //!   pointer made by `wordptr` first calls [`SEAL_CHECK`], which looks the
 //!   bytes up in the device's seal table; a write that touches a sealed
 //!   range (a host value's copy) records
-//!   [`crate::wgsl::sealed::READ_ONLY_MESSAGE_HIGH`] over the byte offset
+//!   [`crate::fault::READ_ONLY_MESSAGE_HIGH`] over the byte offset
 //!   in the copy and is skipped (an atomic gives 0). The seal table
 //!   reaches the code as one more hidden kernel parameter,
 //!   `.param .u64` [`SEALS_PARAM`] (after the lengths), which a checked
@@ -114,7 +114,7 @@ pub(crate) fn declarations(called: Called) -> String {
         return s;
     }
 
-    let high = u64::from(crate::wgsl::sealed::READ_ONLY_MESSAGE_HIGH) << 32;
+    let high = u64::from(crate::fault::READ_ONLY_MESSAGE_HIGH) << 32;
     s.push_str(&format!(".func (.param .b32 hit) {SEAL_CHECK}(.param .b64 exc, .param .b64 seals, .param .b64 addr, .param .b64 size)\n{{\n"));
     s.push_str("\t.reg .b64 %e, %a, %end, %h, %t, %n, %lo, %hi, %m;\n\t.reg .pred %p;\n");
     s.push_str("\tld.param.b64 %e, [exc];\n\tld.param.b64 %a, [addr];\n\tld.param.b64 %end, [size];\n");

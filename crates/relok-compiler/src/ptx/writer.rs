@@ -2,6 +2,7 @@
 //! [`super`] for the ABI and the mapping).
 
 use super::{Error, Options, PTX_VERSION, checked};
+use crate::fault::{self, Access};
 use crate::lower::const_image;
 use crate::state::STATE_LAYOUT;
 use relok_ir::{
@@ -485,7 +486,7 @@ impl<'m> FuncCx<'m> {
                 let (space, pointee) = self.pointer(*ptr)?;
                 let addr = self.address(*ptr, *index, &pointee)?;
                 let sc = self.scalar(*value)?;
-                let skip = self.check_access(*ptr, &addr, sc.size(), 1, None);
+                let skip = self.check_access(*ptr, &addr, sc.size(), Access::Write, None);
                 let src = self.r(*value)?;
                 let src = self.as_stored(sc, src);
                 let space = if space == "global.nc" { "global" } else { space };
@@ -625,8 +626,9 @@ impl<'m> FuncCx<'m> {
         }
     }
 
-    /// Checked mode ([`checked`]): the check before an access (`access` 0
-    /// read, 1 write, 2 atomic) of `size` bytes at `addr` through `ptr`.
+    /// Checked mode ([`checked`]): the check before an access (a read, a
+    /// write or an atomic, [`Access`]) of `size` bytes at `addr` through
+    /// `ptr`.
     /// When one is written, the label to place after the access (by
     /// [`FuncCx::end_access`]) comes back: a refused access jumps there,
     /// after setting `zero`'s register to 0.
@@ -635,14 +637,14 @@ impl<'m> FuncCx<'m> {
         ptr: Value,
         addr: &str,
         size: u32,
-        access: u32,
+        access: Access,
         zero: Option<(&str, Scalar)>,
     ) -> Option<String> {
         if !self.checked {
             return None;
         }
         let base = self.bases.get(&ptr).copied()?;
-        if base == Base::Heap && access == 0 {
+        if base == Base::Heap && access == Access::Read {
             return None;
         }
         let (skip, ok) = (self.label(), self.label());
@@ -658,7 +660,7 @@ impl<'m> FuncCx<'m> {
                 self.line(format!("setp.gt.u64 {past}, {off}, {lim};"));
                 self.line(format!("or.pred {refused}, {refused}, {past};"));
                 self.line(format!("@!{refused} bra {ok};"));
-                let code = u64::from(crate::wgsl::bounds::code(i as u32, access, size)) << 32;
+                let code = u64::from(fault::out_of_bounds_high(i as u32, access, size)) << 32;
                 self.line(format!("and.b64 {m}, {off}, 0xffffffff;"));
                 self.line(format!("or.b64 {m}, {m}, {code:#x};"));
                 self.fault(&m);
@@ -699,9 +701,9 @@ impl<'m> FuncCx<'m> {
         }
         let (over, go, m) = (self.temp(Class::Pred), self.label(), self.temp(Class::B64));
         self.line("add.u32 %lc, %lc, 1;".into());
-        self.line(format!("setp.gt.u32 {over}, %lc, {};", crate::wgsl::CHECKED_LOOP_BUDGET));
+        self.line(format!("setp.gt.u32 {over}, %lc, {};", fault::CHECKED_LOOP_BUDGET));
         self.line(format!("@!{over} bra {go};"));
-        self.line(format!("mov.b64 {m}, {:#x};", crate::wgsl::LOOP_BUDGET_MESSAGE));
+        self.line(format!("mov.b64 {m}, {:#x};", fault::LOOP_BUDGET_MESSAGE));
         self.fault(&m);
         self.line("exit;".into());
         self.body.push_str(&format!("{go}:\n"));
@@ -839,7 +841,7 @@ impl<'m> FuncCx<'m> {
             Op::Load { ptr, index } => {
                 let (space, pointee) = self.pointer(*ptr)?;
                 let addr = self.address(*ptr, *index, &pointee)?;
-                let skip = self.check_access(*ptr, &addr, sc.size(), 0, Some((&d, sc)));
+                let skip = self.check_access(*ptr, &addr, sc.size(), Access::Read, Some((&d, sc)));
                 if sc == Scalar::Bool {
                     let t = self.temp(Class::B32);
                     self.line(format!("ld.{space}.u8 {t}, [{addr}];"));
@@ -921,7 +923,7 @@ impl<'m> FuncCx<'m> {
                 let addr = self.address(*ptr, *index, &pointee)?;
                 if sc.is_float() {
                     let val = self.r(*value)?;
-                    let skip = self.check_access(*ptr, &addr, sc.size(), 2, Some((&d, sc)));
+                    let skip = self.check_access(*ptr, &addr, sc.size(), Access::Atomic, Some((&d, sc)));
                     self.float_atomic(&d, sc, *op, (space, &addr), &val, v)?;
                     self.end_access(skip);
                     return Ok(());
@@ -936,7 +938,7 @@ impl<'m> FuncCx<'m> {
                     return Err(self.unsupported(v, format!("an atomic on {sc}")));
                 }
                 let val = self.r(*value)?;
-                let skip = self.check_access(*ptr, &addr, sc.size(), 2, Some((&d, sc)));
+                let skip = self.check_access(*ptr, &addr, sc.size(), Access::Atomic, Some((&d, sc)));
                 self.line(format!("atom.{space}.{name}.{ty} {d}, [{addr}], {val};"));
                 self.end_access(skip);
             }
@@ -947,7 +949,7 @@ impl<'m> FuncCx<'m> {
                     return Err(self.unsupported(v, format!("a compare-and-swap on {sc}")));
                 }
                 let (e, n) = (self.r(*expected)?, self.r(*new)?);
-                let skip = self.check_access(*ptr, &addr, sc.size(), 2, Some((&d, sc)));
+                let skip = self.check_access(*ptr, &addr, sc.size(), Access::Atomic, Some((&d, sc)));
                 self.line(format!("atom.{space}.cas.{} {d}, [{addr}], {e}, {n};", class.reg_ty()));
                 self.end_access(skip);
             }

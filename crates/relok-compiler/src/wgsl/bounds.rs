@@ -7,34 +7,16 @@
 //! `relok_bounds(off, size, len, code, b, t)` returns `off` when bytes
 //! `off .. off + size` lie in the first `len` bytes, else records the fault
 //! in the exception record (claiming its flag like a throw; the message
-//! word's low half is `off`, its high half `code`, see [`code`]) and
-//! returns [`OUT`]. A store through [`OUT`] is skipped (the writer wraps
-//! it in an `if`); a load or atomic through it is an index far past every
-//! buffer, which wgpu's bounds policy (or the driver's robust buffer
-//! access) turns into a read of zero and a dropped write, and the launch
-//! fails with the fault either way.
+//! word's low half is `off`, its high half `code`, made by
+//! [`crate::fault::out_of_bounds_high`]) and returns [`OUT`]. A store
+//! through [`OUT`] is skipped (the writer wraps it in an `if`); a load or
+//! atomic through it is an index far past every buffer, which wgpu's
+//! bounds policy (or the driver's robust buffer access) turns into a read
+//! of zero and a dropped write, and the launch fails with the fault either
+//! way.
 
 /// What `relok_bounds` returns for an access out of bounds.
 pub const OUT: u32 = u32::MAX;
-
-/// The high half of an out-of-bounds fault's message word: [`MARK`], the
-/// binding (8 bits), the access (4 bits: 0 read, 1 write, 2 atomic) and
-/// the size in bytes (4 bits).
-pub const fn code(binding: u32, access: u32, size: u32) -> u32 {
-    MARK | (binding & 0xff) << 8 | (access & 0xf) << 4 | (size & 0xf)
-}
-
-/// The mark of [`code`] (its high 16 bits).
-pub const MARK: u32 = 0xfffc_0000;
-
-/// Decodes a message word's high half made by [`code`]: (binding, access,
-/// size), or `None` when it is not one.
-pub const fn decode(high: u32) -> Option<(u32, u32, u32)> {
-    if high & 0xffff_0000 != MARK {
-        return None;
-    }
-    Some(((high >> 8) & 0xff, (high >> 4) & 0xf, high & 0xf))
-}
 
 /// The helper a checked module declares.
 pub(crate) fn declarations() -> String {
@@ -57,18 +39,4 @@ pub(crate) fn declarations() -> String {
     }
     s.push_str(&format!("    }}\n    return {OUT}u;\n}}\n\n"));
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn codes_round_trip_and_stay_apart_from_the_other_marks() {
-        for (binding, access, size) in [(3, 0, 4), (4, 1, 8), (31, 2, 1)] {
-            assert_eq!(decode(code(binding, access, size)), Some((binding, access, size)));
-        }
-        assert_eq!(decode(super::super::sealed::READ_ONLY_MESSAGE_HIGH), None);
-        assert_eq!(decode((super::super::LOOP_LIMIT_MESSAGE >> 32) as u32), None);
-    }
 }

@@ -64,7 +64,7 @@ mod helpers;
 pub mod limits;
 pub mod sealed;
 mod unroll;
-pub use unroll::{CHECKED_LOOP_BUDGET, LOOP_BUDGET_MESSAGE, LOOP_BUDGET_OVERRIDE, LOOP_LIMIT_MESSAGE};
+pub use unroll::LOOP_BUDGET_OVERRIDE;
 pub mod writer;
 
 use crate::target::CodeTarget;

@@ -13,6 +13,11 @@
 //! `16 g .. 16 g + 16`) belongs to a host value's copy or to the bitmap
 //! itself. Objects start 16-byte aligned, so a granule holds bytes of one
 //! object only.
+//!
+//! The fault's message word is [`crate::fault`]'s
+//! ([`READ_ONLY_MESSAGE_HIGH`]).
+
+use crate::fault::READ_ONLY_MESSAGE_HIGH;
 
 /// Heap word holding the seal bitmap's byte offset.
 pub const BITMAP_WORD: u32 = 2;
@@ -21,13 +26,9 @@ pub const GRANULES_WORD: u32 = 3;
 /// Bytes per granule (the heap's object alignment).
 pub const GRANULE: u64 = 16;
 
-/// The high half of the exception record's message word that reports a
-/// refused write into a host value; the low half is the heap offset. No
-/// host object's word has it (heap offsets are 32-bit).
-pub const READ_ONLY_MESSAGE_HIGH: u32 = 0xffff_fffd;
-
 /// `relok_heap_guard(off, b, t)`: `off` when the heap byte there may be
-/// written, else 0 (the scratch words) after recording the fault.
+/// written, else 0 (the scratch words) after recording the fault (message
+/// word [`READ_ONLY_MESSAGE_HIGH`] over the heap offset).
 pub(crate) fn declarations() -> String {
     let l = crate::state::EXCEPTION_LAYOUT;
     let (msg, block, thread) = (l.message.offset / 4, l.block.offset / 4, l.thread.offset / 4);

@@ -28,13 +28,14 @@
 //! device sets to llvmpipe's limit there and leaves at `u32::MAX`
 //! elsewhere) sets `relok_truncated` and leaves the loop, as llvmpipe
 //! does, and after the loop `relok_loop_limit` records
-//! [`LOOP_LIMIT_MESSAGE`] in the exception record, which the device
-//! reports as a fault. Once set, the flag ends every later loop after one
+//! [`LOOP_LIMIT_MESSAGE`] ([`crate::fault`]) in the exception record,
+//! which the device reports as a fault. Once set, the flag ends every later loop after one
 //! iteration, as llvmpipe's exhausted counter does. The count is exact
 //! for a loop every invocation of a SIMD batch runs alike; llvmpipe counts
 //! a batch's iterations, so invocations of one batch that diverge over
 //! different loops can still exceed its limit unseen (docs/wgpu.md).
 
+use crate::fault::{LOOP_BUDGET_MESSAGE, LOOP_LIMIT_MESSAGE};
 use relok_ir::{Block, Op, Stmt, StmtKind};
 
 /// Most copies of one body.
@@ -77,23 +78,6 @@ pub(crate) fn may_continue(s: &Stmt) -> bool {
     }
 }
 
-/// The message word of the exception record that reports a loop ended by
-/// the device's limit (a word no host object has: heap offsets and
-/// addresses are far below it). The wgpu device turns it into a fault.
-pub const LOOP_LIMIT_MESSAGE: u64 = u64::MAX - 1;
-
-/// The message word of the exception record that reports a loop ended by
-/// checked mode's budget ([`CHECKED_LOOP_BUDGET`]); the wgpu device turns
-/// it into `FaultKind::LoopBudgetExceeded`.
-pub const LOOP_BUDGET_MESSAGE: u64 = u64::MAX - 3;
-
-/// Checked mode's budget: loop iterations of one invocation, all loops
-/// together (an endless loop ends with a fault instead of hanging the
-/// device). On WGSL the IR iterations are counted by back edge, each
-/// adding the copies of the body it runs, so a loop that leaves in the
-/// middle of its copies is counted up to that many high.
-pub const CHECKED_LOOP_BUDGET: u32 = 1 << 24;
-
 /// The override constant that holds the device's loop limit: iterations of
 /// all loops of one invocation together (the wgpu device sets 65 535 on
 /// llvmpipe, `u32::MAX` elsewhere).
@@ -111,7 +95,7 @@ pub(crate) fn budget_declaration() -> String {
 /// (claiming its flag like a throw; later claims fail).
 /// In checked mode the message says which bound ended the loop: the
 /// device's limit ([`LOOP_LIMIT_MESSAGE`]) or the budget
-/// ([`LOOP_BUDGET_MESSAGE`]).
+/// ([`LOOP_BUDGET_MESSAGE`], of [`crate::fault::CHECKED_LOOP_BUDGET`]).
 pub(crate) fn declarations(checked: bool) -> String {
     let l = crate::state::EXCEPTION_LAYOUT;
     let (msg, block, thread) = (l.message.offset / 4, l.block.offset / 4, l.thread.offset / 4);

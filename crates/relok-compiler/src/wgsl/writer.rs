@@ -3,6 +3,7 @@
 use super::bindings::{self, ARGS_VAR, EXCEPTION_VAR, HEAP_VAR, SEED_SLOT, TABLE_VAR};
 use super::helpers::{Helper, Used};
 use super::{Error, Options, bounds, sealed, unroll};
+use crate::fault::{self, Access};
 use crate::lower::const_image;
 use relok_ir::{
     AtomicOp, Axis, BinaryOp, Block, Builtin, CmpOp, ConstDecl, ConstId, EntityRef, FuncKind, Function, Module, Op,
@@ -431,7 +432,7 @@ impl<'m> FuncCx<'m> {
     fn loop_tail(&mut self) -> Result<(), Error> {
         self.line("continuing {".into());
         let budget =
-            if self.checked { format!(" || relok_steps >= {}u", unroll::CHECKED_LOOP_BUDGET) } else { String::new() };
+            if self.checked { format!(" || relok_steps >= {}u", fault::CHECKED_LOOP_BUDGET) } else { String::new() };
         self.line(format!(
             "    if (relok_iterations >= {}{budget}) {{ relok_truncated = true; }}",
             unroll::LOOP_BUDGET_OVERRIDE
@@ -494,7 +495,7 @@ impl<'m> FuncCx<'m> {
         if matches!(b, Base::Table | Base::Const(_)) {
             return Err(self.unsupported(at, "a store to read-only memory"));
         }
-        let checked = self.bounds_check(b, off, s.size(), 1);
+        let checked = self.bounds_check(b, off, s.size(), Access::Write);
         let open = checked != off;
         if open {
             self.line(format!("if ({checked} != {}u) {{", bounds::OUT));
@@ -512,9 +513,9 @@ impl<'m> FuncCx<'m> {
 
     /// The offset an access of `size` bytes to base `b` at `off` uses: in
     /// checked mode, on a buffer parameter or the heap, through
-    /// `relok_bounds` ([`super::bounds`]; `access` 0 read, 1 write, 2
-    /// atomic), else `off`.
-    fn bounds_check(&mut self, b: Base, off: &str, size: u32, access: u32) -> String {
+    /// `relok_bounds` ([`super::bounds`]; the fault's code made by
+    /// [`fault::out_of_bounds_high`]), else `off`.
+    fn bounds_check(&mut self, b: Base, off: &str, size: u32, access: Access) -> String {
         let binding = match b {
             Base::Param(k) if self.checked => bindings::buffer_binding(k),
             Base::Heap if self.checked => bindings::HEAP,
@@ -524,7 +525,7 @@ impl<'m> FuncCx<'m> {
         let (a, _) = self.array(b);
         let t = self.temp();
         let ids = if self.f.kind == FuncKind::Kernel { "relok_bid, relok_tid" } else { "vec3<u32>(), vec3<u32>()" };
-        let code = bounds::code(binding, access, size);
+        let code = fault::out_of_bounds_high(binding, access, size);
         self.line(format!("let {t}: u32 = relok_bounds({off}, {size}u, arrayLength(&{a}) * 4u, {code}u, {ids});"));
         t
     }
@@ -751,7 +752,7 @@ impl<'m> FuncCx<'m> {
                     let off = self.offset(*ptr, *index, size)?;
                     let t = self.temp();
                     self.line(format!("let {t}: u32 = {off};"));
-                    let t = self.bounds_check(b, &t, sc.size(), 0);
+                    let t = self.bounds_check(b, &t, sc.size(), Access::Read);
                     self.load_expr(b, &t, sc)
                 }
                 Op::Get(var) => match self.reg_var(*var) {
@@ -870,7 +871,7 @@ impl<'m> FuncCx<'m> {
         let b = self.base(ptr)?;
         let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
         let off = self.offset(ptr, index, size)?;
-        let off = self.bounds_check(b, &off, sc.size(), 2);
+        let off = self.bounds_check(b, &off, sc.size(), Access::Atomic);
         let off = self.heap_guard(b, &off);
         let (a, atomic) = self.array(b);
         let ty = wgsl_ty(sc);
@@ -939,7 +940,7 @@ impl<'m> FuncCx<'m> {
         let b = self.base(ptr)?;
         let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
         let off = self.offset(ptr, index, size)?;
-        let off = self.bounds_check(b, &off, sc.size(), 2);
+        let off = self.bounds_check(b, &off, sc.size(), Access::Atomic);
         let off = self.heap_guard(b, &off);
         let (a, atomic) = self.array(b);
         if atomic && sc.is_float() {
