@@ -1,0 +1,176 @@
+//! Statements and control flow: stores, `set`, calls, barriers, `if`,
+//! `return`, `exit`, and loops — unrolled into copies of their body and
+//! counted against the device's limit and checked mode's budget
+//! ([`super::super::unroll`]).
+
+use super::{Base, FuncCx};
+use crate::fault;
+use crate::wgsl::{Error, unroll};
+use relok_ir::{Block, EntityRef, FuncKind, Stmt, StmtKind, Value};
+
+impl FuncCx<'_> {
+    pub(super) fn block(&mut self, b: &Block) -> Result<(), Error> {
+        match self.cont_flag.clone() {
+            None => b.iter().try_for_each(|s| self.write_stmt(s)),
+            Some(flag) => self.guarded_block(b, &flag),
+        }
+    }
+
+    /// `b` in a copy of an unrolled body ([`super::unroll`]): what follows
+    /// a statement that may `continue` runs only while `flag` is clear.
+    fn guarded_block(&mut self, b: &Block, flag: &str) -> Result<(), Error> {
+        let mut open = 0;
+        for s in b {
+            self.write_stmt(s)?;
+            if matches!(s.kind, StmtKind::Continue | StmtKind::Break | StmtKind::Return(_) | StmtKind::Exit) {
+                break;
+            }
+            if unroll::may_continue(s) {
+                self.line(format!("if (!{flag}) {{"));
+                self.depth += 1;
+                open += 1;
+            }
+        }
+        for _ in 0..open {
+            self.depth -= 1;
+            self.line("}".into());
+        }
+        Ok(())
+    }
+
+    /// A loop: an innermost one as copies of its body ([`super::unroll`]).
+    fn write_loop(&mut self, body: &Block) -> Result<(), Error> {
+        let copies = if self.cont_flag.is_none() { unroll::copies(body) } else { 1 };
+        if copies == 1 {
+            self.loop_head(1);
+            self.block(body)?;
+            return self.loop_tail();
+        }
+        let flag = self.temp();
+        self.line(format!("var {flag}: bool;"));
+        self.loop_head(copies);
+        for copy in 0..copies {
+            self.line("{".into());
+            self.depth += 1;
+            if copy + 1 < copies {
+                self.line(format!("{flag} = false;"));
+                self.cont_flag = Some(flag.clone());
+            }
+            let written = self.block(body);
+            self.cont_flag = None;
+            written?;
+            self.depth -= 1;
+            self.line("}".into());
+        }
+        self.loop_tail()
+    }
+
+    /// A loop's first lines: it counts its back edges for the device's
+    /// limit and, in checked mode, the IR iterations they run (`copies`
+    /// bodies each) for the budget ([`super::unroll`]).
+    fn loop_head(&mut self, copies: usize) {
+        self.wrote_loop = true;
+        self.line("loop {".into());
+        self.depth += 1;
+        self.line("relok_iterations += 1u;".into());
+        if self.checked {
+            self.line(format!("relok_steps += {copies}u;"));
+        }
+    }
+
+    /// A loop's last lines: at the budget it ends, and the fault is
+    /// recorded after it ([`super::unroll`]).
+    fn loop_tail(&mut self) -> Result<(), Error> {
+        self.line("continuing {".into());
+        let budget =
+            if self.checked { format!(" || relok_steps >= {}u", fault::CHECKED_LOOP_BUDGET) } else { String::new() };
+        self.line(format!(
+            "    if (relok_iterations >= {}{budget}) {{ relok_truncated = true; }}",
+            unroll::LOOP_BUDGET_OVERRIDE
+        ));
+        self.line("    break if relok_truncated;".into());
+        self.line("}".into());
+        self.depth -= 1;
+        self.line("}".into());
+        let ids = if self.f.kind == FuncKind::Kernel { "relok_bid, relok_tid" } else { "vec3<u32>(), vec3<u32>()" };
+        self.line(format!("if (relok_truncated) {{ relok_loop_limit({ids}); }}"));
+        Ok(())
+    }
+
+    fn write_stmt(&mut self, s: &Stmt) -> Result<(), Error> {
+        match &s.kind {
+            StmtKind::Let { result, op } => self.write_op(*result, op),
+            StmtKind::Store { ptr, index, value } => {
+                let b = self.base(*ptr)?;
+                let pointee = self.pointee(*ptr)?;
+                let size = pointee.size().map_err(|e| self.unsupported(*ptr, e.to_string()))?;
+                let off = self.offset(*ptr, *index, size)?;
+                let sc = self.scalar(*value)?;
+                let t = self.temp();
+                self.line(format!("let {t}: u32 = {off};"));
+                self.store(b, &t, sc, &format!("v{}", value.index()), *value)
+            }
+            StmtKind::Set { var, value } => {
+                match self.reg_var(*var) {
+                    Some(_) => self.line(format!("l{} = v{};", var.index(), value.index())),
+                    None => {
+                        let sc = self.scalar(*value)?;
+                        self.store(Base::Local(*var), "0u", sc, &format!("v{}", value.index()), *value)?;
+                    }
+                }
+                Ok(())
+            }
+            StmtKind::Call(g, args) => {
+                let callee = &self.module.funcs[*g];
+                let a: Vec<String> = args.iter().map(|v| format!("v{}", v.index())).collect();
+                self.line(format!("f_{}({});", callee.name, a.join(", ")));
+                Ok(())
+            }
+            StmtKind::Barrier => {
+                self.line("storageBarrier();".into());
+                self.line("workgroupBarrier();".into());
+                Ok(())
+            }
+            StmtKind::If { cond, then_body, else_body } => {
+                self.line(format!("if (v{}) {{", cond.index()));
+                self.depth += 1;
+                self.block(then_body)?;
+                self.depth -= 1;
+                if else_body.is_empty() {
+                    self.line("}".into());
+                } else {
+                    self.line("} else {".into());
+                    self.depth += 1;
+                    self.block(else_body)?;
+                    self.depth -= 1;
+                    self.line("}".into());
+                }
+                Ok(())
+            }
+            StmtKind::Loop(body) => self.write_loop(body),
+            StmtKind::Break => {
+                self.line("break;".into());
+                Ok(())
+            }
+            StmtKind::Continue => {
+                match &self.cont_flag {
+                    Some(flag) => self.line(format!("{flag} = true;")),
+                    None => self.line("continue;".into()),
+                }
+                Ok(())
+            }
+            StmtKind::Return(v) => {
+                match v {
+                    Some(v) => self.line(format!("return v{};", v.index())),
+                    None => self.line("return;".into()),
+                }
+                Ok(())
+            }
+            StmtKind::Exit if self.f.kind == FuncKind::Kernel => {
+                self.line("return;".into());
+                Ok(())
+            }
+            StmtKind::Exit => Err(self.unsupported(Value::new(0), "`exit` in a device function (inline it)")),
+        }
+    }
+}
