@@ -1,0 +1,242 @@
+//! Calls and methods: the builtins (`thread_id_x()`, `global_id_x()`, …),
+//! atomics (on a slice element or a `relok::Global`), calls of
+//! `#[relok::device]` functions, and Rust methods through the one table
+//! [`METHODS`] (`len`, `abs`, `min`, `max`, the math functions).
+
+use super::{Translator, is_relok_path, outer, rename_last, strip_paren};
+use crate::loc;
+use proc_macro2::TokenStream as Tokens;
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::Expr;
+use syn::spanned::Spanned;
+
+/// How a Rust method maps to the IR.
+#[derive(Clone, Copy)]
+enum Mapping {
+    /// A method of `Cx` taking the receiver and the arguments.
+    Cx(&'static str),
+    /// `math <fn>` of the IR (`relok_ir::MathFn::<variant>`) over the
+    /// receiver and the arguments, in order.
+    Math(&'static str),
+}
+
+/// Whether the IR has its math operations (`Op::Math`): until it does,
+/// every [`Mapping::Math`] method is refused with a spanned error.
+const IR_HAS_MATH: bool = true;
+
+/// Rust float and integer methods → the IR's operations: the ONE table.
+/// (method, arguments besides the receiver, mapping)
+const METHODS: &[(&str, usize, Mapping)] = &[
+    ("abs", 0, Mapping::Cx("abs")),
+    ("sqrt", 0, Mapping::Cx("sqrt")),
+    ("min", 1, Mapping::Cx("min")),
+    ("max", 1, Mapping::Cx("max")),
+    ("recip", 0, Mapping::Cx("recip")),
+    ("is_nan", 0, Mapping::Cx("is_nan")),
+    ("mul_add", 2, Mapping::Math("Fma")),
+    ("floor", 0, Mapping::Math("Floor")),
+    ("ceil", 0, Mapping::Math("Ceil")),
+    ("trunc", 0, Mapping::Math("Trunc")),
+    ("round", 0, Mapping::Math("Round")),
+    ("copysign", 1, Mapping::Math("Copysign")),
+    ("exp", 0, Mapping::Math("Exp")),
+    ("exp2", 0, Mapping::Math("Exp2")),
+    ("ln", 0, Mapping::Math("Log")),
+    ("log2", 0, Mapping::Math("Log2")),
+    ("log10", 0, Mapping::Math("Log10")),
+    ("sin", 0, Mapping::Math("Sin")),
+    ("cos", 0, Mapping::Math("Cos")),
+    ("tan", 0, Mapping::Math("Tan")),
+    ("sinh", 0, Mapping::Math("Sinh")),
+    ("cosh", 0, Mapping::Math("Cosh")),
+    ("tanh", 0, Mapping::Math("Tanh")),
+    ("asin", 0, Mapping::Math("Asin")),
+    ("acos", 0, Mapping::Math("Acos")),
+    ("atan", 0, Mapping::Math("Atan")),
+    ("atan2", 1, Mapping::Math("Atan2")),
+    ("powf", 1, Mapping::Math("Pow")),
+    ("hypot", 1, Mapping::Math("Hypot")),
+];
+
+/// Builtins: `name` → (family 0..3 or 4 = global id, axis).
+fn builtin(name: &str) -> Option<(u8, u8)> {
+    let (family, axis) = name.rsplit_once('_')?;
+    let axis = match axis {
+        "x" => 0,
+        "y" => 1,
+        "z" => 2,
+        _ => return None,
+    };
+    let family = match family {
+        "thread_id" => 0,
+        "block_id" => 1,
+        "block_dim" => 2,
+        "grid_dim" => 3,
+        "global_id" => 4,
+        _ => return None,
+    };
+    Some((family, axis))
+}
+
+const ATOMICS: [&str; 5] = ["atomic_add", "atomic_min", "atomic_max", "atomic_exchange", "atomic_compare_exchange"];
+
+impl Translator {
+    pub(super) fn method(&mut self, m: &syn::ExprMethodCall) -> Tokens {
+        let span = m.span();
+        let name = m.method.to_string();
+        if m.turbofish.is_some() {
+            return self.refuse(m.method.span(), "method generics are not supported in kernels");
+        }
+        if name == "len" && m.args.is_empty() {
+            let Some(base) = self.indexable(&m.receiver, false) else {
+                return quote!({ ::core::panic!() });
+            };
+            return quote_spanned!(span=> { let __b = #base; __cx.len(__b) });
+        }
+        if name == "get_unchecked" || name == "get_unchecked_mut" {
+            return self.refuse(m.method.span(), format!("`{name}` is used as `*x.{name}(i)` inside `unsafe`"));
+        }
+        let Some(&(_, arity, mapping)) = METHODS.iter().find(|(n, _, _)| *n == name) else {
+            let known: Vec<&str> =
+                METHODS.iter().filter(|m| IR_HAS_MATH || matches!(m.2, Mapping::Cx(_))).map(|m| m.0).collect();
+            return self.refuse(
+                m.method.span(),
+                format!(
+                    "the method `{name}` is not supported in kernels; supported: `len`, `get_unchecked`, {}",
+                    known.join(", ")
+                ),
+            );
+        };
+        if matches!(mapping, Mapping::Math(_)) && !IR_HAS_MATH {
+            return self.refuse(
+                m.method.span(),
+                format!("`{name}` needs the IR's math operations, which this build does not have yet; supported: abs, sqrt, min, max, recip, is_nan"),
+            );
+        }
+        if m.args.len() != arity {
+            return self.refuse(m.span(), format!("`{name}` takes {arity} argument(s)"));
+        }
+        let recv = self.expr(&m.receiver);
+        let args: Vec<Tokens> = m.args.iter().map(|a| self.expr(a)).collect();
+        let names: Vec<_> = (0..args.len()).map(|k| format_ident!("__b{}", k)).collect();
+        let call = match mapping {
+            Mapping::Cx(f) => {
+                let f = format_ident!("{}", f, span = m.method.span());
+                quote_spanned!(span=> __cx.#f(__a, #(#names),*))
+            }
+            Mapping::Math(f) => {
+                let f = format_ident!("{}", f);
+                quote_spanned!(span=> __cx.math(::relok::__kernel::MathFn::#f, __a, &[#(#names),*]))
+            }
+        };
+        quote_spanned!(span=> { let __a = #recv; #(let #names = #args;)* #call })
+    }
+
+    pub(super) fn call(&mut self, c: &syn::ExprCall) -> Tokens {
+        let span = c.span();
+        let Expr::Path(fp) = &*c.func else {
+            return self.refuse(c.func.span(), "only named functions are called in kernels");
+        };
+        let name = fp.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        let relok_path = is_relok_path(&fp.path);
+        if relok_path || fp.path.segments.len() == 1 {
+            if let Some((family, axis)) = builtin(&name) {
+                if !c.args.is_empty() {
+                    return self.refuse(c.args.span(), format!("`{name}()` takes no arguments"));
+                }
+                return if family == 4 {
+                    quote_spanned!(span=> __cx.global_id(#axis))
+                } else {
+                    quote_spanned!(span=> __cx.builtin(#family, #axis))
+                };
+            }
+            if name == "sync_threads" {
+                return self.refuse(span, "`sync_threads()` is a statement, not a value");
+            }
+            if name == "shared" {
+                return self.refuse(span, "a shared array is declared with `let name = shared::<T, N>();`");
+            }
+            if ATOMICS.contains(&name.as_str()) {
+                return self.atomic(&name, c);
+            }
+        }
+        if relok_path {
+            return self.refuse(fp.span(), format!("`relok::{name}` is not a kernel builtin (see docs/kernels.md)"));
+        }
+        // A device function.
+        let path = outer(&fp.path);
+        let key = path.to_token_stream().to_string();
+        if !self.callees.iter().any(|(k, _, _)| *k == key) {
+            let l = format_ident!("__relok_fn_{}", self.callees.len());
+            self.callees.push((key, path.clone(), l));
+        }
+        let call = rename_last(&path, "__relok_call_");
+        let mut lets = Tokens::new();
+        let mut names = Vec::new();
+        for (k, a) in c.args.iter().enumerate() {
+            let v = self.expr(a);
+            let n = format_ident!("__a{}", k);
+            lets.extend(quote!(let #n = #v;));
+            names.push(n);
+        }
+        quote_spanned!(span=> { #lets let __f = __cx.func(#name); #call(__cx, __f, #(#names),*) })
+    }
+
+    fn atomic(&mut self, name: &str, c: &syn::ExprCall) -> Tokens {
+        let span = c.span();
+        let want = if name == "atomic_compare_exchange" { 3 } else { 2 };
+        if c.args.len() != want {
+            return self.refuse(span, format!("`{name}` takes {want} arguments: `{name}(&x[i], …)`"));
+        }
+        // `atomic_add(&GLOBAL, v)`: a `relok::Global` (a path, not a name
+        // in scope).
+        if let Expr::Reference(r) = strip_paren(&c.args[0])
+            && let Expr::Path(p) = strip_paren(&r.expr)
+            && p.path.get_ident().is_none_or(|id| self.lookup(&id.to_string()).is_none())
+        {
+            let global = outer(&p.path);
+            let rest: Vec<Tokens> = c.args.iter().skip(1).map(|a| self.expr(a)).collect();
+            let names: Vec<_> = (0..rest.len()).map(|k| format_ident!("__v{}", k)).collect();
+            let call = match name {
+                "atomic_compare_exchange" => quote_spanned!(span=> __cx.global_compare_exchange(&#global, #(#names),*)),
+                "atomic_exchange" => quote_spanned!(span=> __cx.global_exchange(&#global, #(#names),*)),
+                _ => {
+                    let op =
+                        ["atomic_add", "atomic_min", "atomic_max"].iter().position(|n| *n == name).unwrap_or(0) as u8;
+                    quote_spanned!(span=> __cx.global_atomic(&#global, #op, #(#names),*))
+                }
+            };
+            return quote_spanned!(span=> { #(let #names = #rest;)* #call });
+        }
+        let place = match strip_paren(&c.args[0]) {
+            Expr::Reference(r) => match strip_paren(&r.expr) {
+                Expr::Index(ix) => ix,
+                other => {
+                    return self.refuse(
+                        other.span(),
+                        "an atomic's first argument is `&x[i]`, `&mut x[i]` or a `relok::Global` `&G`",
+                    );
+                }
+            },
+            other => return self.refuse(other.span(), "an atomic's first argument is `&x[i]` or `&mut x[i]`"),
+        };
+        let Some(base) = self.indexable(&place.expr, true) else {
+            return quote!({ ::core::panic!() });
+        };
+        let i = self.expr(&place.index);
+        let at = loc(place.index.span());
+        let m = format_ident!("{}", name, span = c.func.span());
+        let rest: Vec<Tokens> = c.args.iter().skip(1).map(|a| self.expr(a)).collect();
+        let names: Vec<_> = (0..rest.len()).map(|k| format_ident!("__v{}", k)).collect();
+        quote_spanned!(span=> { let __b = #base; let __i = #i; #(let #names = #rest;)* __cx.#m(__b, __i, #(#names,)* #at) })
+    }
+}
+
+pub(super) fn call_name(c: &syn::ExprCall) -> Option<String> {
+    let Expr::Path(p) = &*c.func else { return None };
+    if p.path.segments.len() == 1 || is_relok_path(&p.path) {
+        p.path.segments.last().map(|s| s.ident.to_string())
+    } else {
+        None
+    }
+}

@@ -1,0 +1,209 @@
+//! Translation of a kernel's body, construct by construct, into staged
+//! Rust (see the crate docs). Every `syn` construct either maps to a call
+//! on `__cx` (`relok::__kernel::Cx`) or is refused with a spanned error
+//! naming what is supported instead ([`Translator::refuse`]).
+//!
+//! Names in scope ([`Binding`]): a `let` (an immutable `Val<T>`), a `let
+//! mut` (a `Var<T>`: reads are `get`, writes `set`), a slice parameter
+//! (`Slice<T>`, `mutable` or not) and a shared array. A name not in scope
+//! is the user's: a `const` (a literal, content-addressed), a `#[relok::
+//! host] static` when indexed (read through its companion, by identity),
+//! or a `#[relok::device]` function when called.
+//!
+//! One file per group of constructs, each an `impl Translator` block
+//! (this file holds the shared state, the entry point and the path
+//! helpers every group uses):
+//!
+//! - `mod.rs`: [`Binding`], [`FnKind`], [`Translator`] (scopes, loop and
+//!   `unsafe` depth, callees, errors), [`Translator::body`] (the entry
+//!   point), [`Translator::refuse`], and the path helpers (`strip_paren`,
+//!   `outer`, `rename_last`, `path_str`, `is_relok_path`);
+//! - `types.rs`: the scalar types, kernel parameters ([`ParamKind`],
+//!   [`param_kind`], [`scalar_type`], [`with_type_params`]) and `as` casts;
+//! - `statement.rs`: blocks (with or without a value), statements, `let`
+//!   (scalars, `let mut`, tuples, per-thread and shared arrays) and
+//!   assignments (`=`, `op=`, element writes);
+//! - `branch.rs`: control flow: `if` (statement and value), `while`,
+//!   `loop`, `for` over a range, `break`, `continue`, `return`;
+//! - `expr.rs`: expressions with a value: literals, names and `const`s,
+//!   unary and binary operators, blocks, and the refusals of everything
+//!   else;
+//! - `index.rs`: indexing: the indexable places (slices, arrays, shared
+//!   arrays, host statics), bounds-checked `x[i]` reads and
+//!   `*x.get_unchecked(i)`;
+//! - `call.rs`: calls and methods: builtins (`global_id_x()`, …), atomics,
+//!   `#[relok::device]` functions, and the Rust methods table (`len`,
+//!   `abs`, `min`, the math functions);
+//! - `macros.rs`: macros: `panic!`, `throw!`, `unreachable!`, `assert!`,
+//!   `assert_eq!`, `assert_ne!`, `sym!`.
+
+mod branch;
+mod call;
+mod expr;
+mod index;
+mod macros;
+mod statement;
+mod types;
+
+use proc_macro2::{Span, TokenStream as Tokens};
+use quote::{format_ident, quote, quote_spanned};
+use std::collections::HashMap;
+use syn::Expr;
+use syn::spanned::Spanned;
+
+pub use types::{ParamKind, param_kind, scalar_type, with_type_params};
+
+/// What a name in scope is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Binding {
+    Val,
+    Var,
+    Slice {
+        mutable: bool,
+    },
+    Shared,
+    /// A per-thread array (`let mut a = [0; 4];`).
+    Array {
+        mutable: bool,
+    },
+}
+
+/// Kernel or device function (and whether it returns a value).
+#[derive(Clone)]
+pub enum FnKind {
+    /// A kernel.
+    Kernel,
+    /// A device function, with its result type.
+    Device { ret: Option<Box<syn::Type>> },
+    /// A generic device function, staged into each caller: no `return`
+    /// (its tail is its result).
+    Inline { returns: bool },
+}
+
+/// The translation state of one function.
+pub struct Translator {
+    kind: FnKind,
+    scopes: Vec<HashMap<String, Binding>>,
+    loops: u32,
+    unsafe_depth: u32,
+    /// Device functions called: (path of the definer, local name).
+    callees: Vec<(String, syn::Path, syn::Ident)>,
+    /// Errors, each at its span.
+    pub errors: Vec<syn::Error>,
+}
+
+impl Translator {
+    /// A translator with the parameters in scope.
+    pub fn new(kind: FnKind, params: &[(syn::Ident, ParamKind)]) -> Translator {
+        let mut scope = HashMap::new();
+        for (n, k) in params {
+            let b = match k {
+                ParamKind::Scalar(_) | ParamKind::Symbol => Binding::Val,
+                ParamKind::Slice { mutable, .. } => Binding::Slice { mutable: *mutable },
+            };
+            scope.insert(n.to_string(), b);
+        }
+        Translator { kind, scopes: vec![scope], loops: 0, unsafe_depth: 0, callees: Vec::new(), errors: Vec::new() }
+    }
+
+    /// The call of the single-segment function `name`, if the body makes
+    /// one (a device function calling itself).
+    pub fn calls(&self, name: &str) -> Option<&syn::Path> {
+        self.callees.iter().map(|(_, p, _)| p).find(|p| p.get_ident().is_some_and(|id| id == name))
+    }
+
+    /// `let __relok_fn_k = path::__relok_device_f(__m);` for each callee.
+    pub fn callee_defs(&self) -> Tokens {
+        self.callees
+            .iter()
+            .map(|(_, path, _)| {
+                let define = rename_last(path, "__relok_device_");
+                quote_spanned!(path.span()=> #define(__m);)
+            })
+            .collect()
+    }
+
+    fn lookup(&self, name: &str) -> Option<Binding> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    fn bind(&mut self, name: &syn::Ident, b: Binding) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(name.to_string(), b);
+        }
+    }
+
+    fn refuse(&mut self, span: Span, message: impl std::fmt::Display) -> Tokens {
+        self.errors.push(syn::Error::new(span, message));
+        // A block: a statement or a value of any type, never run (the
+        // item does not compile).
+        quote_spanned!(span=> { ::core::panic!() })
+    }
+
+    /// The whole body: statements; a device function's tail is its result.
+    pub fn body(&mut self, block: &syn::Block) -> Tokens {
+        match self.kind.clone() {
+            FnKind::Device { ret: Some(ty) } => {
+                let v = self.block_value(block);
+                quote!(let __r = #v; __cx.ret_val::<#ty>(__r);)
+            }
+            FnKind::Inline { returns: true } => self.block_value(block),
+            FnKind::Inline { returns: false } => self.block_unit(block),
+            _ => {
+                let b = self.block_unit(block);
+                quote!(#b __cx.ret();)
+            }
+        }
+    }
+
+    fn scoped<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.scopes.push(HashMap::new());
+        let r = f(self);
+        self.scopes.pop();
+        r
+    }
+}
+
+fn strip_paren(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_paren(&p.expr),
+        Expr::Group(g) => strip_paren(&g.expr),
+        e => e,
+    }
+}
+
+fn is_relok_path(p: &syn::Path) -> bool {
+    p.segments.len() == 2 && p.segments[0].ident == "relok"
+}
+
+fn path_str(p: &syn::Path) -> String {
+    p.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::")
+}
+
+/// A path written in the kernel's module, as seen from the generated
+/// module one level down (`super::x` → `super::super::x`, `self::x` →
+/// `super::x`).
+fn outer(p: &syn::Path) -> syn::Path {
+    let mut p = p.clone();
+    if let Some(first) = p.segments.first() {
+        if first.ident == "super" && p.leading_colon.is_none() {
+            p.segments.insert(0, syn::PathSegment::from(syn::Ident::new("super", first.ident.span())));
+        } else if first.ident == "self" && p.leading_colon.is_none() {
+            let span = first.ident.span();
+            if let Some(s) = p.segments.first_mut() {
+                s.ident = syn::Ident::new("super", span);
+            }
+        }
+    }
+    p
+}
+
+/// `a::b::f` → `a::b::PREFIXf`.
+fn rename_last(p: &syn::Path, prefix: &str) -> syn::Path {
+    let mut p = p.clone();
+    if let Some(last) = p.segments.last_mut() {
+        last.ident = format_ident!("{}{}", prefix, last.ident, span = last.ident.span());
+        last.arguments = syn::PathArguments::None;
+    }
+    p
+}

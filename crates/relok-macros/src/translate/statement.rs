@@ -1,0 +1,327 @@
+//! Statements: blocks (whose value is unused, or with a tail value),
+//! statements, `let` (a scalar `Val`, a `let mut` `Var`, a tuple, a
+//! per-thread array, a shared array) and assignments (`=` and `op=` to a
+//! `let mut`, a slice or array element, `*x.get_unchecked_mut(i)`).
+
+use super::call::call_name;
+use super::{Binding, Translator, is_relok_path, scalar_type, strip_paren};
+use crate::loc;
+use proc_macro2::{Span, TokenStream as Tokens};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, Stmt, UnOp};
+
+impl Translator {
+    /// A block whose value is unused.
+    pub(super) fn block_unit(&mut self, block: &syn::Block) -> Tokens {
+        self.scoped(|t| {
+            let mut out = Tokens::new();
+            for s in &block.stmts {
+                out.extend(t.stmt(s));
+                if diverges(s) {
+                    break;
+                }
+            }
+            quote!({ #out })
+        })
+    }
+
+    /// A block with a value: statements then a tail expression.
+    pub(super) fn block_value(&mut self, block: &syn::Block) -> Tokens {
+        self.scoped(|t| {
+            let mut out = Tokens::new();
+            let n = block.stmts.len();
+            for (k, s) in block.stmts.iter().enumerate() {
+                if k + 1 == n
+                    && let Stmt::Expr(e, None) = s
+                    && !is_diverging_expr(e)
+                {
+                    let v = t.expr(e);
+                    return quote!({ #out #v });
+                }
+                out.extend(t.stmt(s));
+                if diverges(s) {
+                    return quote!({ #out __cx.never() });
+                }
+            }
+            let span = block.brace_token.span.close();
+            let e = t.refuse(span, "this block needs a value: end it with an expression (no `;`)");
+            quote!({ #out #e })
+        })
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Tokens {
+        match s {
+            Stmt::Local(l) => self.local(l),
+            Stmt::Item(i) => self.refuse(i.span(), "items inside a kernel are not supported: define them outside"),
+            Stmt::Expr(e, _) => self.stmt_expr(e),
+            Stmt::Macro(m) => self.mac_stmt(&m.mac),
+        }
+    }
+
+    fn local(&mut self, l: &syn::Local) -> Tokens {
+        // `let (a, b) = (x, y);`: one `let` per element.
+        if let (syn::Pat::Tuple(pt), Some(init)) = (&l.pat, &l.init)
+            && let (Expr::Tuple(et), None) = (strip_paren(&init.expr), &init.diverge)
+        {
+            {
+                if pt.elems.len() != et.elems.len() {
+                    return self.refuse(l.span(), "the tuple pattern and the tuple have different lengths");
+                }
+                // Every value first (as Rust evaluates them), then the names.
+                let mut out = Tokens::new();
+                let temps: Vec<_> = (0..et.elems.len()).map(|k| format_ident!("__t{}", k)).collect();
+                for (t, e) in temps.iter().zip(&et.elems) {
+                    let v = self.expr(e);
+                    out.extend(quote!(let #t = #v;));
+                }
+                for (t, p) in temps.iter().zip(&pt.elems) {
+                    let one = syn::Local {
+                        attrs: Vec::new(),
+                        let_token: l.let_token,
+                        pat: p.clone(),
+                        init: Some(syn::LocalInit {
+                            eq_token: init.eq_token,
+                            expr: Box::new(syn::parse_quote!(#t)),
+                            diverge: None,
+                        }),
+                        semi_token: l.semi_token,
+                    };
+                    self.bind(t, Binding::Val);
+                    out.extend(self.local(&one));
+                }
+                return out;
+            }
+        }
+        let (ident, mutable, ty) = match &l.pat {
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                (pi.ident.clone(), pi.mutability.is_some(), None)
+            }
+            syn::Pat::Type(pt) => match &*pt.pat {
+                syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    (pi.ident.clone(), pi.mutability.is_some(), Some((*pt.ty).clone()))
+                }
+                p => return self.refuse(p.span(), "only `let name` and `let mut name` are supported (no patterns)"),
+            },
+            syn::Pat::Wild(w) => (format_ident!("_", span = w.span()), false, None),
+            p => {
+                return self
+                    .refuse(p.span(), "only `let name` and `let mut name` are supported (no patterns or tuples)");
+            }
+        };
+        let Some(init) = &l.init else {
+            return self.refuse(l.span(), "a `let` needs a value here (`let x = …;`)");
+        };
+        if let Some((_, e)) = &init.diverge {
+            return self.refuse(e.span(), "`let … else` is not supported");
+        }
+        // `let tile = shared::<f32, 256>();`
+        if let Some(generics) = shared_call(&init.expr) {
+            if mutable {
+                self.errors
+                    .push(syn::Error::new(ident.span(), "a shared array is written through indexing: drop the `mut`"));
+            }
+            self.bind(&ident, Binding::Shared);
+            let span = init.expr.span();
+            return quote_spanned!(span=> let #ident = __cx.shared::#generics(););
+        }
+        // `let mut a = [init; N];` / `let mut a = [x, y, z];`: a per-thread array.
+        match strip_paren(&init.expr) {
+            Expr::Repeat(r) => {
+                let v = self.expr(&r.expr);
+                let n = &r.len;
+                self.bind(&ident, Binding::Array { mutable });
+                return quote_spanned!(ident.span()=> let #ident = { let __v = #v; __cx.local_array::<_, { #n }>(__v) };);
+            }
+            Expr::Array(a) => {
+                if a.elems.is_empty() {
+                    return self.refuse(a.span(), "an empty array has no element type: give it elements");
+                }
+                let vals: Vec<Tokens> = a.elems.iter().map(|e| self.expr(e)).collect();
+                self.bind(&ident, Binding::Array { mutable });
+                return quote_spanned!(ident.span()=> let #ident = { let __vals = [#(#vals),*]; __cx.local_array_of(&__vals) };);
+            }
+            _ => {}
+        }
+        let ty_tokens = match &ty {
+            None => None,
+            Some(t) => match scalar_type(t) {
+                Some(_) => Some(t.clone()),
+                None => {
+                    return self.refuse(t.span(), "a `let` has a scalar type (bool i32 u32 i64 u64 f32 f64 usize)");
+                }
+            },
+        };
+        let v = self.expr(&init.expr);
+        if ident == "_" {
+            return quote!(let _ = #v;);
+        }
+        if mutable {
+            self.bind(&ident, Binding::Var);
+            match ty_tokens {
+                Some(t) => {
+                    quote_spanned!(ident.span()=> let #ident: ::relok::__kernel::Var<#t> = { let __v = #v; __cx.var(__v) };)
+                }
+                None => quote_spanned!(ident.span()=> let #ident = { let __v = #v; __cx.var(__v) };),
+            }
+        } else {
+            self.bind(&ident, Binding::Val);
+            match ty_tokens {
+                Some(t) => quote_spanned!(ident.span()=> let #ident: ::relok::__kernel::Val<#t> = #v;),
+                None => quote_spanned!(ident.span()=> let #ident = #v;),
+            }
+        }
+    }
+
+    /// An expression in statement position.
+    fn stmt_expr(&mut self, e: &Expr) -> Tokens {
+        match e {
+            Expr::Assign(a) => self.assign(&a.left, None, &a.right, a.span()),
+            Expr::Binary(b) if compound(&b.op).is_some() => self.assign(&b.left, compound(&b.op), &b.right, b.span()),
+            Expr::If(i) => self.if_stmt(i),
+            Expr::While(w) => self.while_loop(w),
+            Expr::Loop(l) => self.plain_loop(l),
+            Expr::ForLoop(f) => self.for_loop(f),
+            Expr::Break(b) => self.break_stmt(b),
+            Expr::Continue(c) => self.continue_stmt(c),
+            Expr::Return(r) => self.return_stmt(r),
+            Expr::Macro(m) => self.mac_stmt(&m.mac),
+            Expr::Block(b) => {
+                if let Some(l) = &b.label {
+                    return self.refuse(l.span(), "block labels are not supported");
+                }
+                self.block_unit(&b.block)
+            }
+            Expr::Unsafe(u) => {
+                self.unsafe_depth += 1;
+                let b = self.block_unit(&u.block);
+                self.unsafe_depth -= 1;
+                b
+            }
+            Expr::Call(c) if call_name(c).as_deref() == Some("sync_threads") => {
+                if !c.args.is_empty() {
+                    return self.refuse(c.args.span(), "`sync_threads()` takes no arguments");
+                }
+                quote_spanned!(c.span()=> __cx.sync_threads();)
+            }
+            _ => {
+                let v = self.expr(e);
+                quote!(let _ = #v;)
+            }
+        }
+    }
+
+    /// `lhs = rhs` or `lhs op= rhs`.
+    fn assign(&mut self, lhs: &Expr, op: Option<&str>, rhs: &Expr, span: Span) -> Tokens {
+        let r = self.expr(rhs);
+        let combine = |old: Tokens| match op {
+            None => quote!(__rhs),
+            Some(m) => {
+                let m = format_ident!("{}", m);
+                quote_spanned!(span=> { let __o = #old; __cx.#m(__o, __rhs) })
+            }
+        };
+        match strip_paren(lhs) {
+            Expr::Path(p) if p.path.get_ident().is_some() => {
+                let id = p.path.get_ident().cloned().unwrap_or_else(|| format_ident!("_"));
+                match self.lookup(&id.to_string()) {
+                    Some(Binding::Var) => {
+                        let v = combine(quote!(__cx.get(#id)));
+                        quote!({ let __rhs = #r; let __n = #v; __cx.set(#id, __n); })
+                    }
+                    Some(Binding::Val) => self.refuse(
+                        id.span(),
+                        format!("cannot assign twice to immutable variable `{id}`: declare it with `let mut {id}`"),
+                    ),
+                    Some(_) => {
+                        self.refuse(id.span(), "a slice or shared array is assigned element by element: `x[i] = v`")
+                    }
+                    None => self.refuse(
+                        id.span(),
+                        format!("`{id}` is not a variable of this kernel: only `let mut` variables are assigned"),
+                    ),
+                }
+            }
+            Expr::Index(ix) => {
+                let Some(base) = self.indexable(&ix.expr, true) else {
+                    return quote!({ ::core::panic!() });
+                };
+                let i = self.expr(&ix.index);
+                let at = loc(ix.index.span());
+                let v = combine(quote!(__cx.load(__b, __i, #at)));
+                quote!({ let __b = #base; let __i = #i; let __rhs = #r; let __n = #v; __cx.store(__b, __i, __n, #at); })
+            }
+            Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => match strip_paren(&u.expr) {
+                Expr::MethodCall(m) if m.method == "get_unchecked_mut" && m.args.len() == 1 => {
+                    if self.unsafe_depth == 0 {
+                        return self.refuse(
+                            m.method.span(),
+                            "call to unsafe function `get_unchecked_mut` requires an `unsafe` block",
+                        );
+                    }
+                    let Some(base) = self.indexable(&m.receiver, true) else {
+                        return quote!({ ::core::panic!() });
+                    };
+                    let i = self.expr(&m.args[0]);
+                    let v = combine(quote!(__cx.load_unchecked(__b, __i)));
+                    quote!({ let __b = #base; let __i = #i; let __rhs = #r; let __n = #v; __cx.store_unchecked(__b, __i, __n); })
+                }
+                other => self.refuse(other.span(), "only `*x.get_unchecked_mut(i) = v` writes through `*`"),
+            },
+            other => self.refuse(other.span(), "assign to a `let mut` variable or a slice element `x[i]`"),
+        }
+    }
+}
+
+fn compound(op: &BinOp) -> Option<&'static str> {
+    Some(match op {
+        BinOp::AddAssign(_) => "add",
+        BinOp::SubAssign(_) => "sub",
+        BinOp::MulAssign(_) => "mul",
+        BinOp::DivAssign(_) => "div",
+        BinOp::RemAssign(_) => "rem",
+        BinOp::BitAndAssign(_) => "bitand",
+        BinOp::BitOrAssign(_) => "bitor",
+        BinOp::BitXorAssign(_) => "bitxor",
+        BinOp::ShlAssign(_) => "shl",
+        BinOp::ShrAssign(_) => "shr",
+        _ => return None,
+    })
+}
+
+/// Whether a statement always leaves the block (nothing after it runs).
+fn diverges(s: &Stmt) -> bool {
+    match s {
+        Stmt::Expr(e, _) => is_diverging_expr(e),
+        Stmt::Macro(m) => ["panic", "throw", "unreachable"].iter().any(|n| m.mac.path.is_ident(n)),
+        _ => false,
+    }
+}
+
+fn is_diverging_expr(e: &Expr) -> bool {
+    match e {
+        Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => true,
+        Expr::Macro(m) => ["panic", "throw", "unreachable"].iter().any(|n| m.mac.path.is_ident(n)),
+        _ => false,
+    }
+}
+
+/// `shared::<T, N>()` / `relok::shared::<T, N>()`: the generic arguments.
+fn shared_call(e: &Expr) -> Option<Tokens> {
+    let Expr::Call(c) = strip_paren(e) else { return None };
+    let Expr::Path(p) = &*c.func else { return None };
+    if !(p.path.segments.len() == 1 || is_relok_path(&p.path)) || !c.args.is_empty() {
+        return None;
+    }
+    let last = p.path.segments.last()?;
+    if last.ident != "shared" {
+        return None;
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) => {
+            let args = &a.args;
+            Some(quote!(<#args>))
+        }
+        _ => Some(quote!(<>)),
+    }
+}
