@@ -30,7 +30,7 @@ use relok_cache::{Key, PullReport, PushReport, RemoteStats, Store, StoreConfig, 
 use relok_compiler::artifact::{Artifact, COMPILER_ID, CodeTarget, CompileOptions};
 use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
-use relok_runtime::cache::store_config;
+use relok_runtime::stores::artifact_config;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,7 +40,7 @@ use std::time::SystemTime;
 pub fn open_store() -> Result<Store, String> {
     let root = relok_cache::default_root()
         .ok_or("the artifact cache is off (RELOK_CACHE=off) or no folder can be named (set RELOK_CACHE_DIR)")?;
-    Store::open(store_config(&root)?).map_err(|e| e.to_string())
+    Store::open(artifact_config(&root)?).map_err(|e| e.to_string())
 }
 
 /// What `relok cache stats` reports.

@@ -11,7 +11,7 @@ use crate::args::{ArgValue, format_buffer, parse_args};
 use crate::examples::{EXAMPLES, Example};
 use crate::launch::{RunError, Target};
 use relok_ir::Strategy;
-use relok_runtime::program::ProgramError;
+use relok_runtime::ProgramError;
 use relok_runtime::{CacheStats, KernelCache, Session};
 
 use relok_runtime::cpu::LaunchConfig;

@@ -8,8 +8,8 @@
 
 use crate::args::{ArgValue, from_bytes, to_bytes};
 use relok_ir::{Module, Scalar, Strategy};
+use relok_runtime::ProgramError;
 use relok_runtime::cpu::{DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
-use relok_runtime::program::ProgramError;
 use relok_runtime::{Device, DeviceMemory, KernelCache, Session, SessionError};
 use std::time::Instant;
 
@@ -139,7 +139,7 @@ pub type Prepared = relok_runtime::Kernel;
 /// Compiles (or takes from the cache) and loads `kernel` on the target's
 /// device.
 pub fn prepare(target: &Target<'_>, module: &Module, kernel: &str) -> Result<Prepared, RunError> {
-    Ok(target.device.load(target.session, target.cache, module, kernel, target.strategy)?)
+    Ok(target.device.load(target.session, target.cache, module, kernel, target.strategy, None)?)
 }
 
 /// Launches a prepared kernel on a new stream and waits for it; an

@@ -9,7 +9,7 @@ use relok_cli::{cachecmd, demo, launch, source};
 use relok_compiler::artifact::CodeTarget;
 use relok_ir::Strategy;
 use relok_runtime::cpu::LaunchConfig;
-use relok_runtime::{Device, KernelCache, Session, program};
+use relok_runtime::{Device, KernelCache, Session};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -491,10 +491,12 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
             let kernel = pick_kernel(&src, kernel)?;
             let session = Session::new();
             let dev = relok_runtime::cpu::CpuDevice::new(0);
-            let compiled = program::compile(&session, &dev, &src.module, &kernel, strategy)
+            let lowered = KernelCache::uncached()
+                .artifact(&session, &dev, &src.module, &kernel, CodeTarget::Cpu, strategy)
+                .and_then(|a| Ok(a.lowered()?))
                 .map_err(|e| format!("{}: @{kernel}: {e}", src.file))?;
-            print!("{}", relok_ir::print(&compiled.lowered.module));
-            let manifest = &compiled.lowered.manifest;
+            print!("{}", relok_ir::print(&lowered.module));
+            let manifest = &lowered.manifest;
             println!("\n; manifest of @{kernel} ({strategy}): {} records, frozen", manifest.len());
             for (rank, r) in manifest.records().iter().enumerate() {
                 println!("; [{rank}] {} {} -> {}", r.name(), r.site(), r.target());

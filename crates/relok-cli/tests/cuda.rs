@@ -222,7 +222,8 @@ fn the_binary_archive_survives_garbage_foreign_cubins_old_drivers_and_a_tiny_cap
         let options = relok_compiler::artifact::CompileOptions { checked: false, ..Default::default() };
         let a =
             relok_compiler::artifact::compile(&stencil, d.target(), Strategy::Table, options, None).expect("compiles");
-        d.load(&Session::new(), &a).expect("loads unchecked");
+        relok_runtime::Backend::load(&d, &Session::new(), &relok_runtime::LoadRequest::new(&a))
+            .expect("loads unchecked");
         let e = d.archive().expect("archive").entries().pop().expect("its cubin");
         let bytes = std::fs::read(&e.path).expect("read");
         let h = relok_cache::entry::header(&bytes).expect("header");
@@ -363,7 +364,7 @@ fn a_small_buffer_freed_under_a_pending_launch_is_rewritten_only_after_it() {
     let Some(gpu) = gpu("small buffer reuse") else { return };
     let session = Session::new();
     let load = |module: &relok_ir::Module, name: &str| {
-        gpu.load(&session, &KernelCache::uncached(), module, name, Strategy::Table).expect("loads")
+        gpu.load(&session, &KernelCache::uncached(), module, name, Strategy::Table, None).expect("loads")
     };
     let (spin, copy) = (load(&spin, "spin"), load(&copy, "saxpy"));
     let n = 256u32;
@@ -421,7 +422,7 @@ fn small_uploads_queued_behind_a_long_launch_each_keep_the_bytes_they_were_given
     relok_ir::verify(&spin).expect("verifies");
     let Some(gpu) = gpu("uploads behind a long launch") else { return };
     let session = Session::new();
-    let spin = gpu.load(&session, &KernelCache::uncached(), &spin, "spin", Strategy::Table).expect("loads");
+    let spin = gpu.load(&session, &KernelCache::uncached(), &spin, "spin", Strategy::Table, None).expect("loads");
     let sink = gpu.alloc_zeroed(4).expect("zeros");
     let stream = gpu.stream().expect("stream");
     gpu.enqueue(
@@ -474,8 +475,8 @@ fn a_throw_nobody_waited_for_never_reaches_the_records_next_holder() {
     let Some(gpu) = gpu("unread throw") else { return };
     let session = Session::new();
     let cache = KernelCache::uncached();
-    let check = gpu.load(&session, &cache, &module, "check", Strategy::Table).expect("loads");
-    let saxpy = gpu.load(&session, &cache, &copy, "saxpy", Strategy::Table).expect("loads");
+    let check = gpu.load(&session, &cache, &module, "check", Strategy::Table, None).expect("loads");
+    let saxpy = gpu.load(&session, &cache, &copy, "saxpy", Strategy::Table, None).expect("loads");
     let ints = |v: &[i32]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
     let mut data: Vec<i32> = (1..=40).collect();
     data[37] = -38;

@@ -204,7 +204,8 @@ fn a_second_process_finds_a_source_by_its_key() {
     );
     // `relok cache verify` takes the aliases for what they are.
     drop((first, second));
-    let store = relok_cache::Store::open(relok_runtime::cache::store_config(&dir.0).expect("config")).expect("store");
+    let store =
+        relok_cache::Store::open(relok_runtime::stores::artifact_config(&dir.0).expect("config")).expect("store");
     let (entries, bad) = relok_cli::cachecmd::verify(&store, true);
     assert_eq!((entries, bad), (3, vec![]), "the artifact and two aliases, all valid");
     // An artifact (not an alias) under another key is reported, as is an
@@ -451,7 +452,8 @@ fn cuda_loads_a_warm_kernel_from_one_load_record() {
         let stencil = Stencil::new(&module, "scale").expect("stencil");
         let options = CompileOptions { checked: false, ..CompileOptions::default() };
         let a = artifact::compile(&stencil, d.target(), Strategy::Table, options, None).expect("compiles");
-        d.load(&relok_runtime::Session::new(), &a).expect("loads unchecked");
+        relok_runtime::Backend::load(&d, &relok_runtime::Session::new(), &relok_runtime::LoadRequest::new(&a))
+            .expect("loads unchecked");
         drop(d);
         archive_entries(&other.0).into_iter().map(|e| e.2).find(|p| p.starts_with(b"\x7fELF")).expect("its cubin")
     };

@@ -18,9 +18,8 @@ use relok_compiler::artifact::{COMPILER_ID, CodeTarget, CompileOptions};
 use relok_compiler::reloc::Target as HostTarget;
 use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
-use relok_runtime::cache::store_config;
-use relok_runtime::program;
-use relok_runtime::{CacheStats, CpuDevice, Device, KernelArg, KernelCache, LaunchConfig, Session};
+use relok_runtime::stores::artifact_config;
+use relok_runtime::{Backend, CacheStats, CpuDevice, Device, KernelArg, KernelCache, LaunchConfig, Session};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
@@ -78,7 +77,7 @@ fn open(dir: &Path) -> KernelCache {
 }
 
 fn store(dir: &Path) -> Store {
-    Store::open(store_config(dir).expect("config")).expect("store opens")
+    Store::open(artifact_config(dir).expect("config")).expect("store opens")
 }
 
 fn is_root() -> bool {
@@ -91,15 +90,29 @@ fn is_root() -> bool {
     false
 }
 
+/// Loads `kernel` of `m` through `cache` on the cpu device and runs it once
+/// on a new stream with `args`.
+fn run_once(
+    cache: &KernelCache,
+    session: &Session,
+    device: &CpuDevice,
+    m: &relok_ir::Module,
+    kernel: &str,
+    strategy: Strategy,
+    args: &[KernelArg],
+) {
+    let loaded = relok_runtime::load::by_module(device, session, cache, m, kernel, strategy, None).expect("loads");
+    let stream = device.new_stream().expect("stream");
+    device.enqueue(&stream, &loaded, &LaunchConfig::default(), args, 0).expect("enqueues");
+    device.synchronize(&stream).expect("runs");
+}
+
 /// Runs `words.rk` through `cache`; every word must equal the session's.
 fn check_words(cache: &KernelCache, session: &Session, device: &CpuDevice, strategy: Strategy) {
     let m = relok_ir::parse(WORDS).expect("words.rk parses");
-    let compiled = cache.compile(session, device, &m, "words", strategy).expect("compiles");
-    let loaded = program::load(session, device, &compiled).expect("loads");
     let out = device.alloc(32).expect("alloc");
     device.write(out, &[0; 32]).expect("write");
-    program::launch(session, device, &compiled, &loaded, &LaunchConfig::default(), &[KernelArg::Ptr(out)])
-        .expect("runs");
+    run_once(cache, session, device, &m, "words", strategy, &[KernelArg::Ptr(out)]);
     let got: Vec<u64> = device
         .read(out, 32)
         .expect("read")
@@ -153,11 +166,8 @@ fn run_fifty(cache: &KernelCache) {
     for (i, (name, text)) in fifty().into_iter().enumerate() {
         let m = relok_ir::parse(&text).expect("parses");
         let strategy = if i % 2 == 0 { Strategy::Patch } else { Strategy::Table };
-        let c = cache.compile(&session, &device, &m, &name, strategy).expect("compiles");
-        let l = program::load(&session, &device, &c).expect("loads");
         let (w, u) = (device.alloc(8).expect("alloc"), device.alloc(4).expect("alloc"));
-        program::launch(&session, &device, &c, &l, &LaunchConfig::default(), &[KernelArg::Ptr(w), KernelArg::Ptr(u)])
-            .expect("runs");
+        run_once(cache, &session, &device, &m, &name, strategy, &[KernelArg::Ptr(w), KernelArg::Ptr(u)]);
         let word = u64::from_le_bytes(device.read(w, 8).expect("read").try_into().expect("8 bytes"));
         let val = u32::from_le_bytes(device.read(u, 4).expect("read").try_into().expect("4 bytes"));
         assert_eq!(word, session.resolve(&device, &session.symbol(&format!("s{i}"))).expect("symbol"), "{name}");

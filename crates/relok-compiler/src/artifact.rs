@@ -74,6 +74,12 @@ pub struct Artifact {
     /// The [`CompileOptions`] it was compiled with
     /// ([`CompileOptions::to_bytes`]).
     pub options: Vec<u8>,
+    /// For `bake`: the identity of the device whose words are baked in
+    /// (the runtime's device id), set by whoever resolved them; a loader
+    /// refuses the artifact on any other device. Never serialised: baked
+    /// artifacts are never persisted.
+    #[serde(skip)]
+    pub baked_for: Option<u64>,
 }
 
 /// Why an artifact cannot be used.
@@ -187,6 +193,7 @@ pub fn compile(
         alias: None,
         source: stencil.text.clone(),
         options: options.to_bytes(),
+        baked_for: None,
     })
 }
 

@@ -8,8 +8,10 @@
 
 use crate::error::{DeviceError, LaunchError, ProgramError, SessionError};
 use crate::launch::{KernelArg, LaunchConfig, LaunchStats};
+use crate::load::LoadRequest;
 use crate::memory::{DeviceId, DeviceMemory};
 use crate::session::Session;
+use relok_cache::Key;
 use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_compiler::lower::HostValue;
 use relok_compiler::reloc::{FrozenManifest, Target};
@@ -99,9 +101,24 @@ pub trait Backend: DeviceMemory + Send + Sync + std::fmt::Debug {
     fn strategies(&self) -> &'static [Strategy] {
         self.target().strategies()
     }
-    /// Loads `artifact` with the words of `session` delivered, once per
-    /// (artifact key, session) while the kernel is held.
-    fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Arc<Self::Kernel>, ProgramError>;
+    /// Loads the artifact of `request` with the words of `session`
+    /// delivered, once per (artifact key, session) while the kernel is held
+    /// (see [`crate::load`]): the one way a kernel reaches this device.
+    fn load(&self, session: &Session, request: &LoadRequest<'_>) -> Result<Arc<Self::Kernel>, ProgramError>;
+    /// The kernel `entry` a tier of this device's own holds under source
+    /// key `source` (cuda's load records), if any: a step of
+    /// [`crate::load::by_source`] before the kernel cache's bundles and
+    /// store. The default: no such tier.
+    fn load_by_source(
+        &self,
+        session: &Session,
+        source: Key,
+        entry: &str,
+        strategy: Strategy,
+    ) -> Result<Option<Arc<Self::Kernel>>, ProgramError> {
+        let _ = (session, source, entry, strategy);
+        Ok(None)
+    }
     /// A loaded kernel's entry name.
     fn entry(kernel: &Self::Kernel) -> &str;
     /// A loaded kernel's parameter types.
@@ -126,6 +143,29 @@ pub trait Backend: DeviceMemory + Send + Sync + std::fmt::Debug {
     /// Live allocations of device memory: buffers, host objects, table
     /// buffers (not the device's own fixed buffers).
     fn live_allocations(&self) -> u64;
+}
+
+/// A launch error with an exception's message word turned into its text.
+pub fn with_message<D: DeviceMemory + ?Sized>(session: &Session, device: &D, e: LaunchError) -> ProgramError {
+    match e {
+        LaunchError::Exception { kernel, message_word, block, thread } => {
+            ProgramError::Exception { kernel, message: message_text(session, device, message_word), block, thread }
+        }
+        e => ProgramError::Launch(e),
+    }
+}
+
+/// What a message word stands for: a string value's text, a symbol's name,
+/// or the word itself.
+pub fn message_text<D: DeviceMemory + ?Sized>(session: &Session, device: &D, word: u64) -> String {
+    match session.value_at(device, word) {
+        Some((tag, bytes)) if tag == "str" => String::from_utf8_lossy(&bytes).into_owned(),
+        Some((tag, _)) => format!("a value of type {tag} at {word:#x}"),
+        None => match session.symbol_name(word) {
+            Some(name) => format!(":{name}"),
+            None => format!("unknown message word {word:#x}"),
+        },
+    }
 }
 
 /// Registers a kernel's values with the session, declares its runtime
@@ -172,38 +212,32 @@ pub(crate) fn wrong_device(kernel: &str, what: &str, owner: DeviceId, here: Devi
     LaunchError::Device { kernel: kernel.to_owned(), error: DeviceError::Driver { call: "launch", message } }
 }
 
-/// Whether an artifact's code is known to agree with the rest of it
-/// (`Artifact::validate`): the kernel cache validates what it takes from
-/// a bundle or the store and compiles the rest itself, so a device loading
-/// what the cache gave does not validate it again; an artifact handed to
-/// a device directly is validated there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Validated {
-    /// From the kernel cache.
-    Yes,
-    /// From the caller.
-    No,
-}
-
 /// Kernels a device loaded, by (artifact key, session id), held weakly:
 /// words belong to one session, and a kernel nobody holds is freed.
-pub(crate) type Loaded<K> = Mutex<std::collections::HashMap<([u8; 32], u64), Weak<K>>>;
+pub(crate) type LoadedKernels<K> = Mutex<std::collections::HashMap<([u8; 32], u64), Weak<K>>>;
 
 /// The live kernel of the artifact with key `key` for `session` in
 /// `loaded`, if there is one.
-pub(crate) fn find_loaded<K>(loaded: &Loaded<K>, session: &Session, key: &[u8; 32]) -> Option<Arc<K>> {
+pub(crate) fn find_loaded<K>(loaded: &LoadedKernels<K>, session: &Session, key: &[u8; 32]) -> Option<Arc<K>> {
     crate::lock(loaded).get(&(*key, session.id())).and_then(Weak::upgrade)
 }
 
-/// The kernel of `artifact` for `session` in `loaded`, loaded by `load`
-/// when no live one is there (a concurrent first use may load twice; one
-/// result is kept). Entries of dropped kernels are pruned as the map grows.
+/// The kernel of `artifact` for `session` in `loaded` on `device`, loaded
+/// by `load` when no live one is there (a concurrent first use may load
+/// twice; one result is kept). A baked artifact loads only on the device
+/// it was baked for ([`ProgramError::BakedElsewhere`]). Entries of dropped
+/// kernels are pruned as the map grows.
 pub(crate) fn load_once<K>(
-    loaded: &Loaded<K>,
+    loaded: &LoadedKernels<K>,
+    device: DeviceId,
     session: &Session,
     artifact: &Artifact,
     load: impl FnOnce() -> Result<K, ProgramError>,
 ) -> Result<Arc<K>, ProgramError> {
+    if let Some(baked_for) = artifact.baked_for.filter(|&b| b != device.bits()) {
+        let baked_for = DeviceId::from_bits(baked_for);
+        return Err(ProgramError::BakedElsewhere { kernel: artifact.entry.clone(), baked_for, device });
+    }
     if let Some(k) = find_loaded(loaded, session, &artifact.key) {
         return Ok(k);
     }

@@ -1,15 +1,18 @@
-//! The kernel cache of a process (docs/design.md §5): [`KernelCache::compile`] puts
-//! three tiers in front of compiling.
+//! The kernel cache of a process (docs/design.md §5): [`KernelCache::artifact`]
+//! puts three tiers in front of compiling, for every device's target.
 //!
 //! ```text
-//! compile(module, kernel, strategy)
-//!   stencil + key ─► memory: this process's compiled kernels     (patch, table)
+//! artifact(module, kernel, target, strategy)
+//!   stencil + key ─► memory: this process's artifacts            (patch, table)
 //!                    baked: per (key, device, session), never on disk (bake)
 //!                 ─► bundles loaded by the application (load_bundle)
 //!                 ─► the artifact store on disk (relok_cache::Store)
-//!                     └► behind it the remote tier, when RELOK_REMOTE names one ([`remote`])
+//!                     └► behind it the remote tier, when RELOK_REMOTE names one ([`crate::stores::remote`])
 //!                 ─► compile; the artifact goes to the store (and, from a writer, the remote)
 //! ```
+//!
+//! The cache gives artifacts, never loaded kernels: [`crate::load`] walks
+//! it and hands what it gives to a device.
 //!
 //! # Two levels of keys
 //!
@@ -21,7 +24,7 @@
 //! [`KernelCache::artifact_by_source`] looks it up first: in this
 //! process's map, in bundles, then in the store, where the artifact is
 //! kept under its source key too (an alias entry, written by
-//! [`crate::Device::load_remembering`] after the first compile or load).
+//! [`crate::load::by_module`] after the first compile or load).
 //! A warm start therefore never touches the compiler.
 //!
 //! An artifact from a bundle or the store is checked (payload, compiler,
@@ -33,16 +36,16 @@
 //! it, with the reason in [`KernelCache::warning`]. Nothing baked reaches
 //! the disk.
 
-use crate::cpu::CpuDevice;
+use crate::backend::register_values;
 use crate::error::ProgramError;
-use crate::memory::DeviceId;
-use crate::program::{Compiled, build, instantiate};
+use crate::memory::{DeviceId, DeviceMemory};
 use crate::session::Session;
+use crate::stores;
 use bytes::Bytes;
 use relok_cache::bundle::{self, BundleError};
-use relok_cache::remote::{Remote, RemoteConfig};
-use relok_cache::{Key, Lookup, RemoteStats, Store, StoreConfig, StoreError, TierStats};
-use relok_compiler::artifact::{Artifact, COMPILER_ID, CodeTarget, CompileOptions};
+use relok_cache::{Key, Lookup, RemoteStats, Store, StoreError, TierStats};
+use relok_compiler::artifact::{Artifact, COMPILER_ID, CodeTarget, CompileOptions, lower_stencil};
+use relok_compiler::reloc::Target;
 use relok_compiler::stencil::Stencil;
 use relok_ir::{Module, Strategy};
 use serde::Serialize;
@@ -84,13 +87,10 @@ pub struct KernelCache {
     store: Option<Store>,
     warning: Option<String>,
     options: CompileOptions,
-    memory: Mutex<HashMap<Key, Arc<Compiled>>>,
-    /// Baked kernels by (key, device, session): baked words are one
-    /// session's on one device.
-    baked: Mutex<HashMap<(Key, DeviceId, u64), Arc<Compiled>>>,
-    /// Artifacts for devices other than the cpu (patch, table).
+    /// Artifacts by key (patch, table).
     artifacts: Mutex<HashMap<Key, Arc<Artifact>>>,
-    /// Baked artifacts for devices other than the cpu.
+    /// Baked artifacts by (key, device, session): baked words are one
+    /// session's on one device.
     baked_artifacts: Mutex<HashMap<(Key, DeviceId, u64), Arc<Artifact>>>,
     bundles: Mutex<HashMap<Key, Bytes>>,
     /// Artifacts by source key (patch, table).
@@ -112,86 +112,12 @@ enum Count {
 
 use crate::lock;
 
-/// The store configuration of this compiler under `root`, with the size
-/// cap from `RELOK_CACHE_MAX_BYTES` (a number with an optional `K`, `M`
-/// or `G` suffix, powers of 1024) when set.
-pub fn store_config(root: &Path) -> Result<StoreConfig, String> {
-    let mut config = StoreConfig::artifacts(root, COMPILER_ID);
-    if let Ok(v) = std::env::var("RELOK_CACHE_MAX_BYTES") {
-        config.max_bytes = parse_size(&v).ok_or_else(|| format!("RELOK_CACHE_MAX_BYTES={v:?} is not a size"))?;
-    }
-    Ok(config)
-}
-
-/// The remote tier the environment names (`RELOK_REMOTE`, the key paths
-/// `RELOK_REMOTE_PUBLIC_KEY` / `RELOK_REMOTE_SIGNING_KEY`, the timeouts;
-/// docs/cache.md), opened once per process and shared by every store.
-/// `None` when `RELOK_REMOTE` is unset (nothing else is read then), or,
-/// with one warning, when it cannot be used (no key, a bad key file, a bad
-/// address). Nothing connects until the first lookup.
-pub fn remote() -> Option<Arc<Remote>> {
-    static REMOTE: std::sync::OnceLock<Option<Arc<Remote>>> = std::sync::OnceLock::new();
-    let opened = REMOTE.get_or_init(|| match RemoteConfig::from_env().and_then(|c| c.map(Remote::open).transpose()) {
-        Ok(r) => {
-            if let Some(r) = &r {
-                let mode = if r.is_writer() { "reads and writes" } else { "reads only" };
-                tracing::info!("remote cache {} ({mode}, key {})", r.url(), r.key_id());
-            }
-            r.map(Arc::new)
-        }
-        Err(e) => {
-            tracing::warn!("remote cache off: {e}");
-            None
-        }
-    });
-    opened.clone()
-}
-
-/// Opens the store of `config` with the environment's [`remote`] behind
-/// it: the one place where the artifact store and the binary archives
-/// are opened for a process.
-pub fn open_store(config: StoreConfig) -> Result<Store, StoreError> {
-    let store = Store::open(config)?;
-    Ok(match remote() {
-        Some(r) => store.with_remote(r),
-        None => store,
-    })
-}
-
-/// A binary archive's configuration (`StoreConfig::binary`) with the cap
-/// `RELOK_BINARY_CACHE_MAX_BYTES` names, if it is a size.
-#[cfg(any(feature = "cuda", feature = "wgpu"))]
-pub(crate) fn binary_store_config(root: &Path, device: &str, build: &str) -> StoreConfig {
-    let mut c = StoreConfig::binary(root, device, build);
-    if let Ok(v) = std::env::var("RELOK_BINARY_CACHE_MAX_BYTES") {
-        match parse_size(&v) {
-            Some(n) => c.max_bytes = n,
-            None => tracing::warn!("RELOK_BINARY_CACHE_MAX_BYTES={v:?} is not a size; using the default cap"),
-        }
-    }
-    c
-}
-
-/// `123`, `64K`, `500M`, `1G` (powers of 1024).
-pub fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mul) = match s.char_indices().last()? {
-        (i, 'k' | 'K') => (&s[..i], 1u64 << 10),
-        (i, 'm' | 'M') => (&s[..i], 1 << 20),
-        (i, 'g' | 'G') => (&s[..i], 1 << 30),
-        _ => (s, 1),
-    };
-    num.trim().parse::<u64>().ok()?.checked_mul(mul)
-}
-
 impl KernelCache {
     fn new(store: Option<Store>, warning: Option<String>) -> KernelCache {
         KernelCache {
             store,
             warning,
             options: CompileOptions::default(),
-            memory: Mutex::default(),
-            baked: Mutex::default(),
             artifacts: Mutex::default(),
             baked_artifacts: Mutex::default(),
             bundles: Mutex::default(),
@@ -215,7 +141,8 @@ impl KernelCache {
     /// ([`KernelCache::at`] adds the environment's remote and turns the
     /// error into a warning).
     pub fn open(root: &Path) -> Result<KernelCache, StoreError> {
-        let config = store_config(root).map_err(|reason| StoreError::Insecure { path: root.to_owned(), reason })?;
+        let config =
+            stores::artifact_config(root).map_err(|reason| StoreError::Insecure { path: root.to_owned(), reason })?;
         Ok(KernelCache::with_store(Store::open(config)?))
     }
 
@@ -234,7 +161,7 @@ impl KernelCache {
     /// cannot be opened gives a cache without one, and
     /// [`KernelCache::warning`] says why.
     pub fn at(root: &Path) -> KernelCache {
-        let opened = store_config(root).and_then(|c| open_store(c).map_err(|e| e.to_string()));
+        let opened = stores::artifact_config(root).and_then(|c| stores::open(c).map_err(|e| e.to_string()));
         match opened {
             Ok(store) => KernelCache::with_store(store),
             Err(why) => {
@@ -273,7 +200,7 @@ impl KernelCache {
     }
 
     /// Makes the artifacts of a bundle (e.g. a file made by `relok
-    /// precompile`) available to [`KernelCache::compile`]: a program that
+    /// precompile`) available to [`KernelCache::artifact`]: a program that
     /// ships its bundle starts with zero compiles. Returns how many
     /// artifacts it holds and its machine code, for the device
     /// ([`crate::Device::load_bundle`] hands it over). Entries are checked
@@ -310,53 +237,11 @@ impl KernelCache {
         Ok(contents)
     }
 
-    /// Compiles `kernel` of `module` with `strategy`, or takes it from a
-    /// tier (see the module docs). The device runs the code and, for
-    /// `bake`, gives the words.
-    pub fn compile(
-        &self,
-        session: &Session,
-        device: &CpuDevice,
-        module: &Module,
-        kernel: &str,
-        strategy: Strategy,
-    ) -> Result<Arc<Compiled>, ProgramError> {
-        let stencil = Stencil::new(module, kernel)?;
-        let key = Key(stencil.key(CodeTarget::Cpu, strategy, self.options));
-        if strategy == Strategy::Bake {
-            let slot = (key, DeviceId::of(device), session.id());
-            if let Some(c) = lock(&self.baked).get(&slot) {
-                self.count(Count::BakedHits);
-                return Ok(Arc::clone(c));
-            }
-            self.count(Count::BakedMisses);
-            self.count(Count::Compiles);
-            let artifact = build(session, device, &stencil, CodeTarget::Cpu, strategy, self.options)?;
-            let c = Arc::new(instantiate(device, &artifact, Some(slot.1))?);
-            return Ok(Arc::clone(lock(&self.baked).entry(slot).or_insert(c)));
-        }
-        if let Some(c) = lock(&self.memory).get(&key) {
-            self.count(Count::MemoryHits);
-            return Ok(Arc::clone(c));
-        }
-        self.count(Count::MemoryMisses);
-        let compiled = match self.cached(key, Some(key), CodeTarget::Cpu, strategy, |a| instantiate(device, &a, None)) {
-            Some(c) => c,
-            None => {
-                self.count(Count::Compiles);
-                let artifact = self.build_and_store(session, device, &stencil, key, CodeTarget::Cpu, strategy)?;
-                instantiate(device, &artifact, None)?
-            }
-        };
-        Ok(Arc::clone(lock(&self.memory).entry(key).or_insert(Arc::new(compiled))))
-    }
-
     /// The artifact of `kernel` of `module` for `target` with `strategy`,
-    /// through the same tiers as [`KernelCache::compile`] (memory, bundle,
-    /// store, compile — `bake` per device, never stored), for devices that
-    /// take artifacts rather than cpu kernels (cuda). `device` gives the
-    /// words of `bake`.
-    pub fn artifact<D: crate::DeviceMemory + ?Sized>(
+    /// through the tiers (see the module docs): memory, bundles, the store,
+    /// else a compile — `bake` per (device, session), never stored.
+    /// `device` gives the words of `bake`.
+    pub fn artifact<D: DeviceMemory + ?Sized>(
         &self,
         session: &Session,
         device: &D,
@@ -383,7 +268,7 @@ impl KernelCache {
             return Ok(Arc::clone(a));
         }
         self.count(Count::MemoryMisses);
-        let artifact = match self.cached(key, Some(key), target, strategy, Ok) {
+        let artifact = match self.cached(key, Some(key), target, strategy) {
             Some(a) => a,
             None => {
                 self.count(Count::Compiles);
@@ -410,7 +295,7 @@ impl KernelCache {
         if let Some(a) = self.remembered_source(source) {
             return Some(a);
         }
-        let a = Arc::new(self.cached(source, None, target, strategy, Ok)?);
+        let a = Arc::new(self.cached(source, None, target, strategy)?);
         lock(&self.artifacts).entry(Key(a.key)).or_insert_with(|| Arc::clone(&a));
         Some(Arc::clone(lock(&self.sources).entry(source).or_insert(a)))
     }
@@ -430,7 +315,7 @@ impl KernelCache {
     /// alias entry, in the store (a failed write is counted by the store).
     /// Only for an artifact this cache gave (validated or compiled): what
     /// is remembered is loaded without validating it again
-    /// ([`crate::Device::load_remembering`] is the way in).
+    /// ([`crate::load::by_module`] is the way in).
     pub(crate) fn remember_source(&self, source: Key, artifact: &Arc<Artifact>) {
         if artifact.strategy == Strategy::Bake {
             return;
@@ -443,21 +328,15 @@ impl KernelCache {
 
     /// What a bundle or the store holds for `key`, if it is usable: the
     /// artifact decoded, checked (`Artifact::check`) and validated against
-    /// its code (`Artifact::validate`), then made `ready` (the cpu device
-    /// instantiates it). Anything that fails is corrupt: a bundle entry is
-    /// dropped, a store entry removed, and the caller compiles.
+    /// its code (`Artifact::validate`: for the cpu target, its code parsed
+    /// and verified and its manifest checked). Anything that fails is
+    /// corrupt: a bundle entry is dropped, a store entry removed, and the
+    /// caller compiles.
     /// `artifact_key` is the key the artifact must have been compiled
     /// under: `key` itself (then it must be no alias), or for a source key
     /// (`None`) the artifact's own (then it must be the alias of `key`).
-    fn cached<T>(
-        &self,
-        key: Key,
-        artifact_key: Option<Key>,
-        target: CodeTarget,
-        strategy: Strategy,
-        ready: impl Fn(Artifact) -> Result<T, ProgramError>,
-    ) -> Option<T> {
-        let usable = |payload: &[u8]| -> Result<T, ProgramError> {
+    fn cached(&self, key: Key, artifact_key: Option<Key>, target: CodeTarget, strategy: Strategy) -> Option<Artifact> {
+        let usable = |payload: &[u8]| -> Result<Artifact, ProgramError> {
             let mut artifact = Artifact::from_payload(payload)?;
             let alias = if artifact_key.is_some() { None } else { Some(key.0) };
             if artifact.alias != alias {
@@ -465,12 +344,8 @@ impl KernelCache {
             }
             artifact.alias = None;
             artifact.check(&artifact_key.map_or(artifact.key, |k| k.0), target, strategy)?;
-            // The cpu device's `instantiate` parses, verifies and checks the
-            // manifest itself: validating first would do it twice.
-            if target != CodeTarget::Cpu {
-                artifact.validate()?;
-            }
-            ready(artifact)
+            artifact.validate()?;
+            Ok(artifact)
         };
         let bundled = lock(&self.bundles).get(&key).cloned();
         if let Some(payload) = bundled {
@@ -501,7 +376,7 @@ impl KernelCache {
 
     /// Compiles the artifact and writes it to the store (a failed write is
     /// counted by the store; the run goes on).
-    fn build_and_store<D: crate::DeviceMemory + ?Sized>(
+    fn build_and_store<D: DeviceMemory + ?Sized>(
         &self,
         session: &Session,
         device: &D,
@@ -519,19 +394,29 @@ impl KernelCache {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::parse_size;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("123"), Some(123));
-        assert_eq!(parse_size("64K"), Some(64 << 10));
-        assert_eq!(parse_size(" 500m "), Some(500 << 20));
-        assert_eq!(parse_size("1G"), Some(1 << 30));
-        assert_eq!(parse_size("G"), None);
-        assert_eq!(parse_size("-1"), None);
-        assert_eq!(parse_size("99999999999999999999G"), None);
-        assert_eq!(parse_size(""), None);
-    }
+/// Compiles a stencil into an artifact for `target`. For `bake`, a first
+/// `table` lowering learns the kernel's host objects so that values are
+/// registered and globals declared before any word is resolved (`patch`
+/// and `table` register when they load: `crate::backend::deliver_words`).
+fn build<D: DeviceMemory + ?Sized>(
+    session: &Session,
+    device: &D,
+    stencil: &Stencil,
+    target: CodeTarget,
+    strategy: Strategy,
+    options: CompileOptions,
+) -> Result<Artifact, ProgramError> {
+    let artifact = if strategy == Strategy::Bake {
+        let lowered = lower_stencil(stencil, Strategy::Table, options, None)?;
+        register_values(session, &lowered.values, &lowered.manifest)?;
+        let resolve = |t: &Target| session.resolve(device, t).map_err(|e| e.to_string());
+        let baked = relok_compiler::artifact::compile(stencil, target, strategy, options, Some(&resolve))?;
+        Artifact { baked_for: Some(device.device_id().bits()), ..baked }
+    } else {
+        relok_compiler::artifact::compile(stencil, target, strategy, options, None)?
+    };
+    // Devices load what the kernel cache gives without validating it
+    // again (`Validated`): a fresh compile must pass as a cached one does.
+    debug_assert_eq!(artifact.validate(), Ok(()), "a fresh compile of @{} validates", artifact.entry);
+    Ok(artifact)
 }

@@ -11,7 +11,7 @@
 //! per loaded artifact (unloaded on drop), the device allocations — and
 //! exposes them safely.
 //!
-//! Loading an artifact on a device ([`CudaDevice::load`]) loads the code,
+//! Loading an artifact on a device (`Backend::load`) loads the code,
 //! checks its function's parameters against the ABI as the driver reports
 //! them (`cuFuncGetParamInfo`, CUDA 12.4; older drivers validate the PTX
 //! text instead), registers the values, resolves its words with the
@@ -56,12 +56,12 @@
 //!
 //! # Load records
 //!
-//! A kernel loaded with its source key ([`CudaDevice::load_as`], through
-//! `Device::load_by_source`) from the archive or a link (not from a bundle,
+//! A kernel loaded with its source key (a `LoadRequest` with `source`, as
+//! `relok_runtime::load` makes them) from the archive or a link (not from a bundle,
 //! which serves it from memory) leaves a load record in the archive: under
 //! SHA-256 of a tag and the source key, one entry holding the source key,
 //! the artifact without its PTX and source text, and the cubin. The next
-//! process loads the kernel from that one read ([`CudaDevice::load_record`]):
+//! process loads the kernel from that one read (`Backend::load_by_source`):
 //! no artifact read, no PTX, no cubin key. The record is used only if its
 //! framing, source key, entry name and artifact check out, the driver
 //! loads the cubin with that entry, and the function's parameters are the
@@ -69,9 +69,10 @@
 //! writes a good one. Drivers before CUDA 12.4 (no parameter report)
 //! neither write nor read records.
 
-use crate::backend::{Loaded, Thrown, find_loaded, load_once};
+use crate::backend::{Backend, LoadedKernels, Thrown, find_loaded, load_once};
 use crate::error::{DeviceError, LaunchError};
 use crate::launch::{DevicePtr, KernelArg, LaunchConfig, check_args, check_config};
+use crate::load::{LoadRequest, Validated};
 use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
 use crate::session::Session;
 use cudarc::driver::{CudaContext, result, sys};
@@ -155,7 +156,7 @@ pub struct CudaDevice {
     heap: Arc<Mutex<Heap>>,
     /// Kernels loaded on this device with their words, by (artifact key,
     /// session): words belong to one session.
-    loaded: Loaded<CudaKernel>,
+    loaded: LoadedKernels<CudaKernel>,
     /// Tier 2: cubins of this GPU and driver.
     archive: Option<Store>,
     /// The artifacts (without code) of the load records read in this
@@ -232,7 +233,6 @@ pub struct CudaLoadStats {
     pub archive: relok_cache::TierStats,
 }
 
-use crate::backend::Validated;
 use crate::lock;
 
 impl CudaDevice {
@@ -297,7 +297,7 @@ impl CudaDevice {
     pub fn open_with_archive(ordinal: usize, root: Option<&std::path::Path>) -> Result<CudaDevice, CudaError> {
         let mut d = CudaDevice::open(ordinal)?;
         if let Some(root) = root {
-            match crate::cache::open_store(d.archive_config(root)) {
+            match crate::stores::open(d.archive_config(root)) {
                 Ok(store) => d.archive = Some(store),
                 Err(e) => tracing::warn!("binary archive disabled for this run: {e}"),
             }
@@ -311,7 +311,7 @@ impl CudaDevice {
             .ok()
             .and_then(|t| t.split_whitespace().skip_while(|w| *w != "Module").nth(1).map(str::to_owned))
             .unwrap_or_else(|| "unknown".into());
-        crate::cache::binary_store_config(
+        crate::stores::binary_config(
             root,
             &format!("{}-sm{}", self.name, self.sm),
             &format!("driver{}-{build}", self.driver_version),
@@ -460,52 +460,12 @@ impl CudaDevice {
         self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))
     }
 
-    /// [`CudaDevice::load`] once per artifact key and session on this
-    /// device: later calls return the loaded kernel (its module, table and
-    /// words).
-    pub fn load_cached(&self, session: &Session, artifact: &Artifact) -> Result<Arc<CudaKernel>, crate::ProgramError> {
-        self.load_as(session, artifact, None)
-    }
-
-    /// [`CudaDevice::load_cached`], and when `source` names the kernel's
-    /// source key, a load record under it for the next process (see
-    /// "Load records" in the module docs).
-    pub fn load_as(
-        &self,
-        session: &Session,
-        artifact: &Artifact,
-        source: Option<Key>,
-    ) -> Result<Arc<CudaKernel>, crate::ProgramError> {
-        self.load_checked_as(session, artifact, source, Validated::No)
-    }
-
-    /// [`CudaDevice::load_as`], validating the artifact's PTX (where the
-    /// driver does not check the function itself) unless `validated` says
-    /// the kernel cache did.
-    pub(crate) fn load_checked_as(
-        &self,
-        session: &Session,
-        artifact: &Artifact,
-        source: Option<Key>,
-        validated: Validated,
-    ) -> Result<Arc<CudaKernel>, crate::ProgramError> {
-        load_once(&self.loaded, session, artifact, || {
-            let (kernel, cubin) = self.load_with_cubin(session, artifact, validated)?;
-            if let (Some(source), Some(cubin)) = (source, cubin) {
-                self.write_record(source, artifact, &cubin);
-            }
-            Ok(kernel)
-        })
-    }
-
     /// Loads a PTX artifact on this device with its words delivered (see
-    /// the module docs).
-    pub fn load(&self, session: &Session, artifact: &Artifact) -> Result<CudaKernel, crate::ProgramError> {
-        self.load_with_cubin(session, artifact, Validated::No).map(|(k, _)| k)
-    }
-
-    /// [`CudaDevice::load`], with the cubin the module was loaded from.
-    fn load_with_cubin(
+    /// the module docs), validating it first where the driver does not
+    /// check the function unless `validated` says the kernel cache did: a
+    /// new kernel, not kept in the map of loaded ones ([`Backend::load`] is
+    /// the way in), and the cubin its module was loaded from.
+    fn load_new(
         &self,
         session: &Session,
         artifact: &Artifact,
@@ -557,7 +517,7 @@ impl CudaDevice {
     /// record that is damaged, another kernel's, refused by the driver, or
     /// whose load fails otherwise (its words) is removed; only an error
     /// binding the context is the caller's.
-    pub fn load_record(
+    fn load_record(
         &self,
         session: &Session,
         source: Key,
@@ -594,7 +554,9 @@ impl CudaDevice {
             let fit = self.fit(&artifact)?;
             let (module, function) = fit.load(&self.ctx, cubin)?;
             // Loaded meanwhile (or by the long way before): that one is kept.
-            load_once(&self.loaded, session, &artifact, || self.finish_load(session, &artifact, fit, module, function))
+            load_once(&self.loaded, self.id, session, &artifact, || {
+                self.finish_load(session, &artifact, fit, module, function)
+            })
         })();
         let kernel = match loaded {
             Ok(k) => k,
@@ -1450,6 +1412,7 @@ fn without_code(artifact: &Artifact) -> Artifact {
         alias: None,
         source: String::new(),
         options: artifact.options.clone(),
+        baked_for: artifact.baked_for,
     }
 }
 
@@ -2311,7 +2274,7 @@ impl Drop for CudaStream {
     }
 }
 
-impl crate::backend::Backend for CudaDevice {
+impl Backend for CudaDevice {
     type Kernel = CudaKernel;
     type Stream = CudaStream;
 
@@ -2319,8 +2282,28 @@ impl crate::backend::Backend for CudaDevice {
         CudaDevice::target(self)
     }
 
-    fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Arc<CudaKernel>, crate::ProgramError> {
-        self.load_cached(session, artifact)
+    /// Loads the request's artifact once per artifact key and session on
+    /// this device; with a source key, also writes its load record (see
+    /// "Load records" in the module docs).
+    fn load(&self, session: &Session, request: &LoadRequest<'_>) -> Result<Arc<CudaKernel>, crate::ProgramError> {
+        let LoadRequest { artifact, source, validated } = *request;
+        load_once(&self.loaded, self.id, session, artifact, || {
+            let (kernel, cubin) = self.load_new(session, artifact, validated)?;
+            if let (Some(source), Some(cubin)) = (source, cubin) {
+                self.write_record(source, artifact, &cubin);
+            }
+            Ok(kernel)
+        })
+    }
+
+    fn load_by_source(
+        &self,
+        session: &Session,
+        source: Key,
+        entry: &str,
+        strategy: Strategy,
+    ) -> Result<Option<Arc<CudaKernel>>, crate::ProgramError> {
+        self.load_record(session, source, entry, strategy)
     }
 
     fn entry(kernel: &CudaKernel) -> &str {

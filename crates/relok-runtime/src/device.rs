@@ -6,11 +6,13 @@
 //! facade — is written once for every device.
 //!
 //! ```text
-//! Device::open("best") ─► Device::load(session, cache, module, "saxpy", strategy)
-//!     KernelCache::artifact (memory, bundles, store, compile) for the device's target
-//!     ─► Backend::load_artifact: words (register values, resolve the manifest:
-//!        `deliver_words`, one function for every device) placed as the
-//!        device places them (table buffer, patch cells, baked) ─► Kernel
+//! Device::open("best")
+//!   ─► Device::load(session, cache, module, "saxpy", strategy, source)      a module, compiled on a miss
+//!      Device::load_by_source(session, cache, source, "saxpy", strategy)  a source key, no compile
+//!      Device::load_artifact(session, &LoadRequest::new(&artifact))       an artifact of the caller's
+//!   ─► crate::load walks the tiers (KernelCache, the device's own tier) ─► Backend::load(LoadRequest)
+//!   ─► words delivered (`deliver_words`, one function for every device) and placed as the device
+//!      places them (table buffer, patch cells, baked) ─► Kernel
 //! Device::stream() ─► Device::enqueue(stream, kernel, config, args)   (returns at once)
 //!                 ─► Device::synchronize(session, stream)              (waits; exceptions here)
 //! ```
@@ -35,14 +37,16 @@
 //! loaded kernels holds them weakly, so a kernel is loaded once while
 //! anyone holds it and freed when the last holder drops it.
 
-use crate::backend::{Backend, Validated};
+use crate::backend::Backend;
 use crate::cache::KernelCache;
 use crate::cpu::CpuDevice;
 use crate::error::{DeviceError, LaunchError, ProgramError};
 use crate::launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats};
+use crate::load::{self, LoadRequest};
 use crate::memory::{DeviceId, DeviceMemory};
 use crate::session::Session;
-use relok_compiler::artifact::{Artifact, CodeTarget};
+use relok_cache::Key;
+use relok_compiler::artifact::CodeTarget;
 use relok_ir::{Module, Strategy, Type};
 use std::sync::Arc;
 
@@ -172,6 +176,26 @@ macro_rules! dispatch {
             }
         }
     };
+}
+
+impl From<Arc<crate::cpu::CpuKernel>> for Kernel {
+    fn from(k: Arc<crate::cpu::CpuKernel>) -> Kernel {
+        Kernel::Cpu(k)
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl From<Arc<crate::cuda::CudaKernel>> for Kernel {
+    fn from(k: Arc<crate::cuda::CudaKernel>) -> Kernel {
+        Kernel::Cuda(k)
+    }
+}
+
+#[cfg(feature = "wgpu")]
+impl From<Arc<crate::wgpu::WgpuKernel>> for Kernel {
+    fn from(k: Arc<crate::wgpu::WgpuKernel>) -> Kernel {
+        Kernel::Wgpu(k)
+    }
 }
 
 impl Kernel {
@@ -328,7 +352,10 @@ impl Device {
 
     /// `kernel` of `module` for this device with `strategy`, through the
     /// kernel cache (memory, bundles, the artifact store, else a compile),
-    /// loaded with the session's words delivered.
+    /// loaded with the session's words delivered. With `source` (the source
+    /// key of the module's text, [`KernelCache::source_key`]) the kernel is
+    /// remembered under it for [`Device::load_by_source`] (see
+    /// [`crate::load::by_module`]).
     pub fn load(
         &self,
         session: &Session,
@@ -336,113 +363,33 @@ impl Device {
         module: &Module,
         kernel: &str,
         strategy: Strategy,
+        source: Option<Key>,
     ) -> Result<Kernel, ProgramError> {
-        self.load_remembering(session, cache, module, kernel, strategy, None)
-    }
-
-    /// [`Device::load`] of a kernel whose source key is `source` (when its
-    /// text is known, [`KernelCache::source_key`]): remembered for
-    /// [`Device::load_by_source`] in the cache (an alias entry) and, on
-    /// cuda, in a load record.
-    pub fn load_remembering(
-        &self,
-        session: &Session,
-        cache: &KernelCache,
-        module: &Module,
-        kernel: &str,
-        strategy: Strategy,
-        source: Option<relok_cache::Key>,
-    ) -> Result<Kernel, ProgramError> {
-        let target = self.target();
-        if !target.strategies().contains(&strategy) {
-            return Err(ProgramError::Unsupported { strategy, target: target.name() });
-        }
-        let artifact = cache.artifact(session, self, module, kernel, target, strategy)?;
-        if let Some(source) = source {
-            cache.remember_source(source, &artifact);
-        }
-        self.load_validated_as(session, &artifact, source)
+        dispatch!(self, |d| load::by_module(d, session, cache, module, kernel, strategy, source).map(Kernel::from), ())
     }
 
     /// Kernel `entry` by its source key `source` ([`KernelCache::source_key`]
     /// of its text, for this device's target and `strategy`), if a tier
-    /// holds it without compiling: the kernels this process loaded, then on
-    /// cuda the device's load record (the artifact and its cubin in one
-    /// entry of the binary archive, see `relok_runtime::cuda`), then the
-    /// kernel cache's bundles and store. One loaded from the cache leaves a
-    /// load record for the next process. `Ok(None)`: compile it (an
-    /// artifact of another kernel under the key counts as none).
+    /// holds it without compiling: this process's memory, the device's own
+    /// tier (cuda's load records), then the kernel cache's bundles and
+    /// store (see [`crate::load::by_source`]). `Ok(None)`: compile it with
+    /// [`Device::load`].
     pub fn load_by_source(
         &self,
         session: &Session,
         cache: &KernelCache,
-        source: relok_cache::Key,
+        source: Key,
         entry: &str,
         strategy: Strategy,
     ) -> Result<Option<Kernel>, ProgramError> {
-        let target = self.target();
-        let remembered = cache.remembered_source(source).filter(|a| a.entry == entry);
-        if remembered.is_none() {
-            #[cfg(feature = "cuda")]
-            if let Device::Cuda(d) = self
-                && let Some(k) = d.load_record(session, source, entry, strategy)?
-            {
-                return Ok(Some(Kernel::Cuda(k)));
-            }
-        }
-        let found =
-            remembered.or_else(|| cache.artifact_by_source(source, target, strategy).filter(|a| a.entry == entry));
-        found.map(|a| self.load_validated_as(session, &a, Some(source))).transpose()
+        dispatch!(self, |d| Ok(load::by_source(d, session, cache, source, entry, strategy)?.map(Kernel::from)), ())
     }
 
-    /// Loads an artifact compiled for this device's target.
-    pub fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Kernel, ProgramError> {
-        self.load_artifact_as(session, artifact, None)
-    }
-
-    /// [`Device::load_artifact`]; when `source` names its source key, a
-    /// cuda device with a binary archive also keeps a load record under it
-    /// for [`Device::load_by_source`] in the next process.
-    pub fn load_artifact_as(
-        &self,
-        session: &Session,
-        artifact: &Artifact,
-        source: Option<relok_cache::Key>,
-    ) -> Result<Kernel, ProgramError> {
-        self.load_checked_as(session, artifact, source, Validated::No)
-    }
-
-    /// [`Device::load_artifact_as`] of an artifact the kernel cache gave:
-    /// validated there (or compiled here), so not again.
-    fn load_validated_as(
-        &self,
-        session: &Session,
-        artifact: &Artifact,
-        source: Option<relok_cache::Key>,
-    ) -> Result<Kernel, ProgramError> {
-        self.load_checked_as(session, artifact, source, Validated::Yes)
-    }
-
-    /// Loads `artifact`, validating it first unless `validated` says it
-    /// was (the cpu device's load parses and checks its code in any case).
-    fn load_checked_as(
-        &self,
-        session: &Session,
-        artifact: &Artifact,
-        source: Option<relok_cache::Key>,
-        validated: Validated,
-    ) -> Result<Kernel, ProgramError> {
-        #[cfg(not(feature = "cuda"))]
-        let _ = source;
-        #[cfg(not(any(feature = "cuda", feature = "wgpu")))]
-        let _ = validated;
-        match self {
-            Device::Cpu(d) => d.load_artifact(session, artifact).map(Kernel::Cpu),
-            #[cfg(feature = "cuda")]
-            Device::Cuda(d) => d.load_checked_as(session, artifact, source, validated).map(Kernel::Cuda),
-            #[cfg(feature = "wgpu")]
-            Device::Wgpu(d) => d.load_cached_checked(session, artifact, validated).map(Kernel::Wgpu),
-        }
+    /// Loads an artifact compiled for this device's target
+    /// ([`LoadRequest::new`]: validated first; with a source key, a cuda
+    /// device with a binary archive keeps a load record under it).
+    pub fn load_artifact(&self, session: &Session, request: &LoadRequest<'_>) -> Result<Kernel, ProgramError> {
+        dispatch!(self, |d| d.load(session, request).map(Kernel::from), ())
     }
 
     /// A new stream of this device.
@@ -492,7 +439,7 @@ impl Device {
             }))
         };
         let result = dispatch!(self, |d, s = stream => Stream| d.synchronize(s), foreign());
-        result.map_err(|e| crate::program::with_message(session, self, e))
+        result.map_err(|e| crate::backend::with_message(session, self, e))
     }
 
     /// Enqueues one launch and waits for it: [`Device::enqueue`], then

@@ -52,6 +52,11 @@ impl DeviceId {
     pub fn bits(self) -> u64 {
         self.0
     }
+
+    /// The id whose [`DeviceId::bits`] are `bits`.
+    pub(crate) fn from_bits(bits: u64) -> DeviceId {
+        DeviceId(bits)
+    }
 }
 
 impl fmt::Display for DeviceId {

@@ -4,8 +4,6 @@
 //!   semantics over simulated, randomised device memory;
 //! - [`session`]: host objects (symbols, values, runtime globals) and their
 //!   words per device;
-//! - [`program`]: compile → load → launch of a kernel with its host objects
-//!   delivered by one strategy (bake, patch, table);
 //! - [`launch`], [`error`] and [`memory`]: what every device shares — a
 //!   launch's arguments, geometry and their checks; the errors; device
 //!   identity and memory;
@@ -13,8 +11,13 @@
 //!   with words delivered, streams) and what backends share;
 //! - [`device`]: [`Device`], any device by name (`cpu`, `cuda`, `wgpu`,
 //!   `best`): the one dispatch place;
+//! - [`load`]: the one load path — a kernel by module, by source key or
+//!   as an artifact, through the tiers, to one [`Backend::load`] of a
+//!   [`LoadRequest`];
 //! - [`cache`]: the kernel cache of a process — memory, bundles and the
 //!   artifact store on disk in front of compiling;
+//! - [`stores`]: where the artifact store, the devices' binary archives
+//!   and the remote tier are opened and configured;
 //! - [`startup`]: a process's one-time costs, taken while a GPU driver
 //!   starts.
 
@@ -27,10 +30,11 @@ pub mod device;
 pub mod error;
 pub mod id;
 pub mod launch;
+pub mod load;
 pub mod memory;
-pub mod program;
 pub mod session;
 pub mod startup;
+pub mod stores;
 #[cfg(feature = "wgpu")]
 pub mod wgpu;
 
@@ -50,6 +54,6 @@ pub use device::{CodeStats, Device, Kernel, OpenError, Stream};
 pub use error::{Access, DeviceError, FaultKind, LaunchError};
 pub use error::{ProgramError, SessionError};
 pub use launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats};
+pub use load::{LoadRequest, Validated};
 pub use memory::{DeviceId, DeviceKind, DeviceMemory};
-pub use program::{Compiled, Loaded};
 pub use session::Session;

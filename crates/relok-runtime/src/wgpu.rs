@@ -28,7 +28,7 @@
 //!
 //! # Loading
 //!
-//! [`WgpuDevice::load`] registers the artifact's values, resolves its words
+//! Loading (`Backend::load`) registers the artifact's values, resolves its words
 //! with the session on this device, creates the shader module (validated by
 //! wgpu; errors are caught, never panics) and, for `table`, the table
 //! buffer (binding 2). A pipeline is made per block shape (the WGSL's
@@ -108,9 +108,10 @@
 //! `RELOK_BINARY_CACHE=off` (or `RELOK_CACHE=off`) disables it; the cap is
 //! `RELOK_BINARY_CACHE_MAX_BYTES`.
 
-use crate::backend::{Backend, Loaded, Thrown, Validated, deliver_words, load_once, wrong_device};
+use crate::backend::{Backend, LoadedKernels, Thrown, deliver_words, load_once, wrong_device};
 use crate::error::{DeviceError, LaunchError, ProgramError};
 use crate::launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats, check_args, check_config};
+use crate::load::{LoadRequest, Validated};
 use crate::memory::{DeviceId, DeviceKind, DeviceMemory};
 use crate::session::Session;
 use relok_cache::{Key, Lookup, Store, StoreConfig};
@@ -338,7 +339,7 @@ pub struct WgpuDevice {
     /// Exception records, arguments and readback buffers between uses.
     pool: Arc<Pool>,
     /// Kernels loaded with their words, by (artifact key, session).
-    loaded: Loaded<WgpuKernel>,
+    loaded: LoadedKernels<WgpuKernel>,
     /// The pipeline cache, where the adapter has one.
     pipeline_cache: Option<::wgpu::PipelineCache>,
     /// Tier 2: where the pipeline cache's blob is kept.
@@ -509,7 +510,7 @@ impl WgpuDevice {
             seals: Mutex::default(),
         };
         if let Some(root) = root.filter(|_| !features.is_empty()) {
-            match crate::cache::open_store(d.archive_config(&root)) {
+            match crate::stores::open(d.archive_config(&root)) {
                 Ok(store) => d.archive = Some(store),
                 Err(e) => tracing::warn!("pipeline-cache archive disabled for this run: {e}"),
             }
@@ -543,7 +544,7 @@ impl WgpuDevice {
     pub fn archive_config(&self, root: &std::path::Path) -> StoreConfig {
         let i = &self.info;
         let adapter = format!("wgpu-{}-{}-{:04x}-{:04x}", i.backend.to_str(), i.name, i.vendor, i.device);
-        crate::cache::binary_store_config(root, &adapter, &format!("{}-{}-wgpu{WGPU_MAJOR}", i.driver, i.driver_info))
+        crate::stores::binary_config(root, &adapter, &format!("{}-{}-wgpu{WGPU_MAJOR}", i.driver, i.driver_info))
     }
 
     /// Whether the device has a pipeline cache (`PIPELINE_CACHE`: Vulkan).
@@ -702,30 +703,11 @@ impl WgpuDevice {
         self.device.poll(::wgpu::PollType::wait_indefinitely()).map(|_| ()).map_err(|e| driver("poll", e))
     }
 
-    /// [`WgpuDevice::load`] once per artifact key and session on this
-    /// device: later calls return the loaded kernel.
-    pub fn load_cached(&self, session: &Session, artifact: &Artifact) -> Result<Arc<WgpuKernel>, ProgramError> {
-        self.load_cached_checked(session, artifact, Validated::No)
-    }
-
-    /// [`WgpuDevice::load_cached`], validating the artifact unless
-    /// `validated` says the kernel cache did.
-    pub(crate) fn load_cached_checked(
-        &self,
-        session: &Session,
-        artifact: &Artifact,
-        validated: Validated,
-    ) -> Result<Arc<WgpuKernel>, ProgramError> {
-        load_once(&self.loaded, session, artifact, || self.load_checked(session, artifact, validated))
-    }
-
     /// Loads a WGSL artifact on this device with its words delivered (see
-    /// the module docs).
-    pub fn load(&self, session: &Session, artifact: &Artifact) -> Result<WgpuKernel, ProgramError> {
-        self.load_checked(session, artifact, Validated::No)
-    }
-
-    fn load_checked(
+    /// the module docs), validating it first unless `validated` says the
+    /// kernel cache did: a new kernel, not kept in the map of loaded ones
+    /// ([`Backend::load`] is the way in).
+    fn load_new(
         &self,
         session: &Session,
         artifact: &Artifact,
@@ -1778,8 +1760,9 @@ impl Backend for WgpuDevice {
         WgpuDevice::target(self)
     }
 
-    fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Arc<WgpuKernel>, ProgramError> {
-        self.load_cached(session, artifact)
+    fn load(&self, session: &Session, request: &LoadRequest<'_>) -> Result<Arc<WgpuKernel>, ProgramError> {
+        let LoadRequest { artifact, validated, .. } = *request;
+        load_once(&self.loaded, self.device_id(), session, artifact, || self.load_new(session, artifact, validated))
     }
 
     fn entry(kernel: &WgpuKernel) -> &str {

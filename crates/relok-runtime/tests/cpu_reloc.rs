@@ -92,7 +92,7 @@ fn patch_reads_the_cells_and_a_missing_cell_is_an_error() {
             k.op(Op::Patch("relok$k$sym$foo".into())),
         ]
     }));
-    let loaded = dev.load(&m, "k").unwrap();
+    let loaded = dev.compile(&m, "k").unwrap();
     assert_eq!(loaded.patch_cells().collect::<Vec<_>>(), ["relok$k$sym$foo", "relok$k$sym$bar"]);
     let out = dev.alloc(24).unwrap();
     let mut state = LaunchState {
@@ -111,14 +111,14 @@ fn patch_reads_the_cells_and_a_missing_cell_is_an_error() {
     // `patch` belongs to `lowered patch` only.
     let mut bake = m.clone();
     bake.stage = Stage::Lowered(Strategy::Bake);
-    assert!(matches!(dev.load(&bake, "k"), Err(LaunchError::InvalidModule { .. })));
+    assert!(matches!(dev.compile(&bake, "k"), Err(LaunchError::InvalidModule { .. })));
 }
 
 #[test]
 fn ref_never_reaches_the_device() {
     let dev = CpuDevice::new(0);
     let m = store_words(Strategy::Bake, |k| vec![k.op(Op::Ref(HostRef::Symbol("foo".into())))]);
-    let err = dev.load(&m, "k").unwrap_err();
+    let err = dev.compile(&m, "k").unwrap_err();
     assert!(
         matches!(&err, LaunchError::InvalidModule { reason, .. } if reason.contains("lower the module first")),
         "{err}"
@@ -133,7 +133,7 @@ fn ref_never_reaches_the_device() {
     let k = mb.kernel("k");
     let f = finish(k);
     mb.add(f);
-    let err = dev.load(&mb.build(), "k").unwrap_err();
+    let err = dev.compile(&mb.build(), "k").unwrap_err();
     assert!(
         matches!(&err, LaunchError::InvalidModule { reason, .. } if reason.contains("lower the module first")),
         "{err}"
@@ -215,7 +215,7 @@ fn state_delivers_the_table_and_the_seed() {
     let table = upload_u64(&dev, &words);
     let (out, seed_out) = (dev.alloc(32).unwrap(), dev.alloc(8).unwrap());
     let args = [KernelArg::Ptr(out), KernelArg::Ptr(seed_out)];
-    let loaded = dev.load(&verified(state_kernel(4)), "k").unwrap();
+    let loaded = dev.compile(&verified(state_kernel(4)), "k").unwrap();
     let state = LaunchState { reloc_table: Some(table), rng_seed: 0x5eed, ..LaunchState::default() };
     dev.launch_loaded(&loaded, &LaunchConfig::default(), &args, &state).unwrap();
     assert_eq!(download_u64(&dev, out, 4), words);
@@ -429,7 +429,7 @@ fn const_patches_write_words_into_constants() {
     let dev = CpuDevice::new(0);
     let (out, out32) = (dev.alloc(8).unwrap(), dev.alloc(8).unwrap());
     let args = [KernelArg::Ptr(out), KernelArg::Ptr(out32)];
-    let loaded = dev.load(&m, "k").unwrap();
+    let loaded = dev.compile(&m, "k").unwrap();
     assert_eq!(loaded.constants().collect::<Vec<_>>(), [("boxed", 24)]);
     let state = LaunchState { const_patches: vec![("boxed".into(), 8, 0xabcd_0000_1234)], ..LaunchState::default() };
     dev.launch_loaded(&loaded, &LaunchConfig::default(), &args, &state).unwrap();
@@ -485,6 +485,6 @@ fn an_unlinked_import_is_an_invalid_module() {
     let f = finish(k);
     mb.add(f);
     let m = lowered(mb, Strategy::Bake);
-    let err = CpuDevice::new(0).load(&m, "k").unwrap_err();
+    let err = CpuDevice::new(0).compile(&m, "k").unwrap_err();
     assert!(matches!(&err, LaunchError::InvalidModule { reason, .. } if reason.contains("link")), "{err}");
 }

@@ -10,7 +10,7 @@ use relok_compiler::reloc::Target;
 use relok_ir::builder::ModuleBuilder;
 use relok_ir::{AddrSpace, Axis, ConstInit, HostRef, Module, Op, Scalar, Strategy, Type};
 use relok_runtime::cpu::LaunchState;
-use relok_runtime::program;
+
 use relok_runtime::{CpuDevice, DevicePtr, KernelArg, LaunchConfig, LaunchError, Session};
 
 fn gptr(t: impl Into<Type>) -> Type {
@@ -91,12 +91,12 @@ fn run(strategy: Strategy) {
     // The loader's delivery step (bake needs none: its words are in the code).
     let mut state = match strategy {
         Strategy::Bake => LaunchState::default(),
-        _ => program::deliver(&session, &dev, &lowered).unwrap().1,
+        _ => relok_runtime::cpu::deliver(&session, &dev, &lowered).unwrap().1,
     };
     state.rng_seed = 1;
     let foo_word = session.resolve(&dev, &session.symbol("foo")).unwrap();
     let (out, out32) = (dev.alloc(16).unwrap(), dev.alloc(12).unwrap());
-    let loaded = dev.load(&lowered.module, "k").unwrap();
+    let loaded = dev.compile(&lowered.module, "k").unwrap();
     let args = [KernelArg::word(foo_word), KernelArg::Ptr(out), KernelArg::Ptr(out32)];
     dev.launch_loaded(&loaded, &LaunchConfig::default(), &args, &state)
         .unwrap_or_else(|e| panic!("{strategy}: {e}\n{}", relok_ir::print(&lowered.module)));
@@ -145,7 +145,7 @@ fn relok_throw_reports_its_message() {
         let lowered = lower(&linked, "k", strategy, Some(&resolve)).unwrap();
         let state = match strategy {
             Strategy::Bake => LaunchState::default(),
-            _ => program::deliver(&session, &dev, &lowered).unwrap().1,
+            _ => relok_runtime::cpu::deliver(&session, &dev, &lowered).unwrap().1,
         };
         let err = dev
             .launch_with(&lowered.module, "k", &LaunchConfig::linear(2, 32), &[KernelArg::u32(37)], &state)

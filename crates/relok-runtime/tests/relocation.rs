@@ -2,10 +2,13 @@
 //! every strategy (bake, patch, table): examples/reloc/*.rk compiled,
 //! loaded through a Session and launched.
 
+use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_compiler::reloc::{Record, Target};
 use relok_ir::{Module, Strategy};
-use relok_runtime::program::{self, ProgramError};
-use relok_runtime::{CpuDevice, DevicePtr, KernelArg, LaunchConfig, Session};
+use relok_runtime::backend::with_message;
+use relok_runtime::{Backend, CpuDevice, CpuKernel, DevicePtr, KernelArg, KernelCache, LaunchConfig, LoadRequest};
+use relok_runtime::{ProgramError, Session};
+use std::sync::Arc;
 
 const SYMBOLS: &str = include_str!("../../../examples/reloc/symbols.rk");
 const LOOKUP: &str = include_str!("../../../examples/reloc/lookup.rk");
@@ -35,6 +38,31 @@ fn read_u64s(device: &CpuDevice, p: DevicePtr, n: usize) -> Vec<u64> {
     bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
 }
 
+/// Compiles `kernel` of `m` for the cpu device with `strategy`, with no
+/// cache (`bake`: with the words of `device`).
+fn compile(session: &Session, device: &CpuDevice, m: &Module, kernel: &str, strategy: Strategy) -> Arc<Artifact> {
+    KernelCache::uncached().artifact(session, device, m, kernel, CodeTarget::Cpu, strategy).expect("compiles")
+}
+
+/// Loads `artifact` on `device` with the session's words delivered.
+fn load(session: &Session, device: &CpuDevice, artifact: &Artifact) -> Result<Arc<CpuKernel>, ProgramError> {
+    device.load(session, &LoadRequest::new(artifact))
+}
+
+/// Launches a loaded kernel on a new stream and waits for it; an
+/// exception comes back with its message text.
+fn launch(
+    session: &Session,
+    device: &CpuDevice,
+    kernel: &Arc<CpuKernel>,
+    config: &LaunchConfig,
+    args: &[KernelArg],
+) -> Result<(), ProgramError> {
+    let stream = device.new_stream()?;
+    device.enqueue(&stream, kernel, config, args, 0)?;
+    device.synchronize(&stream).map(|_| ()).map_err(|e| with_message(session, device, e))
+}
+
 /// Compiles, loads and launches `kernel` once.
 fn run(
     session: &Session,
@@ -45,9 +73,8 @@ fn run(
     config: &LaunchConfig,
     args: &[KernelArg],
 ) -> Result<(), ProgramError> {
-    let compiled = program::compile(session, device, m, kernel, strategy)?;
-    let loaded = program::load(session, device, &compiled)?;
-    program::launch(session, device, &compiled, &loaded, config, args).map(|_| ())
+    let loaded = load(session, device, &compile(session, device, m, kernel, strategy))?;
+    launch(session, device, &loaded, config, args)
 }
 
 fn symbol_word(session: &Session, device: &CpuDevice, name: &str) -> KernelArg {
@@ -60,11 +87,11 @@ fn relocation_free_kernels_have_an_empty_manifest_and_no_table() {
     let m = parse(include_str!("../../../examples/saxpy.rk"));
     let (session, device) = (Session::new(), CpuDevice::new(0));
     for s in Strategy::ALL {
-        let compiled = program::compile(&session, &device, &m, "saxpy", s).expect("compiles");
-        assert!(compiled.lowered.manifest.is_empty(), "{s}");
-        let loaded = program::load(&session, &device, &compiled).expect("loads");
-        assert_eq!(program::table_buffer(&loaded), None, "{s}");
-        assert!(loaded.state.patch_cells.iter().next().is_none(), "{s}");
+        let compiled = compile(&session, &device, &m, "saxpy", s);
+        assert!(compiled.manifest.is_empty(), "{s}");
+        let loaded = load(&session, &device, &compiled).expect("loads");
+        assert_eq!(loaded.state().reloc_table, None, "{s}");
+        assert!(loaded.state().patch_cells.iter().next().is_none(), "{s}");
     }
 }
 
@@ -80,8 +107,8 @@ fn symbol_argument_against_symbol_literals() {
             assert_eq!(read_u32s(&device, out, 1)[0] as i32, want, "{s}: :{arg}");
         }
         // The comparison survived optimisation: both refs are records.
-        let compiled = program::compile(&session, &device, &m, "classify", s).expect("compiles");
-        assert_eq!(compiled.lowered.manifest.len(), 2, "{s}");
+        let compiled = compile(&session, &device, &m, "classify", s);
+        assert_eq!(compiled.manifest.len(), 2, "{s}");
     }
 }
 
@@ -113,10 +140,9 @@ fn words_written_by_the_kernel_equal_the_sessions_and_the_table_is_in_manifest_o
     let (session, device) = (Session::new(), CpuDevice::new(0));
     for s in Strategy::ALL {
         let out = buffer(&device, &[0; 32]);
-        let compiled = program::compile(&session, &device, &m, "words", s).expect("compiles");
-        let loaded = program::load(&session, &device, &compiled).expect("loads");
-        program::launch(&session, &device, &compiled, &loaded, &LaunchConfig::default(), &[KernelArg::Ptr(out)])
-            .expect("runs");
+        let compiled = compile(&session, &device, &m, "words", s);
+        let loaded = load(&session, &device, &compiled).expect("loads");
+        launch(&session, &device, &loaded, &LaunchConfig::default(), &[KernelArg::Ptr(out)]).expect("runs");
         let got = read_u64s(&device, out, 4);
         let t_bytes: Vec<u8> = [7u32, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
         let expected = [
@@ -129,8 +155,8 @@ fn words_written_by_the_kernel_equal_the_sessions_and_the_table_is_in_manifest_o
         // The canary for a misindexed table: the whole table equals the
         // resolved words in manifest order.
         if s == Strategy::Table {
-            let table = program::table_buffer(&loaded).expect("table");
-            let manifest = &compiled.lowered.manifest;
+            let table = loaded.state().reloc_table.expect("table");
+            let manifest = &compiled.manifest;
             let resolved: Vec<u64> = manifest
                 .records()
                 .iter()
@@ -152,9 +178,9 @@ fn a_boxed_constant_with_a_symbol_tag() {
             run(&session, &device, &m, "unbox", s, &LaunchConfig::default(), &args).expect("runs");
             assert_eq!(read_u32s(&device, out, 1)[0], want, "{s}: :{tag}");
         }
-        let compiled = program::compile(&session, &device, &m, "unbox", s).expect("compiles");
+        let compiled = compile(&session, &device, &m, "unbox", s);
         let interior =
-            compiled.lowered.manifest.records().iter().filter(|r| r.offset() == 0 && r.name().contains("agg")).count();
+            compiled.manifest.records().iter().filter(|r| r.offset() == 0 && r.name().contains("agg")).count();
         assert_eq!(interior, 1, "{s}: one interior record for the box's tag");
     }
 }
@@ -179,10 +205,10 @@ fn devices_are_isolated() {
         assert_ne!(cell(&a).0, cell(&b).0);
     }
     // Separate tables with different words for the same kernel.
-    let compiled = program::compile(&session, &a, &parse(WORDS), "words", Strategy::Table).expect("compiles");
-    let la = program::load(&session, &a, &compiled).expect("loads on a");
-    let lb = program::load(&session, &b, &compiled).expect("loads on b");
-    assert_ne!(program::table_buffer(&la), program::table_buffer(&lb));
+    let compiled = compile(&session, &a, &parse(WORDS), "words", Strategy::Table);
+    let la = load(&session, &a, &compiled).expect("loads on a");
+    let lb = load(&session, &b, &compiled).expect("loads on b");
+    assert_ne!(la.state().reloc_table, lb.state().reloc_table);
     assert_ne!(la.words, lb.words);
 }
 
@@ -191,15 +217,15 @@ fn a_baked_kernel_is_wrong_on_another_device_and_patch_and_table_are_right() {
     let m = parse(LOOKUP);
     let session = Session::new();
     let (a, b) = (CpuDevice::new(0), CpuDevice::new(1));
-    let baked = program::compile(&session, &a, &m, "lookup", Strategy::Bake).expect("compiles for a");
+    let baked = compile(&session, &a, &m, "lookup", Strategy::Bake);
     // The loader refuses, and running it anyway shows why: the baked word is
     // a's address of the table, which does not exist on b.
-    assert!(matches!(program::load(&session, &b, &baked), Err(ProgramError::BakedElsewhere { .. })));
+    assert!(matches!(load(&session, &b, &baked), Err(ProgramError::BakedElsewhere { .. })));
     let x = buffer(&b, &[5, 0, 0, 0]);
     let out = buffer(&b, &[0; 4]);
     let args = [KernelArg::u32(1), KernelArg::Ptr(x), KernelArg::Ptr(out)];
     let forced = b.launch_loaded(
-        &b.load(&baked.lowered.module, "lookup").expect("compiles on b"),
+        &b.compile(&baked.lowered().expect("lowered").module, "lookup").expect("compiles on b"),
         &LaunchConfig::default(),
         &args,
         &relok_runtime::LaunchState::default(),
@@ -207,9 +233,9 @@ fn a_baked_kernel_is_wrong_on_another_device_and_patch_and_table_are_right() {
     let err = forced.expect_err("a stale address faults");
     assert!(err.to_string().contains("out-of-bounds"), "{err}");
     for s in [Strategy::Patch, Strategy::Table] {
-        let compiled = program::compile(&session, &a, &m, "lookup", s).expect("compiles");
-        let loaded = program::load(&session, &b, &compiled).expect("loads on b");
-        program::launch(&session, &b, &compiled, &loaded, &LaunchConfig::default(), &args).expect("runs on b");
+        let compiled = compile(&session, &a, &m, "lookup", s);
+        let loaded = load(&session, &b, &compiled).expect("loads on b");
+        launch(&session, &b, &loaded, &LaunchConfig::default(), &args).expect("runs on b");
         assert_eq!(read_u32s(&b, out, 1)[0], 178, "{s}: table[5] = (5 * 5 * 7 + 3) % 1000");
     }
 }
@@ -242,11 +268,11 @@ fn a_manifest_naming_a_missing_site_is_rejected_at_load() {
     let m = parse(SYMBOLS);
     let (session, device) = (Session::new(), CpuDevice::new(0));
     for s in [Strategy::Patch, Strategy::Table] {
-        let mut compiled = program::compile(&session, &device, &m, "classify", s).expect("compiles");
-        let mut records = compiled.lowered.manifest.records().to_vec();
+        let mut compiled = Artifact::clone(&compile(&session, &device, &m, "classify", s));
+        let mut records = compiled.manifest.records().to_vec();
         records.push(Record::slot("relok$classify$sym$zzz_missing", Target::Symbol("zzz_missing".into())));
-        compiled.lowered.manifest = relok_compiler::reloc::FrozenManifest::from_records(records).expect("sorted");
-        let err = program::load(&session, &device, &compiled).expect_err("missing site");
+        compiled.manifest = relok_compiler::reloc::FrozenManifest::from_records(records).expect("sorted");
+        let err = load(&session, &device, &compiled).expect_err("missing site");
         assert!(err.to_string().contains("relok$classify$sym$zzz_missing"), "{s}: {err}");
     }
 }
@@ -269,13 +295,12 @@ kernel @k(v0: ptr<global, word>) {
     let m = parse(src);
     let (session, device) = (Session::new(), CpuDevice::new(0));
     for s in Strategy::ALL {
-        let compiled = program::compile(&session, &device, &m, "k", s).expect("compiles");
-        let names: Vec<&str> = compiled.lowered.manifest.records().iter().map(|r| r.name()).collect();
+        let compiled = compile(&session, &device, &m, "k", s);
+        let names: Vec<&str> = compiled.manifest.records().iter().map(|r| r.name()).collect();
         assert_eq!(names, ["relok$k$glob$relok_counter$0"], "{s}");
         let out = buffer(&device, &[0; 8]);
-        let loaded = program::load(&session, &device, &compiled).expect("loads");
-        program::launch(&session, &device, &compiled, &loaded, &LaunchConfig::default(), &[KernelArg::Ptr(out)])
-            .expect("runs");
+        let loaded = load(&session, &device, &compiled).expect("loads");
+        launch(&session, &device, &loaded, &LaunchConfig::default(), &[KernelArg::Ptr(out)]).expect("runs");
         let cell = session.global_cell(&device, "relok_counter").expect("cell");
         assert_eq!(read_u64s(&device, out, 1)[0], cell.0, "{s}");
     }

@@ -107,7 +107,7 @@ impl Kernel {
         };
         program.host().prepare(ctx)?;
         let params = f.params.iter().filter_map(|&v| f.values.get(v).map(|d| (v.to_string(), d.ty.clone()))).collect();
-        let inner = ctx.device.load_remembering(&ctx.session, &ctx.cache, module, name, strategy, source_key)?;
+        let inner = ctx.device.load(&ctx.session, &ctx.cache, module, name, strategy, source_key)?;
         Ok(Kernel::on(ctx, &Arc::new(LoadedKernel { inner, name: name.to_owned(), params })))
     }
 

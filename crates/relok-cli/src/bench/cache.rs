@@ -1,11 +1,12 @@
 //! `relok bench cache` ([`run`]): the kernel cache's tiers against
 //! compiling, per example kernel and strategy (table, patch):
 //!
-//! - cold: `KernelCache::compile` on a fresh cache with no store;
+//! - cold: `load::by_module` (the kernel cache, then the cpu device's
+//!   load) on a fresh cache with no store;
 //! - warm, this process: the same call on a freshly opened cache over a
 //!   filled artifact store (memory tier empty), checked to be a store hit;
 //! - warm, a new process: the `relok` binary started again (hidden
-//!   `bench cache-child`), timing `KernelCache::open` + `compile` inside it,
+//!   `bench cache-child`), timing `KernelCache::open` + the load inside it,
 //!   and the child's whole wall time;
 //! - `Store::open` with many entries against an empty store's (it never
 //!   scans), and lookups that hit and miss.
@@ -21,7 +22,7 @@ use relok_compiler::lower::site_table;
 use relok_compiler::stencil::Stencil;
 use relok_ir::Strategy;
 use relok_runtime::cpu::CpuDevice;
-use relok_runtime::{CacheStats, KernelCache, Session};
+use relok_runtime::{CacheStats, KernelCache, Session, load};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -199,7 +200,8 @@ pub fn child(device: &CpuDevice, root: &Path) -> Result<ChildReport, String> {
             let t0 = Instant::now();
             let cache = KernelCache::open(root).map_err(|e| e.to_string())?;
             let t1 = Instant::now();
-            cache.compile(&session, device, module, ex.kernel, strategy).map_err(|e| format!("{}: {e}", ex.name))?;
+            load::by_module(device, &session, &cache, module, ex.kernel, strategy, None)
+                .map_err(|e| format!("{}: {e}", ex.name))?;
             let (open_load_us, load_us) = (micros(t0), micros(t1));
             expect_store_hit(&cache.stats(), &format!("child: {} ({strategy})", ex.name))?;
             loads.push(ChildLoad { kernel: ex.name.into(), strategy: strategy.name().into(), open_load_us, load_us });
@@ -265,7 +267,7 @@ pub fn run(
         let cache = KernelCache::open(dir.path()).map_err(|e| e.to_string())?;
         for s in CACHE_STRATEGIES {
             for (ex, m) in EXAMPLES.iter().zip(&modules) {
-                cache.compile(&session, device, m, ex.kernel, s).map_err(err(ex, s))?;
+                load::by_module(device, &session, &cache, m, ex.kernel, s, None).map_err(err(ex, s))?;
             }
         }
         let st = cache.stats();
@@ -287,24 +289,25 @@ pub fn run(
         "device load (cpu: compile the IR for the interpreter)",
     ];
     let mut steps = vec![Vec::with_capacity(runs); STEPS.len()];
-    let store = Store::open(relok_runtime::cache::store_config(dir.path())?).map_err(|e| e.to_string())?;
+    let store = Store::open(relok_runtime::stores::artifact_config(dir.path())?).map_err(|e| e.to_string())?;
     for _ in 0..runs {
         for (si, &s) in CACHE_STRATEGIES.iter().enumerate() {
             for (ki, (ex, m)) in EXAMPLES.iter().zip(&modules).enumerate() {
                 let cache = KernelCache::uncached();
                 let t = Instant::now();
-                cache.compile(&session, device, m, ex.kernel, s).map_err(err(ex, s))?;
+                load::by_module(device, &session, &cache, m, ex.kernel, s, None).map_err(err(ex, s))?;
                 cold[si * nk + ki].push(micros(t));
                 if cache.stats().compiles != 1 {
                     return Err(format!("{} ({s}): a cold compile did not compile: {:?}", ex.name, cache.stats()));
                 }
                 let cache = KernelCache::open(dir.path()).map_err(|e| e.to_string())?;
                 let t = Instant::now();
-                cache.compile(&session, device, m, ex.kernel, s).map_err(err(ex, s))?;
+                // Held, so that the memory hit below finds it loaded.
+                let _loaded = load::by_module(device, &session, &cache, m, ex.kernel, s, None).map_err(err(ex, s))?;
                 warm[si * nk + ki].push(micros(t));
                 expect_store_hit(&cache.stats(), &format!("{} ({s})", ex.name))?;
                 let t = Instant::now();
-                cache.compile(&session, device, m, ex.kernel, s).map_err(err(ex, s))?;
+                load::by_module(device, &session, &cache, m, ex.kernel, s, None).map_err(err(ex, s))?;
                 memory[si * nk + ki].push(micros(t));
                 let st = cache.stats();
                 if st.memory.hits != 1 || st.compiles != 0 || st.store.hits != 1 {
@@ -312,8 +315,8 @@ pub fn run(
                 }
             }
         }
-        // The warm path (table) step by step, as KernelCache::compile and
-        // program::instantiate take it.
+        // The warm path (table) step by step, as the kernel cache and the
+        // cpu device's load take it.
         let mut sums = [0.0; STEPS.len()];
         for (ki, (ex, m)) in EXAMPLES.iter().zip(&modules).enumerate() {
             let s = Strategy::Table;
@@ -337,7 +340,7 @@ pub fn run(
             lowered.manifest.validate(&site_table(&lowered)).map_err(|e| e.to_string())?;
             sums[4] += micros(t);
             let t = Instant::now();
-            device.load(&lowered.module, &lowered.kernel).map_err(|e| e.to_string())?;
+            device.compile(&lowered.module, &lowered.kernel).map_err(|e| e.to_string())?;
             sums[5] += micros(t);
             code_bytes[ki] = artifact.code.len();
         }
@@ -348,7 +351,7 @@ pub fn run(
     drop(store);
     // Patch code sizes, once.
     {
-        let store = Store::open(relok_runtime::cache::store_config(dir.path())?).map_err(|e| e.to_string())?;
+        let store = Store::open(relok_runtime::stores::artifact_config(dir.path())?).map_err(|e| e.to_string())?;
         for (ki, (ex, m)) in EXAMPLES.iter().zip(&modules).enumerate() {
             let key = Stencil::new(m, ex.kernel).map_err(|e| e.to_string())?.key(
                 CodeTarget::Cpu,
@@ -491,8 +494,9 @@ fn store_scale(quick: bool) -> Result<StoreScale, String> {
     let payload_bytes = 256;
     let full = TempDir::new("store-full")?;
     let empty = TempDir::new("store-empty")?;
-    let open =
-        |root: &Path| relok_runtime::cache::store_config(root).and_then(|c| Store::open(c).map_err(|e| e.to_string()));
+    let open = |root: &Path| {
+        relok_runtime::stores::artifact_config(root).and_then(|c| Store::open(c).map_err(|e| e.to_string()))
+    };
     let keys: Vec<Key> = (0..entries as u64).map(|i| synthetic_key(i, 1)).collect();
     let t = Instant::now();
     {

@@ -76,7 +76,8 @@ pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Re
         .artifact(&session, dev, &ex.module, ex.ex.kernel, dev.target(), Strategy::Table)
         .map_err(|e| e.to_string())?;
     laps.lap("artifact (stencil, key, store read, decode)");
-    let k = dev.load_cached(&session, &artifact).map_err(|e| e.to_string())?;
+    let k = relok_runtime::Backend::load(dev, &session, &relok_runtime::LoadRequest::new(&artifact))
+        .map_err(|e| e.to_string())?;
     laps.lap("load (words, module, table, record)");
     ex.launch(&target, &Prepared::Cuda(k))?;
     laps.lap("inputs, launch, wait, outputs");

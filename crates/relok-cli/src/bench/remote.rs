@@ -145,7 +145,7 @@ pub fn child(device: &str, pull: bool) -> Result<ChildReport, String> {
         store.pull(&keys);
     }
     for (m, k) in &modules {
-        device.load(&session, &cache, m, k, Strategy::Table).map_err(|e| format!("@{k}: {e}"))?;
+        device.load(&session, &cache, m, k, Strategy::Table, None).map_err(|e| format!("@{k}: {e}"))?;
     }
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
     if let Some(s) = cache.store() {

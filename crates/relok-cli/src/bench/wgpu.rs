@@ -62,7 +62,8 @@ pub fn child(started: Instant, example: &str, store: &Path, archive: bool) -> Re
         .artifact(&session, dev.as_ref(), &ex.module, ex.ex.kernel, dev.target(), Strategy::Table)
         .map_err(|e| e.to_string())?;
     laps.lap("artifact (stencil, key, store read, decode)");
-    let k = dev.load_cached(&session, &artifact).map_err(|e| e.to_string())?;
+    let k = relok_runtime::Backend::load(dev.as_ref(), &session, &relok_runtime::LoadRequest::new(&artifact))
+        .map_err(|e| e.to_string())?;
     laps.lap("load (words, shader module, table)");
     let target = Target { device: &device, session: &session, cache: &cache, strategy: Strategy::Table };
     ex.launch(&target, &Prepared::Wgpu(k))?;

@@ -8,9 +8,10 @@ use super::{CpuDevice, DeviceMem, LaunchState, LoadedKernel};
 use crate::backend::{Backend, deliver_words, load_once, table_bytes, wrong_device};
 use crate::error::{DeviceError, LaunchError, ProgramError};
 use crate::launch::{KernelArg, LaunchConfig, LaunchStats};
+use crate::load::LoadRequest;
 use crate::memory::DeviceId;
 use crate::session::Session;
-use relok_compiler::artifact::{Artifact, CodeTarget};
+use relok_compiler::artifact::CodeTarget;
 use relok_compiler::lower::{Lowered, site_table};
 use relok_compiler::reloc::Site;
 use relok_ir::Stage;
@@ -115,8 +116,12 @@ impl Backend for CpuDevice {
         CodeTarget::Cpu
     }
 
-    fn load_artifact(&self, session: &Session, artifact: &Artifact) -> Result<Arc<CpuKernel>, ProgramError> {
-        load_once(&self.loaded, session, artifact, || {
+    /// Parses, verifies and compiles the artifact's code whether the
+    /// kernel cache validated it or not (the cpu device checks its code as
+    /// it loads it); keeps it under no source key.
+    fn load(&self, session: &Session, request: &LoadRequest<'_>) -> Result<Arc<CpuKernel>, ProgramError> {
+        let artifact = request.artifact;
+        load_once(&self.loaded, self.id(), session, artifact, || {
             if artifact.target != CodeTarget::Cpu {
                 let message = format!("artifact for {}, not for the cpu device", artifact.target.name());
                 return Err(DeviceError::Driver { call: "load", message }.into());
@@ -128,7 +133,7 @@ impl Backend for CpuDevice {
                 deliver(session, self, &lowered)?
             };
             let table = state.reloc_table.map(|p| self.owned(p));
-            let kernel = self.load(&lowered.module, &lowered.kernel)?;
+            let kernel = self.compile(&lowered.module, &lowered.kernel)?;
             Ok(CpuKernel { device: self.id(), kernel, state, _table: table, words })
         })
     }

@@ -38,7 +38,7 @@
 //! each SSA value a `u64` register of its frame, scalar locals whose address
 //! is never taken registers too, other locals slices of local memory, with
 //! types, strides and spaces resolved ahead of time. Compiling is linear in
-//! the kernel's size; [`CpuDevice::load`] does it once and returns a
+//! the kernel's size; [`CpuDevice::compile`] does it once and returns a
 //! [`LoadedKernel`] for [`CpuDevice::launch_loaded`], while
 //! [`CpuDevice::launch`] and [`CpuDevice::launch_with`] compile per launch.
 //!
@@ -102,7 +102,7 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A kernel compiled for the cpu device, with the device functions it
-/// calls: compile once with [`CpuDevice::load`], launch many times with
+/// calls: compile once with [`CpuDevice::compile`], launch many times with
 /// [`CpuDevice::launch_loaded`]. It holds no device addresses, so it may be
 /// launched on any [`CpuDevice`]; cloning is cheap.
 #[derive(Clone, Debug)]
@@ -175,7 +175,7 @@ pub struct CpuDevice {
     /// which free themselves on drop.
     mem: Arc<Mutex<DeviceMem>>,
     /// Kernels loaded with their words, by (artifact key, session).
-    loaded: crate::backend::Loaded<CpuKernel>,
+    loaded: crate::backend::LoadedKernels<CpuKernel>,
     /// Whether launches run the race detector (on unless turned off).
     race_detection: std::sync::atomic::AtomicBool,
 }
@@ -282,7 +282,7 @@ impl CpuDevice {
 
     /// Runs `kernel` of `module` (a verified, lowered module) over the grid,
     /// delivering `state` (docs/design.md §3). Compiles the kernel each time; use
-    /// [`CpuDevice::load`] and [`CpuDevice::launch_loaded`] to compile once.
+    /// [`CpuDevice::compile`] and [`CpuDevice::launch_loaded`] to compile once.
     pub fn launch_with(
         &self,
         module: &Module,
@@ -291,7 +291,7 @@ impl CpuDevice {
         args: &[KernelArg],
         state: &LaunchState,
     ) -> Result<LaunchStats, LaunchError> {
-        let loaded = self.load(module, kernel)?;
+        let loaded = self.compile(module, kernel)?;
         self.launch_loaded(&loaded, config, args, state)
     }
 
@@ -299,7 +299,7 @@ impl CpuDevice {
     /// `ref` operations and `ref` constant initializers are rejected (lower
     /// the module first); `word` needs stage `lowered bake` and `patch`
     /// stage `lowered patch`.
-    pub fn load(&self, module: &Module, kernel: &str) -> Result<LoadedKernel, LaunchError> {
+    pub fn compile(&self, module: &Module, kernel: &str) -> Result<LoadedKernel, LaunchError> {
         let id = module.func_by_name(kernel).ok_or_else(|| LaunchError::UnknownKernel { name: kernel.to_owned() })?;
         let f = &module.funcs[id];
         if f.kind != FuncKind::Kernel {
