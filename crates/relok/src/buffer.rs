@@ -11,39 +11,15 @@
 //! first since the stream's last synchronisation, whichever launch threw:
 //! see [`crate::Stream`]) is the read's or write's error.
 
-use crate::context::Shared;
+use crate::Element;
+use crate::core::{Allocation, lock};
 use crate::error::{Error, Result};
-use crate::stream::StreamInner;
-use crate::{Element, lock};
-use relok_runtime::{DeviceMemory, DevicePtr};
+use relok_runtime::DeviceMemory;
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
-use std::sync::{Arc, Mutex, Weak};
-
-/// One device allocation, freed when the last holder (its buffer, pending
-/// launches) drops it.
-#[derive(Debug)]
-pub(crate) struct Allocation {
-    pub(crate) ctx: Arc<Shared>,
-    pub(crate) ptr: DevicePtr,
-    /// Streams that may have pending launches using this allocation.
-    users: Mutex<Vec<Weak<StreamInner>>>,
-}
+use std::sync::{Arc, Weak};
 
 impl Allocation {
-    pub(crate) fn new(ctx: Arc<Shared>, ptr: DevicePtr) -> Allocation {
-        Allocation { ctx, ptr, users: Mutex::default() }
-    }
-
-    /// Notes that `stream` has a pending launch using this allocation.
-    pub(crate) fn used_by(&self, stream: &Arc<StreamInner>) {
-        let mut users = lock(&self.users);
-        if !users.iter().any(|u| std::ptr::eq(u.as_ptr(), Arc::as_ptr(stream))) {
-            users.retain(|u| u.strong_count() > 0);
-            users.push(Arc::downgrade(stream));
-        }
-    }
-
     /// Synchronises every stream with a pending launch using this
     /// allocation.
     fn settle(&self) -> Result<()> {
@@ -56,13 +32,6 @@ impl Allocation {
             }
         }
         first
-    }
-}
-
-impl Drop for Allocation {
-    fn drop(&mut self) {
-        // Our own allocation, freed once: a failure could only leak.
-        let _ = self.ctx.device.free_bytes(self.ptr);
     }
 }
 

@@ -2,9 +2,10 @@
 //! session), and the kernel cache in front of the compiler.
 
 use crate::Element;
-use crate::buffer::{Allocation, Buffer};
+use crate::buffer::Buffer;
+use crate::core::{Allocation, Shared};
 use crate::error::{Error, Result};
-use crate::kernel::{Kernel, LoadedKernel, Symbol};
+use crate::kernel::{Kernel, Symbol};
 use crate::program::KernelSource;
 use crate::stream::Stream;
 use relok_ir::Strategy;
@@ -12,21 +13,6 @@ use relok_runtime::{CacheStats, CodeStats, Device, DeviceKind, DeviceMemory, Ker
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// What a context shares with its buffers, streams and kernels, which keep
-/// it alive: the device is closed when the last of them drops.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) device: Device,
-    pub(crate) session: Session,
-    pub(crate) cache: KernelCache,
-    pub(crate) strategy: Strategy,
-    pub(crate) name: String,
-    /// Rust kernels loaded here, by the address of their definition
-    /// (`relok::__kernel::KernelDef`): a warm launch finds its kernel here.
-    /// Without their context, which a [`Kernel`] here would keep alive.
-    pub(crate) rust_kernels: std::sync::Mutex<std::collections::HashMap<usize, Arc<LoadedKernel>>>,
-}
 
 /// A device opened for this program, with its host objects and kernel
 /// cache. Cheap to clone (clones share the device); `Send + Sync`.
@@ -473,7 +459,7 @@ impl Context {
     /// ```
     pub fn global_value<T: Element>(&self, global: &crate::Global<T>) -> Result<T> {
         let s = &self.shared;
-        crate::rust_kernel::declare_user_global(s, global.name(), size_of::<T>())?;
+        crate::program::rust::declare_user_global(s, global.name(), size_of::<T>())?;
         let cell = s
             .session
             .global_cell(&s.device, global.name())

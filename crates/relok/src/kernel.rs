@@ -19,11 +19,11 @@
 //! the parameter; a buffer or symbol of another context is
 //! [`Error::WrongContext`].
 
-use crate::buffer::{Allocation, Buffer, BufferSlice};
-use crate::context::Shared;
+use crate::buffer::{Buffer, BufferSlice};
+use crate::core::{Allocation, LoadedKernel, Pending, Shared, lock};
 use crate::error::{Error, Result};
 use crate::program::KernelSource;
-use crate::stream::{Pending, Stream};
+use crate::stream::Stream;
 use crate::{Element, Grid, ScalarArg};
 use relok_cache::Key;
 use relok_ir::{AddrSpace, FuncKind, Scalar, Type};
@@ -45,17 +45,6 @@ use std::sync::Arc;
 pub struct Kernel {
     ctx: Arc<Shared>,
     loaded: Arc<LoadedKernel>,
-}
-
-/// A kernel loaded on a context's device, without the context: what the
-/// context's map of Rust kernels holds (a [`Kernel`] there would hold the
-/// context that holds it, and neither would ever drop).
-#[derive(Debug)]
-pub(crate) struct LoadedKernel {
-    inner: relok_runtime::Kernel,
-    name: String,
-    /// Parameter names (`v0`) and types, in order.
-    params: Vec<(String, Type)>,
 }
 
 impl Kernel {
@@ -210,7 +199,7 @@ impl Kernel {
         // Held from the enqueue to the push: a synchronisation takes the
         // pending launches either before this one reached the device or
         // with it, never the launch without what it must keep alive.
-        let mut pending = crate::lock(&stream.inner.pending);
+        let mut pending = lock(&stream.inner.pending);
         // Noted before the enqueue: a download on another thread from then
         // on synchronises this stream, which waits for this lock, so it
         // never reads while this launch may write (a failed enqueue leaves

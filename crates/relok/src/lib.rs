@@ -83,6 +83,7 @@
 
 mod buffer;
 mod context;
+mod core;
 mod element;
 mod error;
 mod global;
@@ -91,12 +92,6 @@ mod kernel;
 mod program;
 mod rust_kernel;
 mod stream;
-
-/// A lock that a panic elsewhere did not poison: the facade's shared
-/// state stays consistent under every lock (no invariant spans a panic).
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 pub use buffer::{Buffer, BufferSlice};
 pub use context::{Context, ContextBuilder};

@@ -15,29 +15,9 @@
 //! kernel and buffers alive until the stream passes it; a stream that
 //! drops waits for its launches first (and their failures are lost).
 
-use crate::buffer::Allocation;
-use crate::context::Shared;
+use crate::core::{Shared, StreamInner, lock};
 use crate::error::{Error, Result};
-use crate::lock;
-use relok_runtime::DeviceError;
 use std::sync::{Arc, Mutex};
-
-/// What a pending launch keeps alive.
-#[derive(Debug)]
-pub(crate) struct Pending {
-    pub(crate) _kernel: relok_runtime::Kernel,
-    pub(crate) _buffers: Vec<Arc<Allocation>>,
-}
-
-/// Fields drop in order: the pending launches' kernels and buffers, the
-/// device's stream, then the context (which may close the device), so
-/// nothing is freed after its device.
-#[derive(Debug)]
-pub(crate) struct StreamInner {
-    pub(crate) pending: Mutex<Vec<Pending>>,
-    pub(crate) stream: std::result::Result<relok_runtime::Stream, DeviceError>,
-    pub(crate) ctx: Arc<Shared>,
-}
 
 impl StreamInner {
     /// Waits for every launch enqueued so far; the stream's kernel
@@ -52,16 +32,7 @@ impl StreamInner {
         // Released after the wait, outside the lock: a last reference frees
         // device memory.
         drop(passed);
-        outcome.map(|_| ()).map_err(|e| crate::rust_kernel::rust_exception(&self.ctx, Error::from(e)))
-    }
-}
-
-impl Drop for StreamInner {
-    fn drop(&mut self) {
-        if let Ok(stream) = &self.stream {
-            // Nobody is left to hear of a failure; the wait is what matters.
-            let _ = self.ctx.device.synchronize(&self.ctx.session, stream);
-        }
+        outcome.map(|_| ()).map_err(|e| crate::program::rust::rust_exception(&self.ctx, Error::from(e)))
     }
 }
 

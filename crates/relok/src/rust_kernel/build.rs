@@ -3,7 +3,6 @@
 //! and runtime globals named) and [`Cx`] (one function: every method emits
 //! IR through relok-ir's builder).
 
-use super::exception::PANIC_CELL;
 use super::host::{HostData, HostObject, HostStatic, global_name};
 use super::staged::*;
 use relok_ir::builder::{FunctionBuilder, ModuleBuilder};
@@ -12,6 +11,10 @@ use relok_ir::{
 };
 use std::collections::HashMap;
 use std::marker::PhantomData;
+/// The runtime global where the first failing bounds check of a device
+/// records its message word, length, index, block and thread.
+pub const PANIC_CELL: &str = "relok_rust_panic";
+
 /// The module under construction (see the module docs).
 #[derive(Debug)]
 pub struct ModuleCx {

@@ -29,27 +29,24 @@
 //!   the runtime global `relok_rust_panic` and every failing thread throws
 //!   the message (a `str` host value holding `{len}` and `{index}`); the
 //!   stream's synchronisation fills the placeholders from that cell
-//!   ([`rust_exception`]) and clears it.
+//!   (`crate::program::rust::rust_exception`) and clears it.
 
-mod build;
-mod exception;
-mod host;
+pub(crate) mod build;
+pub(crate) mod host;
 mod staged;
 
-pub use build::{Cx, ModuleCx, push};
-pub use exception::PANIC_CELL;
-pub(crate) use exception::rust_exception;
+pub use build::{Cx, ModuleCx, PANIC_CELL, push};
 pub use host::{HostData, HostObject, HostStatic, global_name};
 pub use relok_ir::Scalar;
 pub use staged::*;
 
-use crate::context::Shared;
+use crate::core::lock;
 use crate::error::{Error, Result};
 use crate::kernel::{Arg, Kernel};
 use crate::program::Program;
+use crate::program::rust::HostUse;
 use crate::stream::Stream;
-use crate::{Buffer, Element, Grid, lock};
-use relok_runtime::DeviceMemory;
+use crate::{Buffer, Element, Grid};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The element types a generic kernel's type parameter ranges over
@@ -126,33 +123,6 @@ struct Built {
     kernel: String,
 }
 
-/// What a Rust kernel reads from the host, kept with its [`Program`]:
-/// whichever way one of its kernels is loaded (its `launch`,
-/// `Context::kernel` or `Context::kernels` of its `program()`), the
-/// statics' bytes are delivered and the globals declared first
-/// ([`HostUse::prepare`]).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct HostUse {
-    /// The `#[relok::host]` statics it reads.
-    statics: Vec<&'static dyn HostObject>,
-    /// The runtime globals (`relok::Global`) it names, with their sizes.
-    globals: Vec<(&'static str, usize)>,
-}
-
-impl HostUse {
-    /// Delivers the statics' bytes (this process's, whatever a stored
-    /// artifact was compiled with) and declares the globals on `ctx`.
-    pub(crate) fn prepare(&self, ctx: &Arc<Shared>) -> Result<()> {
-        for s in &self.statics {
-            deliver(ctx, *s)?;
-        }
-        for (name, bytes) in &self.globals {
-            declare_user_global(ctx, name, *bytes)?;
-        }
-        Ok(())
-    }
-}
-
 /// One `#[relok::kernel]` (see the module docs).
 #[derive(Debug)]
 pub struct KernelDef {
@@ -217,45 +187,6 @@ impl KernelDef {
     /// Loads (once per context) and launches with `args` in the IR's order.
     pub fn launch(&'static self, stream: &Stream, grid: Grid, args: Vec<Arg<'_>>) -> Result<()> {
         self.kernel(stream)?.launch(stream, grid, args)
-    }
-}
-
-/// Writes a host static's bytes into its runtime global on `ctx`'s device
-/// (each time a context loads a kernel that reads it: the bytes of this
-/// process, whatever a stored artifact was compiled with).
-fn deliver(ctx: &Arc<Shared>, s: &dyn HostObject) -> Result<()> {
-    let name = global_name(s.path());
-    let bytes = s.bytes();
-    declare_global(ctx, &name, bytes.len())?;
-    let cell = ctx
-        .session
-        .global_cell(&ctx.device, &name)
-        .map_err(relok_runtime::ProgramError::from)
-        .map_err(Error::Compile)?;
-    if !bytes.is_empty() {
-        ctx.device.write_bytes(cell, bytes)?;
-    }
-    Ok(())
-}
-
-/// [`declare_global`] for a [`crate::Global`] of the program: refused
-/// under a name of a cell relok writes itself ([`PANIC_CELL`], a host
-/// static's `relok_host__…`, [`global_name`]). The runtime library's
-/// `relok_counter` stays shared on purpose.
-pub(crate) fn declare_user_global(ctx: &Shared, name: &str, bytes: usize) -> Result<()> {
-    if name == PANIC_CELL || host::is_global_name(name) {
-        return Err(Error::ReservedGlobal { name: name.to_owned() });
-    }
-    declare_global(ctx, name, bytes)
-}
-
-/// Declares the runtime global `name` of `bytes` bytes (at least 8) in
-/// `ctx`'s session; declared already (by a kernel that named it, with the
-/// runtime's default size, or by the program) is fine.
-pub(crate) fn declare_global(ctx: &Shared, name: &str, bytes: usize) -> Result<()> {
-    match ctx.session.declare_global(name, (bytes as u64).max(8)) {
-        Ok(()) | Err(relok_runtime::SessionError::GlobalSizeConflict { .. }) => Ok(()),
-        Err(e) => Err(Error::Compile(e.into())),
     }
 }
 

@@ -9,6 +9,8 @@
 //! `Source` never parses, verifies or links anything (see the runtime's
 //! `cache` module on the two levels of keys).
 
+pub(crate) mod rust;
+
 use crate::error::{Error, Result};
 use relok_ir::{FuncKind, Module};
 use std::sync::{Arc, OnceLock};
@@ -34,7 +36,7 @@ pub struct Program {
     text: Option<Arc<str>>,
     /// What a Rust kernel's program reads from the host (none for a
     /// parsed one): delivered whenever one of its kernels is loaded.
-    host: crate::rust_kernel::HostUse,
+    host: rust::HostUse,
 }
 
 impl Program {
@@ -99,16 +101,16 @@ impl Program {
             rendered: errors.render(file),
             errors,
         })?;
-        Ok(Program { module, file: file.to_owned(), text: None, host: crate::rust_kernel::HostUse::default() })
+        Ok(Program { module, file: file.to_owned(), text: None, host: rust::HostUse::default() })
     }
 
     /// A Rust kernel's program, with what it reads from the host.
-    pub(crate) fn with_host(self, host: crate::rust_kernel::HostUse) -> Program {
+    pub(crate) fn with_host(self, host: rust::HostUse) -> Program {
         Program { host, ..self }
     }
 
     /// What its kernels read from the host (see [`Program::with_host`]).
-    pub(crate) fn host(&self) -> &crate::rust_kernel::HostUse {
+    pub(crate) fn host(&self) -> &rust::HostUse {
         &self.host
     }
 
