@@ -18,4 +18,4 @@ pub mod text;
 pub mod verify;
 
 pub use text::{ParseError, parse, parse_type, print};
-pub use verify::{ModuleInfo, VerifyErrors, verify};
+pub use verify::{ModuleInfo, VerifiedModule, VerifyErrors, verify};

@@ -120,6 +120,54 @@ impl std::ops::Index<FuncId> for ModuleInfo {
     }
 }
 
+/// A module the verifier accepted, kept with the verifier's facts
+/// ([`ModuleInfo`]): the proof that verification ran, which the compiler
+/// takes (`relok_compiler::stencil::Stencil::new`) as naga's backends take
+/// naga's `ModuleInfo`. Only [`VerifiedModule::new`] makes one, and it
+/// gives its module out read-only, so the facts stay the module's.
+///
+/// ```
+/// let m = relok_ir::parse("kernel @k() {\n    return\n}\n").unwrap();
+/// let v = relok_ir::VerifiedModule::new(m).unwrap();
+/// assert_eq!(v.info().functions().len(), v.module().funcs.len());
+/// ```
+#[derive(Clone, Debug)]
+pub struct VerifiedModule {
+    module: Module,
+    info: ModuleInfo,
+}
+
+impl VerifiedModule {
+    /// Verifies `module` ([`verify`]): the module with its facts, or every
+    /// problem found.
+    pub fn new(module: Module) -> Result<VerifiedModule, VerifyErrors> {
+        let info = verify(&module)?;
+        Ok(VerifiedModule { module, info })
+    }
+
+    /// The module.
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// What the verifier found.
+    pub fn info(&self) -> &ModuleInfo {
+        &self.info
+    }
+
+    /// The module, giving up the proof.
+    pub fn into_module(self) -> Module {
+        self.module
+    }
+}
+
+impl std::ops::Deref for VerifiedModule {
+    type Target = Module;
+    fn deref(&self) -> &Module {
+        &self.module
+    }
+}
+
 /// Verifies `module`: every problem found, or the facts of a valid module.
 pub fn verify(module: &Module) -> Result<ModuleInfo, VerifyErrors> {
     let mut errors = Vec::new();
