@@ -1,4 +1,4 @@
-//! wgpu streams (src/wgpu.rs, "Streams"): launches recorded into a
+//! wgpu streams (src/wgpu/mod.rs, "Streams"): launches recorded into a
 //! command encoder and submitted in batches. Many launches and one
 //! synchronisation give the exact count; an exception surfaces at
 //! synchronisation with its kernel, block and thread, and the stream runs

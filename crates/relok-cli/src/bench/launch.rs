@@ -187,7 +187,9 @@ fn floor(
         }
         #[cfg(feature = "wgpu")]
         (Device::Wgpu(d), relok_runtime::Kernel::Wgpu(k)) => {
-            let l = laps(rounds, || d.time_bare_dispatches(k, config, launches).map_err(|e| e.to_string()))?;
+            let l = laps(rounds, || {
+                relok_runtime::wgpu::timing::time_bare_dispatches(d, k, config, launches).map_err(|e| e.to_string())
+            })?;
             Ok(Some(("hand-written wgpu dispatch loop, same batching", l)))
         }
         _ => {
