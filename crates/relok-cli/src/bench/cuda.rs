@@ -22,7 +22,7 @@ use super::{ChildExample, Laps, median, run_child, temp_path};
 use crate::launch::{Prepared, Target, prepare};
 use relok_ir::Strategy;
 use relok_runtime::cpu::{KernelArg, LaunchConfig};
-use relok_runtime::cuda::CudaDevice;
+use relok_runtime::cuda::{CudaDevice, timing};
 use relok_runtime::{Device, DeviceMemory, KernelCache, Session};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -307,7 +307,7 @@ fn launch_overhead(iters: usize) -> Result<Vec<LaunchRow>, String> {
                 dev.launch(&k, &config, &args, 0).map_err(|e| e.to_string())?;
                 ours.push(t.elapsed().as_secs_f64() * 1e6);
             }
-            raw.extend(dev.time_raw_launches(&k, &config, &args, 100).map_err(|e| e.to_string())?);
+            raw.extend(timing::time_raw_launches(dev, &k, &config, &args, 100).map_err(|e| e.to_string())?);
         }
         rows.push(LaunchRow { strategy: strategy.name().into(), relok_us: median(ours), raw_us: median(raw) });
     }
@@ -333,10 +333,10 @@ fn relocation_cost(n: u64, iters: usize) -> Result<Vec<BandwidthRow>, String> {
         .collect::<Result<_, _>>()?;
     // Interleaved rounds, so drift hits every strategy alike.
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); kernels.len()];
-    dev.time_launches(&kernels[0].1, &config, &args, 3).map_err(|e| e.to_string())?;
+    timing::time_launches(dev, &kernels[0].1, &config, &args, 3).map_err(|e| e.to_string())?;
     for _ in 0..iters {
         for (i, (_, k)) in kernels.iter().enumerate() {
-            times[i].extend(dev.time_launches(k, &config, &args, 1).map_err(|e| e.to_string())?);
+            times[i].extend(timing::time_launches(dev, k, &config, &args, 1).map_err(|e| e.to_string())?);
         }
     }
     // The result must be right: y = 2x.

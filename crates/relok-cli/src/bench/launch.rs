@@ -182,7 +182,10 @@ fn floor(
     match (device, kernel) {
         #[cfg(feature = "cuda")]
         (Device::Cuda(d), relok_runtime::Kernel::Cuda(k)) => {
-            let l = laps(rounds, || d.time_bare_async_launches(k, config, &[], launches).map_err(|e| e.to_string()))?;
+            let l = laps(rounds, || {
+                relok_runtime::cuda::timing::time_bare_async_launches(d, k, config, &[], launches)
+                    .map_err(|e| e.to_string())
+            })?;
             Ok(Some(("bare cuLaunchKernel (cudarc), 1 stream", l)))
         }
         #[cfg(feature = "wgpu")]
