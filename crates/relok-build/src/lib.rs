@@ -36,7 +36,7 @@ use relok_cache::entry::{self, Kind};
 use relok_cache::{Key, bundle};
 use relok_compiler::artifact::{self, COMPILER_ID};
 use relok_compiler::stencil::{Stencil, source_key};
-use relok_ir::Module;
+use relok_ir::VerifiedModule;
 use std::path::{Path, PathBuf};
 
 pub use relok_compiler::artifact::{CodeTarget, CompileOptions};
@@ -119,7 +119,7 @@ pub struct Source {
     /// The text.
     pub text: String,
     /// The verified module.
-    pub module: Module,
+    pub module: VerifiedModule,
 }
 
 impl Source {
@@ -132,7 +132,7 @@ impl Source {
             col: e.span.col,
             message: e.message,
         })?;
-        relok_ir::verify(&module)
+        let module = VerifiedModule::new(module)
             .map_err(|errors| BuildError::Verify { rendered: errors.render(&file), file: file.clone() })?;
         Ok(Source { file, text, module })
     }

@@ -63,7 +63,8 @@ pub fn run_example(target: &Target<'_>, example: &'static Example) -> Result<Out
     };
     let module = relok_ir::parse(example.source).map_err(|e| format!("{}: {e}", example.file))?;
     lap("parse", &mut times_us);
-    relok_ir::verify(&module).map_err(|e| crate::diag::render_verify(example.file, example.source, &e))?;
+    let module = relok_ir::VerifiedModule::new(module)
+        .map_err(|e| crate::diag::render_verify(example.file, example.source, &e))?;
     lap("verify", &mut times_us);
     let kernel = module
         .func_by_name(example.kernel)

@@ -177,9 +177,8 @@ fn check_roundtrip(text: &str, header_lines: usize) -> Result<(), Vec<String>> {
 
 fn check_run(text: &str, device: &Device) -> Result<usize, Vec<String>> {
     let module = relok_ir::parse(text).map_err(|e| vec![format!("does not parse: {e}")])?;
-    if let Err(errs) = relok_ir::verify(&module) {
-        return Err(errs.errors.iter().map(|e| format!("does not verify: {e}")).collect());
-    }
+    let module = relok_ir::VerifiedModule::new(module)
+        .map_err(|errs| errs.errors.iter().map(|e| format!("does not verify: {e}")).collect::<Vec<_>>())?;
     let runs: Vec<(usize, &str)> = text
         .lines()
         .enumerate()
@@ -224,7 +223,7 @@ fn split_top(s: &str) -> Vec<&str> {
 
 /// Runs one `; run:` line under each of its strategies the device supports;
 /// `false` when it supports none of them (the line is skipped).
-fn check_run_line(module: &relok_ir::Module, run: &str, device: &Device) -> Result<bool, String> {
+fn check_run_line(module: &relok_ir::VerifiedModule, run: &str, device: &Device) -> Result<bool, String> {
     let (call, expect) = run.split_once("=>").ok_or("expected `=> expectations`")?;
     let call = call.trim().strip_prefix('@').ok_or("expected `@kernel(args)`")?;
     let open = call.find('(').ok_or("expected `(` after the kernel name")?;

@@ -379,7 +379,7 @@ pub type Outcome = Result<Vec<u64>, String>;
 /// Runs case `text` on `device` with `input`.
 pub fn run_on(device: &Device, strategy: Strategy, text: &str, input: &[u64]) -> Outcome {
     let module = relok_ir::parse(text).map_err(|e| format!("generated text does not parse: {e}"))?;
-    relok_ir::verify(&module).map_err(|e| format!("generated kernel does not verify: {e}"))?;
+    let module = relok_ir::VerifiedModule::new(module).map_err(|e| format!("generated kernel does not verify: {e}"))?;
     let (session, cache) = (Session::new(), KernelCache::uncached());
     let target = Target { device, session: &session, cache: &cache, strategy };
     let config = LaunchConfig::linear(GRID, BLOCK);

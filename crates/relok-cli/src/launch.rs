@@ -7,7 +7,7 @@
 //! (`relok_runtime::Device::load`, `stream`, `launch`).
 
 use crate::args::{ArgValue, from_bytes, to_bytes};
-use relok_ir::{Module, Scalar, Strategy};
+use relok_ir::{Scalar, Strategy, VerifiedModule};
 use relok_runtime::ProgramError;
 use relok_runtime::cpu::{DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 use relok_runtime::{Device, DeviceMemory, KernelCache, Session, SessionError};
@@ -57,7 +57,7 @@ pub struct Target<'a> {
 /// Runs `kernel` of a verified `module`.
 pub fn run_kernel(
     target: &Target<'_>,
-    module: &Module,
+    module: &VerifiedModule,
     kernel: &str,
     config: &LaunchConfig,
     args: &[ArgValue],
@@ -75,7 +75,7 @@ pub fn run_kernel(
 
 fn upload_and_launch(
     target: &Target<'_>,
-    module: &Module,
+    module: &VerifiedModule,
     kernel: &str,
     config: &LaunchConfig,
     args: &[ArgValue],
@@ -138,7 +138,7 @@ pub type Prepared = relok_runtime::Kernel;
 
 /// Compiles (or takes from the cache) and loads `kernel` on the target's
 /// device.
-pub fn prepare(target: &Target<'_>, module: &Module, kernel: &str) -> Result<Prepared, RunError> {
+pub fn prepare(target: &Target<'_>, module: &VerifiedModule, kernel: &str) -> Result<Prepared, RunError> {
     Ok(target.device.load(target.session, target.cache, module, kernel, target.strategy, None)?)
 }
 

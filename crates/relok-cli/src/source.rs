@@ -2,7 +2,7 @@
 //! the file.
 
 use crate::diag;
-use relok_ir::Module;
+use relok_ir::VerifiedModule;
 use std::path::Path;
 
 /// A parsed and verified module with the text it came from.
@@ -13,7 +13,7 @@ pub struct Source {
     /// Its text.
     pub text: String,
     /// The verified module.
-    pub module: Module,
+    pub module: VerifiedModule,
 }
 
 /// A load failure, already rendered for the terminal.
@@ -34,6 +34,6 @@ pub fn load(path: &Path) -> Result<Source, LoadError> {
 /// Parses and verifies `text`, naming it `file` in errors.
 pub fn from_text(file: String, text: String) -> Result<Source, LoadError> {
     let module = relok_ir::parse(&text).map_err(|e| LoadError(diag::render_parse(&file, &text, &e)))?;
-    relok_ir::verify(&module).map_err(|e| LoadError(diag::render_verify(&file, &text, &e)))?;
+    let module = VerifiedModule::new(module).map_err(|e| LoadError(diag::render_verify(&file, &text, &e)))?;
     Ok(Source { file, text, module })
 }

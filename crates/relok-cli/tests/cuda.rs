@@ -217,7 +217,9 @@ fn the_binary_archive_survives_garbage_foreign_cubins_old_drivers_and_a_tiny_cap
     let unchecked = {
         let other = temp_dir("cuda", "archive-unchecked");
         let d = archived(&other, 1 << 30);
-        let module = relok_ir::parse(include_str!("../../../examples/saxpy.rk")).expect("parses");
+        let module =
+            relok_ir::VerifiedModule::new(relok_ir::parse(include_str!("../../../examples/saxpy.rk")).expect("parses"))
+                .expect("verifies");
         let stencil = relok_compiler::stencil::Stencil::new(&module, "saxpy").expect("stencil");
         let options = relok_compiler::artifact::CompileOptions { checked: false, ..Default::default() };
         let a =
@@ -355,15 +357,13 @@ fn a_small_buffer_freed_under_a_pending_launch_is_rewritten_only_after_it() {
     // has to read it, and taken at once by a new upload, must reach that
     // launch with its old bytes and the new buffer with the new ones.
     // Parsed and verified first, so that a machine without a GPU checks them.
-    let spin = relok_ir::parse(SPIN).expect("parses");
+    let spin = relok_ir::VerifiedModule::new(relok_ir::parse(SPIN).expect("parses")).expect("verifies");
     // `@saxpy` with a = 1 into zeros copies its input.
     let copy = relok_ir::parse(include_str!("../../../examples/saxpy.rk")).expect("parses");
-    for m in [&spin, &copy] {
-        relok_ir::verify(m).expect("verifies");
-    }
+    let copy = relok_ir::VerifiedModule::new(copy).expect("verifies");
     let Some(gpu) = gpu("small buffer reuse") else { return };
     let session = Session::new();
-    let load = |module: &relok_ir::Module, name: &str| {
+    let load = |module: &relok_ir::VerifiedModule, name: &str| {
         gpu.load(&session, &KernelCache::uncached(), module, name, Strategy::Table, None).expect("loads")
     };
     let (spin, copy) = (load(&spin, "spin"), load(&copy, "saxpy"));
@@ -418,8 +418,7 @@ fn small_uploads_queued_behind_a_long_launch_each_keep_the_bytes_they_were_given
     // once an event after them has passed: enough uploads, by bytes and
     // by count, to record it more than once while the launch runs), and
     // so must zeros.
-    let spin = relok_ir::parse(SPIN).expect("parses");
-    relok_ir::verify(&spin).expect("verifies");
+    let spin = relok_ir::VerifiedModule::new(relok_ir::parse(SPIN).expect("parses")).expect("verifies");
     let Some(gpu) = gpu("uploads behind a long launch") else { return };
     let session = Session::new();
     let spin = gpu.load(&session, &KernelCache::uncached(), &spin, "spin", Strategy::Table, None).expect("loads");
@@ -469,9 +468,13 @@ fn a_throw_nobody_waited_for_never_reaches_the_records_next_holder() {
     // happened. Two kernels on one stream are read with one copy: the
     // thrower must be named, not its neighbour; and a throw is reported
     // once (its record cleared on the stream).
-    let module = relok_ir::parse(include_str!("../../../examples/reloc/throw.rk")).expect("parses");
-    let copy = relok_ir::parse(include_str!("../../../examples/saxpy.rk")).expect("parses");
-    relok_ir::verify(&module).expect("verifies");
+    let module = relok_ir::VerifiedModule::new(
+        relok_ir::parse(include_str!("../../../examples/reloc/throw.rk")).expect("parses"),
+    )
+    .expect("verifies");
+    let copy =
+        relok_ir::VerifiedModule::new(relok_ir::parse(include_str!("../../../examples/saxpy.rk")).expect("parses"))
+            .expect("verifies");
     let Some(gpu) = gpu("unread throw") else { return };
     let session = Session::new();
     let cache = KernelCache::uncached();

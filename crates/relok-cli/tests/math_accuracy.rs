@@ -111,6 +111,7 @@ fn measure(device: &Device) {
         for &f in LIBRARY {
             let text = kernel_text(f, ty);
             let module = relok_ir::parse(&text).unwrap_or_else(|e| panic!("{f} {ty}: {e}\n{text}"));
+            let module = relok_ir::VerifiedModule::new(module).unwrap_or_else(|e| panic!("{f} {ty}: {e}\n{text}"));
             let args_f = sample(f, ty, N);
             let mut args = vec![ArgValue::Scalar(Scalar::U32, N as u64)];
             for j in 0..f.arity() {

@@ -93,7 +93,7 @@ fn source_keys_and_artifact_keys_name_the_same_artifact_for_every_example() {
     let mut checked = 0;
     for f in &files {
         let text = std::fs::read_to_string(f).expect("reads");
-        let module = relok_ir::parse(&text).expect("parses");
+        let module = relok_ir::VerifiedModule::new(relok_ir::parse(&text).expect("parses")).expect("verifies");
         for (_, k) in module.kernels() {
             let stencil = Stencil::new(&module, &k.name).expect("stencil");
             for t in targets {
@@ -449,6 +449,7 @@ fn cuda_loads_a_warm_kernel_from_one_load_record() {
         let mut d = relok_runtime::cuda::CudaDevice::open(0).expect("GPU 0");
         d.set_archive(Some(relok_cache::Store::open(d.archive_config(&other.0)).expect("archive")));
         let module = relok_ir::parse(include_str!("../../../examples/bench/scale.rk")).expect("parses");
+        let module = relok_ir::VerifiedModule::new(module).expect("verifies");
         let stencil = Stencil::new(&module, "scale").expect("stencil");
         let options = CompileOptions { checked: false, ..CompileOptions::default() };
         let a = artifact::compile(&stencil, d.target(), Strategy::Table, options, None).expect("compiles");

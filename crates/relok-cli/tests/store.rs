@@ -96,7 +96,7 @@ fn run_once(
     cache: &KernelCache,
     session: &Session,
     device: &CpuDevice,
-    m: &relok_ir::Module,
+    m: &relok_ir::VerifiedModule,
     kernel: &str,
     strategy: Strategy,
     args: &[KernelArg],
@@ -109,7 +109,7 @@ fn run_once(
 
 /// Runs `words.rk` through `cache`; every word must equal the session's.
 fn check_words(cache: &KernelCache, session: &Session, device: &CpuDevice, strategy: Strategy) {
-    let m = relok_ir::parse(WORDS).expect("words.rk parses");
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(WORDS).expect("words.rk parses")).expect("verifies");
     let out = device.alloc(32).expect("alloc");
     device.write(out, &[0; 32]).expect("write");
     run_once(cache, session, device, &m, "words", strategy, &[KernelArg::Ptr(out)]);
@@ -164,7 +164,7 @@ fn fifty() -> Vec<(String, String)> {
 fn run_fifty(cache: &KernelCache) {
     let (session, device) = (Session::new(), CpuDevice::new(0));
     for (i, (name, text)) in fifty().into_iter().enumerate() {
-        let m = relok_ir::parse(&text).expect("parses");
+        let m = relok_ir::VerifiedModule::new(relok_ir::parse(&text).expect("parses")).expect("verifies");
         let strategy = if i % 2 == 0 { Strategy::Patch } else { Strategy::Table };
         let (w, u) = (device.alloc(8).expect("alloc"), device.alloc(4).expect("alloc"));
         run_once(cache, &session, &device, &m, &name, strategy, &[KernelArg::Ptr(w), KernelArg::Ptr(u)]);
@@ -299,7 +299,7 @@ fn symbols_example() -> &'static relok_cli::examples::Example {
 }
 
 fn key_of(example: &relok_cli::examples::Example, strategy: Strategy) -> Key {
-    let m = relok_ir::parse(example.source).expect("parses");
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(example.source).expect("parses")).expect("verifies");
     Key(Stencil::new(&m, example.kernel).expect("stencil").key(CodeTarget::Cpu, strategy, CompileOptions::default()))
 }
 
@@ -380,7 +380,7 @@ fn damaged_stale_and_misplaced_entries_are_misses_that_are_rebuilt() {
     // payload is for something else): the artifact check rejects it.
     corrupt(fault("other-artifact", |p, _| {
         let saxpy = &EXAMPLES[0];
-        let m = relok_ir::parse(saxpy.source).expect("parses");
+        let m = relok_ir::VerifiedModule::new(relok_ir::parse(saxpy.source).expect("parses")).expect("verifies");
         let st = Stencil::new(&m, saxpy.kernel).expect("stencil");
         let a =
             relok_compiler::artifact::compile(&st, CodeTarget::Cpu, Strategy::Table, CompileOptions::default(), None)

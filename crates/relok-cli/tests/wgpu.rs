@@ -203,7 +203,7 @@ fn two_wgpu_devices_in_one_process_are_isolated() {
 fn patch_is_refused_on_wgpu_with_the_reason() {
     let Some(gpu) = gpu("patch") else { return };
     let (session, cache) = (Session::new(), KernelCache::uncached());
-    let m = relok_ir::parse(WORDS).expect("parses");
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(WORDS).expect("parses")).expect("verifies");
     let target = Target { device: &gpu, session: &session, cache: &cache, strategy: Strategy::Patch };
     let e = prepare(&target, &m, "words").expect_err("patch refused");
     assert!(e.to_string().contains("patching is impossible on wgpu"), "{e}");

@@ -275,6 +275,7 @@ impl Artifact {
         let options = CompileOptions::from_bytes(&self.options)
             .ok_or_else(|| cannot(format!("unknown options {:?}", self.options)))?;
         let module = relok_ir::parse(&self.source).map_err(|_| forged("source"))?;
+        let module = relok_ir::VerifiedModule::new(module).map_err(|_| forged("source"))?;
         let stencil = Stencil::new(&module, &self.entry).map_err(|_| forged("source"))?;
         if stencil.text != self.source {
             return Err(forged("source"));
@@ -409,7 +410,7 @@ kernel @k(v0: ptr<global, word>) {
 ";
 
     fn artifact(strategy: Strategy) -> Artifact {
-        let m = relok_ir::parse(K).unwrap();
+        let m = relok_ir::VerifiedModule::new(relok_ir::parse(K).unwrap()).expect("verifies");
         let s = Stencil::new(&m, "k").unwrap();
         compile(&s, CodeTarget::Cpu, strategy, CompileOptions::default(), None).unwrap()
     }
@@ -439,7 +440,7 @@ kernel @k(v0: ptr<global, word>) {
     #[test]
     fn validate_checks_the_code_against_the_abi_and_the_manifest() {
         for s in [Strategy::Patch, Strategy::Table] {
-            let m = relok_ir::parse(K).unwrap();
+            let m = relok_ir::VerifiedModule::new(relok_ir::parse(K).unwrap()).expect("verifies");
             let st = Stencil::new(&m, "k").unwrap();
             let a = compile(&st, CodeTarget::Ptx { sm: 90 }, s, CompileOptions::default(), None).unwrap();
             assert_eq!(a.validate(), Ok(()), "{s}");
@@ -462,7 +463,7 @@ kernel @k(v0: ptr<global, word>) {
         broken.code = b"kernel @k(".to_vec();
         assert!(broken.validate().is_err());
         // A WGSL artifact claiming `patch` is refused before its code is read.
-        let m = relok_ir::parse(K).unwrap();
+        let m = relok_ir::VerifiedModule::new(relok_ir::parse(K).unwrap()).expect("verifies");
         let st = Stencil::new(&m, "k").unwrap();
         let mut wgsl = compile(&st, CodeTarget::Wgsl, Strategy::Table, CompileOptions::default(), None).unwrap();
         assert_eq!(wgsl.validate(), Ok(()));
@@ -486,7 +487,9 @@ kernel @k(v0: ptr<global, word>) {
 
     #[test]
     fn a_rebuilt_artifact_proves_its_code_and_a_forged_one_fails() {
-        let m = relok_ir::parse(include_str!("../../../examples/reloc/lookup.rk")).unwrap();
+        let m =
+            relok_ir::VerifiedModule::new(relok_ir::parse(include_str!("../../../examples/reloc/lookup.rk")).unwrap())
+                .expect("verifies");
         let s = Stencil::new(&m, "lookup").unwrap();
         for target in [CodeTarget::Cpu, CodeTarget::Wgsl, CodeTarget::Ptx { sm: 90 }] {
             let a = compile(&s, target, Strategy::Table, CompileOptions::default(), None).unwrap();

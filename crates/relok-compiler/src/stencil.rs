@@ -19,7 +19,7 @@ use crate::link::{init_consts, link, remap_init, runtime_library, uses};
 use crate::lower::{remap_items, renumbering};
 use crate::state::STATE_LAYOUT_VERSION;
 use crate::target::{COMPILER_ID, CodeTarget, CompileOptions};
-use relok_ir::{ConstId, EntityRef, FuncId, FuncKind, Module, Strategy};
+use relok_ir::{ConstId, EntityRef, FuncId, FuncKind, Module, Strategy, VerifiedModule};
 use sha2::{Digest, Sha256};
 
 /// One kernel and everything it depends on, linked, with its canonical text.
@@ -35,8 +35,12 @@ pub struct Stencil {
 }
 
 impl Stencil {
-    /// The stencil of `kernel` in `module` (a verified source module).
-    pub fn new(module: &Module, kernel: &str) -> Result<Stencil, CompileError> {
+    /// The stencil of `kernel` in `module`: a module the verifier accepted
+    /// (its [`VerifiedModule`] is the proof, as naga's backends take
+    /// naga's `ModuleInfo`), so extracting, linking and printing it may
+    /// rely on every handle being valid.
+    pub fn new(module: &VerifiedModule, kernel: &str) -> Result<Stencil, CompileError> {
+        let module = module.module();
         let kid = module.func_by_name(kernel).ok_or_else(|| CompileError::UnknownKernel(kernel.to_owned()))?;
         let what = match module.funcs[kid].kind {
             FuncKind::Kernel => None,
@@ -251,7 +255,7 @@ kernel @b(v0: ptr<global, u32>) {
 
     #[test]
     fn keeps_what_the_kernel_reaches() {
-        let m = relok_ir::parse(TWO).unwrap();
+        let m = VerifiedModule::new(relok_ir::parse(TWO).unwrap()).expect("verifies");
         let s = Stencil::new(&m, "a").unwrap();
         relok_ir::verify(&s.module).unwrap();
         assert!(s.text.contains("@tab") && s.text.contains("@sq"));
@@ -262,9 +266,10 @@ kernel @b(v0: ptr<global, u32>) {
 
     #[test]
     fn other_kernels_do_not_change_the_key() {
-        let m = relok_ir::parse(TWO).unwrap();
+        let m = VerifiedModule::new(relok_ir::parse(TWO).unwrap()).expect("verifies");
         let edited = relok_ir::parse(&TWO.replace("@other: u32 = 7", "@other: u32 = 8")).unwrap();
-        let key = |m: &Module, k: &str| {
+        let edited = VerifiedModule::new(edited).expect("verifies");
+        let key = |m: &VerifiedModule, k: &str| {
             Stencil::new(m, k).unwrap().key(CodeTarget::Cpu, Strategy::Table, CompileOptions::default())
         };
         assert_eq!(key(&m, "a"), key(&edited, "a"));
@@ -299,7 +304,7 @@ kernel @b(v0: ptr<global, u32>) {
         }
         // Deterministic, and a stencil's key is exactly its KeyInputs' key.
         assert_eq!(base.key(), base.key());
-        let m = relok_ir::parse(TWO).unwrap();
+        let m = VerifiedModule::new(relok_ir::parse(TWO).unwrap()).expect("verifies");
         let s = Stencil::new(&m, "a").unwrap();
         assert_eq!(
             s.key(CodeTarget::Cpu, Strategy::Table, CompileOptions::default()),
@@ -317,7 +322,7 @@ kernel @b(v0: ptr<global, u32>) {
 
     #[test]
     fn errors_name_the_kernel() {
-        let m = relok_ir::parse(TWO).unwrap();
+        let m = VerifiedModule::new(relok_ir::parse(TWO).unwrap()).expect("verifies");
         assert_eq!(Stencil::new(&m, "zz").unwrap_err().to_string(), "no kernel @zz in the module");
         assert_eq!(Stencil::new(&m, "sq").unwrap_err().to_string(), "@sq is a device function, not a kernel");
     }

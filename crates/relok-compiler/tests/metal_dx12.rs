@@ -452,7 +452,8 @@ fn wide_kernel(buffers: usize) -> Written {
     let stores: String = (0..buffers).map(|i| format!("    store v{i}[v{buffers}], v{buffers}\n")).collect();
     let src =
         format!("kernel @wide({}) {{\n    v{buffers}: u32 = thread_id.x\n{stores}    return\n}}\n", params.join(", "));
-    let m = relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}")))
+        .expect("verifies");
     relok_ir::verify(&m).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let stencil = Stencil::new(&m, "wide").expect("stencil");
     let a = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions::default(), None)
@@ -510,7 +511,10 @@ const SNAPSHOTS: [(&str, &str, Strategy); 3] = [
 ];
 
 fn snapshot(file: &str, kernel: &str, s: Strategy) -> (String, String) {
-    let m = relok_ir::parse(&std::fs::read_to_string(repo().join(file)).expect("read")).expect("parses");
+    let m = relok_ir::VerifiedModule::new(
+        relok_ir::parse(&std::fs::read_to_string(repo().join(file)).expect("read")).expect("parses"),
+    )
+    .expect("verifies");
     let stencil = Stencil::new(&m, kernel).expect("stencil");
     let words: Option<relok_compiler::lower::WordResolver<'_>> =
         if s == Strategy::Bake { Some(&fake_word) } else { None };

@@ -41,7 +41,7 @@ fn all_ptx() -> Vec<(String, Result<String, CompileError>)> {
 
 /// The PTX of `kernel` in `source` (IR text) under table.
 fn ptx_of(source: &str, kernel: &str, checked: bool) -> String {
-    let m = relok_ir::parse(source).expect("parses");
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(source).expect("parses")).expect("verifies");
     let stencil = Stencil::new(&m, kernel).expect("stencil");
     let options = CompileOptions { checked, ..CompileOptions::default() };
     let a = compile(&stencil, CodeTarget::Ptx { sm: 90 }, Strategy::Table, options, None).expect("compiles");
@@ -100,7 +100,7 @@ fn checked_ptx_checks_buffer_accesses_loops_and_host_value_writes() {
     assert!(checked.contains("ld.param.u64 %st3, [relok_seals];"), "{checked}");
     // A device function gets the seal table as its fourth state parameter.
     let via_fn = "const @t: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, 8]\n\nfn @poke(v0: word) {\n    v1: ptr<global, u32> = wordptr v0\n    v2: u32 = const 5\n    store v1[v2], v2\n    return\n}\n\nkernel @smash(v0: u32) {\n    v1: word = ref @t\n    call @poke(v1)\n    return\n}\n";
-    let m = relok_ir::parse(via_fn).expect("parses");
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(via_fn).expect("parses")).expect("verifies");
     let stencil = Stencil::new(&m, "smash").expect("stencil");
     let options = CompileOptions { checked: true, optimize: false };
     let code = String::from_utf8(
@@ -183,7 +183,10 @@ fn expected_ptx_is_unchanged() {
     // Unchecked: the PTX from before checked mode existed, byte for byte.
     let options = CompileOptions { checked: false, ..CompileOptions::default() };
     for (file, kernel, s) in cases {
-        let m = relok_ir::parse(&std::fs::read_to_string(repo().join(file)).expect("read")).expect("parses");
+        let m = relok_ir::VerifiedModule::new(
+            relok_ir::parse(&std::fs::read_to_string(repo().join(file)).expect("read")).expect("parses"),
+        )
+        .expect("verifies");
         let stencil = Stencil::new(&m, kernel).expect("stencil");
         let a = compile(&stencil, CodeTarget::Ptx { sm: 90 }, s, options, None).expect("compiles");
         let got = String::from_utf8(a.code).expect("UTF-8");

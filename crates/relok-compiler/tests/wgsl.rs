@@ -172,8 +172,11 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
 
 #[test]
 fn patch_is_refused_with_the_reason() {
-    let m = relok_ir::parse(&std::fs::read_to_string(repo().join("examples/reloc/symbols.rk")).expect("read"))
-        .expect("parses");
+    let m = relok_ir::VerifiedModule::new(
+        relok_ir::parse(&std::fs::read_to_string(repo().join("examples/reloc/symbols.rk")).expect("read"))
+            .expect("parses"),
+    )
+    .expect("verifies");
     let s = Stencil::new(&m, "classify").expect("stencil");
     let e = compile(&s, CodeTarget::Wgsl, Strategy::Patch, CompileOptions::default(), None).expect_err("patch refused");
     assert!(e.to_string().contains("patching is impossible on wgpu"), "{e}");
@@ -315,7 +318,8 @@ fn every_64_bit_operation_and_helper_validates() {
         params.join(", "),
         b.text
     );
-    let m = relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}")))
+        .expect("verifies");
     relok_ir::verify(&m).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let stencil = Stencil::new(&m, "all64").expect("stencil");
     let helpers = [
@@ -403,7 +407,8 @@ fn inexact_64_bit_atomics_are_refused_by_name() {
     ];
     for (body, what) in cases {
         let src = format!("kernel @k(v0: ptr<global, u64>, v1: u64) {{\n    {body}\n    return\n}}\n");
-        let m = relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+        let m = relok_ir::VerifiedModule::new(relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}")))
+            .expect("verifies");
         let stencil = Stencil::new(&m, "k").expect("stencil");
         let e = compile(
             &stencil,
@@ -423,7 +428,7 @@ fn inexact_64_bit_atomics_are_refused_by_name() {
 #[test]
 fn runtime_library_rng_and_counter_are_written() {
     let src = "import fn @relok_rng_next(v0: u64) -> u64\nimport fn @relok_count(v0: u64) -> u64\n\nkernel @rng(v0: ptr<global, u64>) {\n    v1: u32 = thread_id.x\n    v2: u64 = convert v1\n    v3: u64 = call @relok_rng_next(v2)\n    store v0[v1], v3\n    v4: u64 = call @relok_count(v3)\n    return\n}\n";
-    let m = relok_ir::parse(src).expect("parses");
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(src).expect("parses")).expect("verifies");
     let stencil = Stencil::new(&m, "rng").expect("stencil");
     for s in [Strategy::Table, Strategy::Bake] {
         let words: Option<relok_compiler::lower::WordResolver<'_>> =
@@ -446,7 +451,7 @@ fn runtime_library_rng_and_counter_are_written() {
 #[test]
 fn the_checked_loop_budget_counts_the_unrolled_copies() {
     let src = "kernel @spin(v0: ptr<global, u32>) {\n    local %n: u32\n    v1: u32 = const 0\n    v2: u32 = const 1\n    set %n, v1\n    loop {\n        v3: u32 = get %n\n        v4: u32 = add v3, v2\n        set %n, v4\n    }\n    v5: u32 = get %n\n    store v0, v5\n    return\n}\n";
-    let m = relok_ir::parse(src).expect("parses");
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(src).expect("parses")).expect("verifies");
     let stencil = Stencil::new(&m, "spin").expect("stencil");
     for checked in [true, false] {
         let options = CompileOptions { checked, ..CompileOptions::default() };
@@ -485,7 +490,8 @@ fn constant_operations_are_written_as_their_ir_values() {
         let src = format!(
             "kernel @k(v0: ptr<global, {ty}>) {{\n    v1: {ty} = const {a}\n    v2: {ty} = const {b}\n    v3: {ty} = {op} v1, v2\n    store v0, v3\n    return\n}}\n"
         );
-        let m = relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+        let m = relok_ir::VerifiedModule::new(relok_ir::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}")))
+            .expect("verifies");
         let stencil = Stencil::new(&m, "k").expect("stencil");
         let a = compile(
             &stencil,
@@ -509,7 +515,7 @@ fn constant_operations_are_written_as_their_ir_values() {
 #[test]
 fn ids_in_a_device_function_that_is_not_inlined_are_refused() {
     let src = "fn @tid() -> u32 {\n    v0: u32 = thread_id.x\n    return v0\n}\n\nkernel @k(v0: ptr<global, u32>) {\n    v1: u32 = call @tid()\n    store v0, v1\n    return\n}\n";
-    let m = relok_ir::parse(src).expect("parses");
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(src).expect("parses")).expect("verifies");
     let stencil = Stencil::new(&m, "k").expect("stencil");
     let e = compile(
         &stencil,

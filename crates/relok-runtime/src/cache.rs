@@ -47,7 +47,7 @@ use relok_cache::{Key, Lookup, RemoteStats, Store, StoreError, TierStats};
 use relok_compiler::artifact::{Artifact, COMPILER_ID, CodeTarget, CompileOptions, lower_stencil};
 use relok_compiler::reloc::Target;
 use relok_compiler::stencil::Stencil;
-use relok_ir::{Module, Strategy};
+use relok_ir::{Strategy, VerifiedModule};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::Path;
@@ -245,7 +245,7 @@ impl KernelCache {
         &self,
         session: &Session,
         device: &D,
-        module: &Module,
+        module: &VerifiedModule,
         kernel: &str,
         target: CodeTarget,
         strategy: Strategy,

@@ -47,7 +47,7 @@ use crate::memory::{DeviceId, DeviceMemory};
 use crate::session::Session;
 use relok_cache::Key;
 use relok_compiler::artifact::CodeTarget;
-use relok_ir::{Module, Strategy, Type};
+use relok_ir::{Strategy, Type, VerifiedModule};
 use std::sync::Arc;
 
 /// Why a device could not be opened.
@@ -360,7 +360,7 @@ impl Device {
         &self,
         session: &Session,
         cache: &KernelCache,
-        module: &Module,
+        module: &VerifiedModule,
         kernel: &str,
         strategy: Strategy,
         source: Option<Key>,

@@ -32,7 +32,7 @@ use crate::error::ProgramError;
 use crate::session::Session;
 use relok_cache::Key;
 use relok_compiler::artifact::Artifact;
-use relok_ir::{Module, Strategy};
+use relok_ir::{Strategy, VerifiedModule};
 use std::sync::Arc;
 
 /// Whether an artifact's code is known to agree with the rest of it
@@ -81,7 +81,7 @@ impl<'a> LoadRequest<'a> {
     }
 }
 
-/// Kernel `kernel` of `module` with `strategy` on `device`, through the
+/// Kernel `kernel` of `module` (verified: [`VerifiedModule`]) with `strategy` on `device`, through the
 /// kernel cache (memory, bundles, the artifact store, else a compile),
 /// with the session's words delivered. With `source` (the source key of
 /// the module's text, [`KernelCache::source_key`]), the artifact is
@@ -91,7 +91,7 @@ pub fn by_module<B: Backend + ?Sized>(
     device: &B,
     session: &Session,
     cache: &KernelCache,
-    module: &Module,
+    module: &VerifiedModule,
     kernel: &str,
     strategy: Strategy,
     source: Option<Key>,

@@ -6,7 +6,7 @@
 
 use relok_cache::{Key, Lookup};
 use relok_compiler::artifact::{Artifact, CodeTarget};
-use relok_ir::{Module, Strategy, VerifiedModule};
+use relok_ir::{Strategy, VerifiedModule};
 use relok_runtime::{CpuDevice, KernelCache, Session};
 
 const SAXPY: &str = include_str!("../../../examples/saxpy.rk");
@@ -32,7 +32,7 @@ fn saxpy() -> VerifiedModule {
     VerifiedModule::new(relok_ir::parse(SAXPY).expect("parses")).expect("verifies")
 }
 
-fn artifact(cache: &KernelCache, module: &Module, target: CodeTarget, strategy: Strategy) -> Artifact {
+fn artifact(cache: &KernelCache, module: &VerifiedModule, target: CodeTarget, strategy: Strategy) -> Artifact {
     let (session, device) = (Session::new(), CpuDevice::new(0));
     Artifact::clone(&cache.artifact(&session, &device, module, "saxpy", target, strategy).expect("compiles"))
 }

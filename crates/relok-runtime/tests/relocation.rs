@@ -4,7 +4,7 @@
 
 use relok_compiler::artifact::{Artifact, CodeTarget};
 use relok_compiler::reloc::{Record, Target};
-use relok_ir::{Module, Strategy};
+use relok_ir::{Strategy, VerifiedModule};
 use relok_runtime::backend::with_message;
 use relok_runtime::{Backend, CpuDevice, CpuKernel, DevicePtr, KernelArg, KernelCache, LaunchConfig, LoadRequest};
 use relok_runtime::{ProgramError, Session};
@@ -16,10 +16,8 @@ const COUNTER: &str = include_str!("../../../examples/reloc/counter.rk");
 const BOXED: &str = include_str!("../../../examples/reloc/boxed.rk");
 const THROW: &str = include_str!("../../../examples/reloc/throw.rk");
 
-fn parse(src: &str) -> Module {
-    let m = relok_ir::parse(src).expect("example parses");
-    relok_ir::verify(&m).expect("example verifies");
-    m
+fn parse(src: &str) -> VerifiedModule {
+    VerifiedModule::new(relok_ir::parse(src).expect("example parses")).expect("example verifies")
 }
 
 fn buffer(device: &CpuDevice, bytes: &[u8]) -> DevicePtr {
@@ -40,7 +38,13 @@ fn read_u64s(device: &CpuDevice, p: DevicePtr, n: usize) -> Vec<u64> {
 
 /// Compiles `kernel` of `m` for the cpu device with `strategy`, with no
 /// cache (`bake`: with the words of `device`).
-fn compile(session: &Session, device: &CpuDevice, m: &Module, kernel: &str, strategy: Strategy) -> Arc<Artifact> {
+fn compile(
+    session: &Session,
+    device: &CpuDevice,
+    m: &VerifiedModule,
+    kernel: &str,
+    strategy: Strategy,
+) -> Arc<Artifact> {
     KernelCache::uncached().artifact(session, device, m, kernel, CodeTarget::Cpu, strategy).expect("compiles")
 }
 
@@ -67,7 +71,7 @@ fn launch(
 fn run(
     session: &Session,
     device: &CpuDevice,
-    m: &Module,
+    m: &VerifiedModule,
     kernel: &str,
     strategy: Strategy,
     config: &LaunchConfig,

@@ -64,7 +64,7 @@ fn gpu(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Device)> {
 }
 
 fn load(device: &Device, session: &Session, src: &str, name: &str) -> Kernel {
-    let module = relok_ir::parse(src).expect("parses");
+    let module = relok_ir::VerifiedModule::new(relok_ir::parse(src).expect("parses")).expect("verifies");
     device
         .load(session, &KernelCache::uncached(), &module, name, Strategy::Table, None)
         .unwrap_or_else(|e| panic!("@{name}: {e}"))

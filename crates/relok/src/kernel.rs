@@ -96,7 +96,7 @@ impl Kernel {
         };
         program.host().prepare(ctx)?;
         let params = f.params.iter().filter_map(|&v| f.values.get(v).map(|d| (v.to_string(), d.ty.clone()))).collect();
-        let inner = ctx.device.load(&ctx.session, &ctx.cache, module, name, strategy, source_key)?;
+        let inner = ctx.device.load(&ctx.session, &ctx.cache, program.verified_module(), name, strategy, source_key)?;
         Ok(Kernel::on(ctx, &Arc::new(LoadedKernel { inner, name: name.to_owned(), params })))
     }
 

@@ -168,13 +168,12 @@ fn micros(since: Instant) -> f64 {
 }
 
 /// Every example's module, parsed and verified.
-fn example_modules() -> Result<Vec<relok_ir::Module>, String> {
+fn example_modules() -> Result<Vec<relok_ir::VerifiedModule>, String> {
     EXAMPLES
         .iter()
         .map(|ex| {
             let m = relok_ir::parse(ex.source).map_err(|e| format!("{}: {e}", ex.file))?;
-            relok_ir::verify(&m).map_err(|e| format!("{}: {e}", ex.file))?;
-            Ok(m)
+            relok_ir::VerifiedModule::new(m).map_err(|e| format!("{}: {e}", ex.file))
         })
         .collect()
 }

@@ -277,7 +277,8 @@ fn loaded(
     kernel: &str,
     strategy: Strategy,
 ) -> Result<std::sync::Arc<relok_runtime::cuda::CudaKernel>, String> {
-    let m = relok_ir::parse(src).map_err(|e| e.to_string())?;
+    let m =
+        relok_ir::VerifiedModule::new(relok_ir::parse(src).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
     let target = Target { device, session, cache, strategy };
     match prepare(&target, &m, kernel).map_err(|e| e.to_string())? {
         Prepared::Cuda(k) => Ok(k),

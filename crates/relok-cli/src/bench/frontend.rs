@@ -46,7 +46,8 @@ pub fn run(device: &CpuDevice, quick: bool) -> Result<Vec<Measurement>, String> 
     }
     let n: u32 = if quick { 1 << 14 } else { 1 << 20 };
     let saxpy = &EXAMPLES[0];
-    let module = relok_ir::parse(saxpy.source).map_err(|e| e.to_string())?;
+    let module = relok_ir::VerifiedModule::new(relok_ir::parse(saxpy.source).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
     let func = &module.funcs[module.func_by_name("saxpy").ok_or("no @saxpy")?];
     let texts = [n.to_string(), "2.5".into(), format!("rand:{n}:1"), format!("rand:{n}:2")];
     let args = parse_args(func, &texts)?;

@@ -128,7 +128,7 @@ fn device_rows(spec: &str, launches: usize, rounds: usize) -> Result<Vec<Row>, S
     let device = Device::open(spec).map_err(|e| e.to_string())?;
     let session = Session::new();
     let k = device
-        .load(&session, &KernelCache::uncached(), program.module(), "empty", Strategy::Table, None)
+        .load(&session, &KernelCache::uncached(), program.verified_module(), "empty", Strategy::Table, None)
         .map_err(|e| e.to_string())?;
     let s = device.stream().map_err(|e| e.to_string())?;
     let config = LaunchConfig::linear(1, 1);

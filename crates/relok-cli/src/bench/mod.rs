@@ -307,7 +307,7 @@ impl Laps {
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
 pub(crate) struct ChildExample {
     pub(crate) ex: &'static Example,
-    pub(crate) module: relok_ir::Module,
+    pub(crate) module: relok_ir::VerifiedModule,
     inputs: Vec<crate::args::ArgValue>,
 }
 
@@ -317,6 +317,7 @@ impl ChildExample {
     pub(crate) fn parse(name: &str) -> Result<ChildExample, String> {
         let ex = EXAMPLES.iter().find(|e| e.name == name).ok_or(format!("no example {name}"))?;
         let module = relok_ir::parse(ex.source).map_err(|e| e.to_string())?;
+        let module = relok_ir::VerifiedModule::new(module).map_err(|e| e.to_string())?;
         let f = &module.funcs[module.func_by_name(ex.kernel).ok_or("no kernel")?];
         let inputs = parse_args(f, ex.args)?;
         Ok(ChildExample { ex, module, inputs })

@@ -103,13 +103,14 @@ pub struct RemoteReport {
 
 /// The 64 kernels: the examples round-robin, copy `i` renamed
 /// `<kernel>_r<i>`, so each has a key of its own.
-fn kernels() -> Result<Vec<(relok_ir::Module, String)>, String> {
+fn kernels() -> Result<Vec<(relok_ir::VerifiedModule, String)>, String> {
     (0..KERNELS)
         .map(|i| {
             let ex = &EXAMPLES[i % EXAMPLES.len()];
             let name = format!("{}_r{i}", ex.kernel);
             let text = ex.source.replace(&format!("kernel @{}(", ex.kernel), &format!("kernel @{name}("));
             let m = relok_ir::parse(&text).map_err(|e| format!("{}: {e}", ex.file))?;
+            let m = relok_ir::VerifiedModule::new(m).map_err(|e| format!("{}: {e}", ex.file))?;
             Ok((m, name))
         })
         .collect()

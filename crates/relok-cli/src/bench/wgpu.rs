@@ -195,7 +195,8 @@ fn launch_time(iters: usize) -> Result<Vec<LaunchRow>, String> {
     let device = Device::Wgpu(Box::new(WgpuDevice::open(0).map_err(|e| e.to_string())?));
     let (session, cache) = (Session::new(), KernelCache::uncached());
     let saxpy = EXAMPLES.iter().find(|e| e.name == "saxpy").ok_or("no saxpy")?;
-    let m = relok_ir::parse(saxpy.source).map_err(|e| e.to_string())?;
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(saxpy.source).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
     let x = device.alloc_zeroed(4 * 32).map_err(|e| e.to_string())?;
     let y = device.alloc_zeroed(4 * 32).map_err(|e| e.to_string())?;
     let args = [

@@ -23,7 +23,7 @@ pub fn skip(test: &str, why: &str) {
 /// Runs `kernel` of `src` with `args` (the `--arg` syntax) on the target.
 pub fn run(target: &Target<'_>, src: &str, kernel: &str, args: &[&str], config: &LaunchConfig) -> Vec<ArgValue> {
     let strategy = target.strategy;
-    let m = relok_ir::parse(src).expect("parses");
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(src).expect("parses")).expect("verifies");
     let f = &m.funcs[m.func_by_name(kernel).expect("kernel")];
     let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
     let values = parse_args(f, &args).expect("arguments");

@@ -165,7 +165,7 @@ kernel @k(v0: u32, v1: ptr<global, u32>, v2: f64, v3: ptr<global, f32>, v4: i32,
 ";
 
     fn wgsl(strategy: Strategy) -> String {
-        let m = relok_ir::parse(K).unwrap();
+        let m = relok_ir::VerifiedModule::new(relok_ir::parse(K).unwrap()).expect("verifies");
         relok_ir::verify(&m).unwrap();
         let s = Stencil::new(&m, "k").unwrap();
         let words = |_: &crate::reloc::Target| Ok(0);

@@ -2,7 +2,7 @@
 //! stand-in resolver for `bake`.
 
 use relok_compiler::reloc::Target;
-use relok_ir::Module;
+use relok_ir::VerifiedModule;
 use std::path::{Path, PathBuf};
 
 pub fn repo() -> PathBuf {
@@ -11,7 +11,7 @@ pub fn repo() -> PathBuf {
 
 /// Every source module with a name: the examples and the file tests that
 /// hold valid IR (their header line dropped).
-pub fn inputs() -> Vec<(String, Module)> {
+pub fn inputs() -> Vec<(String, VerifiedModule)> {
     let mut out = Vec::new();
     let mut files = Vec::new();
     for d in ["examples", "examples/reloc", "examples/bench", "tests/filetests"] {
@@ -33,7 +33,7 @@ pub fn inputs() -> Vec<(String, Module)> {
             text
         };
         let m = relok_ir::parse(&body).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        relok_ir::verify(&m).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let m = VerifiedModule::new(m).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         out.push((f.file_name().expect("name").to_string_lossy().into_owned(), m));
     }
     out

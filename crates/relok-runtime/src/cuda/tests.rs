@@ -52,7 +52,10 @@ fn small_objects_take_runs_of_slots_and_give_them_back() {
 
 #[test]
 fn a_load_record_keeps_what_a_load_needs_for_its_own_source_only() {
-    let module = relok_ir::parse(include_str!("../../../../examples/bench/scale.rk")).expect("parses");
+    let module = relok_ir::VerifiedModule::new(
+        relok_ir::parse(include_str!("../../../../examples/bench/scale.rk")).expect("parses"),
+    )
+    .expect("verifies");
     let stencil = Stencil::new(&module, "scale").expect("stencil");
     let artifact = compile(&stencil, CodeTarget::Ptx { sm: 90 }, Strategy::Table, CompileOptions::default(), None)
         .expect("compiles");

@@ -12,7 +12,7 @@
 pub(crate) mod rust;
 
 use crate::error::{Error, Result};
-use relok_ir::{FuncKind, Module};
+use relok_ir::{FuncKind, Module, VerifiedModule};
 use std::sync::{Arc, OnceLock};
 
 /// A verified module of kernels and device functions.
@@ -30,7 +30,7 @@ use std::sync::{Arc, OnceLock};
 /// ```
 #[derive(Debug, Clone)]
 pub struct Program {
-    module: Module,
+    module: VerifiedModule,
     file: String,
     /// The text it was parsed from (none for a module built in memory).
     text: Option<Arc<str>>,
@@ -96,12 +96,25 @@ impl Program {
     }
 
     fn verified(module: Module, file: &str) -> Result<Program> {
-        relok_ir::verify(&module).map_err(|errors| Error::Verify {
+        let module = VerifiedModule::new(module).map_err(|errors| Error::Verify {
             file: file.to_owned(),
             rendered: errors.render(file),
             errors,
         })?;
         Ok(Program { module, file: file.to_owned(), text: None, host: rust::HostUse::default() })
+    }
+
+    /// The verified module with the verifier's facts: the proof the
+    /// compiler takes (`relok_compiler::stencil::Stencil::new`), for a
+    /// program that drives the lower crates itself.
+    ///
+    /// ```
+    /// let p = relok::Program::parse("kernel @k() {\n    return\n}\n")?;
+    /// assert_eq!(p.verified_module().info().functions().len(), 1);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn verified_module(&self) -> &VerifiedModule {
+        &self.module
     }
 
     /// A Rust kernel's program, with what it reads from the host.
@@ -133,7 +146,7 @@ impl Program {
     /// # Ok::<(), relok::Error>(())
     /// ```
     pub fn module(&self) -> &Module {
-        &self.module
+        self.module.module()
     }
 
     /// The program in the text format (`.rk`): what a Rust kernel's
