@@ -45,7 +45,9 @@ else
     echo "warning: no ptxas (set RELOK_PTXAS): no cubin bundles; the shipped-path GPU test will fail" >&2
 fi
 rm -f .dev/bin/test-*
-# Test binaries that take a device (RELOK_TEST_DEVICE).
+# Test binaries that take a device (RELOK_TEST_DEVICE, or every device
+# found): cuda and wgpu are the facade's (crates/relok/tests), cuda_device
+# and wgpu_device the runtime's, wgpu_commands the CLI's.
 cargo test --release --workspace --no-run --message-format=json 2>/dev/null |
     python3 -c '
 import json, sys, shutil
@@ -55,7 +57,7 @@ for line in sys.stdin:
     except ValueError:
         continue
     exe = m.get("executable")
-    if m.get("reason") == "compiler-artifact" and exe and m["target"]["name"] in ("filetests", "cuda", "wgpu", "devices", "wgpu_streams", "shipped", "fleet", "math_accuracy", "readonly_values", "rust_kernels", "kernels"):
+    if m.get("reason") == "compiler-artifact" and exe and m["target"]["name"] in ("filetests", "cuda", "wgpu", "cuda_device", "wgpu_device", "wgpu_commands", "devices", "wgpu_streams", "shipped", "fleet", "math_accuracy", "readonly_values", "rust_kernels", "kernels"):
         shutil.copy(exe, ".dev/bin/test-" + m["target"]["name"])
 '
 # Debug info would not fit the device tool's 64 MiB.

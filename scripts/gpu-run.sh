@@ -41,8 +41,13 @@ grep -E "test result|failed|note:" "$OUT/filetests-cuda.log" | head -40
 # same bits as the cpu device and within the bounds.
 RELOK_TEST_DEVICE=cuda $B/test-math_accuracy --nocapture > "$OUT/math-accuracy-cuda.log" 2>&1 || status=1
 grep -E "math accuracy|f32:|f64:|test result|panicked" "$OUT/math-accuracy-cuda.log" | head -50
-$B/test-cuda > "$OUT/cuda-tests.log" 2>&1 || status=1
-grep -E "^test |test result|panicked" "$OUT/cuda-tests.log" | head -40
+# The facade on the cuda device (crates/relok/tests/cuda.rs), then what
+# needs the runtime itself: the cubin archive's faults, a slot freed under
+# a launch, one session over two CUDA contexts (crates/relok-runtime/tests/cuda_device.rs).
+RELOK_REPO=$PWD $B/test-cuda > "$OUT/cuda-tests.log" 2>&1 || status=1
+grep -E "^test |test result|panicked|skipping" "$OUT/cuda-tests.log" | head -40
+$B/test-cuda_device > "$OUT/cuda-device-tests.log" 2>&1 || status=1
+grep -E "^test |test result|panicked|SKIPPED" "$OUT/cuda-device-tests.log" | head -20
 fi
 # The wgpu device on the NVIDIA Vulkan driver (RELOK_WGPU_ADAPTER=nvidia
 # keeps lavapipe or others out).
@@ -75,10 +80,17 @@ done
 for j in $(seq 0 $((jobs - 1))); do wait -n || status=1; done
 tail -q -n 1 "$OUT"/fuzz-*.log
 fi
-# Every example, every file test's run lines (refusals by name), caches.
+# Every example, every file test's run lines (refusals by name), caches:
+# the facade on the wgpu device (crates/relok/tests/wgpu.rs); the
+# pipeline-cache archive and the heap (the runtime's wgpu_device.rs);
+# `relok bench wgpu` and a fuzz campaign (the CLI's wgpu_commands.rs).
 if part wgpu; then
-RELOK_REPO=$PWD RELOK_BIN=$PWD/$B/relok $B/test-wgpu > "$OUT/wgpu-tests.log" 2>&1 || status=1
-grep -E "^test |test result|panicked|SKIPPED" "$OUT/wgpu-tests.log" | head -60
+RELOK_REPO=$PWD $B/test-wgpu > "$OUT/wgpu-tests.log" 2>&1 || status=1
+grep -E "^test |test result|panicked|skipping|note: file tests" "$OUT/wgpu-tests.log" | head -60
+$B/test-wgpu_device > "$OUT/wgpu-device-tests.log" 2>&1 || status=1
+grep -E "^test |test result|panicked|SKIPPED" "$OUT/wgpu-device-tests.log" | head -20
+RELOK_BIN=$PWD/$B/relok $B/test-wgpu_commands > "$OUT/wgpu-commands-tests.log" 2>&1 || status=1
+grep -E "^test |test result|panicked|SKIPPED" "$OUT/wgpu-commands-tests.log" | head -20
 unset RELOK_WGPU_ADAPTER
 # The relok facade on every device (cpu, cuda, wgpu on NVIDIA's Vulkan
 # driver), each result compared with the cpu device; the examples.

@@ -39,8 +39,9 @@
 //!
 //! On a GPU (`RELOK_TEST_DEVICE=cuda` or `wgpu`) the `fault:` lines are skipped and
 //! counted: checked mode reports global out-of-bounds accesses and endless
-//! loops there (`tests/cuda.rs` and `tests/wgpu.rs` run those lines against
-//! the cpu device's faults), but not every fault the cpu device reports
+//! loops there (the facade's `crates/relok/tests/cuda.rs` and `wgpu.rs` run
+//! those lines against the cpu device's faults, and `wgpu.rs` runs every
+//! other run line through the facade too), but not every fault the cpu device reports
 //! (shared and local arrays, barrier divergence, the step budget, races).
 //! Faults are the cpu device's to check.
 

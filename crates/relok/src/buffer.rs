@@ -205,6 +205,6 @@ impl<T: Element> BufferSlice<'_, T> {
             return Ok(Vec::new());
         }
         let bytes = mem.ctx.device.read_bytes(mem.ptr.offset(offset), (self.len() * size_of::<T>()) as u64)?;
-        Ok(bytemuck::pod_collect_to_vec(&bytes))
+        T::from_device_bytes(&bytes).map_err(|i| Error::InvalidBool { index: self.start + i, byte: bytes[i] })
     }
 }

@@ -317,10 +317,11 @@ impl Context {
     ///
     /// ```
     /// let ctx = relok::Context::cpu();
-    /// let p = relok::Program::parse("kernel @k() {\n    return\n}\n")?;
+    /// let p = relok::Program::parse("kernel @k() {\n    return\n}\nfn @f() {\n    return\n}\n")?;
     /// let k = ctx.kernel(&p, "k")?;
     /// assert_eq!(k.name(), "k");
     /// assert!(matches!(ctx.kernel(&p, "nope"), Err(relok::Error::NoSuchKernel { .. })));
+    /// assert!(matches!(ctx.kernel(&p, "f"), Err(relok::Error::NotAKernel { .. })));
     /// # Ok::<(), relok::Error>(())
     /// ```
     pub fn kernel(&self, from: &impl KernelSource, name: &str) -> Result<Kernel> {
@@ -466,7 +467,8 @@ impl Context {
             .map_err(relok_runtime::ProgramError::from)
             .map_err(Error::Compile)?;
         let bytes = s.device.read_bytes(cell, size_of::<T>() as u64)?;
-        Ok(bytemuck::pod_read_unaligned(&bytes))
+        // The bytes of exactly one element: one value, or the bool's byte.
+        T::from_device_bytes(&bytes).map(|v| v[0]).map_err(|i| Error::InvalidBool { index: i, byte: bytes[i] })
     }
 
     /// Makes a bundle's precompiled kernels (from `relok precompile` or

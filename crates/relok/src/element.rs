@@ -1,5 +1,6 @@
-//! [`Element`]: the plain-old-data types a [`crate::Buffer`] holds and a
-//! kernel's `ptr<global, T>` parameters point to.
+//! [`Element`]: the types a [`crate::Buffer`] holds and a kernel's
+//! `ptr<global, T>` parameters point to; [`Word`]: a host object's word
+//! as raw bits.
 
 use relok_ir::Scalar;
 
@@ -9,13 +10,15 @@ mod sealed {
 
 /// An element type of device buffers: `u32`, `i32`, `u64`, `i64`, `f32`,
 /// `f64` — plain old data whose bytes are the IR type's (little-endian,
-/// IEEE 754).
+/// IEEE 754) — and `bool` (one byte, 0 or 1) and [`Word`] (the IR's
+/// `word`, 8 bytes), for kernels whose parameters point to those.
 ///
 /// ```
 /// use relok::Element;
 /// assert_eq!(<f32 as Element>::SCALAR, relok::Scalar::F32);
+/// assert_eq!(<bool as Element>::SCALAR, relok::Scalar::Bool);
 /// ```
-pub trait Element: bytemuck::Pod + Send + Sync + std::fmt::Debug + sealed::Sealed + 'static {
+pub trait Element: bytemuck::NoUninit + Send + Sync + std::fmt::Debug + sealed::Sealed + 'static {
     /// The IR's scalar type of this element.
     ///
     /// ```
@@ -23,9 +26,16 @@ pub trait Element: bytemuck::Pod + Send + Sync + std::fmt::Debug + sealed::Seale
     /// assert_eq!(<i64 as Element>::SCALAR, relok::Scalar::I64);
     /// ```
     const SCALAR: Scalar;
+
+    /// The elements `bytes` (a whole number of them, as the device holds
+    /// them) encode; `Err(i)` when element `i` is not a value of the type
+    /// (a `bool` byte other than 0 or 1).
+    #[doc(hidden)]
+    fn from_device_bytes(bytes: &[u8]) -> Result<Vec<Self>, usize>;
 }
 
-/// A scalar launch argument: the element types and `bool`.
+/// A scalar launch argument: `u32`, `i32`, `u64`, `i64`, `f32`, `f64`,
+/// `bool`, and a [`Word`] for a `word` parameter given as raw bits.
 ///
 /// ```
 /// use relok::ScalarArg;
@@ -55,6 +65,9 @@ macro_rules! element {
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const SCALAR: Scalar = Scalar::$s;
+            fn from_device_bytes(bytes: &[u8]) -> Result<Vec<Self>, usize> {
+                Ok(bytemuck::pod_collect_to_vec(bytes))
+            }
         }
         impl ScalarArg for $t {
             const SCALAR: Scalar = Scalar::$s;
@@ -73,6 +86,7 @@ element! {
     i64 => I64, |x| x as u64;
     f32 => F32, |x| u64::from(x.to_bits());
     f64 => F64, |x| x.to_bits();
+    Word => Word, |x| x.0;
 }
 
 impl sealed::Sealed for bool {}
@@ -82,3 +96,77 @@ impl ScalarArg for bool {
         u64::from(self)
     }
 }
+
+/// A buffer of `bool` is one byte per element, 0 or 1, as the IR's `bool`
+/// in memory: a byte other than those read back is
+/// [`crate::Error::InvalidBool`], never a guess.
+///
+/// ```
+/// let ctx = relok::Context::cpu();
+/// assert_eq!(ctx.upload(&[true, false])?.download()?, [true, false]);
+/// # Ok::<(), relok::Error>(())
+/// ```
+impl Element for bool {
+    const SCALAR: Scalar = Scalar::Bool;
+    fn from_device_bytes(bytes: &[u8]) -> Result<Vec<Self>, usize> {
+        bytes
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| match b {
+                0 => Ok(false),
+                1 => Ok(true),
+                _ => Err(i),
+            })
+            .collect()
+    }
+}
+
+/// The word of a host object (the IR's `word`: a symbol's, a value's, a
+/// runtime global's), as raw bits: what a kernel stores through a
+/// `ptr<global, word>` parameter, or a `word` argument given as bits
+/// rather than as a [`crate::Symbol`] (a word a kernel wrote before, say).
+/// Words are valid in one context only (docs/design.md §1): compare them,
+/// pass them back, never compute with them.
+///
+/// ```
+/// let ctx = relok::Context::cpu();
+/// let p = relok::Program::parse(
+///     "kernel @tag(v0: ptr<global, word>) {\n    v1: word = ref :circle\n    v2: u32 = const 0\n    store v0[v2], v1\n    return\n}\n",
+/// )?;
+/// let mut out = ctx.zeros::<relok::Word>(1)?;
+/// let s = ctx.stream();
+/// ctx.kernel(&p, "tag")?.launch(&s, relok::Grid::new(1, 1), (&mut out,))?;
+/// s.synchronize()?;
+/// assert_ne!(out.download()?[0], relok::Word::from_bits(0));
+/// # Ok::<(), relok::Error>(())
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+#[repr(transparent)]
+pub struct Word(u64);
+
+impl Word {
+    /// The word with these bits.
+    ///
+    /// ```
+    /// assert_eq!(relok::Word::from_bits(7).to_bits(), 7);
+    /// ```
+    pub const fn from_bits(bits: u64) -> Word {
+        Word(bits)
+    }
+
+    /// The word's bits.
+    ///
+    /// ```
+    /// assert_eq!(relok::Word::default().to_bits(), 0);
+    /// ```
+    pub const fn to_bits(self) -> u64 {
+        self.0
+    }
+}
+
+// SAFETY: `Word` is `repr(transparent)` over a `u64`: all zeros is a valid
+// value.
+unsafe impl bytemuck::Zeroable for Word {}
+// SAFETY: `repr(transparent)` over a `u64`: no padding, every bit pattern
+// valid, `Copy` and `'static`.
+unsafe impl bytemuck::Pod for Word {}

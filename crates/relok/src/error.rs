@@ -55,6 +55,13 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
+    /// The name is a device function's, not a kernel's: only kernels are
+    /// launched.
+    #[error("@{name} is a device function, not a kernel")]
+    NotAKernel {
+        /// The name asked for.
+        name: String,
+    },
     /// No kernel of that name in the program.
     #[error("no kernel @{name} in this program (kernels: {})", if available.is_empty() { "none".to_owned() } else { available.iter().map(|k| format!("@{k}")).collect::<Vec<_>>().join(", ") })]
     NoSuchKernel {
@@ -119,6 +126,16 @@ pub enum Error {
         /// The data's length.
         found: usize,
     },
+    /// A `bool` element read back from a device holds a byte other than 0
+    /// or 1 (the IR's `bool` in memory): memory the kernel did not write as
+    /// a `bool`.
+    #[error("element {index} of a bool buffer is the byte {byte:#04x}, not 0 or 1")]
+    InvalidBool {
+        /// The element's index in the buffer.
+        index: usize,
+        /// The byte found.
+        byte: u8,
+    },
     /// A buffer too large to address.
     #[error("a buffer of {len} elements of {elem_bytes} bytes is too large")]
     TooLarge {
@@ -152,7 +169,7 @@ pub enum Error {
         name: String,
     },
     /// Launch geometry the device refuses (zero sizes, too many threads).
-    #[error("@{kernel}: bad launch geometry: {reason}")]
+    #[error("kernel @{kernel}: bad launch configuration: {reason}")]
     Geometry {
         /// The kernel.
         kernel: String,

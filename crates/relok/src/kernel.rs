@@ -7,7 +7,7 @@
 //! | parameter | argument |
 //! | --- | --- |
 //! | `u32 i32 u64 i64 f32 f64 bool` | a Rust value of that type |
-//! | `word` | a [`Symbol`] of the same context |
+//! | `word` | a [`Symbol`] of the same context, or a [`crate::Word`] (raw bits) |
 //! | `ptr<global, T>` / `ptr<const, T>` | `&Buffer<T>`, `&mut Buffer<T>` or a [`crate::BufferSlice`] of the same context |
 //!
 //! The IR's global pointers are all writable: a kernel may write through
@@ -15,7 +15,7 @@
 //! `&mut` for the buffers a kernel writes, to say so where it is read.
 //!
 //! A wrong count is [`Error::ArgCount`]; a wrong type, a buffer of another
-//! element type or a raw integer for a `word` is [`Error::ArgType`] naming
+//! element type or an integer for a `word` is [`Error::ArgType`] naming
 //! the parameter; a buffer or symbol of another context is
 //! [`Error::WrongContext`].
 
@@ -89,7 +89,10 @@ impl Kernel {
         let strategy = ctx.strategy;
         let program = from.verified_program()?;
         let module = program.module();
-        let found = module.func_by_name(name).map(|id| &module.funcs[id]).filter(|f| f.kind == FuncKind::Kernel);
+        let found = module.func_by_name(name).map(|id| &module.funcs[id]);
+        if found.is_some_and(|f| f.kind != FuncKind::Kernel) {
+            return Err(Error::NotAKernel { name: name.to_owned() });
+        }
         let Some(f) = found else {
             let available = program.kernels().into_iter().map(str::to_owned).collect();
             return Err(Error::NoSuchKernel { name: name.to_owned(), available });

@@ -95,7 +95,7 @@ mod stream;
 
 pub use buffer::{Buffer, BufferSlice};
 pub use context::{Context, ContextBuilder};
-pub use element::{Element, ScalarArg};
+pub use element::{Element, ScalarArg, Word};
 pub use error::{Error, Result};
 pub use global::Global;
 pub use grid::{Dim3, Grid};

@@ -645,8 +645,8 @@ fn small_buffers_dropped_under_pending_launches_and_new_ones_keep_their_contents
     // read them (freed once a stream passes them), uploads, zeros and
     // writes that then take the freed slots, more of them than the block
     // holds, each of its own size: every buffer must read back what it
-    // holds. (The runtime's own test, tests/cuda.rs, frees a slot under a
-    // pending launch and takes it at once.)
+    // holds. (The runtime's own test, crates/relok-runtime/tests/cuda_device.rs,
+    // frees a slot under a pending launch and takes it at once.)
     let _serial = serial();
     let sizes = [1usize, 15, 16, 17, 255, 1023, 1024, 1025];
     for ctx in contexts() {
