@@ -95,7 +95,18 @@ pub struct KernelCache {
     bundles: Mutex<HashMap<Key, Bytes>>,
     /// Artifacts by source key (patch, table).
     sources: Mutex<HashMap<Key, Arc<Artifact>>>,
+    /// Where the artifacts that came from a bundle or the store came from,
+    /// by artifact key: the tier and the key it holds them under (the
+    /// artifact's, or a source key), for [`KernelCache::forget`].
+    served: Mutex<HashMap<Key, Vec<(Served, Key)>>>,
     counts: [AtomicU64; 7],
+}
+
+/// The tier that gave an artifact (see `KernelCache::served`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Served {
+    Bundle,
+    Store,
 }
 
 /// Indices into `counts`.
@@ -122,6 +133,7 @@ impl KernelCache {
             baked_artifacts: Mutex::default(),
             bundles: Mutex::default(),
             sources: Mutex::default(),
+            served: Mutex::default(),
             counts: Default::default(),
         }
     }
@@ -328,14 +340,30 @@ impl KernelCache {
 
     /// What a bundle or the store holds for `key`, if it is usable: the
     /// artifact decoded, checked (`Artifact::check`) and validated against
-    /// its code (`Artifact::validate`: for the cpu target, its code parsed
-    /// and verified and its manifest checked). Anything that fails is
+    /// its code (`Artifact::validate`; the cpu target's code is parsed,
+    /// verified and checked by the cpu device as it loads it, where a
+    /// failure is a miss too: [`KernelCache::forget`]). Anything that fails is
     /// corrupt: a bundle entry is dropped, a store entry removed, and the
     /// caller compiles.
     /// `artifact_key` is the key the artifact must have been compiled
     /// under: `key` itself (then it must be no alias), or for a source key
     /// (`None`) the artifact's own (then it must be the alias of `key`).
     fn cached(&self, key: Key, artifact_key: Option<Key>, target: CodeTarget, strategy: Strategy) -> Option<Artifact> {
+        let found = self.lookup(key, artifact_key, target, strategy);
+        if let Some((artifact, tier)) = &found {
+            lock(&self.served).entry(Key(artifact.key)).or_default().push((*tier, key));
+        }
+        found.map(|(artifact, _)| artifact)
+    }
+
+    /// [`KernelCache::cached`]: the artifact and the tier that gave it.
+    fn lookup(
+        &self,
+        key: Key,
+        artifact_key: Option<Key>,
+        target: CodeTarget,
+        strategy: Strategy,
+    ) -> Option<(Artifact, Served)> {
         let usable = |payload: &[u8]| -> Result<Artifact, ProgramError> {
             let mut artifact = Artifact::from_payload(payload)?;
             let alias = if artifact_key.is_some() { None } else { Some(key.0) };
@@ -344,7 +372,13 @@ impl KernelCache {
             }
             artifact.alias = None;
             artifact.check(&artifact_key.map_or(artifact.key, |k| k.0), target, strategy)?;
-            artifact.validate()?;
+            // The cpu device's load parses, verifies and checks the manifest
+            // itself, and a load that fails so is a miss too
+            // ([`KernelCache::forget`], `crate::load`): validating here
+            // would parse the code twice.
+            if target != CodeTarget::Cpu {
+                artifact.validate()?;
+            }
             Ok(artifact)
         };
         let bundled = lock(&self.bundles).get(&key).cloned();
@@ -352,7 +386,7 @@ impl KernelCache {
             match usable(&payload) {
                 Ok(c) => {
                     self.count(Count::BundleHits);
-                    return Some(c);
+                    return Some((c, Served::Bundle));
                 }
                 Err(e) => {
                     tracing::warn!("bundled artifact {key} rejected: {e}");
@@ -364,7 +398,7 @@ impl KernelCache {
         let store = self.store.as_ref()?;
         match store.get(key) {
             Lookup::Hit(payload) => match usable(&payload) {
-                Ok(c) => Some(c),
+                Ok(c) => Some((c, Served::Store)),
                 Err(e) => {
                     store.reject(key, &e.to_string());
                     None
@@ -372,6 +406,36 @@ impl KernelCache {
             },
             Lookup::Miss | Lookup::Rejected(_) => None,
         }
+    }
+
+    /// Forgets `artifact`, which a tier gave but which did not load on a
+    /// device for a reason of its own (its code, its manifest: see
+    /// `crate::load`): this process's maps let go of it, the bundle entry
+    /// is dropped and the store's entries (by key and by source key)
+    /// removed, each counted as corrupt, so that the next lookup compiles.
+    /// `false` when no tier gave it (it was compiled here, or is unknown):
+    /// then nothing would change on a second try.
+    pub(crate) fn forget(&self, artifact: &Artifact, why: &str) -> bool {
+        let key = Key(artifact.key);
+        let Some(served) = lock(&self.served).remove(&key) else { return false };
+        lock(&self.artifacts).remove(&key);
+        lock(&self.sources).retain(|_, a| a.key != artifact.key);
+        for (tier, under) in served {
+            match tier {
+                Served::Bundle => {
+                    tracing::warn!("bundled artifact {under} rejected: {why}");
+                    lock(&self.bundles).remove(&under);
+                    self.counts[Count::BundleHits as usize].fetch_sub(1, Ordering::Relaxed);
+                    self.count(Count::BundleCorrupt);
+                }
+                Served::Store => {
+                    if let Some(store) = &self.store {
+                        store.reject(under, why);
+                    }
+                }
+            }
+        }
+        true
     }
 
     /// Compiles the artifact and writes it to the store (a failed write is

@@ -429,3 +429,18 @@ pub enum ProgramError {
         target: String,
     },
 }
+
+impl ProgramError {
+    /// Whether loading failed because of the artifact itself — its code
+    /// does not parse, verify or compile for the device, or its manifest
+    /// does not fit the code — rather than the device or the session: a
+    /// cached artifact that fails so is a miss (`crate::load`).
+    pub(crate) fn is_the_artifacts(&self) -> bool {
+        matches!(
+            self,
+            ProgramError::Artifact(_)
+                | ProgramError::Manifest(_)
+                | ProgramError::Launch(LaunchError::InvalidModule { .. })
+        )
+    }
+}

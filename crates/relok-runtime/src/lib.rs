@@ -54,6 +54,6 @@ pub use device::{CodeStats, Device, Kernel, OpenError, Stream};
 pub use error::{Access, DeviceError, FaultKind, LaunchError};
 pub use error::{ProgramError, SessionError};
 pub use launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats};
-pub use load::{LoadRequest, Validated};
+pub use load::LoadRequest;
 pub use memory::{DeviceId, DeviceKind, DeviceMemory};
 pub use session::Session;

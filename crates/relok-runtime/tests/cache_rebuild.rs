@@ -1,8 +1,10 @@
 //! A store entry whose frame and checksum are good but whose artifact
-//! cannot be used — its code does not parse (cpu), is not the code its ABI
-//! and manifest describe (PTX, WGSL) — is a miss: the kernel is compiled
-//! again, the entry replaced, and the next process hits. For every target
-//! and every strategy the store keeps.
+//! cannot be used — its code is not the code its ABI and manifest describe
+//! (PTX, WGSL: found as the kernel cache validates it), its code does not
+//! parse (cpu: found as the cpu device loads it) — is a miss: the kernel is
+//! compiled again, the entry replaced, and the next process hits. For every
+//! target and every strategy the store keeps, by artifact key and by
+//! source key.
 
 use relok_cache::{Key, Lookup};
 use relok_compiler::artifact::{Artifact, CodeTarget};
@@ -32,8 +34,14 @@ fn saxpy() -> VerifiedModule {
     VerifiedModule::new(relok_ir::parse(SAXPY).expect("parses")).expect("verifies")
 }
 
+/// The artifact of saxpy through `cache` — for the cpu target the way
+/// every device takes it, loaded (`relok_runtime::load`); for the GPU
+/// targets, whose devices this machine may lack, as the cache gives it.
 fn artifact(cache: &KernelCache, module: &VerifiedModule, target: CodeTarget, strategy: Strategy) -> Artifact {
     let (session, device) = (Session::new(), CpuDevice::new(0));
+    if target == CodeTarget::Cpu {
+        relok_runtime::load::by_module(&device, &session, cache, module, "saxpy", strategy, None).expect("loads");
+    }
     Artifact::clone(&cache.artifact(&session, &device, module, "saxpy", target, strategy).expect("compiles"))
 }
 
@@ -68,4 +76,35 @@ fn a_checksummed_entry_with_unusable_code_is_a_miss_and_a_rebuild_on_every_targe
             assert!(matches!(store.get(Key(good.key)), Lookup::Hit(_)), "{what}");
         }
     }
+}
+
+#[test]
+fn a_cpu_entry_under_its_source_key_that_does_not_load_is_a_miss() {
+    let module = saxpy();
+    let dir = TempDir::new("source");
+    let (session, device) = (Session::new(), CpuDevice::new(0));
+    let cache = KernelCache::open(&dir.0).expect("store");
+    let source = cache.source_key(SAXPY, "saxpy", CodeTarget::Cpu, Strategy::Table);
+    relok_runtime::load::by_module(&device, &session, &cache, &module, "saxpy", Strategy::Table, Some(source))
+        .expect("loads");
+    let good = artifact(&cache, &module, CodeTarget::Cpu, Strategy::Table);
+    // The alias entry under the source key, damaged but framed and
+    // checksummed by the store.
+    let damaged = Artifact { code: b"kernel @saxpy( this is not code".to_vec(), ..good.alias_under(source.0) };
+    cache.store().expect("store").put(source, &damaged.to_payload().expect("payload")).expect("put");
+    drop(cache);
+
+    let cache = KernelCache::open(&dir.0).expect("store");
+    let found = relok_runtime::load::by_source(&device, &session, &cache, source, "saxpy", Strategy::Table);
+    assert!(matches!(found, Ok(None)), "a miss, not an error: {found:?}");
+    let stats = cache.stats();
+    assert_eq!((stats.store.corrupt, stats.store.hits), (1, 0), "{stats:?}");
+    assert!(matches!(cache.store().expect("store").get(source), Lookup::Miss), "the alias entry is removed");
+    // The caller compiles (here: the artifact's own entry is good) and the
+    // alias is written again.
+    relok_runtime::load::by_module(&device, &session, &cache, &module, "saxpy", Strategy::Table, Some(source))
+        .expect("loads");
+    let cache = KernelCache::open(&dir.0).expect("store");
+    let again = relok_runtime::load::by_source(&device, &session, &cache, source, "saxpy", Strategy::Table);
+    assert!(matches!(again, Ok(Some(_))), "{again:?}");
 }
