@@ -59,9 +59,9 @@ use std::sync::{Arc, Mutex};
 pub struct CacheStats {
     /// Kernels compiled (every tier missed).
     pub compiles: u64,
-    /// This process's compiled kernels, patch and table (hits, misses).
+    /// This process's artifacts, patch and table (hits, misses).
     pub memory: TierStats,
-    /// Baked kernels per device (hits, misses).
+    /// Baked artifacts per (device, session) (hits, misses).
     pub baked: TierStats,
     /// Bundles loaded by the application (hits, misses, corrupt).
     pub bundle: TierStats,

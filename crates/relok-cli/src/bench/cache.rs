@@ -41,19 +41,19 @@ pub struct CacheRow {
     pub strategy: String,
     /// Bytes of lowered IR text in the artifact (what a warm load parses).
     pub code_bytes: usize,
-    /// Cold: `compile` on a fresh cache with no store (stencil, key,
+    /// Cold: a load (`load::by_module`) on a fresh cache with no store (stencil, key,
     /// optimise, lower, codegen, parse + verify, device load).
     pub cold_us: f64,
-    /// Warm, this process: `compile` on a freshly opened cache over a
+    /// Warm, this process: a load on a freshly opened cache over a
     /// filled store (memory tier empty): a store hit.
     pub warm_us: f64,
     /// A memory-tier hit: the same call again on that cache (stencil and
     /// key still computed, then a map lookup).
     pub memory_us: f64,
-    /// Warm, a new process: `KernelCache::open` plus `compile`, measured
+    /// Warm, a new process: `KernelCache::open` plus the load, measured
     /// inside the child.
     pub child_open_load_us: f64,
-    /// Warm, a new process: the `compile` call alone.
+    /// Warm, a new process: the load alone.
     pub child_load_us: f64,
     /// `cold_us / warm_us`.
     pub cold_over_warm: f64,
@@ -121,9 +121,9 @@ pub struct ChildLoad {
     pub kernel: String,
     /// `table` or `patch`.
     pub strategy: String,
-    /// From before `KernelCache::open` to after `compile`, µs.
+    /// From before `KernelCache::open` to after the load, µs.
     pub open_load_us: f64,
-    /// The `compile` call alone, µs.
+    /// The load alone, µs.
     pub load_us: f64,
 }
 
@@ -424,7 +424,7 @@ pub fn print(device: &str, r: &CacheReport) {
         r.runs, r.child_runs
     );
     println!("cold: compile, no store; warm: a store hit in this process (memory tier empty);");
-    println!("mem: a memory-tier hit; child: a new process, KernelCache::open + compile (ld: compile");
+    println!("mem: a memory-tier hit; child: a new process, KernelCache::open + load (ld: load");
     println!("alone); IR B: bytes of lowered IR text in the artifact; times in µs\n");
     println!(
         "{:<10} {:<8} {:>6} {:>9} {:>8} {:>9} {:>6} {:>9} {:>8} {:>10}",
