@@ -82,6 +82,7 @@
 //! repository's `docs/` folder.
 
 mod buffer;
+mod cells;
 mod context;
 mod core;
 mod element;

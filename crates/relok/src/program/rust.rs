@@ -6,10 +6,9 @@
 //! stream's synchronisation completes from [`PANIC_CELL`]
 //! ([`rust_exception`]).
 
+use crate::cells::{HostObject, PANIC_CELL, global_name, is_global_name};
 use crate::core::Shared;
 use crate::error::{Error, Result};
-use crate::rust_kernel::build::PANIC_CELL;
-use crate::rust_kernel::host::{HostObject, global_name, is_global_name};
 use relok_runtime::DeviceMemory;
 use std::sync::Arc;
 

@@ -3,18 +3,15 @@
 //! and runtime globals named) and [`Cx`] (one function: every method emits
 //! IR through relok-ir's builder).
 
-use super::host::{HostData, HostObject, HostStatic, global_name};
+use super::host::{HostData, HostStatic};
 use super::staged::*;
+use crate::cells::{HostObject, PANIC_CELL, global_name};
 use relok_ir::builder::{FunctionBuilder, ModuleBuilder};
 use relok_ir::{
     AddrSpace, AtomicOp, Axis, BinaryOp, Builtin, CmpOp, FuncId, HostRef, Op, Scalar, StmtKind, Type, UnaryOp, Value,
 };
 use std::collections::HashMap;
 use std::marker::PhantomData;
-/// The runtime global where the first failing bounds check of a device
-/// records its message word, length, index, block and thread.
-pub const PANIC_CELL: &str = "relok_rust_panic";
-
 /// The module under construction (see the module docs).
 #[derive(Debug)]
 pub struct ModuleCx {

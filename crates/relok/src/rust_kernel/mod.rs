@@ -35,8 +35,9 @@ pub(crate) mod build;
 pub(crate) mod host;
 mod staged;
 
-pub use build::{Cx, ModuleCx, PANIC_CELL, push};
-pub use host::{HostData, HostObject, HostStatic, global_name};
+pub use crate::cells::{HostObject, PANIC_CELL, global_name};
+pub use build::{Cx, ModuleCx, push};
+pub use host::{HostData, HostStatic};
 pub use relok_ir::Scalar;
 pub use staged::*;
 
