@@ -64,6 +64,10 @@ pub struct LoadRequest<'a> {
     /// records), for [`Backend::load_by_source`] in the next process.
     pub(crate) source: Option<Key>,
     /// Whether the kernel cache validated the artifact.
+    #[cfg_attr(
+        not(any(feature = "cuda", feature = "wgpu")),
+        expect(dead_code, reason = "only GPU devices skip validating; the cpu device checks its code as it loads it")
+    )]
     pub(crate) validated: Validated,
 }
 
