@@ -2,9 +2,10 @@
 //! a strategy through the kernel cache (link, optimise, lower — or a cached
 //! artifact), deliver its host objects (load),
 //! allocate and upload the buffers, resolve symbol arguments to words,
-//! launch, read every buffer back, free. Shared by `relok run`, `relok demo`
-//! and the file tests. Every device takes the same path
-//! (`relok_runtime::Device::load`, `stream`, `launch`).
+//! launch, read every buffer back, free, at the runtime's level. Shared by
+//! `relok demo`, the file tests, `relok fuzz` and the benches (`relok run`
+//! goes through the facade instead: [`crate::run`]). Every device takes the
+//! same path (`relok_runtime::Device::load`, `stream`, `launch`).
 
 use crate::args::{ArgValue, from_bytes, to_bytes};
 use relok_ir::{Scalar, Strategy, VerifiedModule};

@@ -13,5 +13,6 @@ pub mod examples;
 pub mod filetest;
 pub mod fuzz;
 pub mod launch;
+pub mod run;
 pub mod rust_twins;
 pub mod source;

@@ -5,10 +5,9 @@
 use clap::{Parser, Subcommand};
 use relok_cli::args::{ArgValue, Elem, format_buffer, parse_args, parse_dims};
 use relok_cli::bench::BenchCommand;
-use relok_cli::{cachecmd, demo, launch, source};
+use relok_cli::{cachecmd, demo, source};
 use relok_compiler::artifact::CodeTarget;
 use relok_ir::Strategy;
-use relok_runtime::cpu::LaunchConfig;
 use relok_runtime::{Device, KernelCache, Session};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -513,18 +512,22 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
                 .filter(|f| f.is_kernel())
                 .ok_or_else(|| format!("{}: no kernel named @{kernel}", src.file))?;
             let inputs = parse_args(func, &args)?;
-            let mut config =
-                LaunchConfig { grid: parse_dims(&grid)?, block: parse_dims(&block)?, ..LaunchConfig::default() };
+            let mut grid = relok::Grid::new(parse_dims(&grid)?, parse_dims(&block)?);
             if let Some(b) = step_budget {
-                config.step_budget = b;
+                grid = grid.with_step_budget(b);
             }
-            let dev = Device::open(&device).map_err(|e| e.to_string())?;
-            let dev_name = dev.name();
+            let ctx =
+                relok::Context::builder().device(&device).strategy(strategy).build().map_err(|e| e.to_string())?;
+            // A store that was refused is a warning; the run goes on without it.
+            if let Some(w) = ctx.cache_warning() {
+                eprintln!("warning: {w}");
+            }
+            let dev_name = ctx.device_name().to_owned();
             let start = std::time::Instant::now();
-            let session = Session::new();
-            let cache = kernel_cache();
-            let target = launch::Target { device: &dev, session: &session, cache: &cache, strategy };
-            let out = launch::run_kernel(&target, &src.module, &kernel, &config, &inputs).map_err(|e| e.to_string())?;
+            // The module is verified already (`source::load`): the facade's
+            // program of it, loaded by its artifact key.
+            let program = relok::Program::from_module(src.module.clone().into_module()).map_err(|e| e.to_string())?;
+            let out = relok_cli::run::run(&ctx, &program, &kernel, grid, &inputs).map_err(|e| e.to_string())?;
             let elapsed = start.elapsed();
             let mut written = Vec::new();
             if let Some(dir) = &out_dir {
@@ -552,9 +555,9 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
                     })
                     .collect();
                 let record = serde_json::json!({
-                    "kernel": kernel, "device": dev_name, "strategy": strategy.name(), "grid": config.grid, "block": config.block,
+                    "kernel": kernel, "device": dev_name, "strategy": strategy.name(), "grid": grid.blocks, "block": grid.threads,
                     "args": args, "steps": out.stats.steps, "time_us": elapsed.as_secs_f64() * 1e6,
-                    "compile_us": out.compile_us, "cache": cache.stats(), "out_files": written,
+                    "compile_us": out.compile_us, "cache": ctx.cache_stats(), "out_files": written,
                 });
                 if !quiet_on_closed_pipe(writeln!(stdout, "{record}"))? {
                     return Ok(ExitCode::SUCCESS);
@@ -571,7 +574,7 @@ fn run(cli: Cli, started: std::time::Instant) -> Result<ExitCode, String> {
                 if !quiet_on_closed_pipe(stdout.flush())? {
                     return Ok(ExitCode::SUCCESS);
                 }
-                let st = cache.stats();
+                let st = ctx.cache_stats();
                 let from = if st.compiles > 0 { "compiled" } else { "from the artifact store" };
                 eprintln!(
                     "@{kernel} on {dev_name}: {} threads, {} steps, {:.3} ms (kernel {from}: {:.0} µs)",

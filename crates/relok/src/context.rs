@@ -518,6 +518,21 @@ impl Context {
         self.shared.cache.stats()
     }
 
+    /// Why this context has no artifact store although it was built with
+    /// one (the environment's, or [`ContextBuilder::cache_dir`]): a root
+    /// that others may write, a read-only file system. The context then
+    /// compiles in memory; the same text is logged as a warning when the
+    /// context is built. `None` when the store opened or none was asked for.
+    ///
+    /// ```
+    /// let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
+    /// assert_eq!(ctx.cache_warning(), None);
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn cache_warning(&self) -> Option<&str> {
+        self.shared.cache.warning()
+    }
+
     /// How the device obtained the machine code of this context's kernels:
     /// from its binary archive, from a shipped bundle, compiled by relok,
     /// or by the driver's JIT (all zero on the cpu device).

@@ -122,14 +122,18 @@ pub mod __kernel {
 pub use relok_ir::{Scalar, Strategy};
 pub use relok_macros::{device, host, kernel};
 /// What the kernel cache and the device's code path did; a device's kind;
-/// what a faulting thread did (the cpu device).
+/// what a faulting thread did (the cpu device); what a stream's launches
+/// did ([`Stream::synchronize_stats`]).
 ///
 /// ```
 /// let ctx = relok::Context::cpu();
 /// let (cache, code): (relok::CacheStats, relok::CodeStats) = (ctx.cache_stats(), ctx.code_stats());
 /// assert_eq!((cache.compiles, code.jit), (0, 0));
 /// assert_eq!(ctx.device_kind(), relok::DeviceKind::Cpu);
+/// let stats: relok::LaunchStats = ctx.stream().synchronize_stats()?;
+/// assert_eq!((stats.threads, stats.steps), (0, 0));
 /// # let _: Option<relok::FaultKind> = None;
+/// # Ok::<(), relok::Error>(())
 /// ```
-pub use relok_runtime::{CacheStats, CodeStats, DeviceKind, FaultKind};
+pub use relok_runtime::{CacheStats, CodeStats, DeviceKind, FaultKind, LaunchStats};
 pub use rust_kernel::{Elem as Number, Float, Int, Signed};

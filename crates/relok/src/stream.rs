@@ -17,12 +17,19 @@
 
 use crate::core::{Shared, StreamInner, lock};
 use crate::error::{Error, Result};
+use relok_runtime::LaunchStats;
 use std::sync::{Arc, Mutex};
 
 impl StreamInner {
     /// Waits for every launch enqueued so far; the stream's kernel
     /// exception, if any (see the module docs).
     pub(crate) fn synchronize(&self) -> Result<()> {
+        self.synchronize_stats().map(|_| ())
+    }
+
+    /// [`StreamInner::synchronize`], with what the launches it waited for
+    /// did.
+    pub(crate) fn synchronize_stats(&self) -> Result<LaunchStats> {
         let stream = self.stream.as_ref().map_err(|e| Error::StreamUnavailable(e.clone()))?;
         // Taken before the wait: every launch taken reached the device
         // before it (see `Kernel::launch`), so the wait covers it; a launch
@@ -32,7 +39,7 @@ impl StreamInner {
         // Released after the wait, outside the lock: a last reference frees
         // device memory.
         drop(passed);
-        outcome.map(|_| ()).map_err(|e| crate::program::rust::rust_exception(&self.ctx, Error::from(e)))
+        outcome.map_err(|e| crate::program::rust::rust_exception(&self.ctx, Error::from(e)))
     }
 }
 
@@ -83,6 +90,30 @@ impl Stream {
     /// ```
     pub fn synchronize(&self) -> Result<()> {
         self.inner.synchronize()
+    }
+
+    /// [`Stream::synchronize`], returning what the launches since the last
+    /// synchronisation did: the threads they ran and, on the cpu device,
+    /// the instructions they executed (what [`crate::Grid::step_budget`]
+    /// bounds per launch; GPUs count none: 0). An exception or fault is
+    /// the error, as for `synchronize`.
+    ///
+    /// ```
+    /// let ctx = relok::Context::cpu();
+    /// let p = relok::Program::parse("kernel @k(v0: ptr<global, u32>) {\n    v1: u32 = thread_id.x\n    store v0[v1], v1\n    return\n}\n")?;
+    /// let k = ctx.kernel(&p, "k")?;
+    /// let mut out = ctx.zeros::<u32>(4)?;
+    /// let s = ctx.stream();
+    /// k.launch(&s, relok::Grid::new(1, 4), (&mut out,))?;
+    /// k.launch(&s, relok::Grid::new(1, 4), (&mut out,))?;
+    /// let stats = s.synchronize_stats()?;
+    /// assert_eq!(stats.threads, 8);
+    /// assert!(stats.steps > 0);
+    /// assert_eq!(s.synchronize_stats()?.threads, 0); // nothing since
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn synchronize_stats(&self) -> Result<LaunchStats> {
+        self.inner.synchronize_stats()
     }
 
     /// Launches waiting for the stream to pass them (since the last
