@@ -1,5 +1,6 @@
 //! The cuda device's unit tests: those that need no GPU (the GPU's are in
-//! `crates/relok-cli/tests/cuda.rs`).
+//! `crates/relok/tests/cuda.rs`, through the facade, and
+//! `crates/relok-runtime/tests/cuda_device.rs`).
 
 use super::launch::buffer_len;
 use super::load_record::{LoadRecord, record_key};
