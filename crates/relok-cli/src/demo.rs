@@ -14,7 +14,7 @@ use relok_ir::Strategy;
 use relok_runtime::ProgramError;
 use relok_runtime::{CacheStats, KernelCache, Session};
 
-use relok_runtime::cpu::LaunchConfig;
+use relok_runtime::LaunchConfig;
 use relok_runtime::{Device, DeviceMemory};
 use std::time::Instant;
 

@@ -50,8 +50,8 @@ use crate::launch::{Target, run_kernel};
 use relok_ir::Strategy;
 use relok_runtime::Device;
 use relok_runtime::KernelCache;
+use relok_runtime::LaunchConfig;
 use relok_runtime::Session;
-use relok_runtime::cpu::LaunchConfig;
 
 /// The `; run:` lines whose expectation is a `fault:`: skipped on a GPU,
 /// where faults are undefined behaviour (see the module docs).
@@ -250,7 +250,7 @@ fn check_run_line(module: &relok_ir::VerifiedModule, run: &str, device: &Device)
     let session = Session::new();
     for &strategy in &strategies {
         let target = Target { device, session: &session, cache: &KernelCache::uncached(), strategy };
-        let wgsl = matches!(device, Device::Wgpu(_)).then_some(wgpu_ulps);
+        let wgsl = (device.target() == relok_compiler::artifact::CodeTarget::Wgsl).then_some(wgpu_ulps);
         check_outcome(func, &args, expect, run_kernel(&target, module, kernel, &config, &args), wgsl)
             .map_err(|e| format!("strategy {strategy}: {e}"))?;
     }

@@ -10,8 +10,8 @@
 use crate::args::{ArgValue, from_bytes, to_bytes};
 use relok_ir::{Scalar, Strategy, VerifiedModule};
 use relok_runtime::ProgramError;
-use relok_runtime::cpu::{DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 use relok_runtime::{Device, DeviceMemory, KernelCache, Session, SessionError};
+use relok_runtime::{DeviceError, DevicePtr, KernelArg, LaunchConfig, LaunchStats};
 use std::time::Instant;
 
 /// Why a run failed.

@@ -4,7 +4,7 @@
 
 use relok_cli::args::SplitMix64;
 use relok_cli::examples::EXAMPLES;
-use relok_runtime::cpu::{CpuDevice, KernelArg, LaunchConfig};
+use relok_runtime::{CpuDevice, KernelArg, LaunchConfig};
 
 /// One random edit of `src`: delete, insert, replace or duplicate a span of
 /// characters, swap two lines, or truncate.

@@ -27,6 +27,7 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+#[cfg(feature = "cuda")]
 fn note(msg: &str) {
     let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("note: {msg}\n").as_bytes());
 }
@@ -241,6 +242,7 @@ fn a_damaged_bundle_is_refused_as_a_whole() {
     }
 }
 
+#[cfg(feature = "cuda")]
 /// A cubin bundle of `name` (`scale-sm90`): from `RELOK_TEST_BUNDLES`, else
 /// made with ptxas when one is found.
 fn cubin_bundle(file: &str, sm: u32, cubin_sm: u32) -> Option<Vec<u8>> {
@@ -253,6 +255,7 @@ fn cubin_bundle(file: &str, sm: u32, cubin_sm: u32) -> Option<Vec<u8>> {
     precompile(&[repo().join(file)], &[target], &[Strategy::Table], &[cubin_sm], &mut |_, _, _| {}).ok().map(|b| b.0)
 }
 
+#[cfg(feature = "cuda")]
 #[test]
 fn cuda_uses_bundled_cubins_only_for_its_own_gpu() {
     let required = std::env::var_os("RELOK_REQUIRE_CUDA").is_some_and(|v| v == "1");
@@ -349,6 +352,7 @@ fn cuda_uses_bundled_cubins_only_for_its_own_gpu() {
     assert_eq!((code.bundled, code.archived, code.linked + code.jit), (0, 0, 1), "{code:?}");
 }
 
+#[cfg(feature = "cuda")]
 /// Whether a cuda context opens; if not, says that `test` is skipped
 /// (`RELOK_REQUIRE_CUDA=1` makes it a failure).
 fn cuda_opens(test: &str) -> bool {
@@ -365,6 +369,7 @@ fn cuda_opens(test: &str) -> bool {
     }
 }
 
+#[cfg(feature = "cuda")]
 /// The binary archive's entries under cache root `root` for GPU 0:
 /// (entry file, payload), cubins and load records.
 fn archive_entries(root: &Path) -> Vec<(PathBuf, Key, Vec<u8>)> {
@@ -384,9 +389,11 @@ fn archive_entries(root: &Path) -> Vec<(PathBuf, Key, Vec<u8>)> {
         .collect()
 }
 
+#[cfg(feature = "cuda")]
 /// A load record's fields (`relok_runtime::cuda`: postcard, in this order).
 type Record = ([u8; 32], Artifact, Vec<u8>);
 
+#[cfg(feature = "cuda")]
 /// Writes `record` as the archive entry `key` at `path`, framed as the
 /// archive frames it (checksums recomputed, as a forger would).
 fn forge_record(root: &Path, path: &Path, key: Key, record: &Record) {
@@ -396,6 +403,7 @@ fn forge_record(root: &Path, path: &Path, key: Key, record: &Record) {
     std::fs::write(path, entry::encode(Kind::Binary, &identity, key, &payload)).expect("write");
 }
 
+#[cfg(feature = "cuda")]
 #[test]
 fn cuda_loads_a_warm_kernel_from_one_load_record() {
     if !cuda_opens("cuda_loads_a_warm_kernel_from_one_load_record") {
@@ -476,6 +484,7 @@ fn cuda_loads_a_warm_kernel_from_one_load_record() {
     }
 }
 
+#[cfg(feature = "cuda")]
 #[test]
 fn cuda_load_records_serve_patch_and_table_never_bake() {
     if !cuda_opens("cuda_load_records_serve_patch_and_table_never_bake") {

@@ -14,6 +14,7 @@
 //! list): lavapipe in CI, NVIDIA's Vulkan driver on a GPU machine. Without
 //! an adapter every test prints that it was skipped and passes, unless
 //! `RELOK_REQUIRE_WGPU` is set.
+#![cfg(feature = "wgpu")]
 
 use relok_runtime::wgpu::{WgpuDevice, list_adapters};
 use relok_runtime::{CpuDevice, Device};

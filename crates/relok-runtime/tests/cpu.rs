@@ -3,7 +3,7 @@
 
 use relok_ir::builder::{FunctionBuilder, ModuleBuilder};
 use relok_ir::{AddrSpace, AtomicOp, Axis, BinaryOp, Builtin, ConstInit, FuncId, Module, Scalar, Type, UnaryOp, Value};
-use relok_runtime::cpu::Access;
+use relok_runtime::Access;
 use relok_runtime::{CpuDevice, DeviceError, DevicePtr, FaultKind, KernelArg, LaunchConfig, LaunchError};
 
 fn gptr(s: Scalar) -> Type {

@@ -21,9 +21,9 @@
 use super::{ChildExample, Laps, median, run_child, temp_path};
 use crate::launch::{Prepared, Target, prepare};
 use relok_ir::Strategy;
-use relok_runtime::cpu::{KernelArg, LaunchConfig};
 use relok_runtime::cuda::{CudaDevice, timing};
 use relok_runtime::{Device, DeviceMemory, KernelCache, Session};
+use relok_runtime::{KernelArg, LaunchConfig};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -13,7 +13,7 @@ use crate::args::parse_args;
 use crate::examples::EXAMPLES;
 use crate::launch::{Target, run_kernel};
 use relok_ir::Strategy;
-use relok_runtime::cpu::{CpuDevice, LaunchConfig};
+use relok_runtime::{CpuDevice, LaunchConfig};
 use relok_runtime::{Device, KernelCache, Session};
 use std::time::Instant;
 

@@ -43,7 +43,7 @@ use {
     crate::args::parse_args,
     crate::examples::{EXAMPLES, Example},
     crate::launch::Target,
-    relok_runtime::cpu::LaunchConfig,
+    relok_runtime::LaunchConfig,
     std::fs,
 };
 

@@ -8,7 +8,7 @@
 //! barrier. When none is runnable: if all finished, the block is done; if
 //! every thread waits at the same barrier with the same call stack, all are
 //! released; otherwise the first thread (in linear order) that finished or
-//! waits elsewhere faults with [`FaultKind::BarrierDivergence`].
+//! waits elsewhere faults with [`FaultKind::BarrierDivergence`](crate::FaultKind::BarrierDivergence).
 
 use super::compile::{Addr, Inst, LOCAL_LIMIT, NO_REG, Program, Reg};
 use super::memory::{CONST_BASE, GlobalMem, LOCAL_BASE, SHARED_BASE};

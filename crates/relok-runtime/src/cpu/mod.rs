@@ -28,7 +28,7 @@
 //! - Every load, store and atomic is checked for alignment (address modulo
 //!   the accessed scalar's size; pointers and words are 8 bytes) and then
 //!   for bounds. Stores and atomics through `const` pointers fault. A `bool`
-//!   load of a byte other than 0 or 1 faults with [`FaultKind::InvalidBool`]
+//!   load of a byte other than 0 or 1 faults with [`FaultKind::InvalidBool`](crate::FaultKind::InvalidBool)
 //!   rather than being normalised: the oracle should expose such bugs.
 //!
 //! # Execution
@@ -66,18 +66,18 @@
 //! finishes or reaches a barrier; when none can run, either all finished,
 //! or all wait at the same barrier statement reached through the same call
 //! sites and are released together, or the block faults with
-//! [`FaultKind::BarrierDivergence`] (also when some threads finished while
+//! [`FaultKind::BarrierDivergence`](crate::FaultKind::BarrierDivergence) (also when some threads finished while
 //! others wait). Atomics are trivially atomic. Because a block's threads
 //! run one after another between barriers, a racy kernel would get one of
 //! its possible answers here: the race detector (`race.rs`, on unless
 //! [`CpuDevice::set_race_detection`] turns it off) faults with
-//! [`FaultKind::DataRace`] when two threads of a block access one byte of
+//! [`FaultKind::DataRace`](crate::FaultKind::DataRace) when two threads of a block access one byte of
 //! global or shared memory between the same barriers and one of the
 //! accesses is a non-atomic write. Device-function calls pass
 //! arguments by value on a per-thread call stack at most
 //! `MAX_CALL_DEPTH` (64) frames deep. Every executed instruction counts
 //! against the launch's step budget, so an endless loop ends with
-//! [`FaultKind::StepBudgetExceeded`]. The first fault stops the launch;
+//! [`FaultKind::StepBudgetExceeded`](crate::FaultKind::StepBudgetExceeded). The first fault stops the launch;
 //! writes made before it remain, and the device stays usable.
 //!
 //! Results are deterministic: the same inputs give the same memory contents
@@ -92,8 +92,8 @@ mod memory;
 mod race;
 mod state;
 
-pub use crate::error::{Access, DeviceError, FaultKind, LaunchError};
-pub use crate::launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats, check_args, check_config};
+use crate::error::{DeviceError, LaunchError};
+use crate::launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats, check_args, check_config};
 pub use backend::{CpuKernel, CpuStream, deliver};
 pub use state::{EXC_WORDS, LaunchState, PatchCells};
 
@@ -196,7 +196,7 @@ impl CpuDevice {
     /// Turns the race detector on (the default) or off for later launches:
     /// two accesses to the same byte of global or shared memory by
     /// different threads of a block between the same pair of barriers, at
-    /// least one a non-atomic write, are [`FaultKind::DataRace`]. It costs
+    /// least one a non-atomic write, are [`FaultKind::DataRace`](crate::FaultKind::DataRace). It costs
     /// a hash-map update per global or shared access of a block with more
     /// than one thread.
     pub fn set_race_detection(&self, on: bool) {

@@ -1,7 +1,7 @@
 //! The race detector of the cpu device: two accesses to the same byte of
 //! global or shared memory from different threads of one block between the
 //! same pair of barriers, at least one of them a non-atomic write, are a
-//! [`FaultKind::DataRace`] naming the address, both threads and both
+//! [`FaultKind::DataRace`](crate::FaultKind::DataRace) naming the address, both threads and both
 //! accesses.
 //!
 //! The interpreter runs a block's threads one after another between
