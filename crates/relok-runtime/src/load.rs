@@ -114,8 +114,9 @@ impl<'a> LoadRequest<'a> {
     }
 }
 
-/// Kernel `kernel` of `module` (verified: [`VerifiedModule`]) with `strategy` on `device`, through the
-/// kernel cache (memory, bundles, the artifact store, else a compile),
+/// Kernel `kernel` of `module` (verified: [`VerifiedModule`]) with
+/// `strategy` on `device`, through the kernel cache (memory, bundles, the
+/// artifact store, else a compile),
 /// with the session's words delivered. With `source` (the source key of
 /// the module's text, [`KernelCache::source_key`]), the artifact is
 /// remembered under it in the cache and the device's own tier, for
@@ -136,7 +137,7 @@ pub fn by_module<B: Backend + ?Sized>(
         return Err(ProgramError::Unsupported { strategy, target: target.name() });
     }
     let artifact = cache.artifact(session, device, module, kernel, target, strategy)?;
-    let (kernel, artifact) = match device.load(session, &LoadRequest::cached(&artifact, source)) {
+    let (loaded, artifact) = match device.load(session, &LoadRequest::cached(&artifact, source)) {
         // A tier's artifact that does not load for a reason of its own is a
         // miss: forgotten, and compiled again (once).
         Err(e) if e.is_the_artifacts() && cache.forget(&artifact, &e.to_string()) => {
@@ -148,7 +149,7 @@ pub fn by_module<B: Backend + ?Sized>(
     if let Some(source) = source {
         cache.remember_source(source, &artifact);
     }
-    Ok(kernel)
+    Ok(loaded)
 }
 
 /// Kernel `entry` with `strategy` on `device` by its source key `source`
