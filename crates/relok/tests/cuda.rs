@@ -27,9 +27,9 @@
 
 mod common;
 
-use common::examples::{EXAMPLES, example, run_example};
+use common::examples::{EXAMPLES, run_example};
 use common::filetest::{checked_mode_faults_as_the_cpu_device, kernels_of, run_file};
-use common::host_objects::{check_words, count, counter, isolated};
+use common::host_objects::{check_words, globals_are_per_context_and_exceptions_leave_the_device_usable, isolated};
 use common::{as_child, cpu_contexts, second_process, serial, temp_dir};
 use relok::{Context, Error, Grid, Program, Strategy};
 use std::path::Path;
@@ -71,25 +71,7 @@ fn runtime_globals_are_per_context_and_exceptions_leave_the_device_usable() {
     let _serial = serial();
     let Some(gpus) = gpu("globals") else { return };
     let other = Context::builder().device("cuda").no_cache().build().expect("GPU 0 opens twice");
-    for ctx in &gpus {
-        let strategy = ctx.strategy();
-        let start = counter(ctx);
-        assert_eq!(count(ctx, 2, 64), (start..start + 128).collect::<Vec<_>>(), "{strategy}: one ticket a thread");
-        assert_eq!(counter(ctx), start + 128, "{strategy}");
-        assert_eq!(counter(&other), 0, "{strategy}: the other context's counter is untouched");
-    }
-    // An exception comes back with its text, and the device runs on.
-    for ctx in &gpus {
-        let strategy = ctx.strategy();
-        let o = run_example(ctx, example("throw")).expect("runs");
-        assert!(
-            o.matches && o.exception.as_deref().is_some_and(|e| e.contains("negative input")),
-            "{strategy}: {:?}",
-            o.exception
-        );
-        let saxpy = run_example(ctx, example("saxpy")).expect("saxpy after an exception");
-        assert!(saxpy.matches, "{strategy}");
-    }
+    globals_are_per_context_and_exceptions_leave_the_device_usable(&gpus, &other);
 }
 
 /// Every example under patch and table on contexts whose artifact store

@@ -30,11 +30,11 @@
 
 mod common;
 
-use common::examples::{EXAMPLES, Tolerance, example, run_example};
+use common::examples::{EXAMPLES, Tolerance, run_example};
 use common::filetest::{
     FAULT_LINES, PATCH_ONLY_LINES, checked_mode_faults_as_the_cpu_device, kernels_of, repo, run_file,
 };
-use common::host_objects::{check_words, count, counter, isolated};
+use common::host_objects::{check_words, globals_are_per_context_and_exceptions_leave_the_device_usable, isolated};
 use common::values::{Value, run};
 use common::{as_child, second_process, serial, temp_dir};
 use relok::{Context, Error, Grid, Program, Strategy};
@@ -160,25 +160,7 @@ fn runtime_globals_are_per_context_and_exceptions_leave_the_device_usable() {
     let _serial = serial();
     let Some(gpus) = gpu("globals") else { return };
     let other = Context::builder().device("wgpu").no_cache().build().expect("adapter 0 opens twice");
-    for ctx in &gpus {
-        let strategy = ctx.strategy();
-        let start = counter(ctx);
-        assert_eq!(count(ctx, 2, 64), (start..start + 128).collect::<Vec<_>>(), "{strategy}: one ticket a thread");
-        assert_eq!(counter(ctx), start + 128, "{strategy}");
-        assert_eq!(counter(&other), 0, "{strategy}: the other context's counter is untouched");
-    }
-    // An exception comes back with its text, and the device runs on.
-    for ctx in &gpus {
-        let strategy = ctx.strategy();
-        let o = run_example(ctx, example("throw")).expect("runs");
-        assert!(
-            o.matches && o.exception.as_deref().is_some_and(|e| e.contains("negative input")),
-            "{strategy}: {:?}",
-            o.exception
-        );
-        let saxpy = run_example(ctx, example("saxpy")).expect("saxpy after an exception");
-        assert!(saxpy.matches, "{strategy}");
-    }
+    globals_are_per_context_and_exceptions_leave_the_device_usable(&gpus, &other);
 }
 
 #[test]

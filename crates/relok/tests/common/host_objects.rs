@@ -3,6 +3,7 @@
 //! string), the runtime global `relok_counter` per context, and two
 //! contexts kept apart.
 
+use super::examples::{example, run_example};
 use super::values::{Value, run};
 use relok::{Context, DeviceKind, Error, Global, Grid, Program, Word};
 
@@ -119,6 +120,31 @@ pub fn count(ctx: &Context, blocks: u32, threads: u32) -> Vec<u64> {
     let mut tickets = out[0].buffer().to_vec();
     tickets.sort_unstable();
     tickets
+}
+
+/// Each of `gpus` counts in its own `relok_counter`, which `other` (a
+/// second context on the same device) never sees; an exception comes back
+/// with its text, and the device runs the next example correctly.
+pub fn globals_are_per_context_and_exceptions_leave_the_device_usable(gpus: &[Context], other: &Context) {
+    for ctx in gpus {
+        let strategy = ctx.strategy();
+        let start = counter(ctx);
+        assert_eq!(count(ctx, 2, 64), (start..start + 128).collect::<Vec<_>>(), "{strategy}: one ticket a thread");
+        assert_eq!(counter(ctx), start + 128, "{strategy}");
+        assert_eq!(counter(other), 0, "{strategy}: the other context's counter is untouched");
+    }
+    // An exception comes back with its text, and the device runs on.
+    for ctx in gpus {
+        let strategy = ctx.strategy();
+        let o = run_example(ctx, example("throw")).expect("runs");
+        assert!(
+            o.matches && o.exception.as_deref().is_some_and(|e| e.contains("negative input")),
+            "{strategy}: {:?}",
+            o.exception
+        );
+        let saxpy = run_example(ctx, example("saxpy")).expect("saxpy after an exception");
+        assert!(saxpy.matches, "{strategy}");
+    }
 }
 
 /// Two contexts are two devices: each delivers its own words (with
