@@ -58,9 +58,9 @@ fn file_test(name: &str) -> String {
 #[test]
 fn checked_ptx_checks_buffer_accesses_loops_and_host_value_writes() {
     let faults = file_test("run_faults.rk");
-    let marks = ["relok_len", "relok_fault", "relok_seal_check", "relok_seals", "%lc"];
+    let marks = ["relok_len", "atom.global.cas.b64", "relok_seal_check", "relok_seals", "%lc"];
     // A buffer parameter's load and store: a hidden length, checked
-    // against, a fault recorded and the access skipped.
+    // against, a fault recorded out of line and the thread ended.
     let load = ptx_of(&faults, "oob_load", true);
     assert!(load.contains(",\n\t.param .u64 p1,\n\t.param .u64 relok_len1,\n\t.param .u64 relok_seals\n)"), "{load}");
     assert!(
@@ -68,10 +68,21 @@ fn checked_ptx_checks_buffer_accesses_loops_and_host_value_writes() {
         "the seal table is a parameter, never a module global (slow to load):\n{load}"
     );
     assert!(load.contains("ld.param.u64 %len1, [relok_len1];"), "{load}");
-    assert_eq!(load.matches("call relok_fault, (e_, m_);").count(), 2, "the load's and the store's:\n{load}");
+    // The load by a 32-bit index is checked against the elements the
+    // length holds (computed once, at entry), the store by its byte offset.
+    assert!(load.contains("shr.u64 %trd") && load.contains(", %len1, 2;"), "{load}");
+    assert_eq!(load.matches("setp.ge.and.u32 ").count(), 1, "{load}");
+    assert_eq!(load.matches("setp.gt.or.u64 ").count(), 1, "{load}");
+    // Each fault is recorded inline, after the body (no call: linked, a
+    // call costs the whole function the call ABI's registers), and ends
+    // the thread.
+    let (body, cold) = load.split_at(load.find("\tret;\n").expect("a return"));
+    assert!(!load.contains("call ") && !body.contains("atom.global.cas.b64"), "{load}");
+    assert_eq!(cold.matches("atom.global.cas.b64").count(), 2, "the load's and the store's:\n{load}");
+    assert_eq!(cold.matches("\texit;").count(), 2, "{load}");
     // No store through a word: no seal check declared (the driver's
     // compiler takes milliseconds over an unused function).
-    assert!(load.contains(".func relok_fault(") && !load.contains("relok_seal_check"), "{load}");
+    assert!(!load.contains(".func") && !load.contains("relok_seal_check"), "{load}");
     let read = format!("{:#x}", u64::from(out_of_bounds_high(1, Access::Read, 4)) << 32);
     let write = format!("{:#x}", u64::from(out_of_bounds_high(1, Access::Write, 4)) << 32);
     assert!(load.contains(&read) && load.contains(&write), "{load}");
@@ -94,7 +105,7 @@ fn checked_ptx_checks_buffer_accesses_loops_and_host_value_writes() {
         "the store, not the load:\n{checked}"
     );
     assert!(
-        checked.contains(".func (.param .b32 hit) relok_seal_check(") && checked.contains(".func relok_fault("),
+        checked.contains(".func (.param .b32 hit) relok_seal_check(") && checked.matches(".func").count() == 1,
         "declared: {checked}"
     );
     assert!(checked.contains("ld.param.u64 %st3, [relok_seals];"), "{checked}");
@@ -169,20 +180,24 @@ fn every_kernel_assembles_for_sm90_under_every_strategy() {
 /// backend's output shows up in review. `BLESS=1` rewrites them.
 #[test]
 fn expected_ptx_is_unchanged() {
+    // Unchecked, and (saxpy, matmul) checked: the fault paths out of line,
+    // the counted inner loop of matmul unrolled.
     let cases = [
-        ("examples/saxpy.rk", "saxpy", Strategy::Table),
-        ("examples/reloc/symbols.rk", "classify", Strategy::Patch),
-        ("examples/reloc/symbols.rk", "classify", Strategy::Table),
-        ("examples/reloc/boxed.rk", "unbox", Strategy::Patch),
-        ("examples/reloc/boxed.rk", "unbox", Strategy::Table),
-        ("examples/reloc/throw.rk", "check", Strategy::Table),
-        ("examples/reduce.rk", "reduce", Strategy::Patch),
+        ("examples/saxpy.rk", "saxpy", Strategy::Table, false),
+        ("examples/saxpy.rk", "saxpy", Strategy::Table, true),
+        ("examples/reloc/symbols.rk", "classify", Strategy::Patch, false),
+        ("examples/reloc/symbols.rk", "classify", Strategy::Table, false),
+        ("examples/reloc/boxed.rk", "unbox", Strategy::Patch, false),
+        ("examples/reloc/boxed.rk", "unbox", Strategy::Table, false),
+        ("examples/reloc/throw.rk", "check", Strategy::Table, false),
+        ("examples/reduce.rk", "reduce", Strategy::Patch, false),
+        ("examples/matmul.rk", "matmul", Strategy::Table, false),
+        ("examples/matmul.rk", "matmul", Strategy::Table, true),
     ];
     let bless = std::env::var_os("BLESS").is_some();
     let mut changed = Vec::new();
-    // Unchecked: the PTX from before checked mode existed, byte for byte.
-    let options = CompileOptions { checked: false, ..CompileOptions::default() };
-    for (file, kernel, s) in cases {
+    for (file, kernel, s, checked) in cases {
+        let options = CompileOptions { checked, ..CompileOptions::default() };
         let m = relok_ir::VerifiedModule::new(
             relok_ir::parse(&std::fs::read_to_string(repo().join(file)).expect("read")).expect("parses"),
         )
@@ -193,7 +208,8 @@ fn expected_ptx_is_unchanged() {
         // Byte-stable within a process too.
         let again = compile(&stencil, CodeTarget::Ptx { sm: 90 }, s, options, None).expect("compiles");
         assert_eq!(got.as_bytes(), again.code.as_slice());
-        let path = repo().join(format!("tests/out/ptx/{kernel}-{s}.ptx"));
+        let mode = if checked { "-checked" } else { "" };
+        let path = repo().join(format!("tests/out/ptx/{kernel}-{s}{mode}.ptx"));
         if bless {
             std::fs::create_dir_all(path.parent().expect("folder")).expect("mkdir");
             std::fs::write(&path, &got).expect("write");
@@ -265,4 +281,41 @@ fn entry_param_sizes_are_the_sizes_of_the_entrys_declared_parameters() {
         }
     }
     assert!(compared > 100, "{compared} entries compared");
+}
+
+/// Checked mode proves an access by an earlier one of the same element and
+/// size in its block or an enclosing one (a refused access ends the
+/// thread): only that first one is checked. One in a nested block proves
+/// nothing after the block.
+#[test]
+fn a_checked_access_proves_the_same_access_after_it_in_its_block() {
+    let saxpy = std::fs::read_to_string(repo().join("examples/saxpy.rk")).expect("read");
+    let ptx = ptx_of(&saxpy, "saxpy", true);
+    // x[i] once; y[i] loaded, then stored: one check.
+    assert_eq!(ptx.matches("setp.ge.and.u32 ").count(), 2, "{ptx}");
+    let nested = "kernel @k(v0: u32, v1: bool, v2: ptr<global, u32>) {
+    if v1 {
+        v3: u32 = load v2[v0]
+        v4: u32 = add v3, v3
+        if v1 {
+            store v2[v0], v4
+        }
+    }
+    v5: u32 = load v2[v0]
+    store v2[v0], v5
+    return
+}
+";
+    let ptx = ptx_of(nested, "k", true);
+    // The store inside is proven by the load before it; the load after the
+    // `if` is not (the one inside may not have run); the last store is.
+    assert_eq!(ptx.matches("setp.ge.and.u32 ").count(), 2, "{ptx}");
+    // Another index or another size is checked apart.
+    let other = "kernel @k(v0: u32, v1: u32, v2: ptr<global, u32>) {
+    v3: u32 = load v2[v0]
+    store v2[v1], v3
+    return
+}
+";
+    assert_eq!(ptx_of(other, "k", true).matches("setp.ge.and.u32 ").count(), 2);
 }

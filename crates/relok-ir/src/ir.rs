@@ -961,3 +961,34 @@ pub fn walk_stmts_mut(block: &mut [Stmt], f: &mut impl FnMut(&mut Stmt)) {
         }
     }
 }
+
+/// Whether control can reach the end of `block` and go on after it: no
+/// statement of it leaves on every path (`exit`, `return`, `break`,
+/// `continue`; an `if` neither of whose branches falls through; a `loop`
+/// that no `break` leaves).
+///
+/// ```
+/// let m = relok_ir::parse("kernel @k(v0: bool) {\n    if v0 {\n        exit\n    }\n    return\n}\n").unwrap();
+/// let f = &m.funcs[m.func_by_name("k").unwrap()];
+/// let relok_ir::StmtKind::If { then_body, .. } = &f.body[0].kind else { panic!() };
+/// assert!(!relok_ir::falls_through(then_body));
+/// assert!(relok_ir::falls_through(&f.body[..1]));
+/// ```
+pub fn falls_through(block: &[Stmt]) -> bool {
+    !block.iter().any(|s| match &s.kind {
+        StmtKind::Exit | StmtKind::Return(_) | StmtKind::Break | StmtKind::Continue => true,
+        StmtKind::If { then_body, else_body, .. } => !falls_through(then_body) && !falls_through(else_body),
+        StmtKind::Loop(body) => !loop_breaks(body),
+        _ => false,
+    })
+}
+
+/// Whether `block`, a loop's body, holds a `break` of that loop (not of a
+/// nested one).
+fn loop_breaks(block: &[Stmt]) -> bool {
+    block.iter().any(|s| match &s.kind {
+        StmtKind::Break => true,
+        StmtKind::If { then_body, else_body, .. } => loop_breaks(then_body) || loop_breaks(else_body),
+        _ => false,
+    })
+}

@@ -184,6 +184,26 @@ impl KernelCache {
         }
     }
 
+    /// This cache compiling with `options` (checked mode, the optimiser):
+    /// they are part of every key, so a cache holds the artifacts of one
+    /// set of options. The default is [`CompileOptions::default`]: the
+    /// optimiser on, checked mode off.
+    ///
+    /// ```
+    /// use relok_compiler::artifact::CompileOptions;
+    /// let cache = relok_runtime::KernelCache::uncached().with_options(CompileOptions { checked: true, ..CompileOptions::default() });
+    /// assert!(cache.options().checked);
+    /// ```
+    pub fn with_options(mut self, options: CompileOptions) -> KernelCache {
+        self.options = options;
+        self
+    }
+
+    /// The options this cache compiles with ([`KernelCache::with_options`]).
+    pub fn options(&self) -> CompileOptions {
+        self.options
+    }
+
     /// The store, if there is one.
     pub fn store(&self) -> Option<&Store> {
         self.store.as_ref()

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::kernel::{Kernel, Symbol};
 use crate::program::KernelSource;
 use crate::stream::Stream;
+use relok_compiler::artifact::CompileOptions;
 use relok_ir::Strategy;
 use relok_runtime::{CacheStats, CodeStats, Device, DeviceKind, DeviceMemory, KernelCache, Session};
 use std::path::PathBuf;
@@ -45,7 +46,8 @@ enum CacheChoice {
     Dir(PathBuf),
 }
 
-/// Options for a [`Context`]: the device, the strategy, the cache.
+/// Options for a [`Context`]: the device, the strategy, the cache,
+/// checked mode.
 ///
 /// ```
 /// let ctx = relok::Context::builder().device("cpu:1").strategy(relok::Strategy::Patch).no_cache().build()?;
@@ -58,7 +60,12 @@ pub struct ContextBuilder {
     device: String,
     strategy: Strategy,
     cache: CacheChoice,
+    checked: Option<bool>,
 }
+
+/// The variable that turns checked mode off (or on) for contexts whose
+/// builder did not choose ([`ContextBuilder::checked`]).
+const CHECKED_VARIABLE: &str = "RELOK_CHECKED";
 
 impl ContextBuilder {
     /// The device: `cpu[:N]`, `cuda[:N]`, `wgpu[:N]` or `best` (the
@@ -119,6 +126,30 @@ impl ContextBuilder {
         self
     }
 
+    /// Checked mode for GPU code (on by default): every access to a
+    /// buffer parameter is bounds-checked, loops have an iteration budget
+    /// (an endless loop ends with a fault instead of hanging the GPU) and
+    /// writes into host values are refused, each reported at
+    /// synchronisation as the cpu device reports it ([`Error::Fault`])
+    /// instead of being undefined. `checked(false)` compiles without these
+    /// checks, as CUDA C does; `RELOK_CHECKED=0` does so for every context
+    /// whose builder does not choose. The cpu device always checks; Rust
+    /// kernels' own bounds checks (`x[i]`) are part of the kernel and stay
+    /// either way. Checked and unchecked kernels are cached apart. What
+    /// each device checks and what it costs: docs/cuda.md and docs/wgpu.md,
+    /// "Checked mode".
+    ///
+    /// ```
+    /// let ctx = relok::Context::builder().device("cpu").checked(false).build()?;
+    /// assert!(!ctx.checked());
+    /// assert!(relok::Context::builder().device("cpu").checked(true).build()?.checked());
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn checked(mut self, on: bool) -> ContextBuilder {
+        self.checked = Some(on);
+        self
+    }
+
     /// Opens the device. A store that cannot be opened leaves the context
     /// without one (compiling in memory), never failing.
     ///
@@ -127,6 +158,10 @@ impl ContextBuilder {
     /// assert!(matches!(err, relok::Error::Open(_)), "{err}");
     /// ```
     pub fn build(self) -> Result<Context> {
+        let checked = match self.checked {
+            Some(on) => on,
+            None => checked_from_env()?,
+        };
         // The binary archive (cubins, the pipeline cache) lives beside the
         // artifact store: under the builder's folder, or nowhere.
         let device = match &self.cache {
@@ -146,7 +181,28 @@ impl ContextBuilder {
             CacheChoice::Off => KernelCache::uncached(),
             CacheChoice::Dir(root) => KernelCache::at(root),
         };
-        Ok(Context::new(device, cache, self.strategy))
+        let options = CompileOptions { checked, ..CompileOptions::default() };
+        Ok(Context::new(device, cache.with_options(options), self.strategy))
+    }
+}
+
+/// Checked mode as `RELOK_CHECKED` asks ([`parse_checked`]).
+fn checked_from_env() -> Result<bool> {
+    parse_checked(std::env::var_os(CHECKED_VARIABLE).as_deref())
+}
+
+/// Checked mode as a `RELOK_CHECKED` value asks: `1`/`on`/`true` or
+/// `0`/`off`/`false`; on when unset.
+fn parse_checked(value: Option<&std::ffi::OsStr>) -> Result<bool> {
+    let Some(value) = value else { return Ok(true) };
+    match value.to_str().map(str::trim) {
+        Some("1" | "on" | "true") => Ok(true),
+        Some("0" | "off" | "false") => Ok(false),
+        _ => Err(Error::BadSetting {
+            variable: CHECKED_VARIABLE,
+            value: value.to_string_lossy().into_owned(),
+            expected: "1, on, true, 0, off or false",
+        }),
     }
 }
 
@@ -162,7 +218,12 @@ impl Context {
     /// # Ok::<(), relok::Error>(())
     /// ```
     pub fn builder() -> ContextBuilder {
-        ContextBuilder { device: "best".to_owned(), strategy: Strategy::Table, cache: CacheChoice::Environment }
+        ContextBuilder {
+            device: "best".to_owned(),
+            strategy: Strategy::Table,
+            cache: CacheChoice::Environment,
+            checked: None,
+        }
     }
 
     /// The best device here: the first CUDA GPU, else the first GPU wgpu
@@ -205,13 +266,18 @@ impl Context {
     }
 
     /// The cpu reference device (always there), with the environment's
-    /// cache.
+    /// cache. (The cpu device checks every access whatever the options.)
     ///
     /// ```
     /// assert_eq!(relok::Context::cpu().device_name(), "cpu:0");
     /// ```
     pub fn cpu() -> Context {
-        Context::new(Device::Cpu(relok_runtime::CpuDevice::new(0)), KernelCache::from_env(), Strategy::Table)
+        let options = CompileOptions { checked: checked_from_env().unwrap_or(true), ..CompileOptions::default() };
+        Context::new(
+            Device::Cpu(relok_runtime::CpuDevice::new(0)),
+            KernelCache::from_env().with_options(options),
+            Strategy::Table,
+        )
     }
 
     /// A context over an open device, with a session of its own.
@@ -255,6 +321,17 @@ impl Context {
     /// ```
     pub fn strategy(&self) -> Strategy {
         self.shared.strategy
+    }
+
+    /// Whether GPU code is compiled in checked mode
+    /// ([`ContextBuilder::checked`]).
+    ///
+    /// ```
+    /// assert!(relok::Context::builder().device("cpu").checked(true).build()?.checked());
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn checked(&self) -> bool {
+        self.shared.cache.options().checked
     }
 
     /// A new buffer holding a copy of `data`.
@@ -559,5 +636,22 @@ impl Context {
     /// ```
     pub fn device_allocations(&self) -> u64 {
         self.shared.device.live_allocations()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn relok_checked_takes_on_and_off_and_names_a_bad_value() {
+        assert!(parse_checked(None).expect("unset"));
+        for (v, on) in [("1", true), ("on", true), ("true", true), ("0", false), ("off", false), (" false ", false)] {
+            assert_eq!(parse_checked(Some(OsStr::new(v))).expect(v), on, "{v}");
+        }
+        let e = parse_checked(Some(OsStr::new("maybe"))).expect_err("refused");
+        assert!(matches!(&e, Error::BadSetting { variable: "RELOK_CHECKED", value, .. } if value == "maybe"), "{e:?}");
+        assert_eq!(e.to_string(), "RELOK_CHECKED=\"maybe\": expected 1, on, true, 0, off or false");
     }
 }

@@ -24,6 +24,17 @@ pub enum Error {
     /// `RELOK_DEVICE` holds something other than UTF-8.
     #[error("RELOK_DEVICE is not valid UTF-8")]
     BadEnvironment,
+    /// An environment variable relok reads holds a value it does not take
+    /// (`RELOK_CHECKED=maybe`).
+    #[error("{variable}={value:?}: expected {expected}")]
+    BadSetting {
+        /// The variable.
+        variable: &'static str,
+        /// What it holds (lossily decoded).
+        value: String,
+        /// What it may hold.
+        expected: &'static str,
+    },
     /// Kernel text that does not parse.
     #[error("{file}:{line}:{col}: error: {message}")]
     Parse {

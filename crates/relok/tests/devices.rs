@@ -232,10 +232,26 @@ fn run(ctx: &Context, ex: &Example) -> Result<Vec<Vec<u64>>, Error> {
     Ok(out)
 }
 
+/// Every device's context, then (from the second device on) the same
+/// device without checked mode: unchecked code computes the same results.
+fn checked_and_unchecked_contexts() -> Vec<Context> {
+    let checked = contexts();
+    let unchecked: Vec<Context> = checked[1..]
+        .iter()
+        .map(|c| {
+            let spec = c.device_name().split(' ').next().expect("a name");
+            let ctx = Context::builder().device(spec).checked(false).no_cache().build().expect("opens unchecked");
+            assert!(c.checked() && !ctx.checked(), "checked mode is on by default and off when asked");
+            ctx
+        })
+        .collect();
+    checked.into_iter().chain(unchecked).collect()
+}
+
 #[test]
 fn every_example_equals_the_cpu_device() {
     let _serial = serial();
-    let contexts = contexts();
+    let contexts = checked_and_unchecked_contexts();
     for ex in examples() {
         let oracle = run(&contexts[0], &ex);
         match (ex.exception, &oracle) {
@@ -246,9 +262,13 @@ fn every_example_equals_the_cpu_device() {
         for ctx in &contexts[1..] {
             let got = run(ctx, &ex);
             match (&oracle, &got) {
-                (Ok(a), Ok(b)) => {
-                    assert!(a == b, "@{} on {} differs from the cpu device", ex.kernel, ctx.device_name())
-                }
+                (Ok(a), Ok(b)) => assert!(
+                    a == b,
+                    "@{} on {} (checked: {}) differs from the cpu device",
+                    ex.kernel,
+                    ctx.device_name(),
+                    ctx.checked()
+                ),
                 (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "@{} on {}", ex.kernel, ctx.device_name()),
                 _ => panic!("@{} on {}: {got:?}, the cpu device: {oracle:?}", ex.kernel, ctx.device_name()),
             }

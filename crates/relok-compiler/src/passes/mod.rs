@@ -1,6 +1,8 @@
 //! Optimisation passes over verified source-stage modules (docs/design.md §4):
-//! inlining, constant folding, common-subexpression elimination and dead-code
-//! elimination.
+//! inlining, constant folding, conditions known from a dominating guard
+//! ([`known_conditions`]), common-subexpression elimination, dead-code
+//! elimination and the unrolling of loops with a constant trip count
+//! ([`unroll`]).
 //!
 //! Every pass keeps references to host objects opaque (docs/design.md §2, §8): a
 //! word's value is unknown until the kernel is loaded, so nothing computed
@@ -13,15 +15,19 @@
 
 mod cse;
 mod dce;
+mod facts;
 pub(crate) mod fold;
 mod inline;
 #[cfg(test)]
 mod tests;
+mod unroll;
 
 pub use cse::cse;
 pub use dce::dce;
+pub use facts::known_conditions;
 pub use fold::{eval, fold};
 pub use inline::inline;
+pub use unroll::unroll;
 
 use relok_ir::{Block, Function, Module, Op, Stmt, StmtKind, Value, ValueData, VerifyErrors};
 use std::collections::HashMap;
@@ -31,12 +37,15 @@ use std::collections::HashMap;
 pub struct PassStats {
     /// Call sites inlined.
     pub inlined: usize,
-    /// Operations folded to constants, and `if`s on constants resolved.
+    /// Operations folded to constants, and `if`s on constants resolved
+    /// (also those a dominating condition decides).
     pub folded: usize,
     /// Operations replaced by an earlier identical one.
     pub cse: usize,
     /// Statements removed as dead.
     pub removed: usize,
+    /// Loops of constant trip count unrolled ([`unroll`]).
+    pub unrolled: usize,
 }
 
 /// Why optimisation failed.
@@ -70,14 +79,29 @@ pub enum PassError {
 pub const MAX_ROUNDS: usize = 8;
 
 /// Verifies `module`, inlines every device function, then runs constant
-/// folding, CSE and DCE until nothing changes (at most [`MAX_ROUNDS`]
+/// folding, known conditions, CSE and DCE until nothing changes, unrolls the
+/// loops of constant trip count and simplifies again (at most [`MAX_ROUNDS`]
 /// rounds), and verifies the result.
 pub fn optimize(module: &mut Module) -> Result<PassStats, PassError> {
     relok_ir::verify(module)?;
     let mut stats = PassStats { inlined: inline(module)?, ..PassStats::default() };
     check(module, "inline")?;
+    simplify(module, &mut stats)?;
+    // Loops whose trip count folding made constant, then again what the
+    // copies' constants fold.
+    stats.unrolled = unroll(module)?;
+    check(module, "unroll")?;
+    if stats.unrolled > 0 {
+        simplify(module, &mut stats)?;
+    }
+    Ok(stats)
+}
+
+/// Rounds of fold, known conditions, CSE and DCE until nothing changes (at
+/// most [`MAX_ROUNDS`]).
+fn simplify(module: &mut Module, stats: &mut PassStats) -> Result<(), PassError> {
     for _ in 0..MAX_ROUNDS {
-        let folded = fold(module)?;
+        let folded = fold(module)? + known_conditions(module)?;
         let merged = cse(module)?;
         let removed = dce(module)?;
         stats.folded += folded;
@@ -87,8 +111,7 @@ pub fn optimize(module: &mut Module) -> Result<PassStats, PassError> {
             break;
         }
     }
-    check(module, "fold/cse/dce")?;
-    Ok(stats)
+    check(module, "fold/cse/dce")
 }
 
 fn check(module: &Module, pass: &'static str) -> Result<(), PassError> {

@@ -316,3 +316,187 @@ fn renumbering_is_canonical() {
     let text = relok_ir::print(&m);
     assert_eq!(relok_ir::parse(&text).expect("reparses"), m);
 }
+
+/// The `if`s of kernel `k`.
+fn ifs(m: &Module, k: &str) -> usize {
+    let f = &m.funcs[m.func_by_name(k).expect("kernel")];
+    let mut n = 0;
+    walk_stmts(&f.body, &mut |s| n += usize::from(matches!(s.kind, StmtKind::If { .. })));
+    n
+}
+
+#[test]
+fn a_dominating_guard_decides_the_checks_it_implies() {
+    // Rust's `if i < len { x[i] = x[i] + 1 }`: both bounds checks (`ge i,
+    // len`, failing with `exit`) go; the guard stays.
+    let guarded = "kernel @k(v0: u32, v1: ptr<global, u32>, v2: u32) {
+    v3: bool = lt v0, v2
+    if v3 {
+        v4: bool = ge v0, v2
+        if v4 {
+            exit
+        }
+        v5: u32 = load v1[v0]
+        v6: bool = le v2, v0
+        if v6 {
+            exit
+        }
+        v7: u32 = const 1
+        v8: u32 = add v5, v7
+        store v1[v0], v8
+    }
+    return
+}
+";
+    let (m, _) = optimized(guarded);
+    assert_eq!(ifs(&m, "k"), 1, "{}", relok_ir::print(&m));
+    // Without the guard the first check stays and decides the second (the
+    // rest of the block runs only where it failed to fire).
+    let unguarded = "kernel @k(v0: u32, v1: ptr<global, u32>, v2: u32) {
+    v3: bool = ge v0, v2
+    if v3 {
+        exit
+    }
+    v4: u32 = load v1[v0]
+    v5: bool = ge v0, v2
+    if v5 {
+        exit
+    }
+    store v1[v0], v4
+    return
+}
+";
+    let (m, _) = optimized(unguarded);
+    assert_eq!(ifs(&m, "k"), 1, "{}", relok_ir::print(&m));
+    // A fact learnt inside a branch ends with it.
+    let scoped = "kernel @k(v0: u32, v1: ptr<global, u32>, v2: u32, v3: bool) {
+    if v3 {
+        v4: bool = ge v0, v2
+        if v4 {
+            exit
+        }
+    }
+    v5: bool = ge v0, v2
+    if v5 {
+        exit
+    }
+    store v1[v0], v0
+    return
+}
+";
+    let (m, _) = optimized(scoped);
+    assert_eq!(ifs(&m, "k"), 3, "{}", relok_ir::print(&m));
+}
+
+#[test]
+fn floats_are_not_decided_by_a_negation_nor_words_by_another_comparison() {
+    // `lt a, b` false does not make `ge a, b` true for floats (NaN).
+    let float = "kernel @k(v0: f32, v1: f32, v2: ptr<global, u32>) {
+    v3: bool = lt v0, v1
+    if v3 {
+        exit
+    }
+    v4: bool = ge v0, v1
+    if v4 {
+        v5: u32 = const 1
+        store v2, v5
+    }
+    v6: bool = gt v1, v0
+    if v6 {
+        v7: u32 = const 2
+        store v2, v7
+    }
+    return
+}
+";
+    let (m, _) = optimized(float);
+    // The second `if` stays; the third is the first's comparison swapped:
+    // known false, gone.
+    assert_eq!(ifs(&m, "k"), 2, "{}", relok_ir::print(&m));
+    let words = "kernel @k(v0: word, v1: word, v2: ptr<global, u32>) {
+    v3: bool = eq v0, v1
+    if v3 {
+        exit
+    }
+    v4: bool = eq v0, v1
+    if v4 {
+        v5: u32 = const 1
+        store v2, v5
+    }
+    return
+}
+";
+    let (m, _) = optimized(words);
+    // CSE merges the comparisons; the one `bool` is then known false
+    // after the `if` that exits on it (control flow, not the words'
+    // values), but the comparison of the words stays.
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Compare(CmpOp::Eq, ..))), 1, "{}", relok_ir::print(&m));
+    assert_eq!(ifs(&m, "k"), 1, "{}", relok_ir::print(&m));
+    // Another comparison of the same words is not decided by it.
+    let other = words.replace("v4: bool = eq v0, v1", "v4: bool = ne v0, v1");
+    let (m, _) = optimized(&other);
+    assert_eq!(ifs(&m, "k"), 2, "{}", relok_ir::print(&m));
+}
+
+/// The `loop`s of kernel `k`.
+fn loops(m: &Module, k: &str) -> usize {
+    let f = &m.funcs[m.func_by_name(k).expect("kernel")];
+    let mut n = 0;
+    walk_stmts(&f.body, &mut |s| n += usize::from(matches!(s.kind, StmtKind::Loop(_))));
+    n
+}
+
+/// `acc += x[i]` for `i` from `start` while `i <cmp> end`, by `step`.
+fn counted(start: &str, cmp: &str, end: &str, step: &str, extra: &str) -> String {
+    format!(
+        "kernel @k(v0: ptr<global, u32>, v1: u32) {{
+    local %i: u32
+    local %acc: u32
+    v2: u32 = const {start}
+    v3: u32 = const {end}
+    v4: u32 = const {step}
+    set %acc, v2
+    set %i, v2
+    loop {{
+        v5: u32 = get %i
+        v6: bool = {cmp} v5, v3
+        if v6 {{
+            break
+        }}
+{extra}        v7: u32 = load v0[v5]
+        v8: u32 = get %acc
+        v9: u32 = add v8, v7
+        set %acc, v9
+        v10: u32 = add v5, v4
+        set %i, v10
+    }}
+    v11: u32 = get %acc
+    store v0, v11
+    return
+}}
+"
+    )
+}
+
+#[test]
+fn counted_loops_of_constant_trip_count_are_unrolled_exactly() {
+    // 0..16 by 1: sixteen loads at constant indices, no loop.
+    let (m, stats) = optimized(&counted("0", "ge", "16", "1", ""));
+    assert_eq!((loops(&m, "k"), stats.unrolled), (0, 1), "{}", relok_ir::print(&m));
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Load { .. })), 16);
+    // 3..16 by 4: 3, 7, 11, 15.
+    let (m, _) = optimized(&counted("3", "ge", "16", "4", ""));
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Load { .. })), 4, "{}", relok_ir::print(&m));
+    // Counting down through the wrap: 2, 1, 0, then 0xffff_ffff stops it.
+    let (m, _) = optimized(&counted("2", "gt", "2", "4294967295", ""));
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Load { .. })), 3, "{}", relok_ir::print(&m));
+    // Too many iterations, a bound that is not a constant, a `continue`:
+    // loops stay.
+    let (m, _) = optimized(&counted("0", "ge", "1000", "1", ""));
+    assert_eq!(loops(&m, "k"), 1);
+    let (m, _) = optimized(&counted("0", "ge", "16", "1", "").replace("v6: bool = ge v5, v3", "v6: bool = ge v5, v1"));
+    assert_eq!(loops(&m, "k"), 1);
+    let cont = "        v12: bool = eq v5, v1\n        if v12 {\n            v13: u32 = add v5, v4\n            set %i, v13\n            continue\n        }\n";
+    let (m, _) = optimized(&counted("0", "ge", "16", "1", cont));
+    assert_eq!(loops(&m, "k"), 1);
+}

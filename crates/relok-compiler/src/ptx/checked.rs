@@ -13,9 +13,12 @@
 //!   first checks that its bytes lie in `p_i .. p_i + len_i`; one that
 //!   does not records [`crate::fault::out_of_bounds_high`] (binding = the
 //!   parameter's index, access, size) over the byte offset from `p_i` (its
-//!   low 32 bits) and is skipped: a store writes nothing, a load or atomic
-//!   gives 0. Accesses through other global pointers (a device function's
-//!   pointer parameter, a pointer loaded from memory) are not checked.
+//!   low 32 bits) and ends the thread (`exit`, as a throw does): the access
+//!   is not made. An access that passed proves the later accesses of the
+//!   same element and size in its block (and the blocks nested in it),
+//!   which are not checked again. Accesses through other global pointers
+//!   (a device function's pointer parameter, a pointer loaded from memory)
+//!   are not checked.
 //! - **Loops.** Every function counts the loop iterations it runs (all
 //!   its loops together, per thread and call); an iteration past
 //!   [`crate::fault::CHECKED_LOOP_BUDGET`] records
@@ -25,7 +28,7 @@
 //!   bytes up in the device's seal table; a write that touches a sealed
 //!   range (a host value's copy) records
 //!   [`crate::fault::READ_ONLY_MESSAGE_HIGH`] over the byte offset
-//!   in the copy and is skipped (an atomic gives 0). The seal table
+//!   in the copy, and the thread ends. The seal table
 //!   reaches the code as one more hidden kernel parameter,
 //!   `.param .u64` [`SEALS_PARAM`] (after the lengths), which a checked
 //!   function keeps in `%st3` and passes to the device functions it calls
@@ -36,18 +39,20 @@
 //!   took the driver 90–150 µs to load on an H200 against 40–50 µs
 //!   without, a third of a warm first launch.)
 //!
-//! Faults are recorded by [`FAULT`] (`relok_fault(exception, message)`):
-//! it claims the record's flag like `relok_throw` and writes the message
-//! word and the thread's block and thread ids; later claims fail.
+//! A fault is recorded inline, by [`record_fault`]'s code, out of line
+//! after the function's body (the check's fast path is a compare and a
+//! branch not taken): it claims the record's flag like `relok_throw` and
+//! writes the message word and the thread's block and thread ids; later
+//! claims fail. No `call`: when the driver links the PTX (as the cuda
+//! device does, for the cubin it archives), a call becomes a standard-ABI
+//! call whose saved registers the whole function pays for (on the H200,
+//! 2026-12-01, saxpy took 38 registers linked against 24 loaded).
 
 use crate::state::{EXCEPTION_LAYOUT, ExceptionLayout};
 use std::fmt::Write as _;
 
 /// The hidden kernel parameter holding the seal table's address.
 pub const SEALS_PARAM: &str = "relok_seals";
-
-/// The PTX function that records a fault.
-pub const FAULT: &str = "relok_fault";
 
 /// The PTX function that checks a write against the seal table.
 pub const SEAL_CHECK: &str = "relok_seal_check";
@@ -60,8 +65,6 @@ pub fn len_param(i: usize) -> String {
 /// Which of checked mode's functions a module's functions call.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Called {
-    /// [`FAULT`].
-    pub(crate) fault: bool,
     /// [`SEAL_CHECK`].
     pub(crate) seal_check: bool,
 }
@@ -69,54 +72,67 @@ pub(crate) struct Called {
 impl Called {
     /// Notes a call of `callee`.
     pub(crate) fn note(&mut self, callee: &str) {
-        match callee {
-            FAULT => self.fault = true,
-            SEAL_CHECK => self.seal_check = true,
-            _ => {}
+        if callee == SEAL_CHECK {
+            self.seal_check = true;
         }
     }
 
     /// What either calls.
     pub(crate) fn and(self, other: Called) -> Called {
-        Called { fault: self.fault || other.fault, seal_check: self.seal_check || other.seal_check }
+        Called { seal_check: self.seal_check || other.seal_check }
     }
 }
 
-/// What a checked module declares before its functions: those of
-/// [`FAULT`] and [`SEAL_CHECK`] that its functions call, `called` (the
-/// seal check calls the fault). Unused, each would still cost the
-/// driver's compiler milliseconds per kernel.
-pub(crate) fn declarations(called: Called) -> String {
-    let seal_check = called.seal_check;
-    let fault = seal_check || called.fault;
+/// The registers and label [`record_fault`] uses (a function's own).
+pub(crate) struct FaultRegs {
+    /// `.b64`: the flag's old value.
+    pub(crate) old: String,
+    /// `.pred`: whether another fault claimed the record first.
+    pub(crate) claimed: String,
+    /// `.b32`: a block or thread index.
+    pub(crate) id: String,
+    /// The label after the record.
+    pub(crate) done: String,
+}
+
+/// The lines (instructions tab-indented, the label not) that record a
+/// fault with message word `msg` in the exception record at `exc`: claim
+/// the record's flag as `relok_throw` does (a later claim fails and writes
+/// nothing), then write the message word and the thread's block and thread
+/// ids.
+pub(crate) fn record_fault(exc: &str, msg: &str, r: &FaultRegs) -> Vec<String> {
     let l = EXCEPTION_LAYOUT;
-    let mut s = String::new();
-    if !fault {
-        return s;
-    }
-    s.push_str(&format!(".func {FAULT}(.param .b64 exc, .param .b64 msg)\n{{\n"));
-    s.push_str("\t.reg .b64 %e, %m, %old, %x;\n\t.reg .b32 %i;\n\t.reg .pred %p;\n");
-    s.push_str("\tld.param.b64 %e, [exc];\n\tld.param.b64 %m, [msg];\n");
-    let _ = writeln!(s, "\tatom.global.cas.b64 %old, [%e+{}], 0, 1;", l.flag.offset);
-    s.push_str("\tsetp.ne.u64 %p, %old, 0;\n\t@%p bra $Ldone;\n");
-    let _ = writeln!(s, "\tst.global.u64 [%e+{}], %m;", l.message.offset);
+    let (old, claimed, id, done) = (&r.old, &r.claimed, &r.id, &r.done);
+    let mut lines = vec![
+        format!("\tatom.global.cas.b64 {old}, [{exc}+{}], 0, 1;", l.flag.offset),
+        format!("\tsetp.ne.u64 {claimed}, {old}, 0;"),
+        format!("\t@{claimed} bra {done};"),
+        format!("\tst.global.u64 [{exc}+{}], {msg};", l.message.offset),
+    ];
     for (k, axis) in ["x", "y", "z"].into_iter().enumerate() {
-        for (reg, base) in [("ctaid", ExceptionLayout::BLOCK_WORD), ("tid", ExceptionLayout::THREAD_WORD)] {
-            let _ = writeln!(
-                s,
-                "\tmov.u32 %i, %{reg}.{axis};\n\tcvt.u64.u32 %x, %i;\n\tst.global.u64 [%e+{}], %x;",
-                8 * (base as usize + k)
-            );
+        for (sreg, base) in [("ctaid", ExceptionLayout::BLOCK_WORD), ("tid", ExceptionLayout::THREAD_WORD)] {
+            // The word's halves apart: the high one is 0 (fewer registers
+            // on the fault's path than a 64-bit store of the widened id).
+            let at = 8 * (base as usize + k);
+            lines.push(format!("\tmov.u32 {id}, %{sreg}.{axis};"));
+            lines.push(format!("\tst.global.v2.u32 [{exc}+{at}], {{{id}, 0}};"));
         }
     }
-    s.push_str("$Ldone:\n\tret;\n}\n\n");
-    if !seal_check {
+    lines.push(format!("{done}:"));
+    lines
+}
+
+/// What a checked module declares before its functions: [`SEAL_CHECK`]
+/// if its functions call it (`called`). Unused, it would still cost the
+/// driver's compiler milliseconds per kernel.
+pub(crate) fn declarations(called: Called) -> String {
+    let mut s = String::new();
+    if !called.seal_check {
         return s;
     }
-
     let high = u64::from(crate::fault::READ_ONLY_MESSAGE_HIGH) << 32;
     s.push_str(&format!(".func (.param .b32 hit) {SEAL_CHECK}(.param .b64 exc, .param .b64 seals, .param .b64 addr, .param .b64 size)\n{{\n"));
-    s.push_str("\t.reg .b64 %e, %a, %end, %h, %t, %n, %lo, %hi, %m;\n\t.reg .pred %p;\n");
+    s.push_str("\t.reg .b64 %e, %a, %end, %h, %t, %n, %lo, %hi, %m, %old;\n\t.reg .b32 %i;\n\t.reg .pred %p;\n");
     s.push_str("\tld.param.b64 %e, [exc];\n\tld.param.b64 %a, [addr];\n\tld.param.b64 %end, [size];\n");
     s.push_str("\tadd.u64 %end, %a, %end;\n");
     s.push_str("\tld.param.b64 %h, [seals];\n");
@@ -129,10 +145,11 @@ pub(crate) fn declarations(called: Called) -> String {
     s.push_str("\tsetp.le.u64 %p, %end, %lo;\n\t@%p bra $Lnext;\n");
     s.push_str("\tmax.u64 %m, %a, %lo;\n\tsub.u64 %m, %m, %lo;\n\tand.b64 %m, %m, 0xffffffff;\n");
     let _ = writeln!(s, "\tor.b64 %m, %m, {high:#x};");
-    let _ = writeln!(
-        s,
-        "\t{{\n\t\t.param .b64 e_;\n\t\tst.param.b64 [e_], %e;\n\t\t.param .b64 m_;\n\t\tst.param.b64 [m_], %m;\n\t\tcall {FAULT}, (e_, m_);\n\t}}"
-    );
+    let regs = FaultRegs { old: "%old".into(), claimed: "%p".into(), id: "%i".into(), done: "$Lrecorded".into() };
+    for line in record_fault("%e", "%m", &regs) {
+        s.push_str(&line);
+        s.push('\n');
+    }
     s.push_str("\tst.param.b32 [hit], 1;\n\tret;\n");
     s.push_str("$Lfree:\n\tst.param.b32 [hit], 0;\n\tret;\n}\n\n");
     s

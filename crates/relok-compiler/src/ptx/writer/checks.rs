@@ -1,53 +1,73 @@
 //! Checked mode's code in a function ([`crate::ptx::checked`]): the check
-//! before a buffer or host-value access, the loop budget, and the calls
-//! that record a fault.
+//! before a buffer or host-value access, the loop budget, and the code
+//! that records a fault. The fast path of each check is a compare and a
+//! predicated branch that is not taken; the fault's code is out of line,
+//! after the function's body, and records the fault inline (no `call`: a
+//! call would become a standard-ABI call when the driver links the PTX,
+//! with its register cost on the whole function). The limits a buffer's
+//! accesses are checked against are computed once, at entry.
 
 use super::{Base, Class, FuncCx, reg};
 use crate::fault::{self, Access};
 use crate::ptx::checked;
-use relok_ir::{Scalar, StateField, Value};
+use relok_ir::{Scalar, StateField, Type, Value};
+use std::fmt::Write as _;
 
 impl FuncCx<'_> {
     /// Checked mode ([`checked`]): the check before an access (a read, a
-    /// write or an atomic, [`Access`]) of `size` bytes at `addr` through
-    /// `ptr`.
-    /// When one is written, the label to place after the access (by
-    /// [`FuncCx::end_access`]) comes back: a refused access jumps there,
-    /// after setting `zero`'s register to 0.
-    pub(super) fn check_access(
-        &mut self,
-        ptr: Value,
-        addr: &str,
-        size: u32,
-        access: Access,
-        zero: Option<(&str, Scalar)>,
-    ) -> Option<String> {
+    /// write or an atomic, [`Access`]) of `size` bytes at `addr`, element
+    /// `index` of `ptr`. A refused access records the fault out of line and
+    /// ends the thread (as a throw does), so an access that passed proves
+    /// every later access of the same element and size in the same block or
+    /// one nested in it: those are not checked again.
+    pub(super) fn check_access(&mut self, ptr: Value, index: Option<Value>, addr: &str, size: u32, access: Access) {
         if !self.checked {
-            return None;
+            return;
         }
-        let base = self.bases.get(&ptr).copied()?;
+        let Some(base) = self.bases.get(&ptr).copied() else { return };
         if base == Base::Heap && access == Access::Read {
-            return None;
+            return;
         }
-        let (skip, ok) = (self.label(), self.label());
+        if !self.proven.prove((ptr, index, size)) {
+            return;
+        }
+        let fault = self.label();
         let refused = self.temp(Class::Pred);
+        let mut cold = vec![format!("{fault}:")];
         match base {
             Base::Param(i) => {
-                let p = reg(Class::B64, *self.f.params.get(i)?);
-                let (off, lim, m) = (self.temp(Class::B64), self.temp(Class::B64), self.temp(Class::B64));
-                let past = self.temp(Class::Pred);
-                self.line(format!("sub.s64 {off}, {addr}, {p};"));
-                self.line(format!("setp.lt.u64 {refused}, %len{i}, {size};"));
-                self.line(format!("sub.u64 {lim}, %len{i}, {size};"));
-                self.line(format!("setp.gt.u64 {past}, {off}, {lim};"));
-                self.line(format!("or.pred {refused}, {refused}, {past};"));
-                self.line(format!("@!{refused} bra {ok};"));
+                let Some(&param) = self.f.params.get(i) else { return };
+                let p = reg(Class::B64, param);
+                let m = self.temp(Class::B64);
+                match self.element_check(ptr, param, index, size) {
+                    // An element of the parameter itself by a 32-bit index:
+                    // refused when the index is at least the elements the
+                    // length holds (the byte offset cannot wrap).
+                    Some((idx, signed)) => {
+                        let (count32, huge, count) = self.count(i, size);
+                        if signed {
+                            let wide = self.temp(Class::B64);
+                            self.line(format!("cvt.s64.s32 {wide}, {idx};"));
+                            self.line(format!("setp.ge.u64 {refused}, {wide}, {count};"));
+                        } else {
+                            self.line(format!("setp.ge.and.u32 {refused}, {idx}, {count32}, !{huge};"));
+                        }
+                        cold.push(format!("\tsub.s64 {m}, {addr}, {p};"));
+                    }
+                    // Anything else by its byte offset from the parameter.
+                    None => {
+                        let (lim, short) = self.limit(i, size);
+                        self.line(format!("sub.s64 {m}, {addr}, {p};"));
+                        self.line(format!("setp.gt.or.u64 {refused}, {m}, {lim}, {short};"));
+                    }
+                }
                 let code = u64::from(fault::out_of_bounds_high(i as u32, access, size)) << 32;
-                self.line(format!("and.b64 {m}, {off}, 0xffffffff;"));
-                self.line(format!("or.b64 {m}, {m}, {code:#x};"));
-                self.fault(&m);
+                cold.push(format!("\tand.b64 {m}, {m}, 0xffffffff;"));
+                cold.push(format!("\tor.b64 {m}, {m}, {code:#x};"));
+                cold.extend(self.record_fault(&m));
             }
             Base::Heap => {
+                // The seal check records the fault itself.
                 let hit = self.temp(Class::B32);
                 let exc = self.state_reg(StateField::Exception);
                 let size = size.to_string();
@@ -57,44 +77,109 @@ impl FuncCx<'_> {
                     Some(&hit),
                 );
                 self.line(format!("setp.ne.b32 {refused}, {hit}, 0;"));
-                self.line(format!("@!{refused} bra {ok};"));
             }
         }
-        if let Some((d, sc)) = zero {
-            self.constant(d, sc, 0);
-        }
-        self.line(format!("bra.uni {skip};"));
-        self.body.push_str(&format!("{ok}:\n"));
-        Some(skip)
-    }
-
-    /// Places the label [`FuncCx::check_access`] returned, after the access.
-    pub(super) fn end_access(&mut self, skip: Option<String>) {
-        if let Some(l) = skip {
-            self.body.push_str(&format!("{l}:\n"));
-        }
+        self.line(format!("@{refused} bra {fault};"));
+        cold.push("\texit;".into());
+        self.push_cold(&cold);
     }
 
     /// Checked mode: counts a loop iteration; past the budget the thread
-    /// records the fault and exits ([`checked`]).
+    /// records the fault and exits ([`checked`]), out of line.
     pub(super) fn loop_budget(&mut self) {
         if !self.checked {
             return;
         }
-        let (over, go, m) = (self.temp(Class::Pred), self.label(), self.temp(Class::B64));
+        let (over, fault, m) = (self.temp(Class::Pred), self.label(), self.temp(Class::B64));
         self.line("add.u32 %lc, %lc, 1;".into());
         self.line(format!("setp.gt.u32 {over}, %lc, {};", fault::CHECKED_LOOP_BUDGET));
-        self.line(format!("@!{over} bra {go};"));
-        self.line(format!("mov.b64 {m}, {:#x};", fault::LOOP_BUDGET_MESSAGE));
-        self.fault(&m);
-        self.line("exit;".into());
-        self.body.push_str(&format!("{go}:\n"));
+        self.line(format!("@{over} bra {fault};"));
+        let mut cold = vec![format!("{fault}:"), format!("\tmov.b64 {m}, {:#x};", fault::LOOP_BUDGET_MESSAGE)];
+        cold.extend(self.record_fault(&m));
+        cold.push("\texit;".into());
+        self.push_cold(&cold);
     }
 
-    /// Records a fault with message word `msg` ([`checked::FAULT`]).
-    fn fault(&mut self, msg: &str) {
+    /// For an access of element `index` of `ptr` by `size` bytes: when
+    /// `ptr` is the parameter `param` itself, its elements are `size`
+    /// bytes and the index is 32-bit, the index's register and whether it
+    /// is signed ([`FuncCx::check_access`]'s element check).
+    fn element_check(&self, ptr: Value, param: Value, index: Option<Value>, size: u32) -> Option<(String, bool)> {
+        let index = index?;
+        let Type::Ptr(_, pointee) = self.ty(ptr) else { return None };
+        let stride = pointee.size().ok()?;
+        if ptr != param || stride != size || !size.is_power_of_two() {
+            return None;
+        }
+        match self.ty(index) {
+            Type::Scalar(Scalar::U32) => Some((reg(Class::B32, index), false)),
+            Type::Scalar(Scalar::I32) => Some((reg(Class::B32, index), true)),
+            _ => None,
+        }
+    }
+
+    /// The registers holding, for pointer parameter `i`'s elements of
+    /// `size` bytes, how many its length holds (`len / size`): as 32 bits,
+    /// whether that exceeds 32 bits, and as 64 bits. Computed once, at
+    /// entry ([`FuncCx::limit_lines`]).
+    fn count(&mut self, i: usize, size: u32) -> (String, String, String) {
+        if let Some(c) = self.counts.get(&(i, size)) {
+            return c.clone();
+        }
+        let c = (self.temp(Class::B32), self.temp(Class::Pred), self.temp(Class::B64));
+        self.counts.insert((i, size), c.clone());
+        c
+    }
+
+    /// The registers holding `len - size` and `len < size` for pointer
+    /// parameter `i`'s accesses of `size` bytes: an access at byte offset
+    /// `off` is refused when `off > len - size` (unsigned: an offset below
+    /// the pointer is huge) or `len < size`. Computed once, at entry
+    /// ([`FuncCx::limit_lines`]).
+    fn limit(&mut self, i: usize, size: u32) -> (String, String) {
+        if let Some(l) = self.limits.get(&(i, size)) {
+            return l.clone();
+        }
+        let l = (self.temp(Class::B64), self.temp(Class::Pred));
+        self.limits.insert((i, size), l.clone());
+        l
+    }
+
+    /// The entry code of [`FuncCx::count`]'s and [`FuncCx::limit`]'s
+    /// registers, in a fixed order.
+    pub(super) fn limit_lines(&self) -> String {
+        let mut s = String::new();
+        for (&(i, size), (count32, huge, count)) in &self.counts {
+            let _ = writeln!(s, "\tshr.u64 {count}, %len{i}, {};", size.trailing_zeros());
+            let _ = writeln!(s, "\tsetp.gt.u64 {huge}, {count}, 0xffffffff;");
+            let _ = writeln!(s, "\tcvt.u32.u64 {count32}, {count};");
+        }
+        for (&(i, size), (lim, short)) in &self.limits {
+            let _ = writeln!(s, "\tsetp.lt.u64 {short}, %len{i}, {size};\n\tsub.u64 {lim}, %len{i}, {size};");
+        }
+        s
+    }
+
+    /// Lines of cold code, placed after the function's body.
+    fn push_cold(&mut self, lines: &[String]) {
+        for l in lines {
+            self.cold.push_str(l);
+            self.cold.push('\n');
+        }
+    }
+
+    /// The lines that record a fault with message word `msg` in the
+    /// launch's exception record, inline ([`checked::record_fault`]): no
+    /// call, so linking adds no call ABI to the function.
+    fn record_fault(&mut self, msg: &str) -> Vec<String> {
         let exc = self.state_reg(StateField::Exception);
-        self.call_runtime(checked::FAULT, &[("e_", &exc), ("m_", msg)], None);
+        let regs = checked::FaultRegs {
+            old: self.temp(Class::B64),
+            claimed: self.temp(Class::Pred),
+            id: self.temp(Class::B32),
+            done: self.label(),
+        };
+        checked::record_fault(&exc, msg, &regs)
     }
 
     /// A call of one of checked mode's functions in a block of its own:
@@ -119,5 +204,36 @@ impl FuncCx<'_> {
             None => self.line(format!("\tcall {callee}, ({});", names.join(", "))),
         }
         self.line("}".into());
+    }
+}
+
+/// Checked mode's accesses already checked where the code is now, by
+/// (pointer, element index, size): those of the enclosing blocks, each
+/// dropped when its block ends.
+#[derive(Debug, Default)]
+pub(super) struct Proven {
+    checked: Vec<(Value, Option<Value>, u32)>,
+    scopes: Vec<usize>,
+}
+
+impl Proven {
+    /// Notes `access` as checked from here on; whether it was not yet.
+    fn prove(&mut self, access: (Value, Option<Value>, u32)) -> bool {
+        if self.checked.contains(&access) {
+            return false;
+        }
+        self.checked.push(access);
+        true
+    }
+
+    /// A block begins.
+    pub(super) fn enter(&mut self) {
+        self.scopes.push(self.checked.len());
+    }
+
+    /// The block [`Proven::enter`] began ends.
+    pub(super) fn leave(&mut self) {
+        let n = self.scopes.pop().unwrap_or(0);
+        self.checked.truncate(n);
     }
 }

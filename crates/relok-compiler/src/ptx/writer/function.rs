@@ -69,8 +69,14 @@ impl Writer<'_> {
         if cx.checked {
             cx.line("mov.u32 %lc, 0;".into());
         }
+        // Checked mode's limits go here, once the body says which it uses.
+        let entry_end = cx.body.len();
         cx.block(&f.body)?;
         cx.line("ret;".into());
+        let limits = cx.limit_lines();
+        cx.body.insert_str(entry_end, &limits);
+        let cold = std::mem::take(&mut cx.cold);
+        cx.body.push_str(&cold);
 
         // Header, declarations, body.
         let mut head = String::new();
@@ -111,8 +117,10 @@ impl Writer<'_> {
                 VarKind::Local => "local",
                 VarKind::Shared => "shared",
             };
-            let _ =
-                writeln!(head, "\t.{space} .align {} .b8 {}[{}];", d.ty.align().max(1), var_name(f, v), size.max(1));
+            // Arrays of 16 bytes or more are 16-aligned, so ptxas may
+            // access four neighbouring 32-bit elements as one vector.
+            let align = if size >= 16 { d.ty.align().max(16) } else { d.ty.align().max(1) };
+            let _ = writeln!(head, "\t.{space} .align {align} .b8 {}[{}];", var_name(f, v), size.max(1));
         }
         self.out.push_str(&head);
         self.out.push_str(&cx.body);

@@ -55,12 +55,25 @@ impl FuncCx<'_> {
         Ok(t)
     }
 
-    /// The address operand of `p[i]` for elements of type `pointee`.
+    /// The address operand of `p[i]` for elements of type `pointee`. In
+    /// shared memory, by a 32-bit index, a 32-bit address (the space is
+    /// smaller than 4 GiB): computed in 32 bits, `base + i * size` lets
+    /// ptxas see the alignment of neighbouring elements and merge their
+    /// accesses into vector ones (`LDS.128`), which a 64-bit sum of a
+    /// widened 32-bit index hides. (Only where the index wraps past 4 GiB
+    /// do the two differ, far outside any shared array.)
     pub(super) fn address(&mut self, p: Value, index: Option<Value>, pointee: &Type) -> Result<String, Error> {
         match index {
             None => Ok(reg(Class::B64, p)),
             Some(i) => {
                 let size = pointee.size().map_err(|e| self.type_error(e.to_string()))?;
+                let shared = matches!(self.ty(p), Type::Ptr(AddrSpace::Shared, _));
+                if shared && matches!(self.scalar(i)?, Scalar::U32 | Scalar::I32) {
+                    let (base, at) = (self.temp(Class::B32), self.temp(Class::B32));
+                    self.line(format!("cvt.u32.u64 {base}, {};", reg(Class::B64, p)));
+                    self.line(format!("mad.lo.u32 {at}, {}, {size}, {base};", reg(Class::B32, i)));
+                    return Ok(at);
+                }
                 self.offset_reg(p, i, size)
             }
         }

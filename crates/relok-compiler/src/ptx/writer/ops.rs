@@ -56,7 +56,7 @@ impl FuncCx<'_> {
             Op::Load { ptr, index } => {
                 let (space, pointee) = self.pointer(*ptr)?;
                 let addr = self.address(*ptr, *index, &pointee)?;
-                let skip = self.check_access(*ptr, &addr, sc.size(), Access::Read, Some((&d, sc)));
+                self.check_access(*ptr, *index, &addr, sc.size(), Access::Read);
                 if sc == Scalar::Bool {
                     let t = self.temp(Class::B32);
                     self.line(format!("ld.{space}.u8 {t}, [{addr}];"));
@@ -64,7 +64,6 @@ impl FuncCx<'_> {
                 } else {
                     self.line(format!("ld.{space}.{} {d}, [{addr}];", mem(sc)));
                 }
-                self.end_access(skip);
             }
             Op::Offset { ptr, index } => {
                 let (_, pointee) = self.pointer(*ptr)?;
@@ -138,9 +137,8 @@ impl FuncCx<'_> {
                 let addr = self.address(*ptr, *index, &pointee)?;
                 if sc.is_float() {
                     let val = self.r(*value)?;
-                    let skip = self.check_access(*ptr, &addr, sc.size(), Access::Atomic, Some((&d, sc)));
+                    self.check_access(*ptr, *index, &addr, sc.size(), Access::Atomic);
                     self.float_atomic(&d, sc, *op, (space, &addr), &val, v)?;
-                    self.end_access(skip);
                     return Ok(());
                 }
                 let (name, ty) = match op {
@@ -153,9 +151,8 @@ impl FuncCx<'_> {
                     return Err(self.unsupported(v, format!("an atomic on {sc}")));
                 }
                 let val = self.r(*value)?;
-                let skip = self.check_access(*ptr, &addr, sc.size(), Access::Atomic, Some((&d, sc)));
+                self.check_access(*ptr, *index, &addr, sc.size(), Access::Atomic);
                 self.line(format!("atom.{space}.{name}.{ty} {d}, [{addr}], {val};"));
-                self.end_access(skip);
             }
             Op::AtomicCas { ptr, index, expected, new } => {
                 let (space, pointee) = self.pointer(*ptr)?;
@@ -164,21 +161,26 @@ impl FuncCx<'_> {
                     return Err(self.unsupported(v, format!("a compare-and-swap on {sc}")));
                 }
                 let (e, n) = (self.r(*expected)?, self.r(*new)?);
-                let skip = self.check_access(*ptr, &addr, sc.size(), Access::Atomic, Some((&d, sc)));
+                self.check_access(*ptr, *index, &addr, sc.size(), Access::Atomic);
                 self.line(format!("atom.{space}.cas.{} {d}, [{addr}], {e}, {n};", class.reg_ty()));
-                self.end_access(skip);
             }
         }
         Ok(())
     }
 
     pub(super) fn constant(&mut self, d: &str, sc: Scalar, bits: u64) {
+        let line = self.constant_line(d, sc, bits);
+        self.line(line);
+    }
+
+    /// The instruction of [`FuncCx::constant`].
+    pub(super) fn constant_line(&self, d: &str, sc: Scalar, bits: u64) -> String {
         match Class::of_scalar(sc) {
-            Class::Pred => self.line(format!("setp.ne.u32 {d}, {}, 0;", u32::from(bits != 0))),
-            Class::B32 => self.line(format!("mov.b32 {d}, {:#x};", bits as u32)),
-            Class::B64 => self.line(format!("mov.b64 {d}, {bits:#x};")),
-            Class::F32 => self.line(format!("mov.b32 {d}, 0f{:08X};", bits as u32)),
-            Class::F64 => self.line(format!("mov.b64 {d}, 0d{bits:016X};")),
+            Class::Pred => format!("setp.ne.u32 {d}, {}, 0;", u32::from(bits != 0)),
+            Class::B32 => format!("mov.b32 {d}, {:#x};", bits as u32),
+            Class::B64 => format!("mov.b64 {d}, {bits:#x};"),
+            Class::F32 => format!("mov.b32 {d}, 0f{:08X};", bits as u32),
+            Class::F64 => format!("mov.b64 {d}, 0d{bits:016X};"),
         }
     }
 }

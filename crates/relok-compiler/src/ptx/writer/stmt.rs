@@ -10,7 +10,10 @@ use relok_ir::{Block, EntityRef, Stmt, StmtKind, Value};
 
 impl FuncCx<'_> {
     pub(super) fn block(&mut self, b: &Block) -> Result<(), Error> {
-        b.iter().try_for_each(|s| self.write_stmt(s))
+        self.proven.enter();
+        let written = b.iter().try_for_each(|s| self.write_stmt(s));
+        self.proven.leave();
+        written
     }
 
     fn write_stmt(&mut self, s: &Stmt) -> Result<(), Error> {
@@ -20,12 +23,11 @@ impl FuncCx<'_> {
                 let (space, pointee) = self.pointer(*ptr)?;
                 let addr = self.address(*ptr, *index, &pointee)?;
                 let sc = self.scalar(*value)?;
-                let skip = self.check_access(*ptr, &addr, sc.size(), Access::Write, None);
+                self.check_access(*ptr, *index, &addr, sc.size(), Access::Write);
                 let src = self.r(*value)?;
                 let src = self.as_stored(sc, src);
                 let space = if space == "global.nc" { "global" } else { space };
                 self.line(format!("st.{space}.{} [{addr}], {src};", mem(sc)));
-                self.end_access(skip);
                 Ok(())
             }
             StmtKind::Set { var, value } => {
@@ -44,6 +46,21 @@ impl FuncCx<'_> {
             StmtKind::Call(g, args) => self.call(None, *g, args),
             StmtKind::Barrier => {
                 self.line("bar.sync 0;".into());
+                Ok(())
+            }
+            // A branch that never comes back (a failed bounds check's
+            // report, ending in `exit`) goes out of line, after the body:
+            // the fast path falls through a branch not taken.
+            StmtKind::If { cond, then_body, else_body }
+                if else_body.is_empty() && !relok_ir::falls_through(then_body) =>
+            {
+                let c = self.r(*cond)?;
+                let cold = self.label();
+                self.line(format!("@{c} bra {cold};"));
+                let hot = std::mem::replace(&mut self.body, format!("{cold}:\n"));
+                self.block(then_body)?;
+                let code = std::mem::replace(&mut self.body, hot);
+                self.cold.push_str(&code);
                 Ok(())
             }
             StmtKind::If { cond, then_body, else_body } => {
