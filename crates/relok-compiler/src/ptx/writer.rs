@@ -242,17 +242,12 @@ struct FuncCx<'m> {
     consts32: HashMap<Value, u32>,
     /// Checked mode's functions this function calls.
     called: checked::Called,
-    /// Checked mode: the accesses checked where the code is now.
+    /// Checked mode: the accesses checked, and the limits computed, where
+    /// the code is now.
     proven: checks::Proven,
     /// Checked mode: the out-of-line code of its fault paths, placed after
     /// the body (the fast path falls through every check).
     cold: String,
-    /// Checked mode: per (pointer parameter, access size), the registers
-    /// holding `len - size` and `len < size`, computed once at entry.
-    limits: std::collections::BTreeMap<(usize, u32), (String, String)>,
-    /// Checked mode: per (pointer parameter, element size), the registers
-    /// holding the elements its length holds, computed once at entry.
-    counts: std::collections::BTreeMap<(usize, u32), (String, String, String)>,
 }
 
 /// Where a global pointer comes from, for checked mode's checks.
@@ -294,8 +289,6 @@ impl<'m> FuncCx<'m> {
             called: checked::Called::default(),
             proven: checks::Proven::default(),
             cold: String::new(),
-            limits: Default::default(),
-            counts: Default::default(),
         }
     }
 

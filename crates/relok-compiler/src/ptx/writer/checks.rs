@@ -5,13 +5,13 @@
 //! after the function's body, and records the fault inline (no `call`: a
 //! call would become a standard-ABI call when the driver links the PTX,
 //! with its register cost on the whole function). The limits a buffer's
-//! accesses are checked against are computed once, at entry.
+//! accesses are checked against are computed where first needed and reused
+//! in that block.
 
 use super::{Base, Class, FuncCx, reg};
 use crate::fault::{self, Access};
 use crate::ptx::checked;
 use relok_ir::{Scalar, StateField, Type, Value};
-use std::fmt::Write as _;
 
 impl FuncCx<'_> {
     /// Checked mode ([`checked`]): the check before an access (a read, a
@@ -120,44 +120,40 @@ impl FuncCx<'_> {
 
     /// The registers holding, for pointer parameter `i`'s elements of
     /// `size` bytes, how many its length holds (`len / size`): as 32 bits,
-    /// whether that exceeds 32 bits, and as 64 bits. Computed once, at
-    /// entry ([`FuncCx::limit_lines`]).
-    fn count(&mut self, i: usize, size: u32) -> (String, String, String) {
-        if let Some(c) = self.counts.get(&(i, size)) {
-            return c.clone();
+    /// whether that exceeds 32 bits (the length's high word is at least
+    /// `size`), and as 64 bits. Computed where first needed, and reused in
+    /// that block and those nested in it ([`Proven`]): a thread that never
+    /// reaches an access never computes its limit.
+    fn count(&mut self, i: usize, size: u32) -> Count {
+        if let Some(c) = self.proven.count(i, size) {
+            return c;
         }
         let c = (self.temp(Class::B32), self.temp(Class::Pred), self.temp(Class::B64));
-        self.counts.insert((i, size), c.clone());
+        let (count32, huge, count) = &c;
+        let (lo, hi) = (self.temp(Class::B32), self.temp(Class::B32));
+        self.line(format!("shr.u64 {count}, %len{i}, {};", size.trailing_zeros()));
+        self.line(format!("cvt.u32.u64 {count32}, {count};"));
+        self.line(format!("mov.b64 {{{lo}, {hi}}}, %len{i};"));
+        self.line(format!("setp.ge.u32 {huge}, {hi}, {size};"));
+        self.proven.counts.push(((i, size), c.clone()));
         c
     }
 
     /// The registers holding `len - size` and `len < size` for pointer
     /// parameter `i`'s accesses of `size` bytes: an access at byte offset
     /// `off` is refused when `off > len - size` (unsigned: an offset below
-    /// the pointer is huge) or `len < size`. Computed once, at entry
-    /// ([`FuncCx::limit_lines`]).
+    /// the pointer is huge) or `len < size`. Computed where first needed,
+    /// as [`FuncCx::count`]'s.
     fn limit(&mut self, i: usize, size: u32) -> (String, String) {
-        if let Some(l) = self.limits.get(&(i, size)) {
-            return l.clone();
+        if let Some(l) = self.proven.limit(i, size) {
+            return l;
         }
         let l = (self.temp(Class::B64), self.temp(Class::Pred));
-        self.limits.insert((i, size), l.clone());
+        let (lim, short) = &l;
+        self.line(format!("setp.lt.u64 {short}, %len{i}, {size};"));
+        self.line(format!("sub.u64 {lim}, %len{i}, {size};"));
+        self.proven.limits.push(((i, size), l.clone()));
         l
-    }
-
-    /// The entry code of [`FuncCx::count`]'s and [`FuncCx::limit`]'s
-    /// registers, in a fixed order.
-    pub(super) fn limit_lines(&self) -> String {
-        let mut s = String::new();
-        for (&(i, size), (count32, huge, count)) in &self.counts {
-            let _ = writeln!(s, "\tshr.u64 {count}, %len{i}, {};", size.trailing_zeros());
-            let _ = writeln!(s, "\tsetp.gt.u64 {huge}, {count}, 0xffffffff;");
-            let _ = writeln!(s, "\tcvt.u32.u64 {count32}, {count};");
-        }
-        for (&(i, size), (lim, short)) in &self.limits {
-            let _ = writeln!(s, "\tsetp.lt.u64 {short}, %len{i}, {size};\n\tsub.u64 {lim}, %len{i}, {size};");
-        }
-        s
     }
 
     /// Lines of cold code, placed after the function's body.
@@ -207,13 +203,23 @@ impl FuncCx<'_> {
     }
 }
 
+/// [`FuncCx::count`]'s registers: the count as 32 bits, whether it exceeds
+/// 32 bits, the count as 64 bits.
+type Count = (String, String, String);
+
 /// Checked mode's accesses already checked where the code is now, by
-/// (pointer, element index, size): those of the enclosing blocks, each
-/// dropped when its block ends.
+/// (pointer, element index, size), and the limits already computed, by
+/// (pointer parameter, size): those of the enclosing blocks, each dropped
+/// when its block ends.
 #[derive(Debug, Default)]
 pub(super) struct Proven {
     checked: Vec<(Value, Option<Value>, u32)>,
-    scopes: Vec<usize>,
+    /// [`FuncCx::count`]'s registers.
+    counts: Vec<((usize, u32), Count)>,
+    /// [`FuncCx::limit`]'s registers.
+    limits: Vec<((usize, u32), (String, String))>,
+    /// The lengths of the three at each block's start.
+    scopes: Vec<(usize, usize, usize)>,
 }
 
 impl Proven {
@@ -226,14 +232,24 @@ impl Proven {
         true
     }
 
+    fn count(&self, i: usize, size: u32) -> Option<Count> {
+        self.counts.iter().find(|(k, _)| *k == (i, size)).map(|(_, c)| c.clone())
+    }
+
+    fn limit(&self, i: usize, size: u32) -> Option<(String, String)> {
+        self.limits.iter().find(|(k, _)| *k == (i, size)).map(|(_, l)| l.clone())
+    }
+
     /// A block begins.
     pub(super) fn enter(&mut self) {
-        self.scopes.push(self.checked.len());
+        self.scopes.push((self.checked.len(), self.counts.len(), self.limits.len()));
     }
 
     /// The block [`Proven::enter`] began ends.
     pub(super) fn leave(&mut self) {
-        let n = self.scopes.pop().unwrap_or(0);
-        self.checked.truncate(n);
+        let (a, b, c) = self.scopes.pop().unwrap_or_default();
+        self.checked.truncate(a);
+        self.counts.truncate(b);
+        self.limits.truncate(c);
     }
 }

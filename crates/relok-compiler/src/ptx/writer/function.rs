@@ -69,12 +69,8 @@ impl Writer<'_> {
         if cx.checked {
             cx.line("mov.u32 %lc, 0;".into());
         }
-        // Checked mode's limits go here, once the body says which it uses.
-        let entry_end = cx.body.len();
         cx.block(&f.body)?;
         cx.line("ret;".into());
-        let limits = cx.limit_lines();
-        cx.body.insert_str(entry_end, &limits);
         let cold = std::mem::take(&mut cx.cold);
         cx.body.push_str(&cold);
 
