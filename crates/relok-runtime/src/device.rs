@@ -456,6 +456,18 @@ impl Device {
         self.synchronize(session, stream)
     }
 
+    /// Registers per thread of `kernel`'s machine code, where the device
+    /// reports them: on cuda the driver's count (`CudaDevice::registers`);
+    /// none on the cpu device (an interpreter) and on wgpu (no API reports
+    /// them).
+    pub fn registers(&self, kernel: &Kernel) -> Result<Option<u32>, DeviceError> {
+        match (self, kernel) {
+            #[cfg(feature = "cuda")]
+            (Device::Cuda(d), Kernel::Cuda(k)) => d.registers(k).map(Some),
+            _ => Ok(None),
+        }
+    }
+
     /// Makes a bundle's artifacts available to `cache` and gives this
     /// device the bundle's machine code for it (cubins on cuda; the other
     /// devices have none to take). Returns the number of artifacts.

@@ -138,6 +138,24 @@ impl Kernel {
         format!("@{}({})", self.loaded.name, params.join(", "))
     }
 
+    /// Registers per thread of the kernel's machine code, where the device
+    /// reports them: on cuda the driver's count
+    /// (`CU_FUNC_ATTRIBUTE_NUM_REGS`, what `ptxas -v` prints), which with
+    /// the block size bounds how many threads a multiprocessor runs at
+    /// once; `None` on the cpu device (an interpreter), on wgpu (no API
+    /// reports them) and where the driver cannot say.
+    ///
+    /// ```
+    /// let ctx = relok::Context::cpu();
+    /// let p = relok::Program::parse("kernel @k(v0: ptr<global, u32>) {\n    v1: u32 = thread_id.x\n    store v0[v1], v1\n    return\n}\n")?;
+    /// let k = ctx.kernel(&p, "k")?;
+    /// assert_eq!(k.registers(), None); // an interpreter has none; on cuda: Some(count)
+    /// # Ok::<(), relok::Error>(())
+    /// ```
+    pub fn registers(&self) -> Option<u32> {
+        self.ctx.device.registers(&self.loaded.inner).ok().flatten()
+    }
+
     /// Checks `args` against the signature (see the module docs) and
     /// enqueues the launch on `stream` without waiting: its failures are
     /// reported at the stream's next synchronisation.

@@ -5,8 +5,9 @@
 //! after one), two contexts and two GPUs isolated, checked mode's
 //! out-of-bounds faults as the cpu device's, an endless loop a typed
 //! fault, buffers dropped and uploaded behind a long launch, a throw
-//! nobody waited for, and a second process that loads every PTX artifact
-//! from the store and every cubin from the binary archive.
+//! nobody waited for, a second process that loads every PTX artifact
+//! from the store and every cubin from the binary archive, and each
+//! kernel's registers as the driver reports them.
 //!
 //! These were `crates/relok-cli/tests/cuda.rs`, which drove the runtime
 //! (`Device`, `Session`, `KernelCache`) through the CLI's helpers; here
@@ -54,6 +55,18 @@ fn every_example_equals_the_cpu_device_under_every_strategy() {
             assert_eq!(go.args, co.args, "{} ({strategy}): GPU and cpu differ", ex.name);
             assert_eq!(go.exception.is_some(), co.exception.is_some(), "{} ({strategy})", ex.name);
         }
+    }
+}
+
+#[test]
+fn a_kernel_reports_the_registers_of_its_machine_code() {
+    let _serial = serial();
+    let Some(gpus) = gpu("registers") else { return };
+    let p = Program::parse_named("examples/saxpy.rk", include_str!("../../../examples/saxpy.rk")).expect("parses");
+    for g in &gpus {
+        let regs = g.kernel(&p, "saxpy").expect("loads").registers();
+        // A thread has at most 255 registers on every CUDA GPU.
+        assert!(regs.is_some_and(|r| (1..=255).contains(&r)), "{regs:?} ({})", g.strategy());
     }
 }
 

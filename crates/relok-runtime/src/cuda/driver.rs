@@ -62,6 +62,30 @@ pub(super) unsafe fn func_load(function: sys::CUfunction) -> Result<(), DeviceEr
     unsafe { sys::cuFuncLoad(function) }.result().map_err(driver("cuFuncLoad"))
 }
 
+/// Registers per thread of `function`'s machine code
+/// (`CU_FUNC_ATTRIBUTE_NUM_REGS`; under lazy loading the driver loads the
+/// function first).
+///
+/// See [cuFuncGetAttribute](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EXEC.html#group__CUDA__EXEC_1g5e92a1b0d8d1b82cb00dcfb2de15961b).
+///
+/// # Safety
+///
+/// `function` is a function of a module that is loaded (not unloaded
+/// during the call), and its context is bound to the thread.
+pub(super) unsafe fn func_num_regs(function: sys::CUfunction) -> Result<u32, DeviceError> {
+    let attribute = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS;
+    let mut regs = 0;
+    // SAFETY: a function of a live module with its context bound (the
+    // caller's contract); a valid out-pointer.
+    unsafe { sys::cuFuncGetAttribute(&mut regs, attribute, function) }
+        .result()
+        .map_err(driver("cuFuncGetAttribute"))?;
+    u32::try_from(regs).map_err(|_| DeviceError::Driver {
+        call: "cuFuncGetAttribute",
+        message: format!("a negative register count ({regs})"),
+    })
+}
+
 /// The offset and size in bytes of parameter `index` of `function`; an
 /// error (the driver's own: relok asks one past the last on purpose)
 /// when it has no such parameter. CUDA 12.4 and later.

@@ -115,6 +115,21 @@ impl CudaKernel {
 }
 
 impl CudaDevice {
+    /// Registers per thread of a loaded kernel's machine code
+    /// (`CU_FUNC_ATTRIBUTE_NUM_REGS`, what `ptxas -v` reports): with the
+    /// block size, what bounds how many of its threads a multiprocessor
+    /// holds at once. A kernel of another device is refused.
+    pub fn registers(&self, kernel: &CudaKernel) -> Result<u32, DeviceError> {
+        if kernel.device != self.id {
+            let message = format!("@{} was loaded on {}, not on this {}", kernel.entry, kernel.device, self.id);
+            return Err(DeviceError::Driver { call: "cuFuncGetAttribute", message });
+        }
+        self.bind()?;
+        // SAFETY: the function belongs to `kernel.module`, alive while
+        // `kernel` is, and to this device's context, bound above.
+        unsafe { driver::func_num_regs(kernel.function) }
+    }
+
     /// Launches a loaded kernel and waits for it. The geometry and the
     /// arguments are checked as on the cpu device; an exception comes back
     /// as its message word, block and thread, a fault checked mode
