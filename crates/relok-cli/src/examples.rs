@@ -71,7 +71,8 @@ impl Tolerance {
             })
     }
 
-    fn close(&self, got: f32, want: f32) -> bool {
+    /// Whether one `f32` result `got` is within this tolerance of `want`.
+    pub fn close(&self, got: f32, want: f32) -> bool {
         if got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()) {
             return true;
         }
@@ -316,53 +317,42 @@ fn saxpy(args: &[ArgValue]) -> Vec<ArgValue> {
     let n = scalar(&args[0]) as usize;
     let a = f32::from_bits(scalar(&args[1]) as u32);
     let (x, mut y) = (f32s(&args[2]), f32s(&args[3]));
-    for i in 0..n.min(y.len()) {
-        y[i] += a * x[i];
-    }
+    let n = n.min(x.len()).min(y.len());
+    reference::saxpy(a, &x[..n], &mut y[..n]);
     with_buffer(args, 3, f32_bits(y))
 }
 
 fn softmax(args: &[ArgValue]) -> Vec<ArgValue> {
-    // In f64, rounded once: the exact softmax to f32 precision.
     let cols = scalar(&args[0]) as usize;
     let x = f32s(&args[1]);
-    let mut y = Vec::with_capacity(x.len());
-    for row in x.chunks(cols) {
-        let m = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-        let e: Vec<f64> = row.iter().map(|&v| f64::from(v - m).exp()).collect();
-        let s: f64 = e.iter().sum();
-        y.extend(e.iter().map(|&v| (v / s) as f32));
+    let mut y = vec![0.0; x.len()];
+    for (row, out) in x.chunks(cols).zip(y.chunks_mut(cols)) {
+        reference::softmax_row(row, out);
     }
     with_buffer(args, 2, f32_bits(y))
 }
+
 fn gelu(args: &[ArgValue]) -> Vec<ArgValue> {
     let n = scalar(&args[0]) as usize;
     let x = f32s(&args[1]);
-    let c = (2.0 / std::f64::consts::PI).sqrt();
-    let y = x[..n].iter().map(|&v| {
-        let v = f64::from(v);
-        (0.5 * v * (1.0 + (c * (v + 0.044715 * v * v * v)).tanh())) as f32
-    });
-    with_buffer(args, 2, f32_bits(y))
+    with_buffer(args, 2, f32_bits(x[..n].iter().map(|&v| reference::gelu(v))))
 }
+
 fn reduce(args: &[ArgValue]) -> Vec<ArgValue> {
-    // The kernel adds in a tree; with integer-valued inputs below 2^24 every
-    // partial sum is exact, so the order does not matter.
     let n = scalar(&args[0]) as usize;
     let x = f32s(&args[1]);
     let blocks = buffer(&args[2]).len();
-    let sums = (0..blocks).map(|b| (b * 256..((b + 1) * 256).min(n)).map(|i| x[i]).sum::<f32>());
+    let sums = (0..blocks).map(|b| reference::block_sum(&x[(b * 256).min(n)..((b + 1) * 256).min(n)]));
     with_buffer(args, 2, f32_bits(sums))
 }
 
 fn histogram(args: &[ArgValue]) -> Vec<ArgValue> {
     let n = scalar(&args[0]) as usize;
-    let bins = scalar(&args[1]);
-    let mut hist = buffer(&args[3]).to_vec();
-    for &d in &buffer(&args[2])[..n] {
-        hist[(d % bins) as usize] += 1;
-    }
-    with_buffer(args, 3, hist)
+    let bins = scalar(&args[1]) as u32;
+    let data: Vec<u32> = buffer(&args[2])[..n].iter().map(|&d| d as u32).collect();
+    let mut hist: Vec<u32> = buffer(&args[3]).iter().map(|&h| h as u32).collect();
+    reference::histogram(&data, bins, &mut hist);
+    with_buffer(args, 3, hist.into_iter().map(u64::from).collect())
 }
 
 fn matmul(args: &[ArgValue]) -> Vec<ArgValue> {
@@ -371,12 +361,7 @@ fn matmul(args: &[ArgValue]) -> Vec<ArgValue> {
     let mut c = f32s(&args[5]);
     for row in 0..m {
         for col in 0..n {
-            // Same order as the kernel: k ascending, multiply then add.
-            let mut acc = 0.0f32;
-            for kk in 0..k {
-                acc += a[row * k + kk] * b[kk * n + col];
-            }
-            c[row * n + col] = acc;
+            c[row * n + col] = reference::matmul_at(&a, &b, n, k, row, col);
         }
     }
     with_buffer(args, 5, f32_bits(c))
@@ -384,11 +369,76 @@ fn matmul(args: &[ArgValue]) -> Vec<ArgValue> {
 
 fn scan(args: &[ArgValue]) -> Vec<ArgValue> {
     let n = scalar(&args[0]) as usize;
-    let x = buffer(&args[1]);
-    let mut out = buffer(&args[2]).to_vec();
-    for i in 0..n {
-        let start = i / 256 * 256;
-        out[i] = x[start..=i].iter().fold(0u32, |acc, &v| acc.wrapping_add(v as u32)).into();
+    let x: Vec<u32> = buffer(&args[1])[..n].iter().map(|&v| v as u32).collect();
+    let mut out: Vec<u32> = buffer(&args[2]).iter().map(|&v| v as u32).collect();
+    for (block, sums) in x.chunks(256).zip(out.chunks_mut(256)) {
+        reference::scan_block(block, sums);
     }
-    with_buffer(args, 2, out)
+    with_buffer(args, 2, out.into_iter().map(u64::from).collect())
+}
+
+/// What the example kernels of `examples/*.rk` compute, in plain Rust on
+/// typed slices: the references above apply them to `--arg` values, and
+/// `relok bench kernels` checks each kernel against them at sizes where
+/// the cpu device would take minutes.
+pub mod reference {
+    /// saxpy: `y[i] = a * x[i] + y[i]` (a multiply, then an add).
+    pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+        for (y, &x) in y.iter_mut().zip(x) {
+            *y += a * x;
+        }
+    }
+
+    /// GELU (the tanh form) of one element, in `f64`, rounded once.
+    pub fn gelu(x: f32) -> f32 {
+        let c = (2.0 / std::f64::consts::PI).sqrt();
+        let v = f64::from(x);
+        (0.5 * v * (1.0 + (c * (v + 0.044715 * v * v * v)).tanh())) as f32
+    }
+
+    /// The sum of one block's elements. The kernel adds in a tree; with
+    /// integer-valued inputs whose sum stays below 2^24 every partial sum
+    /// is exact, so the order does not matter.
+    pub fn block_sum(x: &[f32]) -> f32 {
+        x.iter().sum()
+    }
+
+    /// The softmax of one row into `out`, in `f64`, each element rounded
+    /// once: the exact softmax to `f32` precision.
+    pub fn softmax_row(row: &[f32], out: &mut [f32]) {
+        let m = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        let e: Vec<f64> = row.iter().map(|&v| f64::from(v - m).exp()).collect();
+        let s: f64 = e.iter().sum();
+        for (o, v) in out.iter_mut().zip(e) {
+            *o = (v / s) as f32;
+        }
+    }
+
+    /// The inclusive prefix sum of one block into `out`, wrapping as
+    /// `u32` addition does.
+    pub fn scan_block(x: &[u32], out: &mut [u32]) {
+        let mut acc = 0u32;
+        for (o, &v) in out.iter_mut().zip(x) {
+            acc = acc.wrapping_add(v);
+            *o = acc;
+        }
+    }
+
+    /// Adds one count per element to `hist[data[i] % bins]`.
+    pub fn histogram(data: &[u32], bins: u32, hist: &mut [u32]) {
+        for &d in data {
+            hist[(d % bins) as usize] += 1;
+        }
+    }
+
+    /// Entry (`row`, `col`) of `a * b` (`a`: rows of `k`, `b`: `k` rows of
+    /// `n`, row-major) in the kernel's order: `k` ascending, a multiply
+    /// then an add.
+    pub fn matmul_at(a: &[f32], b: &[f32], n: usize, k: usize, row: usize, col: usize) -> f32 {
+        let mut acc = 0.0f32;
+        for kk in 0..k {
+            acc += a[row * k + kk] * b[kk * n + col];
+        }
+        acc
+    }
 }

@@ -78,16 +78,16 @@ fn bits(v: &[f32]) -> String {
 
 /// SplitMix64, as `relok run`'s `rand:N:SEED`.
 pub fn rand(n: usize, seed: u64) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
-        .collect()
+    (0..n as u64).map(|i| rand_at(seed, i)).collect()
+}
+
+/// Element `i` of [`rand`]`(_, seed)`, computed directly: SplitMix64's
+/// state after `i + 1` steps is `seed + (i + 1) * 0x9e37_79b9_7f4a_7c15`.
+pub fn rand_at(seed: u64, i: u64) -> u64 {
+    let mut z = seed.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 fn floats(n: usize, seed: u64) -> Vec<f32> {
