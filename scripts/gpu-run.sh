@@ -161,6 +161,14 @@ fi
 if [ -n "${BENCH_START:-}" ]; then
     RELOK_REPO=$PWD RELOK_WGPU_ADAPTER=nvidia $B/relok bench start --devices cuda,wgpu --bundle $B/bundles/scale-sm90.bundle --app-bundle $B/bundles/app64-sm90.bundle --peers --json > "$OUT/bench-start.json" 2> "$OUT/bench-start.err" || status=1
 fi
+# How fast the example kernels and their Rust twins run on cuda and wgpu
+# against their CUDA C twins, cuBLAS, CuPy and torch, each result checked
+# first (BENCH_KERNELS=1; about 2 minutes; with BENCH_QUICK=1 a smoke
+# test): the record, its tables and plot (docs/benchmarks.md).
+if [ -n "${BENCH_KERNELS:-}" ]; then
+    RELOK_REPO=$PWD RELOK_WGPU_ADAPTER=nvidia $B/relok bench kernels ${BENCH_QUICK:+--quick} --json > "$OUT/bench-kernels.jsonl" 2> "$OUT/bench-kernels.err" || status=1
+    python3 scripts/plot_kernels.py "$OUT/bench-kernels.jsonl" "$OUT/bench-kernels.png" || status=1
+fi
 # The driver's floor under a first launch (driver_floor, bare driver calls
 # in new processes), relok's scale kernel checked and not: medians of 9.
 if part floor; then

@@ -1,12 +1,12 @@
 //! `relok demo --rust`: the Rust twins of the example kernels
 //! (`crates/relok/examples/twins/`, `#[relok::kernel]`), each run through
 //! the facade next to its `.rk` version on the same device and strategy,
-//! the results compared.
+//! the results compared. `relok bench kernels` times the same twins.
 
 #[path = "../../relok/examples/twins/kernels.rs"]
-mod kernels;
+pub(crate) mod kernels;
 #[path = "../../relok/examples/twins/run.rs"]
-mod run;
+pub(crate) mod run;
 
 use relok_ir::Strategy;
 

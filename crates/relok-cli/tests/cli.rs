@@ -238,3 +238,54 @@ fn demo_rust_runs_every_rust_twin_equal_to_its_rk_version() {
         assert!(r["rust_lines"].as_u64() < r["rk_lines"].as_u64(), "{r}");
     }
 }
+
+#[test]
+fn bench_kernels_checks_then_times_every_kernel_and_twin_on_cpu() {
+    let out = Command::new(env!("CARGO_BIN_EXE_relok"))
+        .args(["bench", "kernels", "--quick", "--devices", "cpu", "--size", "1024", "--matmul", "32", "--batches", "2"])
+        .arg("--json")
+        .env("RELOK_CACHE", "off")
+        .env("RELOK_REPO", repo(""))
+        .output()
+        .expect("relok runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<serde_json::Value> =
+        stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON record per line")).collect();
+    let cpu: Vec<&serde_json::Value> = lines.iter().filter(|r| r["backend"] == "cpu").collect();
+    let kernels = ["saxpy", "gelu", "reduce", "softmax", "scan", "histogram", "matmul"];
+    assert_eq!(cpu.len(), 2 * kernels.len(), "{stdout}");
+    for (r, (kernel, variant)) in
+        cpu.iter().zip(kernels.iter().flat_map(|k| [(k, ".rk, facade default"), (k, "Rust twin, facade default")]))
+    {
+        assert_eq!((&r["kernel"], &r["variant"], &r["device"]), (&(*kernel).into(), &variant.into(), &"cpu:0".into()));
+        let size = match *kernel {
+            "softmax" => "4x256",
+            "matmul" => "32^3",
+            _ => "1024",
+        };
+        assert_eq!(r["size"], size, "{r}");
+        assert!(r["error"].is_null() && r["ms"].as_f64().is_some_and(|ms| ms > 0.0), "{r}");
+        let rate = if *kernel == "matmul" { "gflop_s" } else { "gb_s" };
+        assert!(r[rate].as_f64().is_some_and(|v| v > 0.0), "{r}");
+        assert!(r["checked"].as_str().is_some_and(|c| c.contains("plain Rust")), "{r}");
+        assert_eq!(
+            (&r["batches"], &r["registers"], &r["ratio"]),
+            (&2.into(), &serde_json::Value::Null, &serde_json::Value::Null)
+        );
+        assert!(r["date"].as_str().is_some_and(|d| d.ends_with('Z')), "{r}");
+    }
+    // The CUDA C twins ran (CuPy here) or say why not.
+    let c_twins = lines.iter().filter(|r| r["variant"] == "CUDA C (NVRTC)").count();
+    let skipped = lines.iter().filter(|r| r["skipped"].is_string() && r["why"].is_string()).count();
+    assert!(c_twins == kernels.len() || skipped > 0, "{stdout}");
+}
+
+#[test]
+fn bench_kernels_refuses_bad_sizes_and_names() {
+    for args in [&["--size", "1000"][..], &["--matmul", "0"], &["--kernels", "fft"]] {
+        let out = relok(&[&["bench", "kernels", "--devices", "cpu"][..], args].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(args[1]), "{args:?}: {err}");
+    }
+}

@@ -1,8 +1,9 @@
 //! The `relok` commands that take the wgpu device, checked on it: `relok
 //! bench wgpu`'s report (what served each first launch: compiles, the
-//! artifact store, the pipeline-cache archive) and a fixed-seed `relok
-//! fuzz` campaign against the cpu device (its generator and minimiser are
-//! the CLI's, `src/fuzz.rs`).
+//! artifact store, the pipeline-cache archive), `relok bench kernels`
+//! (every example kernel and its Rust twin checked, then timed) and a
+//! fixed-seed `relok fuzz` campaign against the cpu device (its generator
+//! and minimiser are the CLI's, `src/fuzz.rs`).
 //!
 //! These stayed in the CLI from `tests/wgpu.rs` because they test its
 //! commands; the device checks that were there moved to the facade's
@@ -61,6 +62,45 @@ fn bench_wgpu_reports_what_served_each_first_launch() {
     assert_eq!((&archived["compiles"], &archived["pipeline_cache"]), (&0.into(), &hit.into()), "{r}");
     assert!(starts.iter().all(|s| s["median_us"].as_f64().is_some_and(|t| t > 0.0)), "{r}");
     assert_eq!(r["launches"].as_array().map(Vec::len), Some(2), "{r}");
+}
+
+#[test]
+fn bench_kernels_checks_then_times_every_kernel_and_twin_on_wgpu() {
+    let Some(d) = gpu("bench kernels") else { return };
+    drop(d);
+    let relok = std::env::var_os("RELOK_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_relok")), PathBuf::from);
+    // Small: on lavapipe the Rust twins' pipelines take seconds to create.
+    let out = Command::new(relok)
+        .args([
+            "bench",
+            "kernels",
+            "--quick",
+            "--devices",
+            "wgpu",
+            "--size",
+            "2048",
+            "--matmul",
+            "32",
+            "--batches",
+            "2",
+        ])
+        .arg("--json")
+        .env("RELOK_CACHE", "off")
+        .output()
+        .expect("relok runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let records: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON record per line"))
+        .filter(|r: &serde_json::Value| r["backend"] == "wgpu")
+        .collect();
+    assert_eq!(records.len(), 14, "{stdout}");
+    for r in &records {
+        assert!(r["error"].is_null() && r["ms"].as_f64().is_some_and(|ms| ms > 0.0), "{r}");
+        assert!(r["checked"].as_str().is_some_and(|c| c.contains("plain Rust")), "{r}");
+        assert!(r["registers"].is_null(), "{r}");
+    }
 }
 
 #[test]

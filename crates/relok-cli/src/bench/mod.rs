@@ -17,11 +17,16 @@
 //!   and the whole process, beside CuPy and Triton;
 //! - `remote` (`relok bench remote`): a new process loading 64 kernels
 //!   from a warm Redis (loopback, 1 ms round trip) against compiling
-//!   them, and 16 such processes at once.
+//!   them, and 16 such processes at once;
+//! - `kernels` (`relok bench kernels`): how fast the example kernels and
+//!   their Rust twins run through the facade on every GPU found, against
+//!   the same algorithm in CUDA C, the vendor libraries and the copy
+//!   ceiling, each result checked before it is timed.
 //!
 //! This file holds the clap subcommands ([`BenchCommand`]), the one entry
 //! point ([`run`]: runs a bench and prints its report as text or JSON) and
-//! what the benches share: `median`, and for the children that time a
+//! what the benches share: `median`, `utc_date`, `nvidia_driver`, `repo`,
+//! and for the children that time a
 //! first launch in a new process, `Laps`, `ChildExample`, `temp_path`
 //! and `run_child`.
 
@@ -29,6 +34,7 @@ pub mod cache;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod frontend;
+pub mod kernels;
 pub mod launch;
 pub mod remote;
 pub mod start;
@@ -37,7 +43,7 @@ pub mod wgpu;
 
 use relok_runtime::cpu::CpuDevice;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
 use {
     crate::args::parse_args,
@@ -85,6 +91,32 @@ pub enum BenchCommand {
         /// its shipped row on cuda.
         #[arg(long)]
         app_bundle: Option<PathBuf>,
+    },
+    /// How fast the example kernels run: each `.rk` and its Rust twin
+    /// through the facade (default options) on every GPU found, against
+    /// the same algorithm in CUDA C (NVRTC through CuPy), cuBLAS, CuPy,
+    /// torch and the copy ceiling (scripts/bench_kernels.py, when python3
+    /// imports CuPy); each result checked before it is timed.
+    Kernels {
+        /// Devices, comma-separated (default: every GPU found: cuda, and
+        /// wgpu on a hardware adapter; cpu only when named).
+        #[arg(long, value_delimiter = ',')]
+        devices: Vec<String>,
+        /// Kernels, comma-separated (default: saxpy, gelu, reduce, softmax,
+        /// scan, histogram, matmul).
+        #[arg(long, value_delimiter = ',')]
+        kernels: Vec<String>,
+        /// Elements of the 1-D kernels, a multiple of 256; softmax takes
+        /// them as rows of 256 (default 2^28, --quick 2^16; on wgpu at most
+        /// 65 535 × 256).
+        #[arg(long)]
+        size: Option<usize>,
+        /// The side of matmul's square matrices (default 4096, --quick 256).
+        #[arg(long)]
+        matmul: Option<usize>,
+        /// Timed batches per measurement (default 25, --quick 3).
+        #[arg(long)]
+        batches: Option<usize>,
     },
     /// Cold compile against a warm load from the artifact store, in this
     /// process and in a new one, per example; store open and lookups with
@@ -195,6 +227,14 @@ pub fn run(what: Option<BenchCommand>, quick: bool, json: bool, started: Instant
             };
             report(&cache::run(&dev, quick, &spawn)?, json, |r| cache::print(dev_name, r))
         }
+        Some(BenchCommand::Kernels { devices, kernels, size, matmul, batches }) => {
+            let r = kernels::run(&kernels::Options::new(devices, kernels, size, matmul, batches, quick)?)?;
+            kernels::print(&r, json)?;
+            match r.failures().count() {
+                0 => Ok(()),
+                n => Err(format!("{n} measurements failed (see their errors above)")),
+            }
+        }
         Some(BenchCommand::CacheChild { store }) => print_json(&cache::child(&cpu().0, &store)?),
         Some(BenchCommand::Launch) => report(&launch::run(quick)?, json, launch::print),
         Some(BenchCommand::Start { mut devices, bundle, peers, app_kernels, app_threads, app_bundle }) => {
@@ -225,6 +265,20 @@ pub fn run(what: Option<BenchCommand>, quick: bool, json: bool, started: Instant
 
 /// cuda and wgpu where present, else cpu.
 fn default_devices() -> Vec<String> {
+    let mut found = gpu_devices();
+    if found.is_empty() {
+        found.push("cpu".to_owned());
+    }
+    found
+}
+
+/// The GPUs found: `cuda` with a CUDA GPU, `wgpu` with a hardware adapter
+/// (not a software rasteriser such as lavapipe).
+fn gpu_devices() -> Vec<String> {
+    #[cfg_attr(
+        not(any(feature = "cuda", feature = "wgpu")),
+        expect(unused_mut, reason = "only the GPU features find devices")
+    )]
     let mut found = Vec::new();
     #[cfg(feature = "cuda")]
     if relok_runtime::cuda::device_count() > 0 {
@@ -233,9 +287,6 @@ fn default_devices() -> Vec<String> {
     #[cfg(feature = "wgpu")]
     if relok_runtime::wgpu::list_adapters().iter().any(|a| a.hardware) {
         found.push("wgpu".to_owned());
-    }
-    if found.is_empty() {
-        found.push("cpu".to_owned());
     }
     found
 }
@@ -258,6 +309,40 @@ fn report<R: serde::Serialize>(r: &R, json: bool, text: impl FnOnce(&R)) -> Resu
 fn print_json(r: &impl serde::Serialize) -> Result<(), String> {
     println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
     Ok(())
+}
+
+/// `t` as an ISO 8601 UTC time to the second.
+pub(crate) fn utc_date(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
+    // `civil_from_days`, for days ≥ 0).
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3_600, rest / 60 % 60, rest % 60)
+}
+
+/// The first GPU's name and driver version from `nvidia-smi`, if it runs.
+pub(crate) fn nvidia_driver() -> Option<String> {
+    let out = std::process::Command::new("nvidia-smi")
+        .args(["--query-gpu=name,driver_version", "--format=csv,noheader"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    out.status.success().then(|| text.lines().next().map(|l| l.trim().to_owned())).flatten().filter(|l| !l.is_empty())
+}
+
+/// The repository the benches' scripts and sources are read from:
+/// `RELOK_REPO`, else the working folder.
+pub(crate) fn repo() -> PathBuf {
+    std::env::var_os("RELOK_REPO").map_or_else(|| PathBuf::from("."), PathBuf::from)
 }
 
 /// The median (NaN of none); every benchmark reports medians.
@@ -371,6 +456,15 @@ pub(crate) fn run_child<T: serde::de::DeserializeOwned>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_are_utc_iso_8601() {
+        let at = |s: u64| utc_date(UNIX_EPOCH + std::time::Duration::from_secs(s));
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(1_796_141_422), "2026-12-01T16:10:22Z");
+        assert_eq!(at(4_107_542_399), "2100-02-28T23:59:59Z");
+    }
 
     #[test]
     fn median_of_odd_and_even() {

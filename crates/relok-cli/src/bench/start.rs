@@ -43,7 +43,7 @@
 //! to the end of the first launch, inputs uploaded before the clock
 //! starts), when `python3` can import them; otherwise skipped, saying so.
 
-use super::{median, print_json};
+use super::{median, nvidia_driver, print_json, repo, utc_date};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -321,8 +321,7 @@ fn relok_open(exe: &Path, runs: usize) -> Result<f64, String> {
 
 /// The peers' figures from `scripts/bench_peers.py --json`, or why not.
 fn peers(runs: usize, kernels: usize) -> Result<Vec<Peer>, String> {
-    let repo = std::env::var_os("RELOK_REPO").map_or_else(|| PathBuf::from("."), PathBuf::from);
-    let script = repo.join("scripts/bench_peers.py");
+    let script = repo().join("scripts/bench_peers.py");
     if !script.is_file() {
         return Err(format!("{} not found (run from the repository or set RELOK_REPO)", script.display()));
     }
@@ -491,32 +490,6 @@ pub fn run(
     })
 }
 
-/// `t` as an ISO 8601 UTC time to the second.
-fn utc_date(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
-    // `civil_from_days`, for days ≥ 0).
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3_600, rest / 60 % 60, rest % 60)
-}
-
-/// The first GPU's name and driver version from `nvidia-smi`, if it runs.
-fn nvidia_driver() -> Option<String> {
-    let out =
-        Command::new("nvidia-smi").args(["--query-gpu=name,driver_version", "--format=csv,noheader"]).output().ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    out.status.success().then(|| text.lines().next().map(|l| l.trim().to_owned())).flatten().filter(|l| !l.is_empty())
-}
-
 /// Prints the report as text (or JSON).
 pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
     if json {
@@ -589,19 +562,4 @@ pub fn print(r: &StartBench, json: bool) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::utc_date;
-    use std::time::{Duration, UNIX_EPOCH};
-
-    #[test]
-    fn dates_are_utc_iso_8601() {
-        let at = |s: u64| utc_date(UNIX_EPOCH + Duration::from_secs(s));
-        assert_eq!(at(0), "1970-01-01T00:00:00Z");
-        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(at(1_796_141_422), "2026-12-01T16:10:22Z");
-        assert_eq!(at(4_107_542_399), "2100-02-28T23:59:59Z");
-    }
 }
