@@ -7,9 +7,10 @@ docs/bench/kernels-h200-2026-12-02.jsonl.
 
 One table per device relok ran on, at that device's sizes: per kernel each
 relok variant's time and its ratio to the CUDA C twin at the same size, the
-CUDA C twin's time, the fastest library's, and registers per thread (relok
-.rk / Rust twin / CUDA C). The plot shows every time over the CUDA C twin's
-(log scale; 1 = as fast as CUDA C).
+CUDA C twin's time, the fastest library's, and registers per thread (each
+relok variant's in the columns' order, then the CUDA C twin's). The plot
+shows, per device relok ran on, every time over the CUDA C twin's (log
+scale; 1 = as fast as CUDA C).
 """
 import json, sys
 
@@ -86,42 +87,45 @@ def plot(records, dst):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    # Per kernel: each relok variant on each device (at that device's size),
-    # and the fastest library at the size of the first device's records.
-    bars, libs = {}, {}
-    for kernel in KERNELS:
-        mine = [r for r in records if r["kernel"] == kernel and relok_variant(r)]
-        for r in mine:
-            if r.get("ratio") is not None:
-                bars.setdefault(f"relok on {r['backend']}, {r['variant']}", {})[kernel] = r["ratio"]
-        if mine:
-            peers = [r for r in records if r["kernel"] == kernel and r["size"] == mine[0]["size"]
-                     and not relok_variant(r) and r["variant"] != CUDA_C and r.get("ratio") is not None]
-            if peers:
-                libs[kernel] = min(peers, key=lambda r: r["ratio"])
-    bars["fastest library"] = {k: r["ratio"] for k, r in libs.items()}
-    fig, ax = plt.subplots(figsize=(13, 5))
-    width = 0.8 / max(1, len(bars))
+    backends = list(dict.fromkeys(r["backend"] for r in records if relok_variant(r)))
+    fig, axes = plt.subplots(len(backends), 1, figsize=(12, 4.5 * len(backends)), squeeze=False)
     colors = plt.get_cmap("tab10").colors
-    for i, (name, ratios) in enumerate(bars.items()):
-        xs = [j + i * width for j, k in enumerate(KERNELS) if k in ratios]
-        ys = [ratios[k] for k in KERNELS if k in ratios]
-        ax.bar(xs, ys, width, label=name, color=colors[i % len(colors)])
-        if name == "fastest library":
-            for x, k in zip(xs, [k for k in KERNELS if k in ratios]):
-                ax.text(x, ratios[k] * 1.05, libs[k]["variant"], rotation=90, fontsize=6, ha="center", va="bottom")
-    ax.axhline(1.0, color="black", linewidth=1, label="CUDA C twin (NVRTC), same size")
-    ax.set_yscale("log")
-    ax.set_ylabel("time / CUDA C twin's time (log; below 1: faster)")
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(KERNELS))])
-    ax.set_xticklabels(KERNELS)
     first = records[0]
-    sizes = ", ".join(dict.fromkeys(f"{r['backend']} {r['size']}" for r in records
-                                    if relok_variant(r) and r["kernel"] == "saxpy"))
-    ax.set_title(f"relok bench kernels, {first['date']}, {first.get('driver') or ''}; 1-D sizes: {sizes}", fontsize=9)
-    top = max(v for ratios in bars.values() for v in ratios.values())
-    ax.set_ylim(top=top * 3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    for ax, backend in zip(axes[:, 0], backends):
+        # Each relok variant on this device, and the fastest library at the
+        # device's size, per kernel.
+        bars, libs, sizes = {}, {}, {}
+        for kernel in KERNELS:
+            mine = [r for r in records if r["kernel"] == kernel and r["backend"] == backend and relok_variant(r)]
+            for r in mine:
+                if r.get("ratio") is not None:
+                    bars.setdefault(r["variant"], {})[kernel] = r["ratio"]
+            if mine:
+                sizes[kernel] = mine[0]["size"]
+                peers = [r for r in records if r["kernel"] == kernel and r["size"] == mine[0]["size"]
+                         and not relok_variant(r) and r["variant"] != CUDA_C and r.get("ratio") is not None]
+                if peers:
+                    libs[kernel] = min(peers, key=lambda r: r["ratio"])
+        bars["fastest library"] = {k: r["ratio"] for k, r in libs.items()}
+        width = 0.8 / max(1, len(bars))
+        for i, (name, ratios) in enumerate(bars.items()):
+            ks = [k for k in KERNELS if k in ratios]
+            xs = [KERNELS.index(k) + i * width for k in ks]
+            ax.bar(xs, [ratios[k] for k in ks], width, label=name, color=colors[i % len(colors)])
+            if name == "fastest library":
+                for x, k in zip(xs, ks):
+                    ax.text(x, ratios[k] * 1.05, libs[k]["variant"], rotation=90, fontsize=6, ha="center", va="bottom")
+        ax.axhline(1.0, color="black", linewidth=1, label="CUDA C twin (NVRTC), same size")
+        ax.set_yscale("log")
+        top = max(v for ratios in bars.values() for v in ratios.values())
+        ax.set_ylim(top=top * 5)
+        ax.set_ylabel("time / CUDA C twin's (log)")
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(KERNELS))])
+        ax.set_xticklabels([f"{k}\n{sizes.get(k, '')}" for k in KERNELS], fontsize=8)
+        device = next(r["device"] for r in records if r["backend"] == backend and relok_variant(r))
+        ax.set_title(f"relok on {device}: below 1, faster than the CUDA C twin", fontsize=9)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.suptitle(f"relok bench kernels, {first['date']}, {first.get('driver') or ''}", fontsize=10)
     fig.tight_layout()
     fig.savefig(dst, dpi=110)
 

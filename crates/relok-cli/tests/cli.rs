@@ -243,7 +243,7 @@ fn demo_rust_runs_every_rust_twin_equal_to_its_rk_version() {
 fn bench_kernels_checks_then_times_every_kernel_and_twin_on_cpu() {
     let out = Command::new(env!("CARGO_BIN_EXE_relok"))
         .args(["bench", "kernels", "--quick", "--devices", "cpu", "--size", "1024", "--matmul", "32", "--batches", "2"])
-        .arg("--json")
+        .args(["--facade", "default,unchecked", "--json"])
         .env("RELOK_CACHE", "off")
         .env("RELOK_REPO", repo(""))
         .output()
@@ -254,11 +254,19 @@ fn bench_kernels_checks_then_times_every_kernel_and_twin_on_cpu() {
         stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON record per line")).collect();
     let cpu: Vec<&serde_json::Value> = lines.iter().filter(|r| r["backend"] == "cpu").collect();
     let kernels = ["saxpy", "gelu", "reduce", "softmax", "scan", "histogram", "matmul"];
-    assert_eq!(cpu.len(), 2 * kernels.len(), "{stdout}");
-    for (r, (kernel, variant)) in
-        cpu.iter().zip(kernels.iter().flat_map(|k| [(k, ".rk, facade default"), (k, "Rust twin, facade default")]))
-    {
-        assert_eq!((&r["kernel"], &r["variant"], &r["device"]), (&(*kernel).into(), &variant.into(), &"cpu:0".into()));
+    // Per context (default, then unchecked), per kernel: the .rk, its twin.
+    let expected: Vec<(&str, String)> = ["default", "unchecked"]
+        .iter()
+        .flat_map(|f| {
+            kernels.iter().flat_map(move |k| [(*k, format!(".rk, facade {f}")), (*k, format!("Rust twin, facade {f}"))])
+        })
+        .collect();
+    assert_eq!(cpu.len(), expected.len(), "{stdout}");
+    for (r, (kernel, variant)) in cpu.iter().zip(&expected) {
+        assert_eq!(
+            (&r["kernel"], &r["variant"], &r["device"]),
+            (&(*kernel).into(), &variant.as_str().into(), &"cpu:0".into())
+        );
         let size = match *kernel {
             "softmax" => "4x256",
             "matmul" => "32^3",
@@ -283,7 +291,7 @@ fn bench_kernels_checks_then_times_every_kernel_and_twin_on_cpu() {
 
 #[test]
 fn bench_kernels_refuses_bad_sizes_and_names() {
-    for args in [&["--size", "1000"][..], &["--matmul", "0"], &["--kernels", "fft"]] {
+    for args in [&["--size", "1000"][..], &["--matmul", "0"], &["--kernels", "fft"], &["--facade", "fast"]] {
         let out = relok(&[&["bench", "kernels", "--devices", "cpu"][..], args].concat());
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && err.contains(args[1]), "{args:?}: {err}");

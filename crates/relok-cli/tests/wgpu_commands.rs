@@ -71,20 +71,8 @@ fn bench_kernels_checks_then_times_every_kernel_and_twin_on_wgpu() {
     let relok = std::env::var_os("RELOK_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_relok")), PathBuf::from);
     // Small: on lavapipe the Rust twins' pipelines take seconds to create.
     let out = Command::new(relok)
-        .args([
-            "bench",
-            "kernels",
-            "--quick",
-            "--devices",
-            "wgpu",
-            "--size",
-            "2048",
-            "--matmul",
-            "32",
-            "--batches",
-            "2",
-        ])
-        .arg("--json")
+        .args(["bench", "kernels", "--quick", "--devices", "wgpu", "--size", "2048", "--matmul", "32"])
+        .args(["--batches", "2", "--facade", "default,unchecked", "--json"])
         .env("RELOK_CACHE", "off")
         .output()
         .expect("relok runs");
@@ -95,7 +83,7 @@ fn bench_kernels_checks_then_times_every_kernel_and_twin_on_wgpu() {
         .map(|l| serde_json::from_str(l).expect("one JSON record per line"))
         .filter(|r: &serde_json::Value| r["backend"] == "wgpu")
         .collect();
-    assert_eq!(records.len(), 14, "{stdout}");
+    assert_eq!(records.len(), 28, "{stdout}");
     for r in &records {
         assert!(r["error"].is_null() && r["ms"].as_f64().is_some_and(|ms| ms > 0.0), "{r}");
         assert!(r["checked"].as_str().is_some_and(|c| c.contains("plain Rust")), "{r}");

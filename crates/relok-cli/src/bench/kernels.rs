@@ -9,7 +9,9 @@
 //! `crates/relok/examples/twins/kernels.rs`) run through the facade as a
 //! user's program runs them: a [`Context`] with the facade's default
 //! options, `ctx.kernel` or the twin's typed `launch`, `Kernel::launch` on
-//! a [`Stream`]. Sizes: [`Sizes::FULL`] (2^28 elements; softmax 2^20 rows
+//! a [`Stream`] — once per set of the facade's options asked for
+//! (`--facade`, [`FACADE`]: its defaults, checked mode on, checked mode
+//! off; each a context of its own). Sizes: [`Sizes::FULL`] (2^28 elements; softmax 2^20 rows
 //! of 256; matmul 4096³), `--quick` [`Sizes::QUICK`], or `--size` and
 //! `--matmul`; on wgpu the 1-D kernels take at most 65 535 × 256 elements
 //! (the largest grid wgpu takes is 65 535 blocks).
@@ -123,6 +125,9 @@ pub struct Options {
     pub devices: Vec<String>,
     /// The kernels to measure (of [`KERNELS`]).
     pub kernels: Vec<String>,
+    /// The sets of the facade's options to measure them under (of
+    /// [`FACADE`]), each a context of its own.
+    pub facade: Vec<String>,
     /// The largest sizes (a device may take smaller: [`Sizes::on`]).
     pub sizes: Sizes,
     /// Timed batches per measurement.
@@ -133,11 +138,12 @@ pub struct Options {
 
 impl Options {
     /// The options from the command line: `devices` (none: every GPU
-    /// found), `kernels` (none: all), `size` and `matmul` (none: the full
-    /// or quick sizes), `batches` (none: 25, quick 3).
+    /// found), `kernels` and `facade` (none: all), `size` and `matmul`
+    /// (none: the full or quick sizes), `batches` (none: 25, quick 3).
     pub fn new(
         devices: Vec<String>,
         kernels: Vec<String>,
+        facade: Vec<String>,
         size: Option<usize>,
         matmul: Option<usize>,
         batches: Option<usize>,
@@ -156,6 +162,10 @@ impl Options {
             return Err(format!("unknown kernel `{k}` (expected some of {})", KERNELS.join(", ")));
         }
         let kernels = if kernels.is_empty() { KERNELS.iter().map(|k| (*k).to_owned()).collect() } else { kernels };
+        if let Some(f) = facade.iter().find(|f| !FACADE.contains(&f.as_str())) {
+            return Err(format!("unknown facade options `{f}` (expected some of {})", FACADE.join(", ")));
+        }
+        let facade = if facade.is_empty() { FACADE.iter().map(|f| (*f).to_owned()).collect() } else { facade };
         let batches = batches.unwrap_or(if quick { 3 } else { 25 });
         if batches == 0 {
             return Err("--batches 0: at least one batch is timed".into());
@@ -167,7 +177,7 @@ impl Options {
                     .into(),
             );
         }
-        Ok(Options { devices, kernels, sizes, batches, batch_ms: if quick { 1.0 } else { 20.0 } })
+        Ok(Options { devices, kernels, facade, sizes, batches, batch_ms: if quick { 1.0 } else { 20.0 } })
     }
 }
 
@@ -252,7 +262,7 @@ pub fn run(o: &Options) -> Result<KernelsBench, String> {
     for spec in &o.devices {
         // One context per set of options, each dropped (its memory freed)
         // before the next opens.
-        for (options, builder) in facade_options() {
+        for (options, builder) in o.facade.iter().map(|f| facade_options(f)) {
             let ctx = builder.device(spec).build().map_err(|e| format!("device {spec}: {e}"))?;
             let size = o.sizes.on(ctx.device_kind());
             if !sizes.contains(&size) {
@@ -269,7 +279,7 @@ pub fn run(o: &Options) -> Result<KernelsBench, String> {
                 backend: backend.to_owned(),
                 driver: (backend != "cpu").then(|| driver.clone()).flatten(),
             };
-            let bench = Bench { ctx: &ctx, stream: ctx.stream(), options, meta: &meta, o };
+            let bench = Bench { ctx: &ctx, stream: ctx.stream(), options: &options, meta: &meta, o };
             records.extend(bench.all(&host, size));
         }
     }
@@ -285,10 +295,20 @@ pub fn run(o: &Options) -> Result<KernelsBench, String> {
     Ok(KernelsBench { date, driver, batches: o.batches, records, skipped })
 }
 
-/// The facade's options every kernel runs under, each with the name its
-/// variants carry: the default options.
-fn facade_options() -> Vec<(&'static str, ContextBuilder)> {
-    vec![("facade default", Context::builder())]
+/// The sets of the facade's options a run can measure (`--facade`): the
+/// builder's defaults (checked mode on unless `RELOK_CHECKED` turns it
+/// off), checked mode on, checked mode off.
+pub const FACADE: [&str; 3] = ["default", "checked", "unchecked"];
+
+/// The context builder of `--facade` option `name` ([`FACADE`]) and the
+/// name its variants carry.
+fn facade_options(name: &str) -> (String, ContextBuilder) {
+    let builder = match name {
+        "checked" => Context::builder().checked(true),
+        "unchecked" => Context::builder().checked(false),
+        _ => Context::builder(),
+    };
+    (format!("facade {name}"), builder)
 }
 
 /// Sets each record's ratio to the CUDA C twin of its kernel and size.
@@ -970,6 +990,7 @@ mod tests {
         Options {
             devices: vec!["cpu".into()],
             kernels: KERNELS.iter().map(|k| (*k).to_owned()).collect(),
+            facade: vec!["default".into()],
             sizes: Sizes { elements: 2 * BLOCK, matmul: 20 },
             batches: 2,
             batch_ms: 0.0,
@@ -1055,10 +1076,12 @@ mod tests {
         assert_eq!(Sizes::FULL.label("softmax"), "1048576x256");
         assert_eq!(Sizes::FULL.label("matmul"), "4096^3");
         let cpu = || vec!["cpu".to_owned()];
-        assert!(Options::new(cpu(), vec![], Some(300), None, None, true).is_err());
-        assert!(Options::new(cpu(), vec![], Some(512), Some(0), None, true).is_err());
-        assert!(Options::new(cpu(), vec!["saxpy".into(), "fft".into()], None, None, None, true).is_err());
-        let o = Options::new(cpu(), vec![], Some(512), None, None, true).expect("valid");
+        assert!(Options::new(cpu(), vec![], vec![], Some(300), None, None, true).is_err());
+        assert!(Options::new(cpu(), vec![], vec![], Some(512), Some(0), None, true).is_err());
+        assert!(Options::new(cpu(), vec!["saxpy".into(), "fft".into()], vec![], None, None, None, true).is_err());
+        assert!(Options::new(cpu(), vec![], vec!["fast".into()], None, None, None, true).is_err());
+        let o = Options::new(cpu(), vec![], vec![], Some(512), None, None, true).expect("valid");
         assert_eq!((o.sizes, o.batches, o.kernels.len()), (Sizes { elements: 512, matmul: 256 }, 3, 7));
+        assert_eq!(o.facade, FACADE);
     }
 }

@@ -93,10 +93,10 @@ pub enum BenchCommand {
         app_bundle: Option<PathBuf>,
     },
     /// How fast the example kernels run: each `.rk` and its Rust twin
-    /// through the facade (default options) on every GPU found, against
-    /// the same algorithm in CUDA C (NVRTC through CuPy), cuBLAS, CuPy,
-    /// torch and the copy ceiling (scripts/bench_kernels.py, when python3
-    /// imports CuPy); each result checked before it is timed.
+    /// through the facade (its defaults, checked, unchecked) on every GPU
+    /// found, against the same algorithm in CUDA C (NVRTC through CuPy),
+    /// cuBLAS, CuPy, torch and the copy ceiling (scripts/bench_kernels.py,
+    /// when python3 imports CuPy); each result checked before it is timed.
     Kernels {
         /// Devices, comma-separated (default: every GPU found: cuda, and
         /// wgpu on a hardware adapter; cpu only when named).
@@ -106,6 +106,11 @@ pub enum BenchCommand {
         /// scan, histogram, matmul).
         #[arg(long, value_delimiter = ',')]
         kernels: Vec<String>,
+        /// The facade's options to run them under, comma-separated, each a
+        /// context of its own: `default` (the builder's), `checked`,
+        /// `unchecked` (checked mode on, off; default: all three).
+        #[arg(long, value_delimiter = ',')]
+        facade: Vec<String>,
         /// Elements of the 1-D kernels, a multiple of 256; softmax takes
         /// them as rows of 256 (default 2^28, --quick 2^16; on wgpu at most
         /// 65 535 × 256).
@@ -227,8 +232,8 @@ pub fn run(what: Option<BenchCommand>, quick: bool, json: bool, started: Instant
             };
             report(&cache::run(&dev, quick, &spawn)?, json, |r| cache::print(dev_name, r))
         }
-        Some(BenchCommand::Kernels { devices, kernels, size, matmul, batches }) => {
-            let r = kernels::run(&kernels::Options::new(devices, kernels, size, matmul, batches, quick)?)?;
+        Some(BenchCommand::Kernels { devices, kernels, facade, size, matmul, batches }) => {
+            let r = kernels::run(&kernels::Options::new(devices, kernels, facade, size, matmul, batches, quick)?)?;
             kernels::print(&r, json)?;
             match r.failures().count() {
                 0 => Ok(()),
