@@ -9,6 +9,12 @@
 //! - stay within the bound docs/ir.md's accuracy table promises, against
 //!   the reference (`accuracy::reference`).
 //!
+//! `tanh`, which kernels call in their inner loops (GELU), is measured
+//! twice: over the sample like the others, and over a dense sweep of
+//! 2^20 operands per type with its hard cases (`accuracy::tanh_sweep`:
+//! zeros, subnormals, the reduction's switch points, the clamp, huge
+//! arguments, infinities, NaN).
+//!
 //! The measured table is written to stderr (past libtest's capture), one
 //! line per function and type, for docs/ir.md. What the device refuses
 //! (the `f64` functions and `pow` on wgpu) is listed as refused, and must
@@ -16,7 +22,7 @@
 
 use relok_cli::args::ArgValue;
 use relok_cli::launch::{Target, run_kernel};
-use relok_compiler::math::accuracy::{bound, max_error, max_error_flushing_subnormals, sample};
+use relok_compiler::math::accuracy::{bound, max_error, max_error_flushing_subnormals, sample, tanh_sweep};
 use relok_compiler::math::{LIBRARY, eval_f32, eval_f64};
 use relok_ir::{MathFn, Scalar, Strategy};
 use relok_runtime::LaunchConfig;
@@ -24,6 +30,8 @@ use relok_runtime::{Device, KernelCache, Session};
 
 /// Operands per function and type.
 const N: usize = 4096;
+/// Operands of `tanh`'s dense sweep per type (and its hard cases).
+const SWEEP: usize = 1 << 20;
 const BLOCK: u32 = 256;
 /// What a WGSL driver's `f32` division (2.5 ulp allowed) may add to a
 /// function that divides, in ulps (docs/ir.md's wgpu column).
@@ -109,62 +117,81 @@ fn measure(device: &Device) {
     let mut failures = Vec::new();
     for ty in [Scalar::F32, Scalar::F64] {
         for &f in LIBRARY {
-            let text = kernel_text(f, ty);
-            let module = relok_ir::parse(&text).unwrap_or_else(|e| panic!("{f} {ty}: {e}\n{text}"));
-            let module = relok_ir::VerifiedModule::new(module).unwrap_or_else(|e| panic!("{f} {ty}: {e}\n{text}"));
-            let args_f = sample(f, ty, N);
-            let mut args = vec![ArgValue::Scalar(Scalar::U32, N as u64)];
-            for j in 0..f.arity() {
-                args.push(ArgValue::Buffer(ty, args_f.iter().map(|a| bits(a[j], ty)).collect()));
-            }
-            args.push(ArgValue::Buffer(ty, vec![0; N]));
-            let config =
-                LaunchConfig { grid: [N as u32 / BLOCK, 1, 1], block: [BLOCK, 1, 1], ..LaunchConfig::default() };
-            let out = match run_kernel(&target, &module, "m", &config, &args) {
-                Ok(out) => out,
-                Err(e) if e.to_string().contains("is not supported by the WGSL backend") => {
-                    table += &format!("{f} {ty}: refused ({e})\n");
-                    continue;
-                }
-                Err(e) => {
-                    failures.push(format!("{f} {ty}: {e}"));
-                    continue;
-                }
-            };
-            let Some(ArgValue::Buffer(_, got)) = out.args.last() else { panic!("{f} {ty}: no output buffer") };
-            let got: Vec<f64> = got.iter().map(|&b| value(b, ty)).collect();
-            // The same bits as the library's mirror (NaNs as NaNs) —
-            // required where the device's `f32` division is correctly
-            // rounded (cpu, CUDA); on wgpu (WGSL allows 2.5 ulp for `/`)
-            // counted and bounded.
-            let differ = args_f
-                .iter()
-                .zip(&got)
-                .filter(|&(a, &g)| {
-                    let m = mirror(f, ty, a);
-                    bits(g, ty) != bits(m, ty) && !(g.is_nan() && m.is_nan())
-                })
-                .count();
-            let wgpu = device.name().starts_with("wgpu");
-            if differ > 0 && !(wgpu && ty == Scalar::F32) {
-                failures.push(format!("{f} {ty}: {differ} results differ from the library's bits"));
-            }
-            let allowed = bound(f, ty) + if wgpu { WGPU_DIVISION_SLACK } else { 0.0 };
-            // WGSL lets a driver flush f32 subnormal operands and results
-            // to zero (NVIDIA's Vulkan driver does): measured as such on
-            // wgpu (docs/ir.md).
-            let (e, at) = if wgpu {
-                max_error_flushing_subnormals(f, ty, &args_f, &got)
-            } else {
-                max_error(f, ty, &args_f, &got)
-            };
-            table +=
-                &format!("{f} {ty}: {e:.2} {allowed} ({differ} differ from the library's bits; worst at {at:?})\n");
-            if e.is_nan() || e > allowed {
-                failures.push(format!("{f} {ty}: {e} ulp > the bound {allowed} at {at:?}"));
-            }
+            let args = sample(f, ty, N);
+            row(&target, f, ty, &args, "", &mut table, &mut failures);
         }
+    }
+    for ty in [Scalar::F32, Scalar::F64] {
+        let args: Vec<Vec<f64>> = tanh_sweep(ty, SWEEP).into_iter().map(|x| vec![x]).collect();
+        let label = format!(" over the dense sweep ({} operands)", args.len());
+        row(&target, MathFn::Tanh, ty, &args, &label, &mut table, &mut failures);
     }
     let _ = std::io::Write::write_all(&mut std::io::stderr(), table.as_bytes());
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Runs `f` on `ty` over `args_f` on the target's device and checks the
+/// results: one line of `table` (`label` after the function's name), and
+/// what fails in `failures`.
+fn row(
+    target: &Target,
+    f: MathFn,
+    ty: Scalar,
+    args_f: &[Vec<f64>],
+    label: &str,
+    table: &mut String,
+    failures: &mut Vec<String>,
+) {
+    let n = args_f.len();
+    let text = kernel_text(f, ty);
+    let module = relok_ir::parse(&text).unwrap_or_else(|e| panic!("{f} {ty}: {e}\n{text}"));
+    let module = relok_ir::VerifiedModule::new(module).unwrap_or_else(|e| panic!("{f} {ty}: {e}\n{text}"));
+    let mut args = vec![ArgValue::Scalar(Scalar::U32, n as u64)];
+    for j in 0..f.arity() {
+        args.push(ArgValue::Buffer(ty, args_f.iter().map(|a| bits(a[j], ty)).collect()));
+    }
+    args.push(ArgValue::Buffer(ty, vec![0; n]));
+    let config = LaunchConfig {
+        grid: [n.div_ceil(BLOCK as usize) as u32, 1, 1],
+        block: [BLOCK, 1, 1],
+        ..LaunchConfig::default()
+    };
+    let out = match run_kernel(target, &module, "m", &config, &args) {
+        Ok(out) => out,
+        Err(e) if e.to_string().contains("is not supported by the WGSL backend") => {
+            *table += &format!("{f} {ty}{label}: refused ({e})\n");
+            return;
+        }
+        Err(e) => {
+            failures.push(format!("{f} {ty}{label}: {e}"));
+            return;
+        }
+    };
+    let Some(ArgValue::Buffer(_, got)) = out.args.last() else { panic!("{f} {ty}: no output buffer") };
+    let got: Vec<f64> = got.iter().map(|&b| value(b, ty)).collect();
+    // The same bits as the library's mirror (NaNs as NaNs) — required
+    // where the device's `f32` division is correctly rounded (cpu, CUDA);
+    // on wgpu (WGSL allows 2.5 ulp for `/`) counted and bounded.
+    let differ = args_f
+        .iter()
+        .zip(&got)
+        .filter(|&(a, &g)| {
+            let m = mirror(f, ty, a);
+            bits(g, ty) != bits(m, ty) && !(g.is_nan() && m.is_nan())
+        })
+        .count();
+    let wgpu = target.device.name().starts_with("wgpu");
+    if differ > 0 && !(wgpu && ty == Scalar::F32) {
+        failures.push(format!("{f} {ty}{label}: {differ} results differ from the library's bits"));
+    }
+    let allowed = bound(f, ty) + if wgpu { WGPU_DIVISION_SLACK } else { 0.0 };
+    // WGSL lets a driver flush f32 subnormal operands and results to zero
+    // (NVIDIA's Vulkan driver does): measured as such on wgpu (docs/ir.md).
+    let (e, at) =
+        if wgpu { max_error_flushing_subnormals(f, ty, args_f, &got) } else { max_error(f, ty, args_f, &got) };
+    *table +=
+        &format!("{f} {ty}{label}: {e:.2} {allowed} ({differ} differ from the library's bits; worst at {at:?})\n");
+    if e.is_nan() || e > allowed {
+        failures.push(format!("{f} {ty}{label}: {e} ulp > the bound {allowed} at {at:?}"));
+    }
 }

@@ -1,5 +1,6 @@
 //! Measuring the math library's accuracy: an edge-weighted sample of
-//! operands per function ([`sample`]), a reference ([`reference()`]), the
+//! operands per function ([`sample`]), for `tanh` also a dense sweep with
+//! its hard cases ([`tanh_sweep`]), a reference ([`reference()`]), the
 //! error in ulps ([`ulp_error`]) and the bound docs/ir.md promises
 //! ([`bound`]). The tests measure [`super::eval_f64`] / [`super::eval_f32`]
 //! (what every device computes), and the device tests measure what a
@@ -211,7 +212,16 @@ fn random_operand(f: MathFn, ty: Scalar, r: &mut Rng) -> f64 {
             MathFn::Asin | MathFn::Acos => {
                 1.0 - libm::ldexp(1.0, -((r.next() % 50) as i32)) * if r.next().is_multiple_of(2) { 1.0 } else { -1.0 }
             }
-            MathFn::Erf | MathFn::Tanh | MathFn::Atan => r.range(-7.0, 7.0),
+            MathFn::Erf | MathFn::Atan => r.range(-7.0, 7.0),
+            MathFn::Tanh => {
+                if r.next().is_multiple_of(2) {
+                    r.range(-10.0, 10.0)
+                } else {
+                    // Where the reduction's k steps ([`tanh_hard_cases`]).
+                    let j = (r.next() % 30) as f64;
+                    (j + 0.5) * std::f64::consts::LN_2 / 2.0 * (1.0 + r.range(-1e-6, 1e-6))
+                }
+            }
             _ => r.range(-100.0, 100.0),
         },
         5 => (r.next() % 64) as f64 - 32.0,
@@ -243,6 +253,69 @@ pub fn sample(f: MathFn, ty: Scalar, n: usize) -> Vec<Vec<f64>> {
             args.iter().map(|&x| to_ty(x, ty)).collect()
         })
         .collect()
+}
+
+/// `x` (positive, finite, rounded to `ty`) and the `steps` numbers of `ty`
+/// on each side of it.
+fn neighbours(x: f64, ty: Scalar, steps: u64) -> Vec<f64> {
+    let x = to_ty(x, ty);
+    let b = if ty == Scalar::F32 { u64::from((x as f32).to_bits()) } else { x.to_bits() };
+    (b - steps..=b + steps)
+        .map(|b| if ty == Scalar::F32 { f64::from(f32::from_bits(b as u32)) } else { f64::from_bits(b) })
+        .collect()
+}
+
+/// The operands where `tanh` is hardest at `ty`, each with its negation:
+/// zeros, subnormals, the smallest normal, tiny arguments around `2^-12`
+/// (`2^-27` for `f64`) where `tanh x` stops rounding to `x`, each point
+/// `(j + 1/2) ln2/2` where the reduction's `k` steps and the one below
+/// `0.5`, with neighbours; the argument from which the result rounds to
+/// 1 (9.011 / 19.06) and the library's clamp (9.125 / 19.5), with
+/// neighbours; large arguments, the largest finite, infinities and NaN.
+pub fn tanh_hard_cases(ty: Scalar) -> Vec<f64> {
+    let f32 = ty == Scalar::F32;
+    let (min_sub, min_normal, max) = if f32 {
+        (f64::from(f32::from_bits(1)), f64::from(f32::MIN_POSITIVE), f64::from(f32::MAX))
+    } else {
+        (f64::from_bits(1), f64::MIN_POSITIVE, f64::MAX)
+    };
+    let mut xs = vec![0.0, min_sub, 2.0 * min_sub, min_normal - min_sub, min_normal, 1e-30, 1e-10, 1e-5, 1e-3];
+    xs.extend(neighbours(libm::ldexp(1.0, if f32 { -12 } else { -27 }), ty, 3));
+    let steps = if f32 { 28 } else { 56 };
+    for j in 0..steps {
+        xs.extend(neighbours((f64::from(j) + 0.5) * std::f64::consts::LN_2 / 2.0, ty, 2));
+    }
+    xs.extend(neighbours(0.5, ty, 2));
+    let (one_from, clamp) = if f32 { (9.0109, 9.125) } else { (19.06, 19.5) };
+    xs.extend(neighbours(one_from, ty, 3));
+    xs.extend(neighbours(clamp, ty, 3));
+    xs.extend([20.0, 100.0, 1e10, 1e30, max, f64::INFINITY]);
+    let mut all: Vec<f64> = xs.iter().map(|&x| to_ty(x, ty)).collect();
+    all.extend(xs.iter().map(|&x| -to_ty(x, ty)));
+    all.push(f64::NAN);
+    all
+}
+
+/// `tanh`'s dense sweep at `ty`: [`tanh_hard_cases`], then `n` operands
+/// in `[-10, 10]` (`[-20, 20]` for `f64`, past where the result is ±1),
+/// signs alternating: half spread evenly over the bit patterns (the same
+/// number in every binade, subnormals included), half evenly over the
+/// values.
+pub fn tanh_sweep(ty: Scalar, n: usize) -> Vec<f64> {
+    let top = if ty == Scalar::F32 { 10.0f64 } else { 20.0 };
+    let top_bits = if ty == Scalar::F32 { u64::from((top as f32).to_bits()) } else { top.to_bits() };
+    let half = (n / 2).max(1) as u64;
+    let mut xs = tanh_hard_cases(ty);
+    for i in 0..half {
+        let b = top_bits / half * i;
+        let x = if ty == Scalar::F32 { f64::from(f32::from_bits(b as u32)) } else { f64::from_bits(b) };
+        xs.push(if i % 2 == 0 { x } else { -x });
+    }
+    for i in 0..n as u64 - half {
+        let x = to_ty(top * i as f64 / (n as u64 - half) as f64, ty);
+        xs.push(if i % 2 == 0 { -x } else { x });
+    }
+    xs
 }
 
 /// The largest error of `got` over `args` (operands and results as `f64`,

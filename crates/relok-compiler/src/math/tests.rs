@@ -2,7 +2,9 @@
 //! reference, per function and type, within docs/ir.md's bounds; the
 //! library builds and verifies; linking rewrites only library functions.
 
-use super::accuracy::{bound, flush_subnormal, max_error, max_error_flushing_subnormals, sample};
+use super::accuracy::{
+    bound, flush_subnormal, max_error, max_error_flushing_subnormals, reference, sample, tanh_sweep, ulp_error,
+};
 use super::{LIBRARY, eval_f32, eval_f64, library, link_math};
 use relok_ir::{MathFn, Scalar};
 
@@ -73,6 +75,94 @@ fn every_function_is_within_its_bound() {
         let _ = std::io::Write::write_all(&mut std::io::stderr(), report.as_bytes());
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+fn tanh_of(ty: Scalar, x: f64) -> f64 {
+    if ty == Scalar::F32 {
+        f64::from(eval_f32(MathFn::Tanh, &[x as f32]).expect("a library function"))
+    } else {
+        eval_f64(MathFn::Tanh, &[x]).expect("a library function")
+    }
+}
+
+fn bits_of(ty: Scalar, x: f64) -> u64 {
+    if ty == Scalar::F32 { u64::from((x as f32).to_bits()) } else { x.to_bits() }
+}
+
+/// `tanh` over a dense sweep of each format with its hard cases (the
+/// reduction's switch points, the clamp, tiny and huge arguments): within
+/// its bound; odd to the bit; `x` itself where `tanh x` rounds to `x`
+/// (zeros and subnormals included); exactly ±1 from where the correctly
+/// rounded result is ±1; NaN for NaN.
+#[test]
+fn tanh_is_within_its_bound_over_a_dense_sweep_and_its_hard_cases() {
+    for ty in [Scalar::F32, Scalar::F64] {
+        let xs = tanh_sweep(ty, 1 << 18);
+        let args: Vec<Vec<f64>> = xs.iter().map(|&x| vec![x]).collect();
+        let got: Vec<f64> = xs.iter().map(|&x| tanh_of(ty, x)).collect();
+        let (e, at) = max_error(MathFn::Tanh, ty, &args, &got);
+        assert!(e <= bound(MathFn::Tanh, ty), "tanh {ty}: {e} ulp at {at:?}");
+        let sign = if ty == Scalar::F32 { 1 << 31 } else { 1 << 63 };
+        let (tiny, one_from) =
+            if ty == Scalar::F32 { (libm::ldexp(1.0, -25), 9.0110) } else { (libm::ldexp(1.0, -54), 19.07) };
+        let mut ones = 0;
+        for (&x, &g) in xs.iter().zip(&got) {
+            if x.is_nan() {
+                assert!(g.is_nan(), "tanh {ty} of NaN: {g}");
+                continue;
+            }
+            let neg = tanh_of(ty, -x);
+            assert_eq!(bits_of(ty, neg), bits_of(ty, g) ^ sign, "tanh {ty} is odd: at {x:e}, {g:e} and {neg:e}");
+            if x.abs() <= tiny {
+                assert_eq!(bits_of(ty, g), bits_of(ty, x), "tanh {ty} of {x:e}");
+            }
+            if x.abs() >= one_from {
+                assert_eq!(g, 1f64.copysign(x), "tanh {ty} of {x:e}");
+                ones += 1;
+            }
+        }
+        assert!(ones > 1000, "the sweep reaches the saturated range: {ones}");
+    }
+}
+
+/// Every `f32` from 0 to the clamp (9.125) and a little beyond: the
+/// figure docs/ir.md gives for `tanh` on `f32` (`tanh` is odd to the bit,
+/// so the negative half measures the same), and how often it decreases
+/// from one `f32` to the next (it is not promised to be monotonic).
+/// About 1.1e9 operands: `cargo test --release -p relok-compiler --lib --
+/// --ignored tanh_f32`.
+#[test]
+#[ignore = "exhaustive: about a minute in release"]
+fn tanh_f32_over_every_operand_is_within_its_bound() {
+    let (mut worst, mut at, mut decreases, mut prev) = (0.0f64, 0.0f32, 0u64, 0.0f32);
+    // The largest error per binade from 2^-14 on (below, at most 1 ulp).
+    let mut binades = [0.0f64; 19];
+    let end = 9.25f32.to_bits();
+    for b in 0..=end {
+        let x = f32::from_bits(b);
+        let g = eval_f32(MathFn::Tanh, &[x]).expect("a library function");
+        let e = ulp_error(f64::from(g), reference(MathFn::Tanh, &[f64::from(x)]), Scalar::F32);
+        if e > worst {
+            (worst, at) = (e, x);
+        }
+        let binade = (libm::ilogbf(x) + 14).clamp(0, 18) as usize;
+        binades[binade] = binades[binade].max(e);
+        if g < prev {
+            decreases += 1;
+        }
+        prev = g;
+    }
+    let profile: Vec<String> =
+        binades.iter().enumerate().map(|(i, e)| format!("2^{}: {e:.2}", i as i32 - 14)).collect();
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!(
+            "tanh f32 over [0, 9.25]: {worst:.3} ulp at {at:e} ({at:?}); {decreases} decreases\nper binade (from 2^-14): {}\n",
+            profile.join(", ")
+        )
+        .as_bytes(),
+    );
+    assert!(worst <= bound(MathFn::Tanh, Scalar::F32), "{worst} ulp at {at:e}");
 }
 
 #[test]
