@@ -12,6 +12,10 @@ mkdir -p "$OUT"
 B=.dev/bin
 if [ -f .dev/bin.tar.xz ] && [ ! -x $B/relok ]; then tar -C .dev -xJf .dev/bin.tar.xz; fi
 export RELOK_CACHE_DIR=/tmp/relok-cache
+# The test binaries were built in another checkout (scripts/gpu-build.sh):
+# they find examples/ and tests/ here through RELOK_REPO, not through the
+# path they were built in (crates/*/tests/common: `repo()`).
+export RELOK_REPO=$PWD
 # This machine has both GPU devices: a test that finds either missing fails
 # instead of skipping, so the run cannot pass by skipping.
 export RELOK_REQUIRE_CUDA=1 RELOK_REQUIRE_WGPU=1
@@ -35,7 +39,7 @@ done
 # Second process: every kernel from the artifact store.
 $B/relok demo --device cuda --json > "$OUT/demo-cuda-warm.json" 2>&1 || status=1
 tail -1 "$OUT/demo-cuda-warm.json"
-RELOK_TEST_DEVICE=cuda RELOK_REPO=$PWD $B/test-filetests > "$OUT/filetests-cuda.log" 2>&1 || status=1
+RELOK_TEST_DEVICE=cuda $B/test-filetests > "$OUT/filetests-cuda.log" 2>&1 || status=1
 grep -E "test result|failed|note:" "$OUT/filetests-cuda.log" | head -40
 # The math library's accuracy measured on CUDA (docs/ir.md's table): the
 # same bits as the cpu device and within the bounds.
@@ -44,7 +48,7 @@ grep -E "math accuracy|f32:|f64:|test result|panicked" "$OUT/math-accuracy-cuda.
 # The facade on the cuda device (crates/relok/tests/cuda.rs), then what
 # needs the runtime itself: the cubin archive's faults, a slot freed under
 # a launch, one session over two CUDA contexts (crates/relok-runtime/tests/cuda_device.rs).
-RELOK_REPO=$PWD $B/test-cuda > "$OUT/cuda-tests.log" 2>&1 || status=1
+$B/test-cuda > "$OUT/cuda-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|skipping" "$OUT/cuda-tests.log" | head -40
 $B/test-cuda_device > "$OUT/cuda-device-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|SKIPPED" "$OUT/cuda-device-tests.log" | head -20
@@ -85,7 +89,7 @@ fi
 # pipeline-cache archive and the heap (the runtime's wgpu_device.rs);
 # `relok bench wgpu` and a fuzz campaign (the CLI's wgpu_commands.rs).
 if part wgpu; then
-RELOK_REPO=$PWD $B/test-wgpu > "$OUT/wgpu-tests.log" 2>&1 || status=1
+$B/test-wgpu > "$OUT/wgpu-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|skipping|note: file tests" "$OUT/wgpu-tests.log" | head -60
 $B/test-wgpu_device > "$OUT/wgpu-device-tests.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|SKIPPED" "$OUT/wgpu-device-tests.log" | head -20
@@ -113,7 +117,7 @@ fi
 if part fleet; then
 if [ -f .dev/redis.tar.xz ] && [ ! -x .dev/redis/redis-server ]; then tar -C .dev -xJf .dev/redis.tar.xz; fi
 if [ -x .dev/redis/redis-server ]; then
-    PATH=$PWD/.dev/redis:$PATH RELOK_REQUIRE_REDIS=1 RELOK_WGPU_ADAPTER=nvidia RELOK_REPO=$PWD RELOK_BIN=$PWD/$B/relok \
+    PATH=$PWD/.dev/redis:$PATH RELOK_REQUIRE_REDIS=1 RELOK_WGPU_ADAPTER=nvidia RELOK_BIN=$PWD/$B/relok \
         $B/test-fleet > "$OUT/fleet-tests.log" 2>&1 || status=1
     grep -E "^test |test result|panicked|SKIPPED" "$OUT/fleet-tests.log" | head -20
     # A new process loading 64 kernels (and their cubins) from the remote
@@ -159,14 +163,14 @@ fi
 # process, the 64-kernel application, CuPy and Triton (BENCH_START=1;
 # about 5 minutes).
 if [ -n "${BENCH_START:-}" ]; then
-    RELOK_REPO=$PWD RELOK_WGPU_ADAPTER=nvidia $B/relok bench start --devices cuda,wgpu --bundle $B/bundles/scale-sm90.bundle --app-bundle $B/bundles/app64-sm90.bundle --peers --json > "$OUT/bench-start.json" 2> "$OUT/bench-start.err" || status=1
+    RELOK_WGPU_ADAPTER=nvidia $B/relok bench start --devices cuda,wgpu --bundle $B/bundles/scale-sm90.bundle --app-bundle $B/bundles/app64-sm90.bundle --peers --json > "$OUT/bench-start.json" 2> "$OUT/bench-start.err" || status=1
 fi
 # How fast the example kernels and their Rust twins run on cuda and wgpu
 # against their CUDA C twins, cuBLAS, CuPy and torch, each result checked
 # first (BENCH_KERNELS=1; about 2 minutes; with BENCH_QUICK=1 a smoke
 # test): the record, its tables and plot (docs/benchmarks.md).
 if [ -n "${BENCH_KERNELS:-}" ]; then
-    RELOK_REPO=$PWD RELOK_WGPU_ADAPTER=nvidia $B/relok bench kernels ${BENCH_QUICK:+--quick} --json > "$OUT/bench-kernels.jsonl" 2> "$OUT/bench-kernels.err" || status=1
+    RELOK_WGPU_ADAPTER=nvidia $B/relok bench kernels ${BENCH_QUICK:+--quick} --json > "$OUT/bench-kernels.jsonl" 2> "$OUT/bench-kernels.err" || status=1
     python3 scripts/plot_kernels.py "$OUT/bench-kernels.jsonl" "$OUT/bench-kernels.png" || status=1
 fi
 # The driver's floor under a first launch (driver_floor, bare driver calls

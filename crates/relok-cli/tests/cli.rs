@@ -1,5 +1,7 @@
 //! The `relok` binary as a user meets it: exit codes and messages.
 
+mod common;
+
 use std::process::Command;
 
 /// `relok` with the artifact cache off (the store has its own tests).
@@ -7,8 +9,9 @@ fn relok(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_relok")).args(args).env("RELOK_CACHE", "off").output().expect("relok runs")
 }
 
-fn repo(path: &str) -> String {
-    format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
+/// `path` in the repository, as an argument.
+fn repo_file(path: &str) -> String {
+    common::repo().join(path).display().to_string()
 }
 
 /// A file in a folder of its own, removed with the folder when dropped.
@@ -65,7 +68,7 @@ fn demo_runs_every_example_and_they_match() {
 
 #[test]
 fn check_accepts_examples_and_rejects_bad_files_with_a_location() {
-    assert!(relok(&["check", &repo("examples/saxpy.rk")]).status.success());
+    assert!(relok(&["check", &repo_file("examples/saxpy.rk")]).status.success());
     let bad = temp_file("bad.rk", "kernel @k(v0: u32) {\n    v1: f32 = add v0, v0\n    return\n}\n");
     let out = relok(&["check", bad.to_str().expect("utf-8 path")]);
     assert_eq!(out.status.code(), Some(1));
@@ -78,7 +81,7 @@ fn check_accepts_examples_and_rejects_bad_files_with_a_location() {
 
 #[test]
 fn run_prints_buffers_and_reports_faults() {
-    let saxpy = repo("examples/saxpy.rk");
+    let saxpy = repo_file("examples/saxpy.rk");
     let out = relok(&[
         "run",
         &saxpy,
@@ -120,7 +123,7 @@ fn fmt_check_detects_non_canonical_text() {
 
 #[test]
 fn lower_prints_parseable_ir_and_the_manifest_identically_in_two_processes() {
-    let file = repo("examples/reloc/boxed.rk");
+    let file = repo_file("examples/reloc/boxed.rk");
     for strategy in ["patch", "table"] {
         let a = relok(&["lower", &file, "--strategy", strategy]);
         let b = relok(&["lower", &file, "--strategy", strategy]);
@@ -134,15 +137,15 @@ fn lower_prints_parseable_ir_and_the_manifest_identically_in_two_processes() {
         relok_ir::verify(&module).expect("lowered output verifies");
     }
     // Baked words are this process's: two processes print different words.
-    let a = relok(&["lower", &repo("examples/reloc/lookup.rk"), "--strategy", "bake"]);
-    let b = relok(&["lower", &repo("examples/reloc/lookup.rk"), "--strategy", "bake"]);
+    let a = relok(&["lower", &repo_file("examples/reloc/lookup.rk"), "--strategy", "bake"]);
+    let b = relok(&["lower", &repo_file("examples/reloc/lookup.rk"), "--strategy", "bake"]);
     assert!(String::from_utf8_lossy(&a.stdout).contains("= word 0x"));
     assert_ne!(a.stdout, b.stdout);
 }
 
 #[test]
 fn run_takes_symbol_arguments_and_reports_exceptions() {
-    let symbols = repo("examples/reloc/symbols.rk");
+    let symbols = repo_file("examples/reloc/symbols.rk");
     for (arg, want) in [("sym:foo", "[1]"), ("sym:bar", "[2]"), ("sym:other", "[-1]")] {
         for strategy in ["bake", "patch", "table"] {
             let out = relok(&["run", &symbols, "--strategy", strategy, "--arg", arg, "--arg", "zeros:1"]);
@@ -150,7 +153,8 @@ fn run_takes_symbol_arguments_and_reports_exceptions() {
             assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("v1 = {want}")), "{arg} {strategy}");
         }
     }
-    let out = relok(&["run", &repo("examples/reloc/throw.rk"), "--block", "4", "--arg", "4", "--arg", "[1, 2, -3, 4]"]);
+    let out =
+        relok(&["run", &repo_file("examples/reloc/throw.rk"), "--block", "4", "--arg", "4", "--arg", "[1, 2, -3, 4]"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("thread (2,0,0): exception: negative input"), "{stderr}");
@@ -158,7 +162,7 @@ fn run_takes_symbol_arguments_and_reports_exceptions() {
 
 #[test]
 fn compile_writes_ptx_and_the_manifest_and_refuses_bake() {
-    let boxed = repo("examples/reloc/boxed.rk");
+    let boxed = repo_file("examples/reloc/boxed.rk");
     let out = relok(&["compile", &boxed, "--target", "ptx", "--strategy", "patch", "--manifest"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let ptx = String::from_utf8_lossy(&out.stdout);
@@ -245,7 +249,7 @@ fn bench_kernels_checks_then_times_every_kernel_and_twin_on_cpu() {
         .args(["bench", "kernels", "--quick", "--devices", "cpu", "--size", "1024", "--matmul", "32", "--batches", "2"])
         .args(["--facade", "default,unchecked", "--json"])
         .env("RELOK_CACHE", "off")
-        .env("RELOK_REPO", repo(""))
+        .env("RELOK_REPO", common::repo())
         .output()
         .expect("relok runs");
     let stdout = String::from_utf8_lossy(&out.stdout);

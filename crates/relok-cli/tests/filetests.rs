@@ -1,16 +1,15 @@
 //! Runs every file under `tests/filetests/` at the repository root (see
 //! `relok_cli::filetest` for the format), reporting all failures at once.
 
+mod common;
+
+use common::repo;
 use relok_cli::filetest::{FAULT_LINES, PATCH_ONLY_LINES, expected_skips};
 use relok_runtime::Device;
 
 #[test]
 fn filetests() {
-    // RELOK_REPO: the repository root, for a test binary run elsewhere
-    // (scripts/gpu-run.sh).
-    let root = std::env::var_os("RELOK_REPO")
-        .map_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), std::path::PathBuf::from);
-    let dir = root.join("tests/filetests");
+    let dir = repo().join("tests/filetests");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("tests/filetests exists")
         .map(|e| e.expect("readable entry").path())
@@ -47,10 +46,7 @@ fn filetests() {
 fn the_documented_skips_are_the_files_lines() {
     // FAULT_LINES and PATCH_ONLY_LINES are pinned by hand; they must also
     // be what the files hold, so a changed file changes the count knowingly.
-    // RELOK_REPO: as above.
-    let root = std::env::var_os("RELOK_REPO")
-        .map_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), std::path::PathBuf::from)
-        .join("tests/filetests");
+    let root = repo().join("tests/filetests");
     let (mut faults, mut patch_only) = (0, 0);
     for entry in std::fs::read_dir(root).expect("tests/filetests") {
         let text = std::fs::read_to_string(entry.expect("entry").path()).expect("read");

@@ -15,16 +15,18 @@
 //!   run, restarted;
 //! - the server checks that readers never write (its SET count).
 
+mod common;
 #[path = "../../relok-cache/tests/redis_server/mod.rs"]
 mod redis_server;
 
+use common::repo;
 use redis_server::RedisServer;
 use relok_cache::Key;
 use relok_cache::entry::{self, Kind};
 use relok_cache::remote::{keys, signed};
 use relok_cli::examples::{EXAMPLES, Tolerance};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -32,11 +34,6 @@ use std::time::{Duration, Instant};
 /// the GPU machine).
 fn relok_bin() -> PathBuf {
     std::env::var_os("RELOK_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_relok")), PathBuf::from)
-}
-
-/// The repository root (`RELOK_REPO` for a test binary run elsewhere).
-fn repo() -> PathBuf {
-    std::env::var_os("RELOK_REPO").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), PathBuf::from)
 }
 
 /// A Redis, a key pair, and a folder of hosts.

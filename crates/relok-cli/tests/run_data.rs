@@ -3,6 +3,8 @@
 //! (`--out-dir`), the per-buffer limit in bytes, one JSON error record
 //! under `--json`, and a reader that closes the pipe early.
 
+mod common;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -12,7 +14,7 @@ fn relok(args: &[&str]) -> std::process::Output {
 }
 
 fn saxpy() -> String {
-    format!("{}/../../examples/saxpy.rk", env!("CARGO_MANIFEST_DIR"))
+    common::repo().join("examples/saxpy.rk").display().to_string()
 }
 
 /// A folder of this test's own, removed when dropped.

@@ -11,6 +11,9 @@
 //! `RELOK_TEST_BUNDLES` (made by `scripts/gpu-build.sh`) or, when `ptxas`
 //! is found, made here.
 
+mod common;
+
+use common::repo;
 use relok::{Context, Grid, Source};
 use relok_cache::entry::{self, Expect, Kind};
 use relok_cache::{Key, bundle};
@@ -19,13 +22,11 @@ use relok_compiler::artifact::{self, Artifact, COMPILER_ID, CodeTarget, CompileO
 use relok_compiler::state::STATE_LAYOUT_VERSION;
 use relok_compiler::stencil::{KeyInputs, SourceKeyInputs, Stencil, source_key};
 use relok_ir::Strategy;
-use std::path::{Path, PathBuf};
+#[cfg(feature = "cuda")]
+use std::path::Path;
+use std::path::PathBuf;
 
 static SCALE: Source = Source::new("examples/bench/scale.rk", include_str!("../../../examples/bench/scale.rk"));
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 #[cfg(feature = "cuda")]
 fn note(msg: &str) {

@@ -9,6 +9,9 @@
 //! `RELOK_STORE_TEST_CHILD` set: [`child`] then does the child's part and
 //! prints its counters as one JSON line.
 
+mod common;
+
+use common::repo;
 use relok_cache::entry::{self, Kind};
 use relok_cache::{Key, Lookup, Store};
 use relok_cli::demo::run_example;
@@ -497,7 +500,7 @@ fn folders_others_can_write_and_entries_of_other_users_are_refused() {
             "-a",
             "[1,1,1,1]",
         ])
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .current_dir(repo())
         .env("RELOK_CACHE_DIR", &root)
         .output()
         .expect("relok runs");
@@ -563,10 +566,6 @@ fn a_bundle_starts_a_program_with_zero_compiles() {
             .expect_err("bake cannot be precompiled")
             .contains("cannot be precompiled")
     );
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn example_files() -> Vec<PathBuf> {
@@ -711,7 +710,7 @@ fn cache_clear_that_cannot_remove_fails() {
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_relok")).args(args).env("RELOK_CACHE_DIR", root).output().expect("relok runs")
     };
-    let example = format!("{}/../../examples/saxpy.rk", env!("CARGO_MANIFEST_DIR"));
+    let example = repo().join("examples/saxpy.rk").display().to_string();
     assert!(
         run(&["run", &example, "--arg", "4", "--arg", "2.0", "--arg", "iota:4", "--arg", "iota:4", "--block", "4"])
             .status

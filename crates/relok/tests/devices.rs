@@ -15,8 +15,7 @@ fn contexts() -> Vec<Context> {
 }
 
 fn program(path: &str) -> Program {
-    let file = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
-    Program::from_file(&file).unwrap_or_else(|e| panic!("{e}"))
+    Program::from_file(common::repo().join(path)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// SplitMix64, as `relok run`'s `rand:N:SEED`.

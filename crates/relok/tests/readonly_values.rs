@@ -42,7 +42,7 @@ fn a_kernel_cannot_change_the_table_another_kernel_reads_on_cuda() {
 }
 
 fn table_survives(ctx: &Context) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/reloc/lookup.rk");
+    let path = common::repo().join("examples/reloc/lookup.rk");
     let lookup_src = std::fs::read_to_string(path).expect("examples/reloc/lookup.rk");
     let lookup = ctx.kernel(&Program::parse(&lookup_src).expect("parses"), "lookup").expect("lookup");
     let smash = ctx.kernel(&Program::parse(&smash_source(&lookup_src)).expect("parses"), "smash").expect("smash");

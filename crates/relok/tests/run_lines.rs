@@ -8,7 +8,8 @@
 
 mod common;
 
-use common::filetest::{repo, run_file};
+use common::filetest::run_file;
+use common::repo;
 use std::path::PathBuf;
 
 #[test]

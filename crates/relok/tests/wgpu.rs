@@ -31,12 +31,10 @@
 mod common;
 
 use common::examples::{EXAMPLES, Tolerance, run_example};
-use common::filetest::{
-    FAULT_LINES, PATCH_ONLY_LINES, checked_mode_faults_as_the_cpu_device, kernels_of, repo, run_file,
-};
+use common::filetest::{FAULT_LINES, PATCH_ONLY_LINES, checked_mode_faults_as_the_cpu_device, kernels_of, run_file};
 use common::host_objects::{check_words, globals_are_per_context_and_exceptions_leave_the_device_usable, isolated};
 use common::values::{Value, run};
-use common::{as_child, second_process, serial, temp_dir};
+use common::{as_child, repo, second_process, serial, temp_dir};
 use relok::{Context, Error, Grid, Program, Strategy};
 use relok_ir::Scalar;
 use std::path::{Path, PathBuf};

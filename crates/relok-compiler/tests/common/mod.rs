@@ -1,12 +1,15 @@
-//! What the backend tests share: the inputs every backend is run over and a
-//! stand-in resolver for `bake`.
+//! What the backend tests share: where the repository is, the inputs every
+//! backend is run over and a stand-in resolver for `bake`.
 
 use relok_compiler::reloc::Target;
 use relok_ir::VerifiedModule;
 use std::path::{Path, PathBuf};
 
+/// The repository root, whose `examples/` and `tests/` the tests read:
+/// `RELOK_REPO` when it is set (a test binary run from another checkout),
+/// else the checkout the binary was built in.
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    std::env::var_os("RELOK_REPO").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), PathBuf::from)
 }
 
 /// Every source module with a name: the examples and the file tests that

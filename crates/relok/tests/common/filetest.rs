@@ -12,6 +12,7 @@
 //! either sign, a zero for a subnormal, and the line's `wgpu_ulps=N` more
 //! ulp); elsewhere every comparison is bit for bit.
 
+use super::repo;
 use super::values::{Value, parse, parse_all};
 use relok::{Context, DeviceKind, Grid, Program};
 use relok_ir::Strategy;
@@ -189,12 +190,6 @@ pub fn f32_within_wgsl(want: &Value, got: &Value, ulps: u32) -> bool {
                     && w.is_sign_negative() == g.is_sign_negative()
                     && w.to_bits().abs_diff(g.to_bits()) <= ulps)
         })
-}
-
-/// The repository (`RELOK_REPO` for a test binary run elsewhere).
-pub fn repo() -> std::path::PathBuf {
-    std::env::var_os("RELOK_REPO")
-        .map_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), std::path::PathBuf::from)
 }
 
 /// `tests/filetests/<file>`'s kernels without its run lines.

@@ -1,4 +1,5 @@
-//! What the facade's device tests share: a message that is always shown,
+//! What the facade's device tests share: where the repository is
+//! ([`repo`]), a message that is always shown,
 //! one test at a time on the GPUs, and the contexts to test; kernel
 //! arguments as text and runs with them ([`values`]), the example kernels
 //! with their references ([`examples`]), the file tests' run lines through
@@ -14,6 +15,14 @@ pub mod values;
 
 use relok::{Context, Error, Strategy};
 use std::path::{Path, PathBuf};
+
+/// The repository root, whose `examples/` and `tests/` the tests read:
+/// `RELOK_REPO` when it is set (a test binary run from another checkout,
+/// as scripts/gpu-run.sh runs them on the GPU machine), else the checkout
+/// the binary was built in.
+pub fn repo() -> PathBuf {
+    std::env::var_os("RELOK_REPO").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), PathBuf::from)
+}
 
 /// A message that reaches the terminal even when the test passes (libtest
 /// captures `eprintln!`): what was skipped is always said.
