@@ -70,7 +70,8 @@ pub(super) struct Prec {
     ln2_half: &'static [f64],
     /// `tanh`: `c2, c3, …` of `expm1(2r) ~ 2r + r^2 (c2 + c3 r + …)` on
     /// `|r| <= 1.02 ln2/4`, minimax for the relative error with the
-    /// coefficients rounded to the format.
+    /// coefficients rounded to the format (scripts/tanh-coefficients.py
+    /// computes them).
     tanh_expm1: &'static [f64],
     /// `tanh` is ±1 from here (and the argument is clamped to it).
     tanh_one: f64,
