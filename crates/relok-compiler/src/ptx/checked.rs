@@ -39,7 +39,7 @@
 //!   took the driver 90–150 µs to load on an H200 against 40–50 µs
 //!   without, a third of a warm first launch.)
 //!
-//! A fault is recorded inline, by [`record_fault`]'s code, out of line
+//! A fault is recorded inline, by the code `record_fault` writes, out of line
 //! after the function's body (the check's fast path is a compare and a
 //! branch not taken): it claims the record's flag like `relok_throw` and
 //! writes the message word and the thread's block and thread ids; later
