@@ -120,6 +120,18 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("run_memory.rk", &["copy_rev", "grid_1d", "neg_index", "offsets"]),
         ("run_races.rk", &["hist_atomic", "hist_racy", "transpose", "transpose_racy"]),
         ("run_wgsl_regressions.rk", &["fuzz", "fuzz_5056", "zero_minus"]),
+        (
+            "run_wgsl_memory.rk",
+            &[
+                "across_barrier",
+                "atomic_beside_plain",
+                "bool_bytes",
+                "bool_shared",
+                "read_then_write",
+                "rounds",
+                "shared_only",
+            ],
+        ),
         ("run_widen_shift.rk", &["widen"]),
         ("run_fdiv_range.rk", &["fdiv"]),
         ("run_neg_loop.rk", &["mul_loop", "neg_loop", "sub_loop"]),
@@ -528,4 +540,110 @@ fn ids_in_a_device_function_that_is_not_inlined_are_refused() {
     assert!(e.to_string().contains("a thread or block id in a device function (inline it)"), "{e}");
     // Inlined (the default), it is written.
     compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions::default(), None).expect("inlined");
+}
+
+/// The WGSL of kernel `kernel` of `file` (an example or a file test) under
+/// `table`, checked mode as `checked` says, validated.
+fn wgsl_of(file: &str, kernel: &str, checked: bool) -> String {
+    let (_, m) = inputs().into_iter().find(|(f, _)| f == file).unwrap_or_else(|| panic!("{file}"));
+    let stencil = Stencil::new(&m, kernel).expect("stencil");
+    let options = CompileOptions { checked, ..CompileOptions::default() };
+    let a = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, options, None).unwrap_or_else(|e| panic!("{e}"));
+    let text = String::from_utf8(a.code).expect("UTF-8");
+    validate(&text).unwrap_or_else(|e| panic!("{file} @{kernel}: {e}\n{text}"));
+    text
+}
+
+/// Which memories a kernel's WGSL makes atomic (docs/wgpu.md, "Memory
+/// accesses and barriers"), and what each of its barriers becomes, in
+/// order (`s`: `storageBarrier()` alone, `w`: `workgroupBarrier()` alone,
+/// `sw`: both): atomic words only where an atomic or a `bool` store
+/// touches the memory, `storageBarrier()` only where buffer or heap
+/// accesses conflict across the barrier, `workgroupBarrier()` where shared
+/// ones do or nothing else is needed.
+#[test]
+fn words_are_atomic_only_under_atomics_and_barriers_order_what_they_must() {
+    let cases: &[(&str, &str, &[&str], &[&str])] = &[
+        ("run_wgsl_memory.rk", "bool_bytes", &["p0"], &[]),
+        ("run_wgsl_memory.rk", "bool_shared", &["sbool_shared_0"], &["w"]),
+        ("run_wgsl_memory.rk", "atomic_beside_plain", &["p1"], &[]),
+        ("run_wgsl_memory.rk", "across_barrier", &[], &["s"]),
+        ("run_wgsl_memory.rk", "read_then_write", &[], &["s"]),
+        ("run_wgsl_memory.rk", "rounds", &[], &["s", "s"]),
+        ("run_wgsl_memory.rk", "shared_only", &[], &["w"]),
+        ("saxpy.rk", "saxpy", &[], &[]),
+        // The load of x before the first barrier and the store of the sum
+        // after the loop may touch one buffer (parameters may alias).
+        ("reduce.rk", "reduce", &[], &["sw", "w"]),
+        ("scan.rk", "scan", &[], &["sw", "w", "w"]),
+        ("softmax.rk", "softmax", &[], &["sw", "w", "w", "sw", "w"]),
+        ("matmul.rk", "matmul", &[], &["sw", "w"]),
+        ("histogram.rk", "histogram", &["p1", "shistogram_0"], &["w", "sw"]),
+        ("counter.rk", "count", &["relok_heap"], &[]),
+        ("lookup.rk", "lookup", &[], &[]),
+        ("run_barrier_shared.rk", "rotate_twice", &[], &["sw", "sw"]),
+    ];
+    for &(file, kernel, atomic, fences) in cases {
+        for checked in [true, false] {
+            let text = wgsl_of(file, kernel, checked);
+            let mut arrays: Vec<&str> = text
+                .lines()
+                .filter(|l| l.contains("array<atomic<u32>") && !l.contains("relok_exception"))
+                .filter_map(|l| l.split(':').next()?.split_whitespace().last())
+                .collect();
+            arrays.sort_unstable();
+            assert_eq!(arrays, atomic, "{file} @{kernel} (checked {checked}):\n{text}");
+            let lines: Vec<&str> = text.lines().map(str::trim).collect();
+            let mut got = Vec::new();
+            let mut i = 0;
+            while i < lines.len() {
+                match (lines[i], lines.get(i + 1)) {
+                    ("storageBarrier();", Some(&"workgroupBarrier();")) => {
+                        got.push("sw");
+                        i += 1;
+                    }
+                    ("storageBarrier();", _) => got.push("s"),
+                    ("workgroupBarrier();", _) => got.push("w"),
+                    _ => {}
+                }
+                i += 1;
+            }
+            assert_eq!(got, fences, "{file} @{kernel} (checked {checked}):\n{text}");
+            // No atomic built-in on a plain array: every one names an
+            // atomic array or the exception record.
+            for l in text.lines().filter(|l| l.contains("atomic") && l.contains("(&")) {
+                for call in l.split("(&").skip(1) {
+                    let var = call.split('[').next().unwrap_or_default();
+                    assert!(
+                        var == "relok_exception" || atomic.contains(&var),
+                        "{file} @{kernel}: an atomic on {var}: {l}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Committed WGSL of a few kernels (`tests/out/wgsl/`): any change to what
+/// the backend writes shows up in review. `BLESS=1` rewrites them.
+#[test]
+fn expected_wgsl_is_unchanged() {
+    let cases =
+        [("saxpy.rk", "saxpy"), ("reduce.rk", "reduce"), ("histogram.rk", "histogram"), ("counter.rk", "count")];
+    let bless = std::env::var_os("BLESS").is_some();
+    let mut changed = Vec::new();
+    for (file, kernel) in cases {
+        let got = wgsl_of(file, kernel, true);
+        let path = repo().join(format!("tests/out/wgsl/{kernel}-table.wgsl"));
+        if bless {
+            std::fs::create_dir_all(path.parent().expect("folder")).expect("mkdir");
+            std::fs::write(&path, &got).expect("write");
+            continue;
+        }
+        match std::fs::read_to_string(&path) {
+            Ok(want) if want == got => {}
+            _ => changed.push(path.display().to_string()),
+        }
+    }
+    assert!(changed.is_empty(), "WGSL changed (review, then run with BLESS=1): {changed:?}");
 }

@@ -73,7 +73,7 @@ void classify(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, 
     int v14_ = (v11_ ? int(1) : v13_);
     const uint _e44 = relok_bounds(0u, 4u, (((NagaBufferLengthRW(p0_) - 0) / 4) * 4u), 4294706196u, relok_bid, relok_tid);
     if ((_e44 != 4294967295u)) {
-        { uint dummy_8 = 0; p0_.InterlockedExchange((_e44 >> 2u)*4, asuint(v14_), dummy_8); }
+        p0_.Store((_e44 >> 2u)*4, asuint(asuint(v14_)));
     }
     return;
 }

@@ -84,11 +84,11 @@ void saxpy(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, uin
     if (v9_) {
         uint t1_ = (0u + (v8_ * 4u));
         const uint _e35 = relok_bounds(t1_, 4u, (((NagaBufferLengthRW(p0_) - 0) / 4) * 4u), 4294706180u, relok_bid, relok_tid);
-        uint _e40; p0_.InterlockedOr((_e35 >> 2u)*4, 0, _e40);
+        uint _e40 = asuint(p0_.Load((_e35 >> 2u)*4));
         float v10_ = asfloat(_e40);
         uint t3_ = (0u + (v8_ * 4u));
         const uint _e51 = relok_bounds(t3_, 4u, (((NagaBufferLengthRW(p1_) - 0) / 4) * 4u), 4294706436u, relok_bid, relok_tid);
-        uint _e56; p1_.InterlockedOr((_e51 >> 2u)*4, 0, _e56);
+        uint _e56 = asuint(p1_.Load((_e51 >> 2u)*4));
         float v11_ = asfloat(_e56);
         float v12_ = asfloat((asuint((v1_ * v10_)) ^ relok_zero));
         if ((asuint(v12_) == 2147483648u)) {
@@ -101,7 +101,7 @@ void saxpy(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, uin
         uint t5_ = (0u + (v8_ * 4u));
         const uint _e94 = relok_bounds(t5_, 4u, (((NagaBufferLengthRW(p1_) - 0) / 4) * 4u), 4294706452u, relok_bid, relok_tid);
         if ((_e94 != 4294967295u)) {
-            { uint dummy_8 = 0; p1_.InterlockedExchange((_e94 >> 2u)*4, asuint(v13_), dummy_8); }
+            p1_.Store((_e94 >> 2u)*4, asuint(asuint(v13_)));
         }
     }
     return;

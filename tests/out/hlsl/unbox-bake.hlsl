@@ -79,7 +79,7 @@ void unbox(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, uin
     uint v9_ = (v8_ ? v6_ : 0u);
     const uint _e46 = relok_bounds(0u, 4u, (((NagaBufferLengthRW(p0_) - 0) / 4) * 4u), 4294706196u, relok_bid, relok_tid);
     if ((_e46 != 4294967295u)) {
-        { uint dummy_8 = 0; p0_.InterlockedExchange((_e46 >> 2u)*4, v9_, dummy_8); }
+        p0_.Store((_e46 >> 2u)*4, asuint(v9_));
     }
     return;
 }

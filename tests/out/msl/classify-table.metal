@@ -15,7 +15,6 @@ struct type_2 {
 };
 typedef uint type_3[1];
 typedef metal::uint2 type_5[1];
-typedef metal::atomic_uint type_6[1];
 struct _atomic_compare_exchange_result_Uint_4_ {
     uint old_value;
     bool exchanged;
@@ -92,7 +91,7 @@ struct classifyInput {
 , device type_2& relok_exception [[buffer(0)]]
 , device type_3 const& relok_args [[buffer(1)]]
 , device type_5 const& relok_table [[buffer(2)]]
-, device type_6& p0_ [[buffer(4)]]
+, device type_3& p0_ [[buffer(4)]]
 , constant _mslBufferSizes& _buffer_sizes [[buffer(5)]]
 ) {
     uint _e5 = relok_args[metal::min(unsigned(2), (_buffer_sizes.size1 - 0 - 4) / 4)];
@@ -106,7 +105,7 @@ struct classifyInput {
     int v14_ = v11_ ? 1 : v13_;
     uint _e44 = relok_bounds(0u, 4u, (1 + (_buffer_sizes.size3 - 0 - 4) / 4) * 4u, 4294706196u, relok_bid, relok_tid, relok_exception);
     if (_e44 != 4294967295u) {
-        metal::atomic_store_explicit(&p0_[metal::min(unsigned(_e44 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], as_type<uint>(v14_), metal::memory_order_relaxed);
+        p0_[metal::min(unsigned(_e44 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)] = as_type<uint>(v14_);
     }
     return;
 }

@@ -14,7 +14,6 @@ struct type_2 {
     metal::atomic_uint inner[16];
 };
 typedef uint type_3[1];
-typedef metal::atomic_uint type_4[1];
 struct _atomic_compare_exchange_result_Uint_4_ {
     uint old_value;
     bool exchanged;
@@ -90,8 +89,8 @@ struct saxpyInput {
 , metal::uint3 relok_nblocks [[threadgroups_per_grid]]
 , device type_2& relok_exception [[buffer(0)]]
 , device type_3 const& relok_args [[buffer(1)]]
-, device type_4 const& p0_ [[buffer(4)]]
-, device type_4& p1_ [[buffer(5)]]
+, device type_3 const& p0_ [[buffer(4)]]
+, device type_3& p1_ [[buffer(5)]]
 , constant _mslBufferSizes& _buffer_sizes [[buffer(6)]]
 ) {
     bool local = {};
@@ -108,11 +107,11 @@ struct saxpyInput {
     if (v9_) {
         uint t1_ = 0u + (v8_ * 4u);
         uint _e35 = relok_bounds(t1_, 4u, (1 + (_buffer_sizes.size2 - 0 - 4) / 4) * 4u, 4294706180u, relok_bid, relok_tid, relok_exception);
-        uint _e40 = metal::atomic_load_explicit(&p0_[metal::min(unsigned(_e35 >> 2u), (_buffer_sizes.size2 - 0 - 4) / 4)], metal::memory_order_relaxed);
+        uint _e40 = p0_[metal::min(unsigned(_e35 >> 2u), (_buffer_sizes.size2 - 0 - 4) / 4)];
         float v10_ = as_type<float>(_e40);
         uint t3_ = 0u + (v8_ * 4u);
         uint _e51 = relok_bounds(t3_, 4u, (1 + (_buffer_sizes.size3 - 0 - 4) / 4) * 4u, 4294706436u, relok_bid, relok_tid, relok_exception);
-        uint _e56 = metal::atomic_load_explicit(&p1_[metal::min(unsigned(_e51 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], metal::memory_order_relaxed);
+        uint _e56 = p1_[metal::min(unsigned(_e51 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)];
         float v11_ = as_type<float>(_e56);
         float v12_ = as_type<float>(as_type<uint>(v1_ * v10_) ^ relok_zero);
         if (as_type<uint>(v12_) == 2147483648u) {
@@ -125,7 +124,7 @@ struct saxpyInput {
         uint t5_ = 0u + (v8_ * 4u);
         uint _e94 = relok_bounds(t5_, 4u, (1 + (_buffer_sizes.size3 - 0 - 4) / 4) * 4u, 4294706452u, relok_bid, relok_tid, relok_exception);
         if (_e94 != 4294967295u) {
-            metal::atomic_store_explicit(&p1_[metal::min(unsigned(_e94 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)], as_type<uint>(v13_), metal::memory_order_relaxed);
+            p1_[metal::min(unsigned(_e94 >> 2u), (_buffer_sizes.size3 - 0 - 4) / 4)] = as_type<uint>(v13_);
         }
     }
     return;

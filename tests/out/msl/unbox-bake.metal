@@ -13,8 +13,7 @@ struct type_2 {
     metal::atomic_uint inner[16];
 };
 typedef uint type_3[1];
-typedef metal::atomic_uint type_5[1];
-struct type_6 {
+struct type_5 {
     uint inner[4];
 };
 struct _atomic_compare_exchange_result_Uint_4_ {
@@ -92,10 +91,10 @@ struct unboxInput {
 , metal::uint3 relok_nblocks [[threadgroups_per_grid]]
 , device type_2& relok_exception [[buffer(0)]]
 , device type_3 const& relok_args [[buffer(1)]]
-, device type_5& p0_ [[buffer(4)]]
+, device type_3& p0_ [[buffer(4)]]
 , constant _mslBufferSizes& _buffer_sizes [[buffer(5)]]
 ) {
-    type_6 c0_ = type_6 {{3193623496u, 3739853691u, 42u, 0u}};
+    type_5 c0_ = type_5 {{3193623496u, 3739853691u, 42u, 0u}};
     uint _e5 = relok_args[metal::min(unsigned(2), (_buffer_sizes.size1 - 0 - 4) / 4)];
     uint _e8 = relok_args[metal::min(unsigned(3), (_buffer_sizes.size1 - 0 - 4) / 4)];
     metal::uint2 v0_ = metal::uint2(_e5, _e8);
@@ -107,7 +106,7 @@ struct unboxInput {
     uint v9_ = v8_ ? v6_ : 0u;
     uint _e46 = relok_bounds(0u, 4u, (1 + (_buffer_sizes.size2 - 0 - 4) / 4) * 4u, 4294706196u, relok_bid, relok_tid, relok_exception);
     if (_e46 != 4294967295u) {
-        metal::atomic_store_explicit(&p0_[metal::min(unsigned(_e46 >> 2u), (_buffer_sizes.size2 - 0 - 4) / 4)], v9_, metal::memory_order_relaxed);
+        p0_[metal::min(unsigned(_e46 >> 2u), (_buffer_sizes.size2 - 0 - 4) / 4)] = v9_;
     }
     return;
 }

@@ -13,8 +13,14 @@
 //! | [`EXCEPTION`] (0) | `relok_exception: array<atomic<u32>, 16>` | the launch's exception record ([`EXCEPTION_LAYOUT`] as 32-bit halves) |
 //! | [`ARGS`] (1) | `relok_args: array<u32>` | the seed and the scalar arguments, in 32-bit slots ([`scalar_slot`]) |
 //! | [`TABLE`] (2) | `relok_table: array<vec2<u32>>` | the relocation table (`table`), one word per record in rank order |
-//! | [`HEAP`] (3) | `relok_heap: array<atomic<u32>>` | the device's object heap: a host object's word is its byte offset here |
-//! | [`buffer_binding`]`(i)` (4 + i) | `p<i>: array<atomic<u32>>` | the kernel's i-th pointer (buffer) parameter, bound whole |
+//! | [`HEAP`] (3) | `relok_heap: array<u32>` | the device's object heap: a host object's word is its byte offset here |
+//! | [`buffer_binding`]`(i)` (4 + i) | `p<i>: array<u32>` | the kernel's i-th pointer (buffer) parameter, bound whole |
+//!
+//! The heap and the buffers hold plain `u32` words, or `atomic<u32>` words
+//! in code that makes an atomic access to them ([`Binding::atomic_ty`];
+//! WGSL accesses an `atomic<u32>` only atomically, so the whole array is
+//! atomic then). The exception record is always atomic: only the fault
+//! path touches it, through compare-and-swap.
 //!
 //! The arguments buffer, in 32-bit slots: `rng_seed` in slots
 //! [`SEED_SLOT`] and [`SEED_SLOT`]` + 1` (low, high); then two slots per
@@ -76,39 +82,63 @@ pub struct Binding {
     pub read_only: bool,
     /// The WGSL variable.
     pub var: Cow<'static, str>,
-    /// The variable's WGSL type.
+    /// The variable's WGSL type in code that makes no atomic access to it.
     pub ty: Cow<'static, str>,
+    /// The type code that makes an atomic access to it declares instead
+    /// (`array<atomic<u32>>`), where one may: the heap and the buffers.
+    pub atomic_ty: Option<&'static str>,
 }
 
 impl Binding {
-    /// The WGSL declaration, e.g.
+    /// The WGSL declaration in code without atomic accesses to it, e.g.
     /// `@group(0) @binding(1) var<storage, read> relok_args: array<u32>;`.
     pub fn declaration(&self) -> String {
+        self.declaration_as(false)
+    }
+
+    /// The WGSL declaration in code that makes (`atomic`) or does not make
+    /// atomic accesses to it: [`Binding::atomic_ty`] or [`Binding::ty`].
+    pub fn declaration_as(&self, atomic: bool) -> String {
         let access = if self.read_only { "read" } else { "read_write" };
-        format!("@group({GROUP}) @binding({}) var<storage, {access}> {}: {};", self.binding, self.var, self.ty)
+        let ty = match self.atomic_ty {
+            Some(t) if atomic => t,
+            _ => &self.ty,
+        };
+        format!("@group({GROUP}) @binding({}) var<storage, {access}> {}: {ty};", self.binding, self.var)
+    }
+
+    /// Whether `line` declares this binding (either way it may be
+    /// declared).
+    pub fn accepts(&self, line: &str) -> bool {
+        line == self.declaration_as(false) || (self.atomic_ty.is_some() && line == self.declaration_as(true))
     }
 }
+
+/// The type of a word array that atomics touch.
+const ATOMIC_WORDS: &str = "array<atomic<u32>>";
 
 /// Every binding of a kernel with `buffers` buffer parameters, in binding
 /// order.
 pub fn bindings(buffers: usize) -> Vec<Binding> {
-    let fixed = |binding, read_only, var: &'static str, ty: Cow<'static, str>| Binding {
+    let fixed = |binding, read_only, var: &'static str, ty: Cow<'static, str>, atomic_ty| Binding {
         binding,
         read_only,
         var: var.into(),
         ty,
+        atomic_ty,
     };
     let mut out = vec![
-        fixed(EXCEPTION, false, EXCEPTION_VAR, format!("array<atomic<u32>, {EXCEPTION_WORDS}>").into()),
-        fixed(ARGS, true, ARGS_VAR, "array<u32>".into()),
-        fixed(TABLE, true, TABLE_VAR, "array<vec2<u32>>".into()),
-        fixed(HEAP, false, HEAP_VAR, "array<atomic<u32>>".into()),
+        fixed(EXCEPTION, false, EXCEPTION_VAR, format!("array<atomic<u32>, {EXCEPTION_WORDS}>").into(), None),
+        fixed(ARGS, true, ARGS_VAR, "array<u32>".into(), None),
+        fixed(TABLE, true, TABLE_VAR, "array<vec2<u32>>".into(), None),
+        fixed(HEAP, false, HEAP_VAR, "array<u32>".into(), Some(ATOMIC_WORDS)),
     ];
     out.extend((0..buffers).map(|i| Binding {
         binding: buffer_binding(i),
         read_only: false,
         var: buffer_var(i).into(),
-        ty: "array<atomic<u32>>".into(),
+        ty: "array<u32>".into(),
+        atomic_ty: Some(ATOMIC_WORDS),
     }));
     out
 }
@@ -221,7 +251,7 @@ kernel @k(v0: u32, v1: ptr<global, u32>, v2: f64, v3: ptr<global, f32>, v4: i32,
             );
         }
         // Buffers by their variable, the zero from the last slot.
-        assert!(text.contains(&format!("&{}[", buffer_var(2))), "{text}");
+        assert!(text.contains(&format!(" {}[", buffer_var(2))), "{text}");
         assert!(text.contains(&format!("let relok_zero: u32 = {a}[arrayLength(&{a}) - 1u];")), "{text}");
     }
 

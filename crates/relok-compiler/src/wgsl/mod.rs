@@ -22,10 +22,14 @@
 //! parameter, the per-device heap (`wordptr`), the relocation table, the
 //! exception record (`state.exception`), a `shared` or `local` variable, a
 //! module constant — and a run-time byte offset; loads and stores of those
-//! scalars (sub-word stores as atomic and/or, 64-bit ones as two words);
+//! scalars, plain but where the memory has atomic words (a buffer, the
+//! heap or a `shared` variable that an atomic or a sub-word store touches:
+//! sub-word stores are atomic and/or there; docs/wgpu.md, "Memory accesses
+//! and barriers"), 64-bit ones as two words;
 //! `state.rng_seed` (slots 0–1 of `relok_args`, [`bindings::SEED_SLOT`]); atomics on `u32`/`i32`;
-//! structured control flow; builtins; barriers; device functions without
-//! pointer parameters.
+//! structured control flow; builtins; barriers (`storageBarrier()`,
+//! `workgroupBarrier()` or both, as the accesses around them need); device
+//! functions without pointer parameters.
 //!
 //! The longer operations are WGSL helper functions (`relok_mul64`,
 //! `relok_udivmod64`, …), emitted once per module when used, in a fixed
@@ -129,8 +133,9 @@ pub fn write_string(module: &Module, options: &Options) -> Result<String, Error>
 /// Checks that WGSL `code` (from an artifact) declares compute entry
 /// `entry` and exactly the bindings the kernel parameters `params` need
 /// ([`bindings::bindings`]: 0–3, then one per buffer parameter, each as the
-/// writer declares it), so a launch binds what the code reads. The text
-/// itself is validated by wgpu when the device loads it.
+/// writer declares it, with plain or atomic words), so a launch binds what
+/// the code reads. The text itself is validated by wgpu when the device
+/// loads it.
 pub fn check_code(code: &str, entry: &str, params: &[relok_ir::Type]) -> Result<(), String> {
     let buffers = params.iter().filter(|t| matches!(t, relok_ir::Type::Ptr(..))).count();
     let prefix = format!("@group({}) @binding(", bindings::GROUP);
@@ -152,7 +157,7 @@ pub fn check_code(code: &str, entry: &str, params: &[relok_ir::Type]) -> Result<
         let found: Vec<u32> = declared.iter().map(|&(n, _)| n).collect();
         return Err(format!("bindings {found:?}, expected 0..{count} for {buffers} buffer parameters"));
     }
-    if let Some((b, (_, line))) = expected.iter().zip(&declared).find(|(b, (_, line))| b.declaration() != *line) {
+    if let Some((b, (_, line))) = expected.iter().zip(&declared).find(|(b, (_, line))| !b.accepts(line)) {
         return Err(format!("binding {} is declared `{line}`, expected `{}`", b.binding, b.declaration()));
     }
     let mut lines = code.lines();

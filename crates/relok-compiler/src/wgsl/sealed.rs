@@ -28,17 +28,19 @@ pub const GRANULE: u64 = 16;
 
 /// `relok_heap_guard(off, b, t)`: `off` when the heap byte there may be
 /// written, else 0 (the scratch words) after recording the fault (message
-/// word [`READ_ONLY_MESSAGE_HIGH`] over the heap offset).
-pub(crate) fn declarations() -> String {
+/// word [`READ_ONLY_MESSAGE_HIGH`] over the heap offset). `atomic`: the
+/// heap has atomic words in this module (the bitmap is read with
+/// `atomicLoad` then; the host writes it, between launches).
+pub(crate) fn declarations(atomic: bool) -> String {
+    let word = |i: String| if atomic { format!("atomicLoad(&relok_heap[{i}])") } else { format!("relok_heap[{i}]") };
     let l = crate::state::EXCEPTION_LAYOUT;
     let (msg, block, thread) = (l.message.offset / 4, l.block.offset / 4, l.thread.offset / 4);
     let mut s = String::from("fn relok_heap_guard(off: u32, b: vec3<u32>, t: vec3<u32>) -> u32 {\n");
     s.push_str(&format!(
-        "    let g = off >> 4u;\n    if (g >= atomicLoad(&relok_heap[{GRANULES_WORD}u])) {{ return off; }}\n"
+        "    let g = off >> 4u;\n    if (g >= {}) {{ return off; }}\n",
+        word(format!("{GRANULES_WORD}u"))
     ));
-    s.push_str(&format!(
-        "    let w = atomicLoad(&relok_heap[(atomicLoad(&relok_heap[{BITMAP_WORD}u]) >> 2u) + (g >> 5u)]);\n"
-    ));
+    s.push_str(&format!("    let w = {};\n", word(format!("({} >> 2u) + (g >> 5u)", word(format!("{BITMAP_WORD}u"))))));
     s.push_str("    if ((w & (1u << (g & 31u))) == 0u) { return off; }\n");
     s.push_str("    let r = atomicCompareExchangeWeak(&relok_exception[0], 0u, 1u);\n");
     s.push_str("    if (r.exchanged) {\n");

@@ -7,7 +7,8 @@
 //! locals), `control` (statements, control flow, loop unrolling), `ops`
 //! (one operation's expression), `arithmetic`, `memory` (offsets, loads,
 //! stores, bounds checks, heap guards), `atomics` and `math` (the exact
-//! math functions and float atomics).
+//! math functions and float atomics), and `usage`, decided before any of
+//! it: which arrays hold atomic words and what each barrier becomes.
 
 use super::bindings;
 use super::helpers::{Helper, Used};
@@ -26,9 +27,10 @@ mod function;
 mod math;
 mod memory;
 mod ops;
+mod usage;
 
 /// Where a pointer points: its base is known when the code is generated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Base {
     /// Buffer parameter `k` (the k-th pointer parameter of the kernel).
     Param(usize),
@@ -78,6 +80,8 @@ pub struct Writer<'m> {
     checked: bool,
     /// Whether an access was checked ([`super::bounds::declarations`]).
     bounded: bool,
+    /// What the code does with each memory ([`usage`]).
+    usage: usage::Usage<'m>,
 }
 
 impl<'m> Writer<'m> {
@@ -91,6 +95,7 @@ impl<'m> Writer<'m> {
             guards: false,
             checked: options.checked,
             bounded: false,
+            usage: usage::Usage::of(module),
         }
     }
 
@@ -107,7 +112,12 @@ impl<'m> Writer<'m> {
         let buffers =
             kernel.map_or(0, |k| k.params.iter().filter(|&&p| matches!(k.values[p].ty, Type::Ptr(..))).count());
         for b in bindings::bindings(buffers) {
-            let _ = writeln!(self.out, "{}", b.declaration());
+            let atomic = match b.binding {
+                bindings::HEAP => self.usage.heap_atomic(),
+                n if n >= bindings::FIRST_BUFFER => self.usage.param_atomic((n - bindings::FIRST_BUFFER) as usize),
+                _ => false,
+            };
+            let _ = writeln!(self.out, "{}", b.declaration_as(atomic));
         }
         self.out.push_str(
             "override relok_block_x: u32 = 1u;\noverride relok_block_y: u32 = 1u;\noverride relok_block_z: u32 = 1u;\n",
@@ -134,7 +144,7 @@ impl<'m> Writer<'m> {
             self.out.insert_str(helpers_at, &unroll::declarations(self.checked));
         }
         if self.guards {
-            self.out.insert_str(helpers_at, &sealed::declarations());
+            self.out.insert_str(helpers_at, &sealed::declarations(self.usage.heap_atomic()));
         }
         if self.bounded {
             self.out.insert_str(helpers_at, &bounds::declarations());
@@ -162,6 +172,8 @@ impl<'m> Writer<'m> {
 struct FuncCx<'m> {
     module: &'m Module,
     f: &'m Function,
+    /// What the code does with each memory.
+    usage: &'m usage::Usage<'m>,
     body: String,
     depth: usize,
     temps: u32,
@@ -190,7 +202,7 @@ struct FuncCx<'m> {
 }
 
 impl<'m> FuncCx<'m> {
-    fn new(module: &'m Module, f: &'m Function) -> FuncCx<'m> {
+    fn new(module: &'m Module, f: &'m Function, usage: &'m usage::Usage<'m>) -> FuncCx<'m> {
         let mut addressed = vec![false; f.vars.len()];
         let mut consts = HashMap::new();
         relok_ir::walk_stmts(&f.body, &mut |s| match &s.kind {
@@ -203,6 +215,7 @@ impl<'m> FuncCx<'m> {
         FuncCx {
             module,
             f,
+            usage,
             body: String::new(),
             depth: 1,
             temps: 0,

@@ -126,9 +126,16 @@ impl FuncCx<'_> {
                 self.line(format!("f_{}({});", callee.name, a.join(", ")));
                 Ok(())
             }
+            // What the barrier must order (`usage`): storage, shared
+            // memory, or only the wait.
             StmtKind::Barrier => {
-                self.line("storageBarrier();".into());
-                self.line("workgroupBarrier();".into());
+                let fence = self.usage.fence(s);
+                if fence.storage {
+                    self.line("storageBarrier();".into());
+                }
+                if fence.workgroup {
+                    self.line("workgroupBarrier();".into());
+                }
                 Ok(())
             }
             StmtKind::If { cond, then_body, else_body } => {

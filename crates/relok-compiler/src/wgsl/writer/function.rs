@@ -12,13 +12,15 @@ use std::fmt::Write as _;
 impl<'m> Writer<'m> {
     pub(super) fn write_function(&mut self, f: &'m Function) -> Result<(), Error> {
         let kernel = f.kind == FuncKind::Kernel;
-        let mut cx = FuncCx::new(self.module, f);
+        let mut cx = FuncCx::new(self.module, f, &self.usage);
         cx.checked = self.checked;
-        // Shared variables are module-scope in WGSL.
+        // Shared variables are module-scope in WGSL; their words are atomic
+        // only where an atomic or a bool store touches them (`usage`).
         for (v, d) in f.vars.iter() {
             if d.kind == VarKind::Shared {
                 let words = cx.words_of(&d.ty)?;
-                let _ = writeln!(self.out, "var<workgroup> s{}_{}: array<atomic<u32>, {words}>;", f.name, v.index());
+                let word = if self.usage.shared_atomic(&f.name, v) { "atomic<u32>" } else { "u32" };
+                let _ = writeln!(self.out, "var<workgroup> s{}_{}: array<{word}, {words}>;", f.name, v.index());
             }
         }
         let mut head = String::new();

@@ -22,13 +22,15 @@ impl FuncCx<'_> {
         t
     }
 
-    /// The WGSL array a base names and whether it is atomic.
+    /// The WGSL array a base names and whether its words are atomic
+    /// (`usage`: where an atomic or a sub-word store touches it; always,
+    /// for the exception record).
     pub(super) fn array(&self, b: Base) -> (String, bool) {
         match b {
-            Base::Param(k) => (bindings::buffer_var(k), true),
-            Base::Heap => (HEAP_VAR.into(), true),
+            Base::Param(k) => (bindings::buffer_var(k), self.usage.param_atomic(k)),
+            Base::Heap => (HEAP_VAR.into(), self.usage.heap_atomic()),
             Base::Table => (TABLE_VAR.into(), false),
-            Base::Shared(v) => (format!("s{}_{}", self.f.name, v.index()), true),
+            Base::Shared(v) => (format!("s{}_{}", self.f.name, v.index()), self.usage.shared_atomic(&self.f.name, v)),
             Base::Local(v) => (format!("l{}", v.index()), false),
             Base::Const(c) => (format!("c{}", c.index()), false),
             Base::Exception => (EXCEPTION_VAR.into(), true),
@@ -116,8 +118,12 @@ impl FuncCx<'_> {
                 self.store_word(b, &format!("({off}) + 4u"), &format!("{v}.y"));
             }
             Scalar::Bool => {
-                // One byte of a word other threads may write: and/or.
+                // One byte of a word other threads may write: and/or
+                // (`usage` makes such memory atomic; a local is private).
                 let (a, atomic) = self.array(b);
+                if !atomic && !matches!(b, Base::Local(_)) {
+                    return Err(self.unsupported(at, "a bool store to memory without atomic words"));
+                }
                 let (sh, i) = (format!("((({off}) & 3u) * 8u)"), format!("({off}) >> 2u"));
                 if atomic {
                     self.line(format!("atomicAnd(&{a}[{i}], ~(0xffu << {sh}));"));
