@@ -142,6 +142,7 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("run_fuzz_4188.rk", &["fuzz"]),
         ("run_redzones.rk", &["const_next", "local_in_callee", "local_next", "shared_next"]),
         ("run_shifts.rk", &["bin_i32"]),
+        ("run_sqrt_f32.rk", &["sqrt_bits"]),
         ("run_unary.rk", &["un_f32", "un_f64", "un_i32", "un_i64", "un_u32", "un_u64"]),
         ("saxpy.rk", &["saxpy"]),
         ("scale.rk", &["scale"]),
@@ -628,8 +629,13 @@ fn words_are_atomic_only_under_atomics_and_barriers_order_what_they_must() {
 /// the backend writes shows up in review. `BLESS=1` rewrites them.
 #[test]
 fn expected_wgsl_is_unchanged() {
-    let cases =
-        [("saxpy.rk", "saxpy"), ("reduce.rk", "reduce"), ("histogram.rk", "histogram"), ("counter.rk", "count")];
+    let cases = [
+        ("saxpy.rk", "saxpy"),
+        ("reduce.rk", "reduce"),
+        ("histogram.rk", "histogram"),
+        ("counter.rk", "count"),
+        ("run_sqrt_f32.rk", "sqrt_bits"),
+    ];
     let bless = std::env::var_os("BLESS").is_some();
     let mut changed = Vec::new();
     for (file, kernel) in cases {

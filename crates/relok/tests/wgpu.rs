@@ -1,7 +1,8 @@
 //! The facade on the wgpu device against the cpu device (the oracle),
 //! under table and bake: every example (equal to the cpu device and to its
 //! Rust reference), every file test's run lines, every f64 operation bit
-//! for bit on 16 384 edge-weighted operand pairs, the words of every kind
+//! for bit on 16 384 edge-weighted operand pairs, f32 `sqrt` bit for bit
+//! on 65 536 operands (hard cases included), the words of every kind
 //! of host object, a runtime global per context, exceptions (and the
 //! device still usable after one), two contexts isolated, `patch` refused
 //! with the reason, a second process that loads every WGSL artifact from
@@ -382,6 +383,101 @@ fn f64_operations_equal_the_cpu_device_bit_for_bit() {
             g.len(),
             bad.join("\n")
         );
+    }
+}
+
+/// f32 `sqrt` (correctly rounded in the IR; `relok_fsqrt32` on wgpu)
+/// equals the cpu device bit for bit on 65 536 operands: every exponent
+/// with random significands and both signs, subnormals, the 40
+/// significands whose roots lie closest to a midpoint at every exponent of
+/// their parity, and the specials (NaN results by their bits: x86's).
+#[test]
+fn f32_sqrt_equals_the_cpu_device_bit_for_bit() {
+    let _serial = serial();
+    let Some(gpus) = gpu("f32 sqrt") else { return };
+    // As the compiler's helper tests find them (`wgsl/helpers/tests.rs`).
+    let hard: [u32; 40] = [
+        0x407f_ffff,
+        0x3f80_0001,
+        0x3ffc_114a,
+        0x407f_fffd,
+        0x3f80_0003,
+        0x406e_9372,
+        0x3f92_5859,
+        0x4055_1dbf,
+        0x3fb0_c6c3,
+        0x405a_e03b,
+        0x3fa9_7bef,
+        0x407f_fffb,
+        0x3f80_0005,
+        0x402a_177f,
+        0x3ff0_28ab,
+        0x4041_bc4e,
+        0x3fcb_41e9,
+        0x3fcd_aeb2,
+        0x3fb8_cc66,
+        0x3ff0_d9ce,
+        0x407f_fff9,
+        0x3f80_0007,
+        0x403b_8bcc,
+        0x3fd4_6581,
+        0x400f_e042,
+        0x404d_142a,
+        0x3fbb_61f7,
+        0x403b_8e2a,
+        0x3fd4_61f1,
+        0x405f_5fa5,
+        0x3fa3_f60b,
+        0x401d_c3f5,
+        0x3fc3_d4c6,
+        0x407f_fff7,
+        0x4051_5a77,
+        0x4012_1e3f,
+        0x4033_02be,
+        0x4071_a284,
+        0x4053_64e1,
+        0x407f_fff5,
+    ];
+    let mut xs: Vec<u64> = [0u32, 0x8000_0000, 1, 0x007f_ffff, 0x0080_0000, 0x7f7f_ffff, 0x7f80_0000, 0xff80_0000]
+        .into_iter()
+        .chain([0x7fc0_0000, 0x7f80_0001, 0xffc0_1234, 0xbf80_0000, 0x8000_0001, 0x3f80_0000, 0x4080_0000])
+        .map(u64::from)
+        .collect();
+    for h in hard {
+        xs.extend((2..254).step_by(2).map(|e| u64::from((h & 0x007f_ffff) | ((e + ((h >> 23) & 1)) << 23))));
+    }
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let n = 65536usize;
+    while xs.len() < n {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let r = seed as u32;
+        let x = match xs.len() % 4 {
+            // Every exponent in turn, either sign.
+            0 | 1 => (r & 0x807f_ffff) | (((xs.len() as u32 / 2) % 256) << 23),
+            2 => r & 0x007f_ffff,
+            _ => r,
+        };
+        xs.push(u64::from(x));
+    }
+    let src = "kernel @sqrt_bits(v0: ptr<global, u32>, v1: ptr<global, u32>) {\n    v2: u32 = block_id.x\n    v3: u32 = block_dim.x\n    v4: u32 = thread_id.x\n    v5: u32 = mul v2, v3\n    v6: u32 = add v5, v4\n    v7: u32 = load v0[v6]\n    v8: f32 = bitcast v7\n    v9: f32 = sqrt v8\n    v10: u32 = bitcast v9\n    store v1[v6], v10\n    return\n}\n";
+    let program = Program::parse(src).expect("parses");
+    let args = [Value::Buffer(Scalar::U32, xs.clone()), Value::Buffer(Scalar::U32, vec![0; n])];
+    let grid = Grid::new((n / 256) as u32, 256);
+    for g in &gpus {
+        let strategy = g.strategy();
+        let c = Context::builder().device("cpu").strategy(strategy).no_cache().build().expect("cpu");
+        let on = |ctx: &Context| {
+            run(ctx, &program, "sqrt_bits", grid, &args)
+                .unwrap_or_else(|e| panic!("{strategy} on {}: {e}", ctx.device_name()))
+        };
+        let (go, co) = (on(g), on(&c));
+        let (g, c) = (go[1].buffer(), co[1].buffer());
+        let bad: Vec<usize> = (0..n).filter(|&i| g[i] != c[i]).collect();
+        let shown: Vec<String> =
+            bad.iter().take(20).map(|&i| format!("sqrt {:#x}: wgpu {:#x}, cpu {:#x}", xs[i], g[i], c[i])).collect();
+        assert!(bad.is_empty(), "{strategy}: {} of {n} differ:\n{}", bad.len(), shown.join("\n"));
     }
 }
 

@@ -28,8 +28,9 @@
 //! and barriers"), 64-bit ones as two words;
 //! `state.rng_seed` (slots 0–1 of `relok_args`, [`bindings::SEED_SLOT`]); atomics on `u32`/`i32`;
 //! structured control flow; builtins; barriers (`storageBarrier()`,
-//! `workgroupBarrier()` or both, as the accesses around them need); device
-//! functions without pointer parameters.
+//! `workgroupBarrier()` or both, as the accesses around them need); f32
+//! `sqrt` correctly rounded (`relok_fsqrt32`); device functions without
+//! pointer parameters.
 //!
 //! The longer operations are WGSL helper functions (`relok_mul64`,
 //! `relok_udivmod64`, …), emitted once per module when used, in a fixed

@@ -249,6 +249,39 @@ pub(super) fn fdiv32(x: f32, y: f32) -> f32 {
     x / y
 }
 
+/// `guess` is the driver's `sqrt` (of a value in [1, 4)).
+pub(super) fn fsqrt32(x: f32, guess: impl Fn(f32) -> f32) -> f32 {
+    let b = x.to_bits();
+    let a = b & 0x7fff_ffff;
+    if a == 0 || b == 0x7f80_0000 {
+        return x;
+    }
+    if a > 0x7f80_0000 {
+        return f32::from_bits(b | 0x0040_0000);
+    }
+    if b != a {
+        return f32::from_bits(0xffc0_0000);
+    }
+    let mut e = shr(b, 23) as i32;
+    let mut m = b & 0x7f_ffff;
+    if e == 0 {
+        let s = 23 - (31 - m.leading_zeros());
+        m = shl(m, s);
+        e = 1 - s as i32;
+    } else {
+        m |= 0x80_0000;
+    }
+    let odd = (e & 1) != 0;
+    let n = sel(shl(m, 24), shl(m, 23), odd);
+    let z = f32::from_bits(sel(0x4000_0000, 0x3f80_0000, odd) | (m & 0x7f_ffff));
+    let mut y = (guess(z) * 8_388_608.0) as u32;
+    let d = n.wrapping_sub(y.wrapping_mul(y)) as i32;
+    y = (y as i32 + (d as f32 / 2u32.wrapping_mul(y) as f32).round_ties_even() as i32) as u32;
+    let r = n.wrapping_sub(y.wrapping_mul(y)) as i32;
+    y = y.wrapping_add(b2u(r - y as i32 > 0)).wrapping_sub(b2u(r + y as i32 <= 0));
+    f32::from_bits(shl(sar(e + 125, 1) as u32, 23).wrapping_add(y))
+}
+
 pub(super) fn fmod32(x: f32, y: f32) -> f32 {
     let mut ux = x.to_bits();
     let mut uy = y.to_bits();

@@ -104,6 +104,9 @@ helpers! {
     /// `relok_fdiv32(x, y) -> f32`: `/` with IEEE specials and divisors
     /// beyond 2^126 or below 2^-126 (where WGSL bounds no driver's division).
     FDiv32 = fdiv32 calls [];
+    /// `relok_fsqrt32(x) -> f32`: `sqrt`, correctly rounded (the driver's
+    /// as a first guess, corrected on the exact integer residual).
+    FSqrt32 = fsqrt32 calls [];
     /// `relok_fmod32(x, y) -> f32`: C's `fmodf`, exactly.
     Fmod32 = fmod32 calls [];
     /// `relok_isnan64(a) -> bool`: f64 (as `vec2<u32>` bits) NaN.

@@ -368,6 +368,123 @@ fn each_helper_validates_alone() {
     }
 }
 
+/// Significands (as f32 in [1, 4): the exponent's parity matters) whose
+/// square root lies closest to a midpoint between two f32: 4N - (2y+1)^2
+/// of -1 to 121 (found by searching every significand of both parities).
+pub(super) const HARD_SQRT: [u32; 40] = [
+    0x407f_ffff,
+    0x3f80_0001,
+    0x3ffc_114a,
+    0x407f_fffd,
+    0x3f80_0003,
+    0x406e_9372,
+    0x3f92_5859,
+    0x4055_1dbf,
+    0x3fb0_c6c3,
+    0x405a_e03b,
+    0x3fa9_7bef,
+    0x407f_fffb,
+    0x3f80_0005,
+    0x402a_177f,
+    0x3ff0_28ab,
+    0x4041_bc4e,
+    0x3fcb_41e9,
+    0x3fcd_aeb2,
+    0x3fb8_cc66,
+    0x3ff0_d9ce,
+    0x407f_fff9,
+    0x3f80_0007,
+    0x403b_8bcc,
+    0x3fd4_6581,
+    0x400f_e042,
+    0x404d_142a,
+    0x3fbb_61f7,
+    0x403b_8e2a,
+    0x3fd4_61f1,
+    0x405f_5fa5,
+    0x3fa3_f60b,
+    0x401d_c3f5,
+    0x3fc3_d4c6,
+    0x407f_fff7,
+    0x4051_5a77,
+    0x4012_1e3f,
+    0x4033_02be,
+    0x4071_a284,
+    0x4053_64e1,
+    0x407f_fff5,
+];
+
+/// A driver's `sqrt` of `z` that is `k` ulp off.
+fn off_by(k: i32) -> impl Fn(f32) -> f32 {
+    move |z: f32| f32::from_bits((z.sqrt().to_bits() as i32 + k) as u32)
+}
+
+/// `fsqrt32` with a guess `k` ulp off against Rust's `sqrt` (x86's
+/// `sqrtss`: correctly rounded), NaNs by their bits on x86-64.
+fn check_sqrt(x: f32, k: i32) -> Result<(), String> {
+    let (got, want) = (fsqrt32(x, off_by(k)), x.sqrt());
+    let same = if cfg!(target_arch = "x86_64") { got.to_bits() == want.to_bits() } else { same_f32(got, want) };
+    if same {
+        Ok(())
+    } else {
+        Err(format!(
+            "sqrt {:#x} with a guess {k} ulp off: {:#x}, Rust {:#x}",
+            x.to_bits(),
+            got.to_bits(),
+            want.to_bits()
+        ))
+    }
+}
+
+#[test]
+fn fsqrt32_is_correctly_rounded_on_hard_cases_specials_and_a_sweep() {
+    let mut xs: Vec<u32> = vec![
+        0,
+        0x8000_0000,
+        1,
+        2,
+        3,
+        0x007f_ffff,
+        0x0080_0000,
+        0x7f7f_ffff,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0x7f80_0001,
+        0xffc0_0001,
+        0xbf80_0000,
+        0x8000_0001,
+        0x3f80_0000,
+        0x4000_0000,
+    ];
+    // Each hard significand at exponents of its parity, subnormal included.
+    for h in HARD_SQRT {
+        for e in (2..254).step_by(2) {
+            xs.push((h & 0x007f_ffff) | ((e + ((h >> 23) & 1)) << 23));
+        }
+        xs.extend([h & 0x007f_ffff, (h & 0x007f_ffff) >> 1]);
+    }
+    // Every 4099th bit pattern.
+    xs.extend((0..u32::MAX / 4099).map(|i| i * 4099));
+    for &x in &xs {
+        for k in [-16, -3, -1, 0, 1, 2, 16] {
+            check_sqrt(f32::from_bits(x), k).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+/// Every f32: run by hand (`cargo test --release -p relok-compiler
+/// fsqrt32_every -- --ignored`), a few minutes.
+#[test]
+#[ignore = "every f32, minutes"]
+fn fsqrt32_every_f32_with_guesses_off_by_up_to_16_ulp() {
+    for x in 0..=u32::MAX {
+        for k in [-16, -1, 0, 1, 16] {
+            check_sqrt(f32::from_bits(x), k).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
 fn ir_fma32(a: f32, b: f32, c: f32) -> f32 {
     let bits = [a, b, c].map(|x| u64::from(x.to_bits()));
     f32::from_bits(relok_ir::eval::math(relok_ir::MathFn::Fma, relok_ir::Scalar::F32, &bits).expect("fma folds") as u32)
@@ -388,6 +505,11 @@ proptest! {
         let (a, b) = if tiny { (a * 1e-20, b * 1e-20) } else { (a, b) };
         let c = f32::from_bits(((-(a * b)).to_bits() as i32).wrapping_add(d) as u32) * (1.0 + k as f32 * f32::EPSILON);
         prop_assert!(same_f32(fma32(a, b, c), ir_fma32(a, b, c)), "fma({a:e}, {b:e}, {c:e})");
+    }
+
+    #[test]
+    fn fsqrt32_matches_rust(x in any_f32(), k in -16i32..=16) {
+        prop_assert!(check_sqrt(x, k).is_ok(), "{}", check_sqrt(x, k).unwrap_err());
     }
 
     #[test]

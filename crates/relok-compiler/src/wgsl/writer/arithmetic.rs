@@ -24,7 +24,8 @@ impl FuncCx<'_> {
             }
             (UnaryOp::Abs, Scalar::U32 | Scalar::U64) => x,
             (UnaryOp::Abs, Scalar::F32) => format!("bitcast<f32>(bitcast<u32>({x}) & 0x7fffffffu)"),
-            (UnaryOp::Sqrt, Scalar::F32) => format!("sqrt({x})"),
+            // Correctly rounded (a driver's sqrt need not be).
+            (UnaryOp::Sqrt, Scalar::F32) => self.call(Helper::FSqrt32, &[&x]),
             // f64: sign bit operations on the bits, sqrt correctly rounded.
             (UnaryOp::Neg, Scalar::F64) => format!("({x} ^ vec2<u32>(0u, 0x80000000u))"),
             (UnaryOp::Abs, Scalar::F64) => format!("({x} & vec2<u32>(0xffffffffu, 0x7fffffffu))"),
