@@ -27,6 +27,11 @@ fn relok_bounds(off: u32, size: u32, len: u32, code: u32, b: vec3<u32>, t: vec3<
     return 4294967295u;
 }
 
+// NaN by its bits: a driver may assume no NaNs and fold `x != x`.
+fn relok_isnan(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
 // f32 `sqrt`, correctly rounded (the IR's; x86's `sqrtss`). WGSL bounds a
 // driver's `sqrt` only as `1.0 / inverseSqrt(x)`, a few ulp (NVIDIA's
 // Vulkan driver was 1 ulp off for 60 of 300 values), and lets it flush
@@ -77,10 +82,13 @@ fn sqrt_bits(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(workgr
     let v4: f32 = bitcast<f32>(v3);
     let v5: f32 = relok_fsqrt32(v4);
     let v6: u32 = bitcast<u32>(v5);
+    let v7: bool = (v5 != v5 || relok_isnan(v5) || relok_isnan(v5));
+    const v8: u32 = 2143289344u;
+    let v9: u32 = select(v6, v8, v7);
     let t3: u32 = v1 + v2 * 4u;
     let t4: u32 = relok_bounds(t3, 4u, arrayLength(&p1) * 4u, 4294706452u, relok_bid, relok_tid);
     if (t4 != 4294967295u) {
-        p1[(t4) >> 2u] = v6;
+        p1[(t4) >> 2u] = v9;
     }
     return;
 }

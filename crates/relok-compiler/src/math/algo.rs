@@ -684,6 +684,11 @@ pub(super) fn tanh<C: Cx>(c: &mut C, p: &Prec, x: C::F) -> C::F {
     let ts = c.sub(h, ht);
     let small = c.flt(a, half);
     let t = c.sel(small, ts, t);
+    // Past the clamp (infinities included) exactly 1 on every device: the
+    // quotient there is 1 where each operation rounds as the IR says, but
+    // a driver that contracts or reassociates (NVIDIA's Vulkan) gave
+    // 0.99999994 for tanh(inf).
+    let t = c.sel(sat, one, t);
     // t >= 0 (or NaN): its bits or'ed with x's sign bit.
     let tb = c.bits(t);
     let xb = c.bits(x);
