@@ -24,8 +24,9 @@
 //!   [`crate::fault::CHECKED_LOOP_BUDGET`] records
 //!   [`crate::fault::LOOP_BUDGET_MESSAGE`] and ends the thread (`exit`).
 //! - **Host values are read-only.** Every store and atomic through a
-//!   pointer made by `wordptr` first calls [`SEAL_CHECK`], which looks the
-//!   bytes up in the device's seal table; a write that touches a sealed
+//!   pointer made by `wordptr` first looks its bytes up in the device's seal
+//!   table (inline: nothing sealed is one compare on the fast path, the scan
+//!   is out of line); a write that touches a sealed
 //!   range (a host value's copy) records
 //!   [`crate::fault::READ_ONLY_MESSAGE_HIGH`] over the byte offset
 //!   in the copy, and the thread ends. The seal table
@@ -49,38 +50,13 @@
 //! 2026-12-01, saxpy took 38 registers linked against 24 loaded).
 
 use crate::state::{EXCEPTION_LAYOUT, ExceptionLayout};
-use std::fmt::Write as _;
 
 /// The hidden kernel parameter holding the seal table's address.
 pub const SEALS_PARAM: &str = "relok_seals";
 
-/// The PTX function that checks a write against the seal table.
-pub const SEAL_CHECK: &str = "relok_seal_check";
-
 /// The name of the hidden length parameter of pointer parameter `i`.
 pub fn len_param(i: usize) -> String {
     format!("relok_len{i}")
-}
-
-/// Which of checked mode's functions a module's functions call.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Called {
-    /// [`SEAL_CHECK`].
-    pub(crate) seal_check: bool,
-}
-
-impl Called {
-    /// Notes a call of `callee`.
-    pub(crate) fn note(&mut self, callee: &str) {
-        if callee == SEAL_CHECK {
-            self.seal_check = true;
-        }
-    }
-
-    /// What either calls.
-    pub(crate) fn and(self, other: Called) -> Called {
-        Called { seal_check: self.seal_check || other.seal_check }
-    }
 }
 
 /// The registers and label [`record_fault`] uses (a function's own).
@@ -120,37 +96,4 @@ pub(crate) fn record_fault(exc: &str, msg: &str, r: &FaultRegs) -> Vec<String> {
     }
     lines.push(format!("{done}:"));
     lines
-}
-
-/// What a checked module declares before its functions: [`SEAL_CHECK`]
-/// if its functions call it (`called`). Unused, it would still cost the
-/// driver's compiler milliseconds per kernel.
-pub(crate) fn declarations(called: Called) -> String {
-    let mut s = String::new();
-    if !called.seal_check {
-        return s;
-    }
-    let high = u64::from(crate::fault::READ_ONLY_MESSAGE_HIGH) << 32;
-    s.push_str(&format!(".func (.param .b32 hit) {SEAL_CHECK}(.param .b64 exc, .param .b64 seals, .param .b64 addr, .param .b64 size)\n{{\n"));
-    s.push_str("\t.reg .b64 %e, %a, %end, %h, %t, %n, %lo, %hi, %m, %old;\n\t.reg .b32 %i;\n\t.reg .pred %p;\n");
-    s.push_str("\tld.param.b64 %e, [exc];\n\tld.param.b64 %a, [addr];\n\tld.param.b64 %end, [size];\n");
-    s.push_str("\tadd.u64 %end, %a, %end;\n");
-    s.push_str("\tld.param.b64 %h, [seals];\n");
-    s.push_str("\tsetp.eq.u64 %p, %h, 0;\n\t@%p bra $Lfree;\n");
-    s.push_str("\tld.global.u64 %t, [%h];\n\tld.global.u64 %n, [%h+8];\n");
-    s.push_str("$Lnext:\n\tsetp.eq.u64 %p, %n, 0;\n\t@%p bra $Lfree;\n");
-    s.push_str("\tld.global.u64 %lo, [%t];\n\tld.global.u64 %hi, [%t+8];\n");
-    s.push_str("\tadd.u64 %t, %t, 16;\n\tsub.u64 %n, %n, 1;\n");
-    s.push_str("\tsetp.ge.u64 %p, %a, %hi;\n\t@%p bra $Lnext;\n");
-    s.push_str("\tsetp.le.u64 %p, %end, %lo;\n\t@%p bra $Lnext;\n");
-    s.push_str("\tmax.u64 %m, %a, %lo;\n\tsub.u64 %m, %m, %lo;\n\tand.b64 %m, %m, 0xffffffff;\n");
-    let _ = writeln!(s, "\tor.b64 %m, %m, {high:#x};");
-    let regs = FaultRegs { old: "%old".into(), claimed: "%p".into(), id: "%i".into(), done: "$Lrecorded".into() };
-    for line in record_fault("%e", "%m", &regs) {
-        s.push_str(&line);
-        s.push('\n');
-    }
-    s.push_str("\tst.param.b32 [hit], 1;\n\tret;\n");
-    s.push_str("$Lfree:\n\tst.param.b32 [hit], 0;\n\tret;\n}\n\n");
-    s
 }

@@ -9,7 +9,7 @@
 //! operands), `checks` (checked mode's code) and `math` (the exact math
 //! functions and float atomics).
 
-use super::{Error, Options, PTX_VERSION, checked};
+use super::{Error, Options, PTX_VERSION};
 use crate::lower::const_image;
 use relok_ir::{ConstDecl, EntityRef, FuncKind, Function, Module, Op, Scalar, StmtKind, Type, Value, Var, VarKind};
 use std::collections::{BTreeSet, HashMap};
@@ -123,14 +123,12 @@ pub struct Writer<'m> {
     module: &'m Module,
     options: Options,
     out: String,
-    /// Checked mode's functions the functions written so far call.
-    called: checked::Called,
 }
 
 impl<'m> Writer<'m> {
     /// A writer for `module`.
     pub fn new(module: &'m Module, options: &Options) -> Writer<'m> {
-        Writer { module, options: *options, out: String::new(), called: checked::Called::default() }
+        Writer { module, options: *options, out: String::new() }
     }
 
     /// The text written.
@@ -166,7 +164,6 @@ impl<'m> Writer<'m> {
         for c in m.consts.values() {
             self.write_const(c)?;
         }
-        let runtime_at = self.out.len();
         for f in m.funcs.values().filter(|f| f.kind == FuncKind::Device) {
             let sig = self.signature(f)?;
             let _ = writeln!(self.out, "{sig};");
@@ -175,12 +172,6 @@ impl<'m> Writer<'m> {
             if f.kind != FuncKind::Import {
                 self.write_function(f)?;
             }
-        }
-        if self.options.checked {
-            // Only the runtime functions the module calls: the driver's
-            // compiler takes milliseconds over each one, called or not.
-            let runtime = checked::declarations(self.called);
-            self.out.insert_str(runtime_at, &runtime);
         }
         Ok(())
     }
@@ -240,8 +231,6 @@ struct FuncCx<'m> {
     /// The 32-bit integer constants written so far, by value (for
     /// [`FuncCx::negate32`]'s cases).
     consts32: HashMap<Value, u32>,
-    /// Checked mode's functions this function calls.
-    called: checked::Called,
     /// Checked mode: the accesses checked, and the limits computed, where
     /// the code is now.
     proven: checks::Proven,
@@ -286,7 +275,6 @@ impl<'m> FuncCx<'m> {
             checked: false,
             bases: HashMap::new(),
             consts32: HashMap::new(),
-            called: checked::Called::default(),
             proven: checks::Proven::default(),
             cold: String::new(),
         }

@@ -1,6 +1,6 @@
 //! Checked mode's code in a function ([`crate::ptx::checked`]): the check
-//! before a buffer or host-value access, the loop budget, and the code
-//! that records a fault. The fast path of each check is a compare and a
+//! before a buffer or host-value access (the seal table's scan), the loop
+//! budget, and the code that records a fault. The fast path of each check is a compare and a
 //! predicated branch that is not taken; the fault's code is out of line,
 //! after the function's body, and records the fault inline (no `call`: a
 //! call would become a standard-ABI call when the driver links the PTX,
@@ -67,16 +67,17 @@ impl FuncCx<'_> {
                 cold.extend(self.record_fault(&m));
             }
             Base::Heap => {
-                // The seal check records the fault itself.
-                let hit = self.temp(Class::B32);
-                let exc = self.state_reg(StateField::Exception);
-                let size = size.to_string();
-                self.call_runtime(
-                    checked::SEAL_CHECK,
-                    &[("e_", &exc), ("t_", "%st3"), ("a_", addr), ("s_", &size)],
-                    Some(&hit),
-                );
-                self.line(format!("setp.ne.b32 {refused}, {hit}, 0;"));
+                // Nothing sealed (the table's address is 0): one compare.
+                // Else the scan, out of line, back here when no sealed
+                // range holds a byte of the write.
+                let back = self.label();
+                self.line(format!("setp.ne.u64 {refused}, %st3, 0;"));
+                self.line(format!("@{refused} bra {fault};"));
+                self.body.push_str(&format!("{back}:\n"));
+                cold.extend(self.seal_scan(addr, size, &back));
+                cold.push("\texit;".into());
+                self.push_cold(&cold);
+                return;
             }
         }
         self.line(format!("@{refused} bra {fault};"));
@@ -164,6 +165,40 @@ impl FuncCx<'_> {
         }
     }
 
+    /// The out-of-line scan of the seal table (`%st3`: word 0 the entries'
+    /// address, word 1 their number; an entry the first byte and the end
+    /// of a sealed range) for a write of `size` bytes at `addr`: back to
+    /// `back` when no range holds a byte of it, else the fault recorded
+    /// ([`crate::fault::READ_ONLY_MESSAGE_HIGH`] over the byte offset in
+    /// the copy), falling through to the caller's `exit`.
+    fn seal_scan(&mut self, addr: &str, size: u32, back: &str) -> Vec<String> {
+        let [t, n, lo, hi, end, m] = [(); 6].map(|()| self.temp(Class::B64));
+        let (p, next) = (self.temp(Class::Pred), self.label());
+        let high = u64::from(fault::READ_ONLY_MESSAGE_HIGH) << 32;
+        let mut lines = vec![
+            format!("\tld.global.u64 {t}, [%st3];"),
+            format!("\tld.global.u64 {n}, [%st3+8];"),
+            format!("\tadd.u64 {end}, {addr}, {size};"),
+            format!("{next}:"),
+            format!("\tsetp.eq.u64 {p}, {n}, 0;"),
+            format!("\t@{p} bra {back};"),
+            format!("\tld.global.u64 {lo}, [{t}];"),
+            format!("\tld.global.u64 {hi}, [{t}+8];"),
+            format!("\tadd.u64 {t}, {t}, 16;"),
+            format!("\tsub.u64 {n}, {n}, 1;"),
+            format!("\tsetp.ge.u64 {p}, {addr}, {hi};"),
+            format!("\t@{p} bra {next};"),
+            format!("\tsetp.le.u64 {p}, {end}, {lo};"),
+            format!("\t@{p} bra {next};"),
+            format!("\tmax.u64 {m}, {addr}, {lo};"),
+            format!("\tsub.u64 {m}, {m}, {lo};"),
+            format!("\tand.b64 {m}, {m}, 0xffffffff;"),
+            format!("\tor.b64 {m}, {m}, {high:#x};"),
+        ];
+        lines.extend(self.record_fault(&m));
+        lines
+    }
+
     /// The lines that record a fault with message word `msg` in the
     /// launch's exception record, inline ([`checked::record_fault`]): no
     /// call, so linking adds no call ABI to the function.
@@ -176,30 +211,6 @@ impl FuncCx<'_> {
             done: self.label(),
         };
         checked::record_fault(&exc, msg, &regs)
-    }
-
-    /// A call of one of checked mode's functions in a block of its own:
-    /// each argument a `.b64` parameter (name, register or immediate), and
-    /// with `hit` its `.b32` result loaded there.
-    fn call_runtime(&mut self, callee: &str, args: &[(&str, &str)], hit: Option<&str>) {
-        self.called.note(callee);
-        self.line("{".into());
-        if hit.is_some() {
-            self.line("\t.param .b32 h_;".into());
-        }
-        for (name, src) in args {
-            self.line(format!("\t.param .b64 {name};"));
-            self.line(format!("\tst.param.b64 [{name}], {src};"));
-        }
-        let names: Vec<&str> = args.iter().map(|&(name, _)| name).collect();
-        match hit {
-            Some(hit) => {
-                self.line(format!("\tcall (h_), {callee}, ({});", names.join(", ")));
-                self.line(format!("\tld.param.b32 {hit}, [h_];"));
-            }
-            None => self.line(format!("\tcall {callee}, ({});", names.join(", "))),
-        }
-        self.line("}".into());
     }
 }
 

@@ -120,7 +120,6 @@ impl Writer<'_> {
         }
         self.out.push_str(&head);
         self.out.push_str(&cx.body);
-        self.called = self.called.and(cx.called);
         self.out.push_str("}\n\n");
         Ok(())
     }
