@@ -187,7 +187,7 @@ impl KernelCache {
     /// This cache compiling with `options` (checked mode, the optimiser):
     /// they are part of every key, so a cache holds the artifacts of one
     /// set of options. The default is [`CompileOptions::default`]: the
-    /// optimiser on, checked mode off.
+    /// optimiser on, checked mode on.
     ///
     /// ```
     /// use relok_compiler::artifact::CompileOptions;

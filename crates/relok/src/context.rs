@@ -266,7 +266,9 @@ impl Context {
     }
 
     /// The cpu reference device (always there), with the environment's
-    /// cache. (The cpu device checks every access whatever the options.)
+    /// cache and `RELOK_CHECKED` (a value it does not take counts as on:
+    /// this constructor cannot fail; the cpu device checks every access
+    /// whatever the options, which only name its cache entries).
     ///
     /// ```
     /// assert_eq!(relok::Context::cpu().device_name(), "cpu:0");
