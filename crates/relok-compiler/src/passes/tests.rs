@@ -317,12 +317,17 @@ fn renumbering_is_canonical() {
     assert_eq!(relok_ir::parse(&text).expect("reparses"), m);
 }
 
-/// The `if`s of kernel `k`.
-fn ifs(m: &Module, k: &str) -> usize {
+/// The statements of kernel `k` (nested ones included) that `pred` holds for.
+fn stmts(m: &Module, k: &str, pred: impl Fn(&StmtKind) -> bool) -> usize {
     let f = &m.funcs[m.func_by_name(k).expect("kernel")];
     let mut n = 0;
-    walk_stmts(&f.body, &mut |s| n += usize::from(matches!(s.kind, StmtKind::If { .. })));
+    walk_stmts(&f.body, &mut |s| n += usize::from(pred(&s.kind)));
     n
+}
+
+/// The `if`s of kernel `k`.
+fn ifs(m: &Module, k: &str) -> usize {
+    stmts(m, k, |s| matches!(s, StmtKind::If { .. }))
 }
 
 #[test]
@@ -440,10 +445,7 @@ fn floats_are_not_decided_by_a_negation_nor_words_by_another_comparison() {
 
 /// The `loop`s of kernel `k`.
 fn loops(m: &Module, k: &str) -> usize {
-    let f = &m.funcs[m.func_by_name(k).expect("kernel")];
-    let mut n = 0;
-    walk_stmts(&f.body, &mut |s| n += usize::from(matches!(s.kind, StmtKind::Loop(_))));
-    n
+    stmts(m, k, |s| matches!(s, StmtKind::Loop(_)))
 }
 
 /// `acc += x[i]` for `i` from `start` while `i <cmp> end`, by `step`.

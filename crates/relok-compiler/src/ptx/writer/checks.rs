@@ -1,12 +1,12 @@
 //! Checked mode's code in a function ([`crate::ptx::checked`]): the check
 //! before a buffer or host-value access (the seal table's scan), the loop
-//! budget, and the code that records a fault. The fast path of each check is a compare and a
-//! predicated branch that is not taken; the fault's code is out of line,
-//! after the function's body, and records the fault inline (no `call`: a
-//! call would become a standard-ABI call when the driver links the PTX,
-//! with its register cost on the whole function). The limits a buffer's
-//! accesses are checked against are computed where first needed and reused
-//! in that block.
+//! budget, and the code that records a fault. The fast path of each check
+//! is a compare and a predicated branch that is not taken; the fault's code
+//! is out of line, after the function's body, and records the fault inline
+//! (no `call`: a call would become a standard-ABI call when the driver
+//! links the PTX, with its register cost on the whole function). The
+//! limits a buffer's accesses are checked against are computed where first
+//! needed and reused in that block.
 
 use super::{Base, Class, FuncCx, reg};
 use crate::fault::{self, Access};
