@@ -17,6 +17,10 @@
 //!   message word and its block and thread ids in the exception record
 //!   (`state.exception`, layout in [`crate::state::EXCEPTION_LAYOUT`]); every
 //!   throwing thread then exits.
+//! - `fn @relok_throw_with(v0: word, v1: u64, v2: u64)`: as `@relok_throw`,
+//!   and the record keeps the two values: the host writes them in place of
+//!   `{0}` and `{1}` in the message text (a Rust kernel's bounds check
+//!   throws its length and index this way).
 //! - `fn @relok_count(v0: u64) -> u64`: adds to the per-device runtime
 //!   global `relok_counter`; returns the old value.
 //! - `fn @relok_rng_next(v0: u64) -> u64`: one splitmix64 step of `v0`
@@ -238,24 +242,26 @@ mod tests {
         Type::ptr(AddrSpace::Global, Type::Scalar(t))
     }
 
-    /// The runtime library built with the builder: it must print exactly as
-    /// `runtime.rk` reads (so the text is canonical whatever the parser's
-    /// state).
-    pub(crate) fn runtime_by_builder() -> Module {
-        let mut mb = ModuleBuilder::new();
-        let mut f = mb.device_fn("relok_throw", None);
+    /// `@relok_throw(message)` or, `with_values`, `@relok_throw_with(message,
+    /// a: u64, b: u64)`: claims the exception record's flag (with
+    /// `THREW` or `THREW_WITH_VALUES`), writes the message word, the
+    /// values and the block and thread ids, then exits.
+    fn throw_fn(mb: &mut ModuleBuilder, name: &str, with_values: bool) {
+        use crate::state::ExceptionLayout;
+        let mut f = mb.device_fn(name, None);
         let msg = f.param(word());
+        let values = if with_values { vec![f.param(Scalar::U64), f.param(Scalar::U64)] } else { Vec::new() };
         let exc = f.op(Op::State(StateField::Exception));
         let zero32 = f.u32(0);
         let zero = f.u64(0);
-        let one = f.u64(1);
-        let old = f.atomic_cas(exc, Some(zero32), zero, one);
+        let flag = f.u64(if with_values { ExceptionLayout::THREW_WITH_VALUES } else { ExceptionLayout::THREW });
+        let old = f.atomic_cas(exc, Some(zero32), zero, flag);
         let won = f.eq(old, zero);
         f.if_(won, |f| {
             let m = f.bitcast(msg, Scalar::U64);
-            let i = f.u32(1);
+            let i = f.u32(ExceptionLayout::MESSAGE_WORD);
             f.store(exc, Some(i), m);
-            let mut slot = 2;
+            let mut slot = ExceptionLayout::BLOCK_WORD;
             for b in [Builtin::BlockId as fn(Axis) -> Builtin, Builtin::ThreadId] {
                 for a in Axis::ALL {
                     let x = f.builtin(b(a));
@@ -265,10 +271,23 @@ mod tests {
                     slot += 1;
                 }
             }
+            for (k, &v) in values.iter().enumerate() {
+                let i = f.u32(ExceptionLayout::VALUES_WORD + k as u32);
+                f.store(exc, Some(i), v);
+            }
         });
         let mut func = f.finish().unwrap();
         func.body.push(Stmt::new(StmtKind::Exit));
         mb.add(func);
+    }
+
+    /// The runtime library built with the builder: it must print exactly as
+    /// `runtime.rk` reads (so the text is canonical whatever the parser's
+    /// state).
+    pub(crate) fn runtime_by_builder() -> Module {
+        let mut mb = ModuleBuilder::new();
+        throw_fn(&mut mb, "relok_throw", false);
+        throw_fn(&mut mb, "relok_throw_with", true);
 
         let mut f = mb.device_fn("relok_count", Some(Scalar::U64.into()));
         let n = f.param(Scalar::U64);
@@ -305,7 +324,12 @@ mod tests {
     fn runtime_text_is_canonical() {
         let m = runtime_by_builder();
         relok_ir::verify(&m).expect("runtime library verifies");
-        assert_eq!(relok_ir::print(&m), RUNTIME_SOURCE);
+        let text = relok_ir::print(&m);
+        if std::env::var_os("BLESS").is_some() {
+            std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/src/runtime.rk"), &text).expect("runtime.rk written");
+            return;
+        }
+        assert_eq!(text, RUNTIME_SOURCE, "runtime.rk differs from the builder's library (BLESS=1 rewrites it)");
     }
 
     #[test]

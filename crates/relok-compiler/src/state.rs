@@ -16,7 +16,7 @@
 use relok_ir::StateField;
 
 /// Version of [`STATE_LAYOUT`] and [`EXCEPTION_LAYOUT`]; bump on any change.
-pub const STATE_LAYOUT_VERSION: u32 = 1;
+pub const STATE_LAYOUT_VERSION: u32 = 2;
 
 /// Host mirror of the kernel state: the implicit first kernel parameter.
 #[repr(C)]
@@ -76,11 +76,15 @@ pub const STATE_LAYOUT: StateLayout = StateLayout {
 };
 
 /// Host mirror of the exception record a launch's `state.exception` points
-/// at. All zero before a launch; `flag` is 1 once a thread threw.
+/// at. All zero before a launch; `flag` is set once a thread threw (the
+/// first one wins: it claims the flag with a compare-and-swap from 0).
 #[repr(C)]
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ExceptionRecord {
-    /// 0: no exception; 1: a thread threw (the first one wins).
+    /// 0: no exception; [`ExceptionLayout::THREW`]: a thread threw a
+    /// message (`@relok_throw`, or a checked-mode fault);
+    /// [`ExceptionLayout::THREW_WITH_VALUES`]: a thread threw a message and
+    /// two values (`@relok_throw_with`), in `values`.
     pub flag: u64,
     /// The word of the message (a `str` host value).
     pub message: u64,
@@ -88,6 +92,10 @@ pub struct ExceptionRecord {
     pub block: [u64; 3],
     /// Thread id x, y, z of the thread that threw.
     pub thread: [u64; 3],
+    /// The two values `@relok_throw_with` threw with the message (zero
+    /// for `@relok_throw`): the host writes them in place of the message's
+    /// `{0}` and `{1}`.
+    pub values: [u64; 2],
 }
 
 /// Layout of [`ExceptionRecord`]. Every field is made of `u64` words; the
@@ -103,6 +111,8 @@ pub struct ExceptionLayout {
     pub block: FieldLayout,
     /// Thread ids x, y, z (three words).
     pub thread: FieldLayout,
+    /// The values thrown with the message (two words).
+    pub values: FieldLayout,
     /// Total size in bytes.
     pub size: u32,
     /// Alignment in bytes.
@@ -118,8 +128,16 @@ impl ExceptionLayout {
     pub const BLOCK_WORD: u32 = 2;
     /// Word index of thread id x (y and z follow).
     pub const THREAD_WORD: u32 = 5;
+    /// Word index of the first value thrown with the message (the second
+    /// follows).
+    pub const VALUES_WORD: u32 = 8;
     /// Number of words.
-    pub const WORDS: u32 = 8;
+    pub const WORDS: u32 = 10;
+    /// The flag of a record holding a message (`@relok_throw`, a fault).
+    pub const THREW: u64 = 1;
+    /// The flag of a record holding a message and two values
+    /// (`@relok_throw_with`).
+    pub const THREW_WITH_VALUES: u64 = 2;
 }
 
 /// The exception record's layout.
@@ -128,7 +146,8 @@ pub const EXCEPTION_LAYOUT: ExceptionLayout = ExceptionLayout {
     message: FieldLayout { offset: 8, size: 8 },
     block: FieldLayout { offset: 16, size: 24 },
     thread: FieldLayout { offset: 40, size: 24 },
-    size: 64,
+    values: FieldLayout { offset: 64, size: 16 },
+    size: 80,
     align: 8,
 };
 
@@ -163,6 +182,8 @@ mod tests {
         assert_eq!(l.message.offset as usize, offset_of!(ExceptionRecord, message));
         assert_eq!(l.block.offset as usize, offset_of!(ExceptionRecord, block));
         assert_eq!(l.thread.offset as usize, offset_of!(ExceptionRecord, thread));
+        assert_eq!(l.values.offset as usize, offset_of!(ExceptionRecord, values));
+        assert_eq!(l.values.size as usize, size_of::<[u64; 2]>());
         assert_eq!(l.block.size as usize, size_of::<[u64; 3]>());
         assert_eq!(l.thread.size as usize, size_of::<[u64; 3]>());
         assert_eq!(l.size as usize, size_of::<ExceptionRecord>());
@@ -171,6 +192,7 @@ mod tests {
         assert_eq!(ExceptionLayout::MESSAGE_WORD * 8, l.message.offset);
         assert_eq!(ExceptionLayout::BLOCK_WORD * 8, l.block.offset);
         assert_eq!(ExceptionLayout::THREAD_WORD * 8, l.thread.offset);
+        assert_eq!(ExceptionLayout::VALUES_WORD * 8, l.values.offset);
         assert_eq!(ExceptionLayout::WORDS * 8, l.size);
     }
 }

@@ -113,6 +113,7 @@ fn written() -> (Vec<Written>, Vec<String>) {
 /// wgpu-hal does first when it makes the pipeline: the overrides processed
 /// for the entry point.
 fn prepare(wgsl: &str, entry: &str) -> Result<(naga::Module, naga::valid::ModuleInfo), String> {
+    let entry = &relok_compiler::wgsl::entry_point(entry);
     let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| e.emit_to_string(wgsl))?;
     let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
         .validate(&module)
@@ -154,6 +155,7 @@ fn msl_options(
     resources: msl::EntryPointResources,
     lang_version: (u8, u8),
 ) -> (msl::Options, msl::PipelineOptions) {
+    let entry = &relok_compiler::wgsl::entry_point(entry);
     let policy =
         if CHECKED { naga::proc::BoundsCheckPolicy::Restrict } else { naga::proc::BoundsCheckPolicy::Unchecked };
     let options = msl::Options {
@@ -279,6 +281,7 @@ fn to_hlsl(
     entry: &str,
     options: &hlsl::Options,
 ) -> Result<(String, String), String> {
+    let entry = &relok_compiler::wgsl::entry_point(entry);
     let pipeline = hlsl::PipelineOptions { entry_point: Some((naga::ShaderStage::Compute, entry.to_owned())) };
     let mut text = String::new();
     let mut w = hlsl::Writer::new(&mut text, options, &pipeline);
@@ -291,7 +294,8 @@ fn to_hlsl(
 /// The bindings whose variables entry `entry` uses (naga writes only
 /// those), as wgpu-hal reads them from the module info.
 fn used_bindings(module: &naga::Module, info: &naga::valid::ModuleInfo, entry: &str) -> Vec<u32> {
-    let ep = module.entry_points.iter().position(|e| e.name == entry).expect("the entry point");
+    let entry = &relok_compiler::wgsl::entry_point(entry);
+    let ep = module.entry_points.iter().position(|e| e.name == *entry).expect("the entry point");
     let uses = info.get_entry_point(ep);
     module
         .global_variables
@@ -356,7 +360,9 @@ fn translate(k: &Written) -> Result<(String, String), String> {
         let (text, name) = to_msl(&module, &info, &k.entry, msl_resources(k.buffers), lang)?;
         // wgpu-hal asks the library for the function naga names (`un_i32`
         // becomes `un_i32_`: names ending in a digit get a `_`).
-        if name.trim_end_matches('_') != k.entry || !text.contains(&format!("kernel void {name}(")) {
+        if name.trim_end_matches('_') != relok_compiler::wgsl::entry_point(&k.entry)
+            || !text.contains(&format!("kernel void {name}("))
+        {
             return Err(format!("MSL {lang:?}: no Metal function `{name}` for `{}`", k.entry));
         }
         let got = sorted(declared(&text, " [[buffer("));
@@ -370,7 +376,9 @@ fn translate(k: &Written) -> Result<(String, String), String> {
     for sm in SHADER_MODELS {
         let options = hlsl_options(k.buffers, sm);
         let (text, name) = to_hlsl(&module, &info, &k.entry, &options)?;
-        if name.trim_end_matches('_') != k.entry || !text.contains(&format!("void {name}(")) {
+        if name.trim_end_matches('_') != relok_compiler::wgsl::entry_point(&k.entry)
+            || !text.contains(&format!("void {name}("))
+        {
             return Err(format!("HLSL {sm:?}: no entry function `{name}` for `{}`", k.entry));
         }
         let got = sorted(declared(&text, " : register("));

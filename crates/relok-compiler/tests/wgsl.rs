@@ -143,6 +143,7 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("run_redzones.rk", &["const_next", "local_in_callee", "local_next", "shared_next"]),
         ("run_shifts.rk", &["bin_i32"]),
         ("run_sqrt_f32.rk", &["sqrt_bits"]),
+        ("run_throw.rk", &["throw", "throw_values", "throw_with"]),
         ("run_unary.rk", &["un_f32", "un_f64", "un_i32", "un_i64", "un_u32", "un_u64"]),
         ("saxpy.rk", &["saxpy"]),
         ("scale.rk", &["scale"]),

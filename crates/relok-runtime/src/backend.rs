@@ -32,6 +32,8 @@ pub struct Thrown {
     pub block: [u32; 3],
     /// The throwing thread.
     pub thread: [u32; 3],
+    /// The two values thrown with the message (`@relok_throw_with`).
+    pub values: Option<[u64; 2]>,
 }
 
 impl Thrown {
@@ -42,10 +44,13 @@ impl Thrown {
             return None;
         }
         let three = |base: u32| [0, 1, 2].map(|k| words[(base + k) as usize] as u32);
+        let values = (words[ExceptionLayout::FLAG_WORD as usize] == ExceptionLayout::THREW_WITH_VALUES)
+            .then(|| [0, 1].map(|k| words[(ExceptionLayout::VALUES_WORD + k) as usize]));
         Some(Thrown {
             message_word: words[ExceptionLayout::MESSAGE_WORD as usize],
             block: three(ExceptionLayout::BLOCK_WORD),
             thread: three(ExceptionLayout::THREAD_WORD),
+            values,
         })
     }
 }
@@ -65,6 +70,7 @@ pub(crate) fn thrown_error(kernel: &str, t: Thrown, loop_limit: Option<u32>) -> 
             message_word: t.message_word,
             block: t.block,
             thread: t.thread,
+            values: t.values,
         };
     };
     let kind = match f {
@@ -148,11 +154,26 @@ pub trait Backend: DeviceMemory + Send + Sync + std::fmt::Debug {
 /// A launch error with an exception's message word turned into its text.
 pub fn with_message<D: DeviceMemory + ?Sized>(session: &Session, device: &D, e: LaunchError) -> ProgramError {
     match e {
-        LaunchError::Exception { kernel, message_word, block, thread } => {
-            ProgramError::Exception { kernel, message: message_text(session, device, message_word), block, thread }
+        LaunchError::Exception { kernel, message_word, block, thread, values } => {
+            let mut message = message_text(session, device, message_word);
+            if let Some(values) = values {
+                message = with_values(&message, values);
+            }
+            ProgramError::Exception { kernel, message, block, thread }
         }
         e => ProgramError::Launch(e),
     }
+}
+
+/// `message` with the values thrown with it (`@relok_throw_with`) in
+/// place of `{0}` and `{1}`.
+///
+/// ```
+/// let m = relok_runtime::backend::with_values("the len is {0} but the index is {1}", [4, 7]);
+/// assert_eq!(m, "the len is 4 but the index is 7");
+/// ```
+pub fn with_values(message: &str, values: [u64; 2]) -> String {
+    message.replace("{0}", &values[0].to_string()).replace("{1}", &values[1].to_string())
 }
 
 /// What a message word stands for: a string value's text, a symbol's name,

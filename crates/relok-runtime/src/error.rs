@@ -281,6 +281,9 @@ pub enum LaunchError {
         block: [u32; 3],
         /// The raising thread within its block, as the kernel wrote it.
         thread: [u32; 3],
+        /// The two values thrown with the message (`@relok_throw_with`),
+        /// which the host writes in place of `{0}` and `{1}` in its text.
+        values: Option<[u64; 2]>,
     },
     /// The kernel reads a patch cell the launch did not provide.
     #[error("kernel @{kernel}: patch cell {name} was never written")]

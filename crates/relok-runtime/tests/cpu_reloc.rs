@@ -315,7 +315,13 @@ fn an_exception_names_its_message_word_block_and_thread() {
         dev.launch(&m, "k", &cfg, &[KernelArg::u32(8 + 3), KernelArg::u32(u32::MAX), KernelArg::Ptr(out)]).unwrap_err();
     assert_eq!(
         err,
-        LaunchError::Exception { kernel: "k".into(), message_word: MESSAGE, block: [1, 0, 0], thread: [3, 0, 0] }
+        LaunchError::Exception {
+            kernel: "k".into(),
+            message_word: MESSAGE,
+            block: [1, 0, 0],
+            thread: [3, 0, 0],
+            values: None
+        }
     );
     assert_eq!(err.to_string(), "kernel @k, block (1,0,0), thread (3,0,0): exception (message word 0x7f00dead0040)");
     // `exit` in @throw ended the thread only: everyone else stored.
@@ -330,7 +336,13 @@ fn an_exception_names_its_message_word_block_and_thread() {
     let err = dev.launch(&m, "k", &cfg, &[KernelArg::u32(2), KernelArg::u32(9), KernelArg::Ptr(out)]).unwrap_err();
     assert_eq!(
         err,
-        LaunchError::Exception { kernel: "k".into(), message_word: MESSAGE, block: [0, 0, 0], thread: [2, 0, 0] }
+        LaunchError::Exception {
+            kernel: "k".into(),
+            message_word: MESSAGE,
+            block: [0, 0, 0],
+            thread: [2, 0, 0],
+            values: None
+        }
     );
     // Without one, the fault is.
     let err =

@@ -1,14 +1,9 @@
 //! The runtime globals relok writes itself for Rust kernels, named in one
-//! place: each `#[relok::host]` static's cell ([`global_name`]) and the
-//! cell the first failing bounds check fills ([`PANIC_CELL`]); and
+//! place: each `#[relok::host]` static's cell ([`global_name`]); and
 //! [`HostObject`], what a host static is to the code that delivers its
 //! bytes. The builder (`rust_kernel/`) names these cells in the IR, the
 //! program's glue (`program/rust.rs`) fills and reads them; this module
 //! imports nothing of the facade.
-
-/// The runtime global where the first failing bounds check of a device
-/// records its message word, length, index, block and thread.
-pub const PANIC_CELL: &str = "relok_rust_panic";
 
 /// A `#[relok::host] static` (see the module docs).
 pub trait HostObject: Sync + std::fmt::Debug {

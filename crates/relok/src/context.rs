@@ -533,7 +533,7 @@ impl Context {
     /// // A name no kernel could use (not `[A-Za-z0-9_]+`) is an error.
     /// assert!(ctx.global_value(&relok::Global::<u32>::new("not a name!")).is_err());
     /// // A cell relok writes itself is not the program's.
-    /// let reserved = relok::Global::<u32>::new("relok_rust_panic");
+    /// let reserved = relok::Global::<u32>::new("relok_host__app__LUT");
     /// assert!(matches!(ctx.global_value(&reserved), Err(relok::Error::ReservedGlobal { .. })));
     /// # Ok::<(), relok::Error>(())
     /// ```

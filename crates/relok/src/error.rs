@@ -169,11 +169,10 @@ pub enum Error {
         /// The value given.
         value: usize,
     },
-    /// A [`crate::Global`] named as a cell relok writes itself: its Rust
-    /// kernels' panic cell (`relok_rust_panic`) or a host static's
-    /// (`relok_host__…`). It would share, and corrupt, that cell.
+    /// A [`crate::Global`] named as a cell relok writes itself, a host
+    /// static's (`relok_host__…`). It would share, and corrupt, that cell.
     #[error(
-        "runtime global {name:?} is a cell relok writes itself (`relok_rust_panic`, `relok_host__…`); choose another name"
+        "runtime global {name:?} is a cell relok writes itself (a host static's `relok_host__…`); choose another name"
     )]
     ReservedGlobal {
         /// The global's name.

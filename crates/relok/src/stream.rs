@@ -39,7 +39,7 @@ impl StreamInner {
         // Released after the wait, outside the lock: a last reference frees
         // device memory.
         drop(passed);
-        outcome.map_err(|e| crate::program::rust::rust_exception(&self.ctx, Error::from(e)))
+        outcome.map_err(Error::from)
     }
 }
 

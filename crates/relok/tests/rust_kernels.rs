@@ -149,6 +149,23 @@ fn an_index_out_of_bounds_raises_rusts_message_with_the_rust_location_on_every_d
     }
 }
 
+#[test]
+fn two_streams_failing_at_once_each_report_their_own_length_and_index() {
+    let _g = serial();
+    for ctx in contexts(Strategy::Table) {
+        let x = ctx.upload(&[1u32, 2, 3, 4]).expect("upload");
+        let (mut a, mut b) = (ctx.zeros::<u32>(4).expect("zeros"), ctx.zeros::<u32>(4).expect("zeros"));
+        let (sa, sb) = (ctx.stream(), ctx.stream());
+        oob::launch(&sa, Grid::new(1, 1), &x, &mut a, 7).expect("launch");
+        oob::launch(&sb, Grid::new(1, 1), &x, &mut b, 9).expect("launch");
+        for (s, index) in [(&sb, 9), (&sa, 7)] {
+            let err = s.synchronize().expect_err("out of bounds");
+            let want = format!("index out of bounds: the len is 4 but the index is {index}");
+            assert!(err.to_string().ends_with(&want), "{}: {err}", ctx.device_name());
+        }
+    }
+}
+
 #[relok::kernel]
 fn unchecked_copy(x: &[u32], out: &mut [u32]) {
     let i = global_id_x();
@@ -164,9 +181,9 @@ fn get_unchecked_skips_the_bounds_check() {
     let _g = serial();
     let text = relok_ir::print(unchecked_copy::program().expect("builds").module());
     let kernel = &text[text.find("kernel @unchecked_copy").expect("the kernel")..];
-    assert!(!kernel.contains("relok_rust_oob"), "{kernel}");
+    assert!(!kernel.contains("relok_throw_with"), "{kernel}");
     let checked = relok_ir::print(oob::program().expect("builds").module());
-    assert_eq!(checked[checked.find("kernel @oob").expect("kernel")..].matches("call @relok_rust_oob").count(), 2);
+    assert_eq!(checked[checked.find("kernel @oob").expect("kernel")..].matches("call @relok_throw_with").count(), 2);
     for ctx in contexts(Strategy::Table) {
         let x = ctx.upload(&[5u32, 6, 7]).expect("upload");
         let mut out = ctx.zeros::<u32>(3).expect("zeros");
@@ -921,8 +938,8 @@ fn float_atomics_on_every_device() {
     }
 }
 
-/// A `Global` under relok's own prefix: the name of the panic cell.
-static PANIC_ALIAS: relok::Global<u32> = relok::Global::new("relok_rust_panic");
+/// A `Global` under relok's own prefix: the name of a host static's cell.
+static PANIC_ALIAS: relok::Global<u32> = relok::Global::new("relok_host__app__LUT");
 
 #[relok::kernel]
 fn touches_reserved(x: &[u32]) {
@@ -938,7 +955,7 @@ fn a_global_under_relok_s_own_prefix_is_refused_before_the_device() {
     let x = ctx.upload(&[1u32; 4]).expect("upload");
     let s = ctx.stream();
     match touches_reserved::launch(&s, Grid::new(1, 4), &x) {
-        Err(Error::ReservedGlobal { name }) => assert_eq!(name, "relok_rust_panic"),
+        Err(Error::ReservedGlobal { name }) => assert_eq!(name, "relok_host__app__LUT"),
         other => panic!("{other:?}"),
     }
     assert!(matches!(ctx.global_value(&PANIC_ALIAS), Err(Error::ReservedGlobal { .. })));

@@ -60,7 +60,7 @@ uint NagaBufferLengthRW(RWByteAddressBuffer buffer)
 }
 
 [numthreads(64, 2, 1)]
-void classify(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, uint3 relok_nblocks : SV_GroupID)
+void k_classify(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, uint3 relok_nblocks : SV_GroupID)
 {
     uint _e5 = asuint(relok_args.Load(8+__dynamic_buffer_offsets0._0));
     uint _e8 = asuint(relok_args.Load(12+__dynamic_buffer_offsets0._0));

@@ -67,7 +67,7 @@ uint NagaBufferLengthRW(RWByteAddressBuffer buffer)
 }
 
 [numthreads(64, 2, 1)]
-void saxpy(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, uint3 relok_nblocks : SV_GroupID)
+void k_saxpy(uint3 relok_tid : SV_GroupThreadID, uint3 relok_bid : SV_GroupID, uint3 relok_nblocks : SV_GroupID)
 {
     bool local = (bool)0;
 

@@ -11,7 +11,7 @@ struct _mslBufferSizes {
 };
 
 struct type_2 {
-    metal::atomic_uint inner[16];
+    metal::atomic_uint inner[20];
 };
 typedef uint type_3[1];
 typedef metal::uint2 type_5[1];
@@ -82,9 +82,9 @@ uint relok_bounds(
     return 4294967295u;
 }
 
-struct classifyInput {
+struct k_classifyInput {
 };
-[[max_total_threads_per_threadgroup(128)]] kernel void classify(
+[[max_total_threads_per_threadgroup(128)]] kernel void k_classify(
   metal::uint3 relok_tid [[thread_position_in_threadgroup]]
 , metal::uint3 relok_bid [[threadgroup_position_in_grid]]
 , metal::uint3 relok_nblocks [[threadgroups_per_grid]]

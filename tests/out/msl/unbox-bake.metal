@@ -10,7 +10,7 @@ struct _mslBufferSizes {
 };
 
 struct type_2 {
-    metal::atomic_uint inner[16];
+    metal::atomic_uint inner[20];
 };
 typedef uint type_3[1];
 struct type_5 {
@@ -83,9 +83,9 @@ uint relok_bounds(
     return 4294967295u;
 }
 
-struct unboxInput {
+struct k_unboxInput {
 };
-[[max_total_threads_per_threadgroup(128)]] kernel void unbox(
+[[max_total_threads_per_threadgroup(128)]] kernel void k_unbox(
   metal::uint3 relok_tid [[thread_position_in_threadgroup]]
 , metal::uint3 relok_bid [[threadgroup_position_in_grid]]
 , metal::uint3 relok_nblocks [[threadgroups_per_grid]]

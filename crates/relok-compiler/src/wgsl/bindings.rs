@@ -10,7 +10,7 @@
 //!
 //! | binding | WGSL variable | what |
 //! |---|---|---|
-//! | [`EXCEPTION`] (0) | `relok_exception: array<atomic<u32>, 16>` | the launch's exception record ([`EXCEPTION_LAYOUT`] as 32-bit halves) |
+//! | [`EXCEPTION`] (0) | `relok_exception: array<atomic<u32>, 20>` | the launch's exception record ([`EXCEPTION_LAYOUT`] as 32-bit halves) |
 //! | [`ARGS`] (1) | `relok_args: array<u32>` | the seed and the scalar arguments, in 32-bit slots ([`scalar_slot`]) |
 //! | [`TABLE`] (2) | `relok_table: array<vec2<u32>>` | the relocation table (`table`), one word per record in rank order |
 //! | [`HEAP`] (3) | `relok_heap: array<u32>` | the device's object heap: a host object's word is its byte offset here |
@@ -269,7 +269,7 @@ kernel @k(v0: u32, v1: ptr<global, u32>, v2: f64, v3: ptr<global, f32>, v4: i32,
     #[test]
     fn the_exception_binding_holds_the_exception_record() {
         assert_eq!(EXCEPTION_WORDS * 4, EXCEPTION_LAYOUT.size);
-        assert_eq!(bindings(0)[EXCEPTION as usize].ty, "array<atomic<u32>, 16>");
+        assert_eq!(bindings(0)[EXCEPTION as usize].ty, "array<atomic<u32>, 20>");
         // Numbered densely from 0, the fixed ones first.
         let b = bindings(2);
         assert!(b.iter().enumerate().all(|(i, b)| b.binding == i as u32));

@@ -118,6 +118,17 @@ pub enum Error {
     },
 }
 
+/// The name of kernel `@kernel`'s compute entry point in the WGSL:
+/// `k_kernel`. WGSL reserves many words an IR name may be (`loop`,
+/// `throw`, `var`, `select`, …), as device functions are `f_name`.
+///
+/// ```
+/// assert_eq!(relok_compiler::wgsl::entry_point("throw"), "k_throw");
+/// ```
+pub fn entry_point(kernel: &str) -> String {
+    format!("k_{kernel}")
+}
+
 /// The WGSL text of `module` (verified, lowered with `table` or `bake`).
 pub fn write_string(module: &Module, options: &Options) -> Result<String, Error> {
     match module.stage {
@@ -163,7 +174,7 @@ pub fn check_code(code: &str, entry: &str, params: &[relok_ir::Type]) -> Result<
     }
     let mut lines = code.lines();
     let declared = lines.by_ref().any(|l| l.starts_with("@compute"))
-        && lines.next().is_some_and(|l| l.starts_with(&format!("fn {entry}(")));
+        && lines.next().is_some_and(|l| l.starts_with(&format!("fn {}(", entry_point(entry))));
     if !declared {
         return Err(format!("no compute entry point `{entry}`"));
     }

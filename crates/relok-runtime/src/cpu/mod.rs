@@ -362,13 +362,13 @@ impl CpuDevice {
         drop(mem);
         let w: Vec<u64> =
             record.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect();
-        if w[state::EXC_FLAG] != 0 {
-            let ids = |i: usize| [w[i] as u32, w[i + 1] as u32, w[i + 2] as u32];
+        if let Some(t) = crate::backend::Thrown::from_record(&w) {
             return Err(LaunchError::Exception {
                 kernel: name.to_owned(),
-                message_word: w[state::EXC_MESSAGE],
-                block: ids(state::EXC_BLOCK),
-                thread: ids(state::EXC_THREAD),
+                message_word: t.message_word,
+                block: t.block,
+                thread: t.thread,
+                values: t.values,
             });
         }
         let steps = result.map_err(|l| LaunchError::Fault {

@@ -13,9 +13,11 @@
 //!
 //! # Exception record
 //!
-//! Eight `u64`s, zeroed before every launch: `[flag, message word, block x,
-//! y, z, thread x, y, z]` (`relok_compiler::state::EXCEPTION_LAYOUT`). The runtime library's throw
-//! sequence claims the record with `atomic.cas exc[0], 0, 1`, writes the
+//! Ten `u64`s, zeroed before every launch: `[flag, message word, block x,
+//! y, z, thread x, y, z, value 0, value 1]`
+//! (`relok_compiler::state::EXCEPTION_LAYOUT`). The runtime library's
+//! throw sequence claims the record with `atomic.cas exc[0], 0, 1` (2 for
+//! `@relok_throw_with`, which also writes its two values), writes the
 //! message word and its ids, then `exit`s. After the launch (also one that
 //! ended with a fault) a nonzero flag turns into
 //! [`LaunchError::Exception`](super::LaunchError::Exception).
@@ -35,17 +37,10 @@ pub(crate) const fn field_offset(field: StateField) -> u32 {
 /// Bytes of the kernel state block.
 pub(crate) const STATE_SIZE: u64 = STATE_LAYOUT.size as u64;
 
-/// `u64`s in the exception record: flag, message word, block x y z, thread
-/// x y z ([`relok_compiler::state::EXCEPTION_LAYOUT`]).
+/// `u64`s in the exception record
+/// ([`relok_compiler::state::EXCEPTION_LAYOUT`]; decoded by
+/// [`Thrown::from_record`](crate::Thrown::from_record)).
 pub const EXC_WORDS: usize = ExceptionLayout::WORDS as usize;
-/// Word index of the exception flag.
-pub(crate) const EXC_FLAG: usize = ExceptionLayout::FLAG_WORD as usize;
-/// Word index of the message word.
-pub(crate) const EXC_MESSAGE: usize = ExceptionLayout::MESSAGE_WORD as usize;
-/// Word index of block id x (y, z follow).
-pub(crate) const EXC_BLOCK: usize = ExceptionLayout::BLOCK_WORD as usize;
-/// Word index of thread id x (y, z follow).
-pub(crate) const EXC_THREAD: usize = ExceptionLayout::THREAD_WORD as usize;
 
 /// The kernel state block's bytes for one launch.
 pub(crate) fn state_bytes(s: &KernelState) -> Vec<u8> {
@@ -139,6 +134,6 @@ mod tests {
         for (f, v) in StateField::ALL.into_iter().zip([1u8, 2, 3]) {
             assert_eq!(b[field_offset(f) as usize], v, "{f:?}");
         }
-        assert_eq!((EXC_WORDS, EXC_FLAG, EXC_MESSAGE, EXC_BLOCK, EXC_THREAD), (8, 0, 1, 2, 5));
+        assert_eq!(EXC_WORDS, 10);
     }
 }

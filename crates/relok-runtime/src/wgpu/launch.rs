@@ -43,8 +43,8 @@ impl WgpuDevice {
         self.record_launch(&stream, kernel, config, args, rng_seed)?;
         match self.synchronize_stream(&stream) {
             Ok(_) => Ok(None),
-            Err(LaunchError::Exception { message_word, block, thread, .. }) => {
-                Ok(Some(Thrown { message_word, block, thread }))
+            Err(LaunchError::Exception { message_word, block, thread, values, .. }) => {
+                Ok(Some(Thrown { message_word, block, thread, values }))
             }
             Err(e) => Err(e),
         }

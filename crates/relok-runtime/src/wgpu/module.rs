@@ -230,12 +230,13 @@ impl WgpuDevice {
             ("relok_block_z", f64::from(block[2])),
             (relok_compiler::wgsl::LOOP_BUDGET_OVERRIDE, f64::from(self.loop_limit().unwrap_or(u32::MAX))),
         ];
+        let entry_point = relok_compiler::wgsl::entry_point(&kernel.entry);
         let p = self.scoped("createComputePipeline", || {
             self.device.create_compute_pipeline(&::wgpu::ComputePipelineDescriptor {
                 label: Some(&kernel.entry),
                 layout: Some(&kernel.layouts.pipeline),
                 module: &kernel.module,
-                entry_point: Some(&kernel.entry),
+                entry_point: Some(&entry_point),
                 compilation_options: ::wgpu::PipelineCompilationOptions {
                     constants: &constants,
                     zero_initialize_workgroup_memory: true,

@@ -1,11 +1,11 @@
-//! Building the IR: [`ModuleCx`] (the module: runtime imports, the
-//! bounds-check routine, device functions defined once, the host statics
+//! Building the IR: [`ModuleCx`] (the module: runtime imports, device
+//! functions defined once, the host statics
 //! and runtime globals named) and [`Cx`] (one function: every method emits
 //! IR through relok-ir's builder).
 
 use super::host::{HostData, HostStatic};
 use super::staged::*;
-use crate::cells::{HostObject, PANIC_CELL, global_name};
+use crate::cells::{HostObject, global_name};
 use relok_ir::builder::{FunctionBuilder, ModuleBuilder};
 use relok_ir::{
     AddrSpace, AtomicOp, Axis, BinaryOp, Builtin, CmpOp, FuncId, HostRef, Op, Scalar, StmtKind, Type, UnaryOp, Value,
@@ -17,7 +17,7 @@ use std::marker::PhantomData;
 pub struct ModuleCx {
     pub(super) mb: ModuleBuilder,
     throw: FuncId,
-    oob: FuncId,
+    throw_with: FuncId,
     defined: HashMap<String, FuncId>,
     building: Vec<String>,
     pub(super) globals: Vec<(&'static str, usize)>,
@@ -29,28 +29,17 @@ impl ModuleCx {
     pub(super) fn new() -> ModuleCx {
         let mut mb = ModuleBuilder::new();
         let throw = mb.import_fn("relok_throw", vec![Type::Scalar(Scalar::Word)], None);
-        let mut errors = Vec::new();
-        let oob = {
-            let mut f = mb.device_fn("relok_rust_oob", None);
-            oob_body(&mut f, throw);
-            match f.finish() {
-                Ok(func) => Some(func),
-                Err(e) => {
-                    errors.push(e.to_string());
-                    None
-                }
-            }
-        };
-        let oob = oob.map(|f| mb.add(f)).unwrap_or(throw);
+        let word_and_two = [Scalar::Word, Scalar::U64, Scalar::U64].map(Type::Scalar).to_vec();
+        let throw_with = mb.import_fn("relok_throw_with", word_and_two, None);
         ModuleCx {
             mb,
             throw,
-            oob,
+            throw_with,
             defined: HashMap::new(),
             building: Vec::new(),
             globals: Vec::new(),
             statics: Vec::new(),
-            errors,
+            errors: Vec::new(),
         }
     }
 
@@ -65,7 +54,7 @@ impl ModuleCx {
         if let Some(id) = self.defined(name) {
             return id;
         }
-        let staged = stage(self.mb.device_fn(name, R::ty()), self.throw, self.oob, self.defined.clone(), body);
+        let staged = stage(self.mb.device_fn(name, R::ty()), self.throw, self.throw_with, self.defined.clone(), body);
         let id = self.add(staged);
         self.defined.insert(name.to_owned(), id);
         id
@@ -96,7 +85,7 @@ impl ModuleCx {
 
     /// Defines the kernel `name` from its staged body.
     pub fn kernel(&mut self, name: &str, body: impl FnOnce(&mut Cx<'_>)) {
-        let staged = stage(self.mb.kernel(name), self.throw, self.oob, self.defined.clone(), body);
+        let staged = stage(self.mb.kernel(name), self.throw, self.throw_with, self.defined.clone(), body);
         self.add(staged);
     }
 
@@ -134,46 +123,15 @@ struct Staged {
 fn stage(
     b: FunctionBuilder<'_>,
     throw: FuncId,
-    oob: FuncId,
+    throw_with: FuncId,
     funcs: HashMap<String, FuncId>,
     body: impl FnOnce(&mut Cx<'_>),
 ) -> Staged {
-    let mut cx = Cx { b, throw, oob, funcs, statics: Vec::new(), globals: Vec::new(), locals: 0, errors: Vec::new() };
+    let mut cx =
+        Cx { b, throw, throw_with, funcs, statics: Vec::new(), globals: Vec::new(), locals: 0, errors: Vec::new() };
     body(&mut cx);
     let Cx { b, statics, globals, errors, .. } = cx;
     Staged { func: b.finish(), statics, globals, errors }
-}
-
-/// `@relok_rust_oob(message: word, len: u32, index: u32)`.
-fn oob_body(f: &mut FunctionBuilder<'_>, throw: FuncId) {
-    let message = f.param(Scalar::Word);
-    let len = f.param(Scalar::U32);
-    let index = f.param(Scalar::U32);
-    let cell = f.host_ref(HostRef::Global { name: PANIC_CELL.to_owned(), offset: 0 });
-    let p32 = f.op_typed(Op::WordPtr(cell), Type::ptr(AddrSpace::Global, Type::Scalar(Scalar::U32)));
-    let p64 = f.op_typed(Op::WordPtr(cell), Type::ptr(AddrSpace::Global, Type::Scalar(Scalar::U64)));
-    let zero = f.u32(0);
-    let one = f.u32(1);
-    let old = f.atomic_cas(p32, Some(zero), zero, one);
-    let first = f.eq(old, zero);
-    f.if_(first, |f| {
-        let w = f.bitcast(message, Scalar::U64);
-        f.store(p64, Some(one), w);
-        let at = |f: &mut FunctionBuilder<'_>, i: u32, v: Value| {
-            let i = f.u32(i);
-            f.store(p32, Some(i), v);
-        };
-        at(f, 4, len);
-        at(f, 5, index);
-        for (k, axis) in Axis::ALL.into_iter().enumerate() {
-            let b = f.builtin(Builtin::BlockId(axis));
-            at(f, 6 + k as u32, b);
-            let t = f.builtin(Builtin::ThreadId(axis));
-            at(f, 9 + k as u32, t);
-        }
-    });
-    f.call_void(throw, vec![message]);
-    f.ret(None);
 }
 
 /// One function being built (see the module docs). Every method emits IR.
@@ -181,7 +139,7 @@ fn oob_body(f: &mut FunctionBuilder<'_>, throw: FuncId) {
 pub struct Cx<'m> {
     pub(super) b: FunctionBuilder<'m>,
     throw: FuncId,
-    oob: FuncId,
+    throw_with: FuncId,
     /// The device functions defined before this one, by name.
     funcs: HashMap<String, FuncId>,
     statics: Vec<&'static dyn HostObject>,
@@ -539,16 +497,18 @@ impl<'m> Cx<'m> {
     fn checked<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, loc: Loc) -> Value {
         let (p, len) = s.base(self);
         let out = self.ge(i, len);
-        let oob = self.oob;
+        let throw_with = self.throw_with;
         self.if_(
             out,
             |cx| {
                 let text = format!(
-                    "{}:{}:{}: index out of bounds: the len is {{len}} but the index is {{index}}",
+                    "{}:{}:{}: index out of bounds: the len is {{0}} but the index is {{1}}",
                     loc.file, loc.line, loc.col
                 );
                 let m = cx.b.host_ref(HostRef::Str(text));
-                cx.b.call_void(oob, vec![m, len.v, i.v]);
+                let len = cx.b.convert(len.v, Scalar::U64);
+                let index = cx.b.convert(i.v, Scalar::U64);
+                cx.b.call_void(throw_with, vec![m, len, index]);
             },
             |_| {},
         );

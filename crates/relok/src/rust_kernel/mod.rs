@@ -12,7 +12,7 @@
 //!   to an `f32` is a Rust type error at the user's span) and the IR is
 //!   built with the same types;
 //! - [`ModuleCx`] holds the module being built: the runtime imports, the
-//!   bounds-check routine `@relok_rust_oob`, the device functions already
+//!   device functions already
 //!   defined (each once, by name) and the host statics the kernel names;
 //! - [`KernelDef`] is one kernel's `static`: its IR is built and verified
 //!   once per process ([`std::sync::OnceLock`]); each context loads it
@@ -24,18 +24,17 @@
 //!   through the runtime global named by its path (`ref global`), whose
 //!   bytes each context writes before loading a kernel that names it —
 //!   the key holds the path, never the bytes;
-//! - bounds checks call `@relok_rust_oob(message, len, index)`: the first
-//!   failing thread records `(message word, len, index, block, thread)` in
-//!   the runtime global `relok_rust_panic` and every failing thread throws
-//!   the message (a `str` host value holding `{len}` and `{index}`); the
-//!   stream's synchronisation fills the placeholders from that cell
-//!   (`crate::program::rust::rust_exception`) and clears it.
+//! - a failing bounds check calls the runtime library's
+//!   `@relok_throw_with(message, len, index)`: the message is a `str` host
+//!   value holding `{0}` and `{1}`, which the host fills with the length
+//!   and the index the exception record carries (the first failing
+//!   thread's).
 
 pub(crate) mod build;
 pub(crate) mod host;
 mod staged;
 
-pub use crate::cells::{HostObject, PANIC_CELL, global_name};
+pub use crate::cells::{HostObject, global_name};
 pub use build::{Cx, ModuleCx, push};
 pub use host::{HostData, HostStatic};
 pub use relok_ir::Scalar;

@@ -29,7 +29,7 @@ impl<'m> Writer<'m> {
             let _ = writeln!(
                 head,
                 "fn {}(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(workgroup_id) relok_bid: vec3<u32>, @builtin(num_workgroups) relok_nblocks: vec3<u32>) {{",
-                f.name
+                crate::wgsl::entry_point(&f.name)
             );
             // Parameters: buffers get their base, scalars come from relok_args.
             let (mut buffer, mut scalar) = (0, 0);
