@@ -18,29 +18,33 @@
 //! - **Trust.** Values are signed (see [`signed`]) over the name and the
 //!   framed entry's digest. A process with the signing key reads and
 //!   writes; one with the public key only reads (it never writes: no
-//!   signing key, no queue, no writer thread). No key, no tier.
-//! - **Failure policy.** Connecting and every read or write are bounded
-//!   by one timeout (250 ms unless `RELOK_REMOTE_TIMEOUT_MS` says
-//!   otherwise). The first connection error, timeout or server error
-//!   switches the remote off for the rest of the process, with one
-//!   warning; from then on it costs nothing. A remote that is down at
-//!   start costs at most one timeout.
+//!   signing key, no queue, no writer thread). No key, no tier. A key file
+//!   is read only when no other user can change it (see [`keys`]).
+//! - **Failure policy.** Each exchange with the server (connecting if
+//!   needed, then one command or pipeline and every byte of its replies)
+//!   is bounded as a whole by one timeout (250 ms unless
+//!   `RELOK_REMOTE_TIMEOUT_MS` says otherwise), and each reply by what its
+//!   command can return (see [`wire`]). The first connection error,
+//!   timeout, refusal or unreadable reply switches the remote off for the
+//!   rest of the process, with one warning, and ends the exchanges other
+//!   threads have in flight (their sockets are shut down); from then on it
+//!   costs nothing. A remote that is dead, silent, slow or speaks garbage
+//!   costs a process at most one timeout.
 //! - **Costs nothing unless configured.** [`RemoteConfig::from_env`] reads
 //!   no file and [`Remote::open`] opens no connection when `RELOK_REMOTE`
 //!   is unset; the reader connects on the first lookup, the writer thread
 //!   starts on the first write.
 //!
-//! Why the `redis` crate's synchronous client: the tier needs three
-//! commands (GETRANGE, SET, INFO for the benchmark) with connect, read and
-//! write timeouts, which its blocking connection has
-//! (`get_connection_with_timeout`, `set_read_timeout`); an async client
-//! (or `opendal`'s Redis service, async only) would bring a runtime into
-//! every process that loads a kernel. TLS (`rediss://`) is not built in:
-//! it would add a TLS stack to every build; reach a remote Redis through a
-//! private network or a TLS tunnel.
+//! The client is relok's own ([`wire`]: RESP2, five commands), so that a
+//! deadline covers a whole exchange and a reply's size is checked before
+//! it is read; an async client would bring a runtime into every process
+//! that loads a kernel. TLS (`rediss://`) is not built in: it would add a
+//! TLS stack to every build; reach a remote Redis through a private
+//! network or a TLS tunnel.
 
 pub mod keys;
 pub mod signed;
+pub mod wire;
 
 use crate::stats::{RemoteCounter, RemoteCounters};
 use crate::{Key, RemoteStats};
@@ -51,8 +55,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
+use wire::{Connection, Deadline, Endpoint, Hangup, Reply, WireError, encode};
 
-/// The default timeout of connecting and of each read or write.
+/// The default time limit of one exchange with the server: connecting
+/// (when needed), one command or pipeline, and every byte of its replies.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(250);
 /// The default time a process waits at exit for its queued writes.
 pub const DEFAULT_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
@@ -101,14 +107,10 @@ pub enum RemoteError {
         /// The remote.
         url: String,
     },
-    /// Redis refused or could not be reached.
-    #[error("remote {url}: {reason}")]
-    Redis {
-        /// The remote.
-        url: String,
-        /// What happened.
-        reason: String,
-    },
+    /// Redis refused, could not be reached, timed out or sent what it
+    /// should not have.
+    #[error(transparent)]
+    Redis(#[from] WireError),
 }
 
 /// How to reach the remote and which keys this process holds.
@@ -116,7 +118,8 @@ pub enum RemoteError {
 pub struct RemoteConfig {
     /// `redis://[user:password@]host:port/db` (or `redis+unix://`).
     pub url: String,
-    /// Connecting, and each read or write.
+    /// One exchange as a whole: connecting (when needed), one command or
+    /// pipeline, and every byte of its replies.
     pub timeout: Duration,
     /// How long a process waits at exit for its queued writes.
     pub flush_timeout: Duration,
@@ -188,10 +191,7 @@ impl RemoteConfig {
 
 /// `url` without its password (for messages).
 fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => format!("{}://…@{}", &url[..s], &url[at + 1..]),
-        _ => url.to_owned(),
-    }
+    wire::shown(url)
 }
 
 /// A queued write: a framed entry to sign and store under its name.
@@ -204,32 +204,49 @@ struct Job {
 /// What the writer thread shares with the process.
 struct Shared {
     url: String,
-    client: redis::Client,
+    endpoint: Endpoint,
     timeout: Duration,
     off: AtomicBool,
+    /// The reader's and the writer's connections, to end their exchanges
+    /// in flight when the remote is switched off.
+    hangups: Mutex<[Option<Hangup>; 2]>,
     /// Queued writes not finished yet.
     pending: Mutex<usize>,
     drained: Condvar,
 }
 
+/// Which of [`Shared::hangups`].
+const READER: usize = 0;
+const WRITER: usize = 1;
+
 impl Shared {
     /// Switches the remote off for the rest of the process; the first time
-    /// with one warning.
-    fn switch_off(&self, why: &str) {
-        if !self.off.swap(true, Ordering::AcqRel) {
-            tracing::warn!("remote cache {} is off for the rest of this process: {why}", self.url);
+    /// with one warning, and every exchange in flight ended. True when
+    /// this call switched it off (false: it was off already, and `why` is
+    /// most likely the end of an exchange cut short by that).
+    fn switch_off(&self, why: &WireError) -> bool {
+        if self.off.swap(true, Ordering::AcqRel) {
+            return false;
         }
+        tracing::warn!("remote cache off for the rest of this process: {why}");
+        let hangups = std::mem::take(&mut *self.hangups.lock().unwrap_or_else(|e| e.into_inner()));
+        for h in hangups.iter().flatten() {
+            h.hang_up();
+        }
+        true
     }
 
     fn is_off(&self) -> bool {
         self.off.load(Ordering::Acquire)
     }
 
-    /// A connection with the read and write timeouts set.
-    fn connect(&self) -> redis::RedisResult<redis::Connection> {
-        let con = self.client.get_connection_with_timeout(self.timeout)?;
-        con.set_read_timeout(Some(self.timeout))?;
-        con.set_write_timeout(Some(self.timeout))?;
+    /// A connection, within `d`; registered under `role` (to be ended if
+    /// the remote is switched off), unless `role` is `None`.
+    fn connect(&self, d: Deadline, role: Option<usize>) -> Result<Connection, WireError> {
+        let con = Connection::open(&self.endpoint, d)?;
+        if let Some(role) = role {
+            self.hangups.lock().unwrap_or_else(|e| e.into_inner())[role] = con.hangup();
+        }
         Ok(con)
     }
 
@@ -249,7 +266,7 @@ pub struct Remote {
     flush_timeout: Duration,
     verifier: VerifyingKey,
     signer: Option<Arc<SigningKey>>,
-    reader: Mutex<Option<redis::Connection>>,
+    reader: Mutex<Option<Connection>>,
     writer: Mutex<Option<SyncSender<Job>>>,
 }
 
@@ -278,6 +295,16 @@ pub(crate) enum Fetched {
     Off,
 }
 
+/// `GETRANGE name 0 bound`: at most `bound + 1` bytes.
+fn getrange(out: &mut Vec<u8>, name: &str, bound: u64) {
+    encode(out, &[b"GETRANGE", name.as_bytes(), b"0", bound.to_string().as_bytes()]);
+}
+
+/// A batch of [`Remote::put_now`] holds at most this many entries …
+const PUT_BATCH: usize = 64;
+/// … and at most this many bytes (or one entry).
+const PUT_BATCH_BYTES: u64 = 4 << 20;
+
 impl Remote {
     /// A remote for `config`. Parses the address; connects nothing (the
     /// first lookup does).
@@ -291,16 +318,17 @@ impl Remote {
                     .into(),
             });
         }
-        let client = redis::Client::open(config.url.as_str()).map_err(|e| RemoteError::Setting {
+        let endpoint = Endpoint::parse(&config.url).map_err(|reason| RemoteError::Setting {
             var: "RELOK_REMOTE",
             value: url.clone(),
-            reason: e.to_string(),
+            reason,
         })?;
         let shared = Shared {
-            url,
-            client,
+            url: endpoint.shown().to_owned(),
+            endpoint,
             timeout: config.timeout,
             off: AtomicBool::new(false),
+            hangups: Mutex::default(),
             pending: Mutex::new(0),
             drained: Condvar::new(),
         };
@@ -344,94 +372,117 @@ impl Remote {
         self.flush_timeout
     }
 
+    /// The time limit of one exchange.
+    pub fn timeout(&self) -> Duration {
+        self.shared.timeout
+    }
+
+    /// `Failed` after switching the remote off for `e`; `Off` when it was
+    /// off already (another thread's failure cut this exchange short).
+    fn fail(&self, e: &WireError) -> Fetched {
+        if self.shared.switch_off(e) { Fetched::Failed } else { Fetched::Off }
+    }
+
     /// Reads at most `bound + 1` bytes of `name`'s value (GETRANGE: one
-    /// round trip, bounded before it starts).
+    /// round trip, bounded before it starts; a longer reply is refused
+    /// unread), connecting first if needed, all within one timeout.
     pub(crate) fn fetch(&self, name: &str, bound: u64) -> Fetched {
-        let mut slot = match self.connected_reader() {
+        let d = Deadline::after(self.shared.timeout);
+        let mut slot = match self.connected_reader(d) {
             Ok(slot) => slot,
             Err(why) => return why,
         };
         let Some(con) = slot.as_mut() else { return Fetched::Off };
-        let end = i64::try_from(bound).unwrap_or(i64::MAX);
-        let fetched = self.fetched(redis::cmd("GETRANGE").arg(name).arg(0).arg(end).query(con));
-        if matches!(fetched, Fetched::Failed) {
+        let mut cmd = Vec::new();
+        getrange(&mut cmd, name, bound);
+        let fetched = match con.send(&cmd, d).and_then(|()| con.reply(bound.saturating_add(1), d)) {
+            Ok(reply) => self.fetched(con, reply),
+            Err(e) => self.fail(&e),
+        };
+        if matches!(fetched, Fetched::Failed | Fetched::Off) {
             *slot = None;
         }
         fetched
     }
 
-    /// The reader's connection, locked, connected first if it was not:
-    /// `Off` when the remote is off (checked after the lock: another thread
-    /// may have switched it off meanwhile), `Failed` when connecting fails
-    /// (which switches it off).
-    fn connected_reader(&self) -> Result<std::sync::MutexGuard<'_, Option<redis::Connection>>, Fetched> {
+    /// The reader's connection, locked, connected first (within `d`) if it
+    /// was not: `Off` when the remote is off (checked after the lock:
+    /// another thread may have switched it off meanwhile), `Failed` when
+    /// connecting fails (which switches it off).
+    fn connected_reader(&self, d: Deadline) -> Result<std::sync::MutexGuard<'_, Option<Connection>>, Fetched> {
         let mut slot = self.reader.lock().unwrap_or_else(|e| e.into_inner());
         if self.shared.is_off() {
             return Err(Fetched::Off);
         }
         if slot.is_none() {
-            match self.shared.connect() {
+            match self.shared.connect(d, Some(READER)) {
                 Ok(c) => *slot = Some(c),
-                Err(e) => {
-                    self.shared.switch_off(&format!("cannot connect: {e}"));
-                    return Err(Fetched::Failed);
-                }
+                Err(e) => return Err(self.fail(&e)),
             }
         }
         Ok(slot)
     }
 
-    /// What one GETRANGE reply means; an error other than a wrong type
-    /// switches the remote off.
-    fn fetched(&self, reply: redis::RedisResult<Vec<u8>>) -> Fetched {
+    /// What one GETRANGE reply means; a reply other than a string or a
+    /// wrong type switches the remote off.
+    fn fetched(&self, con: &Connection, reply: Reply) -> Fetched {
         match reply {
-            Ok(v) if v.is_empty() => Fetched::Absent,
-            Ok(v) => Fetched::Value(v),
-            Err(e) if e.code() == Some("WRONGTYPE") => Fetched::WrongType,
-            Err(e) => {
-                self.shared.switch_off(&e.to_string());
-                Fetched::Failed
+            Reply::Bulk(v) if v.is_empty() => Fetched::Absent,
+            Reply::Bulk(v) => Fetched::Value(v),
+            Reply::Nil => Fetched::Absent,
+            Reply::Error(e) if e.starts_with("WRONGTYPE") => Fetched::WrongType,
+            Reply::Error(message) => {
+                self.fail(&WireError::Refused { url: self.shared.url.clone(), command: "GETRANGE".into(), message })
             }
+            other => self.fail(&con.unexpected(&other, "a bulk string")),
         }
     }
 
-    /// [`Remote::fetch`] of many names in one round trip (a pipeline).
-    pub(crate) fn fetch_many(&self, names: &[String], bound: u64) -> Vec<Fetched> {
-        let failed = |first: Fetched| {
-            let mut v = vec![first];
-            v.extend(names.iter().skip(1).map(|_| Fetched::Off));
-            v.truncate(names.len());
-            v
-        };
+    /// [`Remote::fetch`] of many names in one round trip (a pipeline, one
+    /// timeout for the whole of it); each reply is handed to `each` (with
+    /// its index) as it arrives, so only one is held at a time.
+    pub(crate) fn fetch_many(&self, names: &[String], bound: u64, mut each: impl FnMut(usize, Fetched)) {
         if names.is_empty() {
-            return Vec::new();
+            return;
         }
-        let mut slot = match self.connected_reader() {
-            Ok(slot) => slot,
-            Err(why) => return failed(why),
-        };
-        let Some(con) = slot.as_mut() else { return failed(Fetched::Off) };
-        let end = i64::try_from(bound).unwrap_or(i64::MAX);
-        let mut pipe = redis::pipe();
-        pipe.ignore_errors();
-        for n in names {
-            pipe.cmd("GETRANGE").arg(n).arg(0).arg(end);
-        }
-        // Each reply on its own: a value of the wrong type is that name's
-        // rejection; any other error, or a connection failure, the remote's.
-        let replies = match pipe.query::<Vec<redis::RedisResult<Vec<u8>>>>(con) {
-            Ok(r) if r.len() == names.len() => r,
-            other => {
-                *slot = None;
-                let why = match other {
-                    Err(e) => e.to_string(),
-                    Ok(_) => "a pipeline's replies did not match its commands".into(),
-                };
-                self.shared.switch_off(&why);
-                return failed(Fetched::Failed);
+        let d = Deadline::after(self.shared.timeout);
+        let rest_off = |from: usize, each: &mut dyn FnMut(usize, Fetched)| {
+            for i in from..names.len() {
+                each(i, Fetched::Off);
             }
         };
-        replies.into_iter().map(|reply| self.fetched(reply)).collect()
+        let mut slot = match self.connected_reader(d) {
+            Ok(slot) => slot,
+            Err(why) => {
+                each(0, why);
+                return rest_off(1, &mut each);
+            }
+        };
+        let Some(con) = slot.as_mut() else { return rest_off(0, &mut each) };
+        let mut cmds = Vec::new();
+        for n in names {
+            getrange(&mut cmds, n, bound);
+        }
+        if let Err(e) = con.send(&cmds, d) {
+            *slot = None;
+            each(0, self.fail(&e));
+            return rest_off(1, &mut each);
+        }
+        // Each reply on its own: a value of the wrong type is that name's
+        // rejection; any other error, or a connection failure, the
+        // remote's (and the rest are not read).
+        for i in 0..names.len() {
+            let fetched = match con.reply(bound.saturating_add(1), d) {
+                Ok(reply) => self.fetched(con, reply),
+                Err(e) => self.fail(&e),
+            };
+            let failed = matches!(fetched, Fetched::Failed | Fetched::Off);
+            each(i, fetched);
+            if failed {
+                *slot = None;
+                return rest_off(i + 1, &mut each);
+            }
+        }
     }
 
     /// Queues `entry` (framed) to be signed and written under `name` by the
@@ -486,67 +537,98 @@ impl Remote {
     }
 
     /// Signs and writes framed entries now, on a connection of its own
-    /// (`relok cache push`), pipelined in batches. Returns the bytes
-    /// written.
+    /// (`relok cache push`), pipelined in batches (at most 64 entries and
+    /// 4 MiB, or one larger entry), each batch one exchange within the
+    /// timeout. Returns the bytes written.
     pub fn put_now(&self, items: &[(String, Vec<u8>)]) -> Result<u64, RemoteError> {
         let signer = self.signer.as_ref().ok_or(RemoteError::ReadOnly)?;
-        let fail = |e: redis::RedisError| RemoteError::Redis { url: self.shared.url.clone(), reason: e.to_string() };
-        let mut con = self.shared.connect().map_err(fail)?;
+        let mut con: Option<Connection> = None;
         let mut bytes = 0;
-        for batch in items.chunks(64) {
-            let mut pipe = redis::pipe();
+        let mut rest = items;
+        while !rest.is_empty() {
+            let mut n = 0;
+            let mut size = 0;
+            while n < rest.len() && n < PUT_BATCH && (n == 0 || size + rest[n].1.len() as u64 <= PUT_BATCH_BYTES) {
+                size += rest[n].1.len() as u64;
+                n += 1;
+            }
+            let (batch, after) = rest.split_at(n);
+            rest = after;
+            let d = Deadline::after(self.shared.timeout);
+            let c = match &mut con {
+                Some(c) => c,
+                None => con.insert(self.shared.connect(d, None)?),
+            };
+            let mut cmds = Vec::new();
             for (name, entry) in batch {
                 let value = signed::seal(signer, name, entry);
                 bytes += value.len() as u64;
-                pipe.cmd("SET").arg(name).arg(value).ignore();
+                encode(&mut cmds, &[b"SET", name.as_bytes(), &value]);
             }
-            pipe.query::<()>(&mut con).map_err(fail)?;
+            c.send(&cmds, d)?;
+            for _ in batch {
+                c.expect_ok("SET", d)?;
+            }
         }
         Ok(bytes)
     }
 
-    /// Runs `cmd` on a connection of its own and returns its reply as
-    /// text (`INFO`, `DBSIZE`: for reports and benchmarks).
+    /// Runs `cmd` on a connection of its own, within the timeout, and
+    /// returns its reply as text (`INFO`, `DBSIZE`: for reports and
+    /// benchmarks; at most 1 MiB).
     pub fn query_text(&self, cmd: &[&str]) -> Result<String, RemoteError> {
-        let fail = |e: redis::RedisError| RemoteError::Redis { url: self.shared.url.clone(), reason: e.to_string() };
-        let mut con = self.shared.connect().map_err(fail)?;
-        let mut c = redis::Cmd::new();
-        for a in cmd {
-            c.arg(*a);
-        }
-        let v: redis::Value = c.query(&mut con).map_err(fail)?;
-        Ok(match v {
-            redis::Value::Int(n) => n.to_string(),
-            redis::Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned(),
-            redis::Value::SimpleString(s) | redis::Value::VerbatimString { text: s, .. } => s,
-            other => format!("{other:?}"),
+        let d = Deadline::after(self.shared.timeout);
+        let mut con = self.shared.connect(d, None)?;
+        let mut c = Vec::new();
+        encode(&mut c, &cmd.iter().map(|a| a.as_bytes()).collect::<Vec<_>>());
+        con.send(&c, d)?;
+        Ok(match con.reply(1 << 20, d)? {
+            Reply::Int(n) => n.to_string(),
+            Reply::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+            Reply::Status(s) => s,
+            Reply::Nil => "(nil)".into(),
+            Reply::Error(message) => {
+                let command = cmd.first().copied().unwrap_or_default().to_owned();
+                return Err(WireError::Refused { url: self.shared.url.clone(), command, message }.into());
+            }
         })
     }
+}
+
+/// Signs `job` and writes it on `con` (connected first, if needed), all
+/// within one timeout.
+fn write_one(shared: &Shared, con: &mut Option<Connection>, value: &[u8], name: &str) -> Result<(), WireError> {
+    let d = Deadline::after(shared.timeout);
+    let c = match con {
+        Some(c) => c,
+        None => con.insert(shared.connect(d, Some(WRITER))?),
+    };
+    let mut cmd = Vec::new();
+    encode(&mut cmd, &[b"SET", name.as_bytes(), value]);
+    c.send(&cmd, d)?;
+    c.expect_ok("SET", d)
 }
 
 /// The writer thread: signs and writes each queued entry; after a failure
 /// the remote is off and the rest are dropped (counted).
 fn write_loop(shared: &Shared, signer: &SigningKey, rx: Receiver<Job>) {
-    let mut con: Option<redis::Connection> = None;
+    let mut con: Option<Connection> = None;
     for job in rx {
         let written = if shared.is_off() {
             false
         } else {
-            let c = match con.take() {
-                Some(c) => Ok(c),
-                None => shared.connect(),
-            };
             let value = signed::seal(signer, &job.name, &job.entry);
-            match c.and_then(|mut c| redis::cmd("SET").arg(&job.name).arg(&value).query::<()>(&mut c).map(|()| c)) {
-                Ok(c) => {
-                    con = Some(c);
+            match write_one(shared, &mut con, &value, &job.name) {
+                Ok(()) => {
                     job.counters.add(RemoteCounter::Writes, 1);
                     job.counters.add(RemoteCounter::BytesWritten, value.len() as u64);
                     true
                 }
                 Err(e) => {
-                    job.counters.add(RemoteCounter::Errors, 1);
-                    shared.switch_off(&format!("a write failed: {e}"));
+                    con = None;
+                    if shared.switch_off(&e) {
+                        job.counters.add(RemoteCounter::Errors, 1);
+                    }
                     false
                 }
             }
@@ -570,6 +652,12 @@ pub(crate) struct Tier {
     served: Mutex<HashSet<Key>>,
     /// What of the counters was last appended to the store's stats log.
     pub(crate) flushed: Mutex<RemoteStats>,
+}
+
+/// The most bytes a remote value holding an entry of at most `bound` bytes
+/// has: the entry and its signature block.
+fn value_bound(bound: u64) -> u64 {
+    bound.saturating_add(signed::HEADER as u64)
 }
 
 /// What [`Tier::get`] found.
@@ -598,9 +686,11 @@ impl Tier {
     }
 
     /// Looks `key` up; `check` checks the framed entry (kind, identity,
-    /// key, checksum) and says why it is not valid. At most `bound` bytes.
+    /// key, checksum) and says why it is not valid. At most `bound` bytes
+    /// of entry (and its signature block).
     pub(crate) fn get(&self, key: Key, bound: u64, check: impl Fn(Key, &[u8]) -> Result<(), String>) -> TierLookup {
         let name = self.name(key);
+        let bound = value_bound(bound);
         let start = Instant::now();
         let fetched = self.remote.fetch(&name, bound);
         self.counters.add(RemoteCounter::GetUs, start.elapsed().as_micros() as u64);
@@ -616,10 +706,14 @@ impl Tier {
         check: impl Fn(Key, &[u8]) -> Result<(), String>,
     ) -> Vec<TierLookup> {
         let names: Vec<String> = keys.iter().map(|&k| self.name(k)).collect();
+        let bound = value_bound(bound);
         let start = Instant::now();
-        let fetched = self.remote.fetch_many(&names, bound);
+        // Judged as each reply arrives: a rejected value is dropped before
+        // the next one is read.
+        let mut found = Vec::with_capacity(keys.len());
+        self.remote.fetch_many(&names, bound, |i, f| found.push(self.judge(keys[i], &names[i], f, bound, &check)));
         self.counters.add(RemoteCounter::GetUs, start.elapsed().as_micros() as u64);
-        keys.iter().zip(&names).zip(fetched).map(|((&k, n), f)| self.judge(k, n, f, bound, &check)).collect()
+        found
     }
 
     /// What a fetched value is worth: verified, counted.
