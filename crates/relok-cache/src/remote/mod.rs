@@ -79,13 +79,15 @@ pub enum RemoteError {
         /// What is wrong.
         reason: String,
     },
-    /// A key file could not be read or written, or holds no key.
-    #[error("key file {path}: {reason}")]
+    /// A key file could not be read or written, is not one relok trusts
+    /// (another user could change it: see [`keys`]), or holds no Ed25519
+    /// key.
+    #[error("key file {}: {problem}", .path.display())]
     KeyFile {
         /// The file.
         path: PathBuf,
         /// What is wrong.
-        reason: String,
+        problem: keys::KeyProblem,
     },
     /// Both keys are configured and are not one pair.
     #[error("RELOK_REMOTE_SIGNING_KEY ({signing}) and RELOK_REMOTE_PUBLIC_KEY ({public}) are not one key pair")]
