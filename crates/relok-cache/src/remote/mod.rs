@@ -160,7 +160,8 @@ impl RemoteConfig {
     /// (`RELOK_REMOTE_SIGNING_KEY`, `RELOK_REMOTE_PUBLIC_KEY`: paths; the
     /// public key is derived from the signing key when only that is given)
     /// and the timeouts (`RELOK_REMOTE_TIMEOUT_MS`,
-    /// `RELOK_REMOTE_FLUSH_MS`).
+    /// `RELOK_REMOTE_FLUSH_MS`). A key file another user could change, or
+    /// that is not an Ed25519 key, is an error ([`keys`]).
     pub fn from_env() -> Result<Option<RemoteConfig>, RemoteError> {
         let url = match std::env::var("RELOK_REMOTE") {
             Ok(u) if !u.trim().is_empty() => u.trim().to_owned(),
