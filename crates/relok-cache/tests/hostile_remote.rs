@@ -202,6 +202,23 @@ fn a_timeout_says_how_long_and_where() {
     assert_eq!(e, format!("timed out after 250 ms talking to {}", h.url()));
 }
 
+/// A pull's pipeline (64 GETRANGEs in one round trip) is one exchange:
+/// one timeout for all of it, then the rest are not looked up.
+#[test]
+fn a_pull_pays_one_timeout_for_its_pipeline() {
+    for way in [Way::Silent, Way::Drip, Way::Huge, Way::Garbage] {
+        let h = Hostile::start(way);
+        let t = tempfile::tempdir().unwrap();
+        let s = store(t.path(), &remote(&h.url(), false));
+        let keys: Vec<Key> = (0..200).map(key).collect();
+        let start = Instant::now();
+        let p = s.pull(&keys);
+        let took = start.elapsed();
+        assert!(took < TIMEOUT + MARGIN, "{way:?}: {took:?}");
+        assert_eq!((p.local, p.fetched, p.errors), (0, 0, 1), "{way:?}: {p:?}");
+    }
+}
+
 /// A writer against a silent server: its first write times out, the rest
 /// are dropped, and the flush at exit does not wait again.
 #[test]

@@ -8,7 +8,9 @@
 //! [`Deadline`]: before each read or write the socket's timeout is set to
 //! what is left of it, so a server that answers nothing, or one byte at a
 //! time, or accepts a connection and never reads, costs at most the
-//! timeout, never a timeout per read.
+//! timeout, never a timeout per read. (A Unix socket's connect is not
+//! bounded: it is local, and returns at once unless the server's backlog
+//! is full.)
 //!
 //! A reply is bounded before it is read: a bulk string's length header is
 //! checked against the limit the caller gives (a GETRANGE's own bound) and
