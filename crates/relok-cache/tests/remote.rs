@@ -287,3 +287,27 @@ fn a_read_only_redis_user_cannot_write_even_with_the_key() {
     assert!(s.remote().unwrap().is_off());
     assert!(server.keys().is_empty(), "{:?}", server.keys());
 }
+
+/// An entry at the reader's cap is read (its value is the entry and the
+/// 82-byte signature block: a GETRANGE bounded by the cap alone cut it);
+/// one above the cap is rejected unread.
+#[test]
+fn an_entry_at_the_cap_is_read_and_one_above_rejected() {
+    let Some(server) = RedisServer::start("an_entry_at_the_cap_is_read_and_one_above_rejected") else { return };
+    let t = tempfile::tempdir().unwrap();
+    let k = signing(1);
+    let cap = 4096u64;
+    let framed = |n: usize| entry::encode(Kind::Artifact, ID, key(0), &vec![0; n]).len() as u64;
+    let at_cap = (0..cap as usize).rev().find(|&n| framed(n) <= cap).unwrap();
+    assert_eq!(framed(at_cap), cap);
+    let w = store(&t.path().join("w"), ID, &remote(&server.url(), &k, true));
+    w.put(key(1), &vec![1; at_cap]).unwrap();
+    w.put(key(2), &vec![2; at_cap + 1]).unwrap();
+    drop(w);
+    let config = StoreConfig { max_bytes: cap, ..StoreConfig::artifacts(t.path().join("r"), ID) };
+    let r = Store::open(config).unwrap().with_remote(remote(&server.url(), &k, false));
+    assert!(r.get(key(1)) == Lookup::Hit(vec![1; at_cap]), "the entry at the cap was not read");
+    assert_eq!(r.get(key(2)), Lookup::Miss);
+    let st = r.remote_stats();
+    assert_eq!((st.hits, st.rejected, st.errors), (1, 1, 0), "{st:?}");
+}

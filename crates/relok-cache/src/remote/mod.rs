@@ -747,7 +747,8 @@ impl Tier {
             }
             Fetched::WrongType => reject("not a string value".into()),
             Fetched::Value(v) if v.len() as u64 > bound => {
-                reject(format!("larger than this store's cap of {bound} bytes"))
+                let cap = bound.saturating_sub(signed::HEADER as u64);
+                reject(format!("larger than this store's cap of {cap} bytes (and the signature block)"))
             }
             Fetched::Value(v) => match signed::open(&self.remote.verifier, name, &v) {
                 Err(e) => reject(e.to_string()),
