@@ -234,7 +234,9 @@ impl Endpoint {
                 "" => 0,
                 d => d.parse::<u64>().map_err(|_| format!("database {d:?} is not a number"))?,
             };
+            // An empty user or password is none (`redis://:pw@h`, `redis://u:@h`).
             let user = user.filter(|u| !u.is_empty());
+            let password = password.filter(|p| !p.is_empty());
             Ok(Endpoint { place: Place::Tcp { host: host.to_owned(), port }, user, password, db, shown: shown(url) })
         } else if let Some(rest) = url.strip_prefix("redis+unix://").or_else(|| url.strip_prefix("unix://")) {
             let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
@@ -639,6 +641,8 @@ mod tests {
         let e = Endpoint::parse("redis://:secret@[::1]/").unwrap();
         assert!(matches!(&e.place, Place::Tcp { host, port: 6379 } if host == "::1"));
         assert_eq!((e.user.as_deref(), e.password.as_deref(), e.db), (None, Some("secret"), 0));
+        let e = Endpoint::parse("redis://u:@h").unwrap();
+        assert_eq!((e.user.as_deref(), e.password.as_deref(), e.db), (Some("u"), None, 0));
         let e = Endpoint::parse("redis+unix:///run/redis.sock?db=2&pass=sekrit").unwrap();
         assert!(matches!(&e.place, Place::Unix(p) if p == std::path::Path::new("/run/redis.sock")));
         assert_eq!((e.db, e.password.as_deref()), (2, Some("sekrit")));
