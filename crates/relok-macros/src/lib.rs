@@ -14,9 +14,12 @@
 //!
 //! - [`kernel`] turns `fn name(params)` into `mod name` with `launch`
 //!   (typed after the parameters), `program` and the definition `DEF`;
-//! - [`device`] turns `fn name` into two hidden functions: one defines the
-//!   IR device function in a module (callees first), one stages a call;
-//! - [`host`] keeps the static and adds its companion, naming it by path.
+//! - [`device`] turns `fn name` into a hidden `enum name {}` (the type
+//!   namespace, so a call `name(x)` resolves as Rust resolves `name`)
+//!   whose `impl` defines the IR device function in a module (callees
+//!   first; its IR name is its mangled path) and stages a call;
+//! - [`host`] keeps the static and adds its companion, naming it by path,
+//!   reached through a hidden `enum NAME {}` of the same name.
 
 mod translate;
 
@@ -427,7 +430,15 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
         },
     };
     let name = &f.sig.ident;
-    let name_str = name.to_string();
+    let name_str = name.unraw().to_string();
+    if translate::is_builtin_name(&name_str) {
+        errors.push(syn::Error::new(
+            name.span(),
+            format!(
+                "`{name_str}` is a kernel builtin: a kernel's `{name_str}()` always means the builtin, so a device function of that name could never be called; rename it"
+            ),
+        ));
+    }
     let vis = &f.vis;
     let kind = if generic.is_some() {
         FnKind::Inline { returns: ret.is_some() }
@@ -443,64 +454,99 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     errors.append(&mut t.errors);
     let callees = t.callee_defs();
     let declare = declare_params(&params);
-    let define = format_ident!("__relok_device_{}", name);
-    let call = format_ident!("__relok_call_{}", name);
     let ret_dsl = match &ret {
         Some(t) => quote!(::relok::__kernel::Val<#t>),
         None => quote!(()),
     };
     let call_params = params.iter().map(|(n, k)| {
-        let ty = k.dsl_type();
-        quote!(#n: #ty)
+        let ty = k.call_type();
+        quote_spanned!(n.span()=> #n: #ty)
     });
+    let converts: Vec<Tokens> = params
+        .iter()
+        .map(|(n, k)| {
+            let c = k.convert(n);
+            quote!(let #n = #c;)
+        })
+        .collect();
     let pushes = params.iter().map(|(n, _)| quote!(::relok::__kernel::push(&mut __args, #n);));
     let errs = errors_tokens(&errors);
     let cfgs: Vec<_> = f.attrs.iter().filter(|a| a.path().is_ident("cfg") || a.path().is_ident("cfg_attr")).collect();
+    // The function's staged twin lives in the type namespace under its
+    // own name (`enum f {}` with the definer and the caller in its
+    // `impl`): a call `f(x)` is `f::__relok_call(…)`, resolved by rustc
+    // as `f` is (imports, paths); a function that is not a device
+    // function is reported by its own name. Its IR function is named by
+    // its path (`relok::__kernel::device_name`), unique per module.
+    let item = quote! {
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis enum #name {}
+    };
     if let Some(g) = generic {
         // Generic: staged into each caller (its type parameters are the
         // caller's), so no IR function; its callees are defined up front.
         let decl = g.decl;
         return quote! {
             #errs
-            #(#cfgs)*
-            #[doc(hidden)]
-            #[allow(non_snake_case, clippy::all)]
-            #vis fn #define(__m: &mut ::relok::__kernel::ModuleCx) -> ::relok::__kernel::FuncId {
-                #callees
-                __m.inline(#name_str)
-            }
+            #item
 
             #(#cfgs)*
-            #[doc(hidden)]
-            #[allow(non_snake_case, unused_variables, unused_mut, unused_braces, unreachable_code, clippy::all)]
-            #vis fn #call #decl (__cx: &mut ::relok::__kernel::Cx<'_>, __f: ::relok::__kernel::FuncId, #(#call_params),*) -> #ret_dsl {
-                #body
+            #[allow(non_snake_case, dead_code, clippy::all)]
+            impl #name {
+                #[doc(hidden)]
+                pub const __RELOK_PATH: &'static str = concat!(module_path!(), "::", #name_str);
+
+                #[doc(hidden)]
+                pub fn __relok_define(__m: &mut ::relok::__kernel::ModuleCx) -> ::relok::__kernel::FuncId {
+                    if let ::std::option::Option::Some(id) = __m.enter(Self::__RELOK_PATH) {
+                        return id;
+                    }
+                    #callees
+                    __m.inline(Self::__RELOK_PATH)
+                }
+
+                #[doc(hidden)]
+                #[allow(unused_variables, unused_mut, unused_braces, unreachable_code)]
+                pub fn __relok_call #decl (__cx: &mut ::relok::__kernel::Cx<'_>, #(#call_params),*) -> #ret_dsl {
+                    #(#converts)*
+                    #body
+                }
             }
         };
     }
     quote! {
         #errs
-        #(#cfgs)*
-        #[doc(hidden)]
-        #[allow(non_snake_case, unused_variables, unused_mut, unused_braces, unreachable_code, clippy::all)]
-        #vis fn #define(__m: &mut ::relok::__kernel::ModuleCx) -> ::relok::__kernel::FuncId {
-            if let ::std::option::Option::Some(id) = __m.enter(#name_str) {
-                return id;
-            }
-            #callees
-            __m.device::<#ret_dsl>(#name_str, |__cx| {
-                #declare
-                #body
-            })
-        }
+        #item
 
         #(#cfgs)*
-        #[doc(hidden)]
-        #[allow(non_snake_case, clippy::all)]
-        #vis fn #call(__cx: &mut ::relok::__kernel::Cx<'_>, __f: ::relok::__kernel::FuncId, #(#call_params),*) -> #ret_dsl {
-            let mut __args = ::std::vec::Vec::new();
-            #(#pushes)*
-            __cx.call(__f, __args)
+        #[allow(non_snake_case, dead_code, clippy::all)]
+        impl #name {
+            #[doc(hidden)]
+            pub const __RELOK_PATH: &'static str = concat!(module_path!(), "::", #name_str);
+
+            #[doc(hidden)]
+            #[allow(unused_variables, unused_mut, unused_braces, unreachable_code)]
+            pub fn __relok_define(__m: &mut ::relok::__kernel::ModuleCx) -> ::relok::__kernel::FuncId {
+                if let ::std::option::Option::Some(id) = __m.enter(Self::__RELOK_PATH) {
+                    return id;
+                }
+                #callees
+                __m.device::<#ret_dsl>(Self::__RELOK_PATH, |__cx| {
+                    #declare
+                    #body
+                })
+            }
+
+            #[doc(hidden)]
+            pub fn __relok_call(__cx: &mut ::relok::__kernel::Cx<'_>, #(#call_params),*) -> #ret_dsl {
+                #(#converts)*
+                let __f = __cx.func(Self::__RELOK_PATH);
+                let mut __args = ::std::vec::Vec::new();
+                #(#pushes)*
+                __cx.call(__f, __args)
+            }
         }
     }
 }
@@ -539,17 +585,39 @@ fn host_static(attr: Tokens, item: Tokens) -> Tokens {
     let name = &s.ident;
     let ty = &s.ty;
     let vis = &s.vis;
-    let companion = format_ident!("__RELOK_HOST_{}", name);
+    let companion = format_ident!("__RELOK_HOST_{}", name.unraw());
+    let name_str = name.unraw().to_string();
     let path = match explicit {
         Some(p) => quote!(#p),
-        None => quote!(concat!(module_path!(), "::", stringify!(#name))),
+        None => quote!(concat!(module_path!(), "::", #name_str)),
     };
+    let location = quote_spanned!(name.span()=> concat!(file!(), ":", line!()));
     let errs = errors_tokens(&errors);
+    let cfgs: Vec<_> = s.attrs.iter().filter(|a| a.path().is_ident("cfg") || a.path().is_ident("cfg_attr")).collect();
+    // The companion is reached through the static's name in the type
+    // namespace (`enum NAME {}`, its `impl`): a kernel's `NAME[i]` reads
+    // `NAME::__relok_host()`, so indexing a static that is not
+    // `#[relok::host]` is reported by rustc under the static's own name.
     let companion_def = if errors.is_empty() {
         quote! {
+            #(#cfgs)*
             #[doc(hidden)]
             #[allow(non_upper_case_globals)]
-            #vis static #companion: ::relok::__kernel::HostStatic<#ty> = ::relok::__kernel::HostStatic::new(#path, &#name);
+            #vis static #companion: ::relok::__kernel::HostStatic<#ty> = ::relok::__kernel::HostStatic::new(#path, #location, &#name);
+
+            #(#cfgs)*
+            #[doc(hidden)]
+            #[allow(non_camel_case_types, dead_code)]
+            #vis enum #name {}
+
+            #(#cfgs)*
+            #[allow(dead_code)]
+            impl #name {
+                #[doc(hidden)]
+                pub fn __relok_host() -> &'static ::relok::__kernel::HostStatic<#ty> {
+                    &#companion
+                }
+            }
         }
     } else {
         Tokens::new()

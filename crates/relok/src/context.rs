@@ -293,6 +293,7 @@ impl Context {
                 strategy,
                 name,
                 rust_kernels: Default::default(),
+                host_statics: Default::default(),
             }),
         }
     }

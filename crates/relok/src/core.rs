@@ -30,6 +30,10 @@ pub(crate) struct Shared {
     /// (`relok::__kernel::KernelDef`): a warm launch finds its kernel here.
     /// Without their context, which a `Kernel` here would keep alive.
     pub(crate) rust_kernels: Mutex<std::collections::HashMap<usize, Arc<LoadedKernel>>>,
+    /// The `#[relok::host]` static whose bytes each host-static cell holds
+    /// here, by the cell's name: a second static of the same identity is
+    /// refused (`Error::HostStaticConflict`), never read for the first.
+    pub(crate) host_statics: Mutex<std::collections::HashMap<String, &'static dyn crate::cells::HostObject>>,
 }
 
 /// A kernel loaded on a context's device, without the context: what the

@@ -170,9 +170,9 @@ pub enum Error {
         value: usize,
     },
     /// A [`crate::Global`] named as a cell relok writes itself, a host
-    /// static's (`relok_host__…`). It would share, and corrupt, that cell.
+    /// static's (`relok_host_…`). It would share, and corrupt, that cell.
     #[error(
-        "runtime global {name:?} is a cell relok writes itself (a host static's `relok_host__…`); choose another name"
+        "runtime global {name:?} is a cell relok writes itself (a host static's `relok_host_…`); choose another name"
     )]
     ReservedGlobal {
         /// The global's name.
@@ -199,6 +199,22 @@ pub enum Error {
         block: [u32; 3],
         /// The throwing thread.
         thread: [u32; 3],
+    },
+    /// Two different `#[relok::host]` statics with one identity (one
+    /// `name = "…"`, or one path) on one context: they would share one
+    /// device cell, and a kernel would read the other's table. Each
+    /// expands alone, so the macro cannot see the pair; the context
+    /// refuses the second when a kernel that reads it loads.
+    #[error(
+        "two #[relok::host] statics are named {identity:?} ({first} and {second}): a kernel would read one's table for the other; give them different names"
+    )]
+    HostStaticConflict {
+        /// The identity both carry.
+        identity: String,
+        /// Where the first is (`file:line`).
+        first: String,
+        /// Where the second is.
+        second: String,
     },
     /// A Rust kernel (`#[relok::kernel]`) whose IR could not be built or
     /// verified: a construct the macro let through that the IR refuses.

@@ -42,7 +42,7 @@ impl<T> Global<T> {
     /// in every kernel of a context, `.rk` kernels' `ref global name`
     /// included). Another name is an error where the global is first used
     /// (a launch, [`crate::Context::global_value`]), and so is the name of
-    /// a cell relok writes itself, a host static's `relok_host__…`
+    /// a cell relok writes itself, a host static's `relok_host_…`
     /// ([`crate::Error::ReservedGlobal`]).
     ///
     /// ```

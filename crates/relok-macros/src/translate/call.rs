@@ -3,7 +3,7 @@
 //! `#[relok::device]` functions, and Rust methods through the one table
 //! [`METHODS`] (`len`, `abs`, `min`, `max`, the math functions).
 
-use super::{Translator, is_relok_path, outer, rename_last, strip_paren};
+use super::{Translator, is_relok_path, staged_item, strip_paren};
 use crate::loc;
 use proc_macro2::TokenStream as Tokens;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -79,6 +79,13 @@ fn builtin(name: &str) -> Option<(u8, u8)> {
 }
 
 const ATOMICS: [&str; 5] = ["atomic_add", "atomic_min", "atomic_max", "atomic_exchange", "atomic_compare_exchange"];
+
+/// Whether a kernel's call `name()` (one segment) is a builtin, whatever
+/// is in scope: a device function of that name is refused at its
+/// definition (the macro cannot see which items a call's module has).
+pub fn is_builtin_name(name: &str) -> bool {
+    builtin(name).is_some() || name == "sync_threads" || name == "shared" || ATOMICS.contains(&name)
+}
 
 impl Translator {
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall) -> Tokens {
@@ -163,23 +170,25 @@ impl Translator {
         if relok_path {
             return self.refuse(fp.span(), format!("`relok::{name}` is not a kernel builtin (see docs/kernels.md)"));
         }
-        // A device function.
-        let path = outer(&fp.path);
+        // A device function: `f::__relok_call`, the staged twin
+        // `#[relok::device]` puts under `f` in the type namespace.
+        let path = self.outer(&fp.path);
         let key = path.to_token_stream().to_string();
         if !self.callees.iter().any(|(k, _, _)| *k == key) {
             let l = format_ident!("__relok_fn_{}", self.callees.len());
             self.callees.push((key, path.clone(), l));
         }
-        let call = rename_last(&path, "__relok_call_");
+        let call = staged_item(&path, "__relok_call");
         let mut lets = Tokens::new();
         let mut names = Vec::new();
         for (k, a) in c.args.iter().enumerate() {
             let v = self.expr(a);
-            let n = format_ident!("__a{}", k);
+            // Spanned at the argument: a wrong one is reported there.
+            let n = format_ident!("__a{}", k, span = a.span());
             lets.extend(quote!(let #n = #v;));
             names.push(n);
         }
-        quote_spanned!(span=> { #lets let __f = __cx.func(#name); #call(__cx, __f, #(#names),*) })
+        quote_spanned!(span=> { #lets #call(__cx, #(#names),*) })
     }
 
     fn atomic(&mut self, name: &str, c: &syn::ExprCall) -> Tokens {
@@ -194,7 +203,7 @@ impl Translator {
             && let Expr::Path(p) = strip_paren(&r.expr)
             && p.path.get_ident().is_none_or(|id| self.lookup(&id.to_string()).is_none())
         {
-            let global = outer(&p.path);
+            let global = self.outer(&p.path);
             let rest: Vec<Tokens> = c.args.iter().skip(1).map(|a| self.expr(a)).collect();
             let names: Vec<_> = (0..rest.len()).map(|k| format_ident!("__v{}", k)).collect();
             let call = match name {

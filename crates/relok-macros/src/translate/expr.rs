@@ -4,7 +4,7 @@
 //! (casts, indexing, calls, methods, `if`, `sym!`); every other
 //! expression is refused, naming what the subset has instead.
 
-use super::{Binding, Translator, outer, path_str, strip_paren};
+use super::{Binding, Translator, path_str, strip_paren};
 use proc_macro2::TokenStream as Tokens;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -14,9 +14,16 @@ impl Translator {
     /// An expression with a value.
     pub(super) fn expr(&mut self, e: &Expr) -> Tokens {
         let span = e.span();
+        if let Some(a) = super::statement::expr_attrs(e).first() {
+            return self.refuse(
+                a.path().span(),
+                "attributes on expressions are not supported in kernels: put a `#[cfg]` on a statement",
+            );
+        }
         match e {
             Expr::Lit(l) => match &l.lit {
-                syn::Lit::Int(_) | syn::Lit::Float(_) | syn::Lit::Bool(_) => quote_spanned!(span=> __cx.lit(#l)),
+                syn::Lit::Int(i) => self.int_lit(i, quote!(#l)),
+                syn::Lit::Float(_) | syn::Lit::Bool(_) => quote_spanned!(span=> __cx.lit(#l)),
                 other => self.refuse(other.span(), "only integer, float and bool literals are values in a kernel"),
             },
             Expr::Paren(p) => self.expr(&p.expr),
@@ -25,10 +32,12 @@ impl Translator {
             Expr::Binary(b) => self.binary(b),
             Expr::Unary(u) => match u.op {
                 UnOp::Neg(_) => {
-                    if let Expr::Lit(l) = strip_paren(&u.expr)
-                        && matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_))
-                    {
-                        return quote_spanned!(span=> __cx.lit(-#l));
+                    if let Expr::Lit(l) = strip_paren(&u.expr) {
+                        match &l.lit {
+                            syn::Lit::Int(i) => return self.int_lit(i, quote_spanned!(span=> -#l)),
+                            syn::Lit::Float(_) => return quote_spanned!(span=> __cx.lit(-#l)),
+                            _ => {}
+                        }
                     }
                     let a = self.expr(&u.expr);
                     quote_spanned!(span=> { let __a = #a; __cx.neg(__a) })
@@ -94,6 +103,26 @@ impl Translator {
         }
     }
 
+    /// An integer literal (`value` is it, or its negation). The device's
+    /// `usize` is 32 bits: a `usize` literal above `u32::MAX` is refused
+    /// here, an unsuffixed one that large is wrapped in `wide_lit`, which
+    /// rustc refuses for `usize` (whose type only rustc knows) with the
+    /// same reason, at the literal.
+    fn int_lit(&mut self, i: &syn::LitInt, value: Tokens) -> Tokens {
+        let span = i.span();
+        let wide = i.base10_parse::<u128>().is_ok_and(|v| v > u128::from(u32::MAX));
+        if !wide {
+            return quote_spanned!(span=> __cx.lit(#value));
+        }
+        if i.suffix() == "usize" {
+            return self.refuse(
+                span,
+                "this literal does not fit a kernel's `usize`: it is 32 bits on the device (indices and lengths are `u32`); use `u64` for wider values",
+            );
+        }
+        quote_spanned!(span=> __cx.lit(::relok::__kernel::wide_lit(#value)))
+    }
+
     fn path_value(&mut self, p: &syn::ExprPath) -> Tokens {
         if let Some(id) = p.path.get_ident() {
             match self.lookup(&id.to_string()) {
@@ -105,7 +134,7 @@ impl Translator {
             }
         }
         // A `const` of the user's: a literal.
-        let path = outer(&p.path);
+        let path = self.outer(&p.path);
         quote_spanned!(p.span()=> __cx.lit(#path))
     }
 

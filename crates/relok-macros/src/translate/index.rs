@@ -3,7 +3,7 @@
 //! bounds-checked load, and `*x.get_unchecked(i)` (no bounds check,
 //! inside `unsafe`).
 
-use super::{Binding, Translator, outer, rename_last, strip_paren};
+use super::{Binding, Translator, staged_item, strip_paren};
 use crate::loc;
 use proc_macro2::{Span, TokenStream as Tokens};
 use quote::{quote, quote_spanned};
@@ -59,8 +59,11 @@ impl Translator {
             self.refuse(p.span(), "a host static is read-only to kernels");
             return None;
         }
-        let companion = rename_last(&outer(&p.path), "__RELOK_HOST_");
-        Some(quote_spanned!(p.span()=> __cx.host(&#companion)))
+        // `#[relok::host]` puts the companion under the static's name in
+        // the type namespace: a static that is not one is reported by
+        // rustc under its own name.
+        let companion = staged_item(&self.outer(&p.path), "__relok_host");
+        Some(quote_spanned!(p.span()=> __cx.host(#companion())))
     }
 
     /// `x[i]` as a value: a bounds-checked load.

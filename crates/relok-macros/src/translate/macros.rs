@@ -1,6 +1,7 @@
 //! Macros: `panic!`, `throw!` and `unreachable!` (a throw with a
 //! literal message), `assert!` / `debug_assert!`, `assert_eq!` /
-//! `assert_ne!` (and their `debug_` forms), and `sym!` (a symbol's word).
+//! `assert_ne!` (and their `debug_` forms, staged only under
+//! `debug_assertions`), and `sym!` (a symbol's word).
 
 use super::{Translator, path_str};
 use crate::loc;
@@ -69,7 +70,8 @@ impl Translator {
                     }
                 };
                 let c = self.expr(cond);
-                quote_spanned!(span=> { let __c = #c; __cx.assert(__c, #message, #at); })
+                let t = quote_spanned!(span=> { let __c = #c; __cx.assert(__c, #message, #at); });
+                debug_only(&name, t)
             }
             "assert_eq" | "assert_ne" | "debug_assert_eq" | "debug_assert_ne" => {
                 let parsed = m.parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated);
@@ -97,7 +99,8 @@ impl Translator {
                 }
                 let (a, b) = (self.expr(&args[0]), self.expr(&args[1]));
                 let cmp = if op == "==" { quote!(eq) } else { quote!(ne) };
-                quote_spanned!(span=> { let __a = #a; let __b = #b; let __c = __cx.#cmp(__a, __b); __cx.assert(__c, #message, #at); })
+                let t = quote_spanned!(span=> { let __a = #a; let __b = #b; let __c = __cx.#cmp(__a, __b); __cx.assert(__c, #message, #at); });
+                debug_only(&name, t)
             }
             _ => self.refuse(
                 m.path.span(),
@@ -108,6 +111,13 @@ impl Translator {
             ),
         }
     }
+}
+
+/// A `debug_` assertion is staged only where the kernel's crate is
+/// built with `debug_assertions` (as Rust's `debug_assert!`: checked for
+/// types everywhere, run only there); the others always.
+fn debug_only(name: &str, staged: Tokens) -> Tokens {
+    if name.starts_with("debug_") { quote!(if ::core::cfg!(debug_assertions) #staged) } else { staged }
 }
 
 fn literal_message(tokens: &Tokens) -> syn::Result<String> {

@@ -17,7 +17,7 @@
 //! - `mod.rs`: [`Binding`], [`FnKind`], [`Translator`] (scopes, loop and
 //!   `unsafe` depth, callees, errors), [`Translator::body`] (the entry
 //!   point), [`Translator::refuse`], and the path helpers (`strip_paren`,
-//!   `outer`, `rename_last`, `path_str`, `is_relok_path`);
+//!   `outer`, `staged_item`, `path_str`, `is_relok_path`);
 //! - `types.rs`: the scalar types, kernel parameters ([`ParamKind`],
 //!   [`param_kind`], [`scalar_type`], [`with_type_params`]) and `as` casts;
 //! - `statement.rs`: blocks (with or without a value), statements, `let`
@@ -46,11 +46,12 @@ mod statement;
 mod types;
 
 use proc_macro2::{Span, TokenStream as Tokens};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 use std::collections::HashMap;
 use syn::Expr;
 use syn::spanned::Spanned;
 
+pub use call::is_builtin_name;
 pub use types::{ParamKind, param_kind, scalar_type, with_type_params};
 
 /// What a name in scope is.
@@ -112,15 +113,26 @@ impl Translator {
         self.callees.iter().map(|(_, p, _)| p).find(|p| p.get_ident().is_some_and(|id| id == name))
     }
 
-    /// `let __relok_fn_k = path::__relok_device_f(__m);` for each callee.
+    /// `path::__relok_define(__m);` for each callee (callees first: a
+    /// call finds its callee by path).
     pub fn callee_defs(&self) -> Tokens {
         self.callees
             .iter()
             .map(|(_, path, _)| {
-                let define = rename_last(path, "__relok_device_");
+                let define = staged_item(path, "__relok_define");
                 quote_spanned!(path.span()=> #define(__m);)
             })
             .collect()
+    }
+
+    /// A path written in the function, as seen from where its staged
+    /// body is: a kernel's body is one module down ([`outer`]), a device
+    /// function's is in its own module.
+    fn outer(&self, p: &syn::Path) -> syn::Path {
+        match self.kind {
+            FnKind::Kernel => outer(p),
+            FnKind::Device { .. } | FnKind::Inline { .. } => p.clone(),
+        }
     }
 
     fn lookup(&self, name: &str) -> Option<Binding> {
@@ -198,12 +210,15 @@ fn outer(p: &syn::Path) -> syn::Path {
     p
 }
 
-/// `a::b::f` → `a::b::PREFIXf`.
-fn rename_last(p: &syn::Path, prefix: &str) -> syn::Path {
+/// `a::b::f` → `a::b::f::ITEM` (without `f`'s generic arguments): an
+/// item of the staged twin `#[relok::device]` and `#[relok::host]` put
+/// under the name in the type namespace.
+fn staged_item(p: &syn::Path, item: &str) -> syn::Path {
     let mut p = p.clone();
+    let span = p.segments.last().map_or_else(Span::call_site, |s| s.ident.span());
     if let Some(last) = p.segments.last_mut() {
-        last.ident = format_ident!("{}{}", prefix, last.ident, span = last.ident.span());
         last.arguments = syn::PathArguments::None;
     }
+    p.segments.push(syn::PathSegment::from(syn::Ident::new(item, span)));
     p
 }

@@ -1,7 +1,13 @@
 //! Statements: blocks (whose value is unused, or with a tail value),
 //! statements, `let` (a scalar `Val`, a `let mut` `Var`, a tuple, a
 //! per-thread array, a shared array) and assignments (`=` and `op=` to a
-//! `let mut`, a slice or array element, `*x.get_unchecked_mut(i)`).
+//! `let mut`, a slice or array element, `*x.get_unchecked_mut(i)`: the
+//! value first, then the place, as Rust evaluates them for primitive
+//! types).
+//!
+//! A statement's `#[cfg(…)]` / `#[cfg_attr(…)]` goes on its staged code,
+//! so rustc decides it as it would the statement: compiled out, it adds
+//! nothing to the IR.
 
 use super::call::call_name;
 use super::{Binding, Translator, is_relok_path, scalar_type, strip_paren};
@@ -36,6 +42,13 @@ impl Translator {
                     && let Stmt::Expr(e, None) = s
                     && !is_diverging_expr(e)
                 {
+                    if let Some(a) = expr_attrs(e).first() {
+                        let r = t.refuse(
+                            a.path().span(),
+                            "a block's value takes no attributes: put a `#[cfg]` on a statement",
+                        );
+                        return quote!({ #out #r });
+                    }
                     let v = t.expr(e);
                     return quote!({ #out #v });
                 }
@@ -52,14 +65,50 @@ impl Translator {
 
     fn stmt(&mut self, s: &Stmt) -> Tokens {
         match s {
-            Stmt::Local(l) => self.local(l),
+            Stmt::Local(l) => {
+                let cfg = self.cfg_attrs(&l.attrs);
+                self.local(l, &cfg)
+            }
             Stmt::Item(i) => self.refuse(i.span(), "items inside a kernel are not supported: define them outside"),
-            Stmt::Expr(e, _) => self.stmt_expr(e),
-            Stmt::Macro(m) => self.mac_stmt(&m.mac),
+            Stmt::Expr(e, _) => {
+                let mut e = e.clone();
+                let attrs = stmt_attrs_mut(&mut e).map(std::mem::take).unwrap_or_default();
+                let cfg = self.cfg_attrs(&attrs);
+                let t = self.stmt_expr(&e);
+                if cfg.is_empty() { t } else { quote!(#cfg { #t }) }
+            }
+            Stmt::Macro(m) => {
+                let cfg = self.cfg_attrs(&m.attrs);
+                let t = self.mac_stmt(&m.mac);
+                if cfg.is_empty() { t } else { quote!(#cfg { #t }) }
+            }
         }
     }
 
-    fn local(&mut self, l: &syn::Local) -> Tokens {
+    /// A statement's attributes for its staged code: `cfg` and
+    /// `cfg_attr` as written (rustc evaluates them); lint levels and tool
+    /// attributes (`rustfmt::skip`) dropped, as they mean nothing to the
+    /// staged code; anything else refused.
+    fn cfg_attrs(&mut self, attrs: &[syn::Attribute]) -> Tokens {
+        let mut out = Tokens::new();
+        for a in attrs {
+            let path = a.path();
+            if path.is_ident("cfg") || path.is_ident("cfg_attr") {
+                out.extend(quote!(#a));
+            } else if ["allow", "expect", "warn", "deny", "forbid"].iter().any(|l| path.is_ident(l))
+                || path.segments.len() > 1
+            {
+            } else {
+                self.refuse(
+                    a.path().span(),
+                    "only `#[cfg(…)]`, `#[cfg_attr(…)]` and lint attributes go on a kernel's statements",
+                );
+            }
+        }
+        out
+    }
+
+    fn local(&mut self, l: &syn::Local, cfg: &Tokens) -> Tokens {
         // `let (a, b) = (x, y);`: one `let` per element.
         if let (syn::Pat::Tuple(pt), Some(init)) = (&l.pat, &l.init)
             && let (Expr::Tuple(et), None) = (strip_paren(&init.expr), &init.diverge)
@@ -73,7 +122,7 @@ impl Translator {
                 let temps: Vec<_> = (0..et.elems.len()).map(|k| format_ident!("__t{}", k)).collect();
                 for (t, e) in temps.iter().zip(&et.elems) {
                     let v = self.expr(e);
-                    out.extend(quote!(let #t = #v;));
+                    out.extend(quote!(#cfg let #t = #v;));
                 }
                 for (t, p) in temps.iter().zip(&pt.elems) {
                     let one = syn::Local {
@@ -88,7 +137,7 @@ impl Translator {
                         semi_token: l.semi_token,
                     };
                     self.bind(t, Binding::Val);
-                    out.extend(self.local(&one));
+                    out.extend(self.local(&one, cfg));
                 }
                 return out;
             }
@@ -115,23 +164,52 @@ impl Translator {
         if let Some((_, e)) = &init.diverge {
             return self.refuse(e.span(), "`let … else` is not supported");
         }
+        if !cfg.is_empty() {
+            // Compiled out, the name keeps what it was bound to before;
+            // the translation knows one binding per name.
+            let now = match strip_paren(&init.expr) {
+                _ if shared_call(&init.expr).is_some() => Binding::Shared,
+                Expr::Repeat(_) | Expr::Array(_) => Binding::Array { mutable },
+                _ if mutable => Binding::Var,
+                _ => Binding::Val,
+            };
+            if self.lookup(&ident.to_string()).is_some_and(|b| b != now) {
+                return self.refuse(
+                    ident.span(),
+                    format!("a `#[cfg]`'d `let` cannot shadow `{ident}` with another kind of binding here: rename it"),
+                );
+            }
+        }
         // `let tile = shared::<f32, 256>();`
         if let Some(generics) = shared_call(&init.expr) {
+            if !matches!(self.kind, super::FnKind::Kernel) {
+                // Refused, but still bound: its uses raise no more errors.
+                self.errors.push(syn::Error::new(
+                    init.expr.span(),
+                    "only kernels declare shared arrays: declare it in the kernel (a device function takes slices)",
+                ));
+            }
             if mutable {
                 self.errors
                     .push(syn::Error::new(ident.span(), "a shared array is written through indexing: drop the `mut`"));
             }
             self.bind(&ident, Binding::Shared);
             let span = init.expr.span();
-            return quote_spanned!(span=> let #ident = __cx.shared::#generics(););
+            return quote_spanned!(span=> #cfg let #ident = __cx.shared::#generics(););
         }
         // `let mut a = [init; N];` / `let mut a = [x, y, z];`: a per-thread array.
         match strip_paren(&init.expr) {
             Expr::Repeat(r) => {
+                if let Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) = strip_paren(&r.len)
+                    && n.base10_digits() == "0"
+                {
+                    // Refused, but still bound: its uses raise no more errors.
+                    self.errors.push(syn::Error::new(n.span(), "a kernel's array has at least one element"));
+                }
                 let v = self.expr(&r.expr);
                 let n = &r.len;
                 self.bind(&ident, Binding::Array { mutable });
-                return quote_spanned!(ident.span()=> let #ident = { let __v = #v; __cx.local_array::<_, { #n }>(__v) };);
+                return quote_spanned!(ident.span()=> #cfg let #ident = { let __v = #v; __cx.local_array::<_, { #n }>(__v) };);
             }
             Expr::Array(a) => {
                 if a.elems.is_empty() {
@@ -139,7 +217,7 @@ impl Translator {
                 }
                 let vals: Vec<Tokens> = a.elems.iter().map(|e| self.expr(e)).collect();
                 self.bind(&ident, Binding::Array { mutable });
-                return quote_spanned!(ident.span()=> let #ident = { let __vals = [#(#vals),*]; __cx.local_array_of(&__vals) };);
+                return quote_spanned!(ident.span()=> #cfg let #ident = { let __vals = [#(#vals),*]; __cx.local_array_of(&__vals) };);
             }
             _ => {}
         }
@@ -154,21 +232,21 @@ impl Translator {
         };
         let v = self.expr(&init.expr);
         if ident == "_" {
-            return quote!(let _ = #v;);
+            return quote!(#cfg let _ = #v;);
         }
         if mutable {
             self.bind(&ident, Binding::Var);
             match ty_tokens {
                 Some(t) => {
-                    quote_spanned!(ident.span()=> let #ident: ::relok::__kernel::Var<#t> = { let __v = #v; __cx.var(__v) };)
+                    quote_spanned!(ident.span()=> #cfg let #ident: ::relok::__kernel::Var<#t> = { let __v = #v; __cx.var(__v) };)
                 }
-                None => quote_spanned!(ident.span()=> let #ident = { let __v = #v; __cx.var(__v) };),
+                None => quote_spanned!(ident.span()=> #cfg let #ident = { let __v = #v; __cx.var(__v) };),
             }
         } else {
             self.bind(&ident, Binding::Val);
             match ty_tokens {
-                Some(t) => quote_spanned!(ident.span()=> let #ident: ::relok::__kernel::Val<#t> = #v;),
-                None => quote_spanned!(ident.span()=> let #ident = #v;),
+                Some(t) => quote_spanned!(ident.span()=> #cfg let #ident: ::relok::__kernel::Val<#t> = #v;),
+                None => quote_spanned!(ident.span()=> #cfg let #ident = #v;),
             }
         }
     }
@@ -211,7 +289,9 @@ impl Translator {
         }
     }
 
-    /// `lhs = rhs` or `lhs op= rhs`.
+    /// `lhs = rhs` or `lhs op= rhs`: `rhs` first, then the place (its
+    /// index, its bounds check), as Rust evaluates an assignment and a
+    /// compound assignment of primitive types.
     fn assign(&mut self, lhs: &Expr, op: Option<&str>, rhs: &Expr, span: Span) -> Tokens {
         let r = self.expr(rhs);
         let combine = |old: Tokens| match op {
@@ -249,7 +329,7 @@ impl Translator {
                 let i = self.expr(&ix.index);
                 let at = loc(ix.index.span());
                 let v = combine(quote!(__cx.load(__b, __i, #at)));
-                quote!({ let __b = #base; let __i = #i; let __rhs = #r; let __n = #v; __cx.store(__b, __i, __n, #at); })
+                quote!({ let __rhs = #r; let __b = #base; let __i = #i; let __n = #v; __cx.store(__b, __i, __n, #at); })
             }
             Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => match strip_paren(&u.expr) {
                 Expr::MethodCall(m) if m.method == "get_unchecked_mut" && m.args.len() == 1 => {
@@ -264,7 +344,7 @@ impl Translator {
                     };
                     let i = self.expr(&m.args[0]);
                     let v = combine(quote!(__cx.load_unchecked(__b, __i)));
-                    quote!({ let __b = #base; let __i = #i; let __rhs = #r; let __n = #v; __cx.store_unchecked(__b, __i, __n); })
+                    quote!({ let __rhs = #r; let __b = #base; let __i = #i; let __n = #v; __cx.store_unchecked(__b, __i, __n); })
                 }
                 other => self.refuse(other.span(), "only `*x.get_unchecked_mut(i) = v` writes through `*`"),
             },
@@ -289,13 +369,57 @@ fn compound(op: &BinOp) -> Option<&'static str> {
     })
 }
 
-/// Whether a statement always leaves the block (nothing after it runs).
+/// Whether a statement always leaves the block (nothing after it runs):
+/// never one under a `#[cfg]`, which may be compiled out.
 fn diverges(s: &Stmt) -> bool {
+    let cfg =
+        |attrs: &[syn::Attribute]| attrs.iter().any(|a| a.path().is_ident("cfg") || a.path().is_ident("cfg_attr"));
     match s {
-        Stmt::Expr(e, _) => is_diverging_expr(e),
-        Stmt::Macro(m) => ["panic", "throw", "unreachable"].iter().any(|n| m.mac.path.is_ident(n)),
+        Stmt::Expr(e, _) => {
+            let mut e = e.clone();
+            !stmt_attrs_mut(&mut e).is_some_and(|a| cfg(a)) && is_diverging_expr(&e)
+        }
+        Stmt::Macro(m) => !cfg(&m.attrs) && ["panic", "throw", "unreachable"].iter().any(|n| m.mac.path.is_ident(n)),
         _ => false,
     }
+}
+
+macro_rules! each_attrs {
+    ($e:expr, $x:ident => $out:expr, $none:expr) => {
+        each_attrs!(@ $e, $x => $out, $none; Array, Assign, Async, Await, Binary, Block, Break, Call, Cast, Closure,
+            Const, Continue, Field, ForLoop, Group, If, Index, Infer, Let, Lit, Loop, Macro, Match, MethodCall, Paren,
+            Path, Range, RawAddr, Reference, Repeat, Return, Struct, Try, TryBlock, Tuple, Unary, Unsafe, While, Yield)
+    };
+    (@ $e:expr, $x:ident => $out:expr, $none:expr; $($v:ident),*) => {
+        match $e {
+            $(Expr::$v($x) => $out,)*
+            _ => $none,
+        }
+    };
+}
+
+/// An expression's outer attributes (`#[cfg(…)] x[i] = v;`).
+pub(super) fn attrs_mut(e: &mut Expr) -> Option<&mut Vec<syn::Attribute>> {
+    each_attrs!(e, x => Some(&mut x.attrs), None)
+}
+
+/// An expression statement's outer attributes: where syn puts them, on
+/// the leftmost operand of an assignment, a binary operation or a cast
+/// (`#[cfg(any())] x[i] = v;` holds its `cfg` on `x[i]`).
+fn stmt_attrs_mut(mut e: &mut Expr) -> Option<&mut Vec<syn::Attribute>> {
+    loop {
+        e = match e {
+            Expr::Assign(a) => &mut a.left,
+            Expr::Binary(b) => &mut b.left,
+            Expr::Cast(c) => &mut c.expr,
+            e => return attrs_mut(e),
+        };
+    }
+}
+
+/// [`attrs_mut`], to read.
+pub(super) fn expr_attrs(e: &Expr) -> &[syn::Attribute] {
+    each_attrs!(e, x => &x.attrs, &[])
 }
 
 fn is_diverging_expr(e: &Expr) -> bool {

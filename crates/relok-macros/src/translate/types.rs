@@ -26,8 +26,31 @@ impl ParamKind {
     pub fn dsl_type(&self) -> Tokens {
         match self {
             ParamKind::Scalar(t) => quote!(::relok::__kernel::Val<#t>),
-            ParamKind::Slice { elem, .. } => quote!(::relok::__kernel::Slice<#elem>),
+            ParamKind::Slice { elem, mutable: false } => quote!(::relok::__kernel::Slice<#elem>),
+            ParamKind::Slice { elem, mutable: true } => quote!(::relok::__kernel::SliceMut<#elem>),
             ParamKind::Symbol => quote!(::relok::__kernel::Val<::relok::__kernel::Word>),
+        }
+    }
+
+    /// The type a device function's staged call takes for the parameter:
+    /// what a Rust call of it would accept (a `&mut [T]` where `&[T]` is
+    /// expected, never a `&[T]` where `&mut [T]` is), each refusal with a
+    /// message in Rust's terms (`#[diagnostic::on_unimplemented]`).
+    pub fn call_type(&self) -> Tokens {
+        match self {
+            ParamKind::Scalar(t) => quote!(impl ::relok::__kernel::IntoVal<#t>),
+            ParamKind::Slice { elem, mutable: false } => quote!(impl ::relok::__kernel::IntoSlice<#elem>),
+            ParamKind::Slice { elem, mutable: true } => quote!(impl ::relok::__kernel::IntoSliceMut<#elem>),
+            ParamKind::Symbol => quote!(impl ::relok::__kernel::IntoVal<::relok::__kernel::Word>),
+        }
+    }
+
+    /// `n` (of [`ParamKind::call_type`]) as the staged type.
+    pub fn convert(&self, n: &syn::Ident) -> Tokens {
+        match self {
+            ParamKind::Scalar(_) | ParamKind::Symbol => quote!(::relok::__kernel::IntoVal::into_val(#n)),
+            ParamKind::Slice { mutable: false, .. } => quote!(::relok::__kernel::IntoSlice::into_slice(#n)),
+            ParamKind::Slice { mutable: true, .. } => quote!(::relok::__kernel::IntoSliceMut::into_slice_mut(#n)),
         }
     }
     /// The type `launch` takes.

@@ -4,8 +4,9 @@
 //! is loaded, however it is loaded; and the runtime globals a program
 //! declares.
 
-use crate::cells::{HostObject, global_name, is_global_name};
+use crate::cells::{HostObject, global_name, is_global_name, same_static};
 use crate::core::Shared;
+use crate::core::lock;
 use crate::error::{Error, Result};
 use relok_runtime::DeviceMemory;
 use std::sync::Arc;
@@ -40,8 +41,19 @@ impl HostUse {
 /// Writes a host static's bytes into its runtime global on `ctx`'s device
 /// (each time a context loads a kernel that reads it: the bytes of this
 /// process, whatever a stored artifact was compiled with).
-fn deliver(ctx: &Arc<Shared>, s: &dyn HostObject) -> Result<()> {
+fn deliver(ctx: &Arc<Shared>, s: &'static dyn HostObject) -> Result<()> {
     let name = global_name(s.path());
+    {
+        let mut owners = lock(&ctx.host_statics);
+        let owner = *owners.entry(name.clone()).or_insert(s);
+        if !same_static(owner, s) {
+            return Err(Error::HostStaticConflict {
+                identity: s.path().to_owned(),
+                first: owner.location().to_owned(),
+                second: s.location().to_owned(),
+            });
+        }
+    }
     let bytes = s.bytes();
     declare_global(ctx, &name, bytes.len())?;
     let cell = ctx
@@ -57,7 +69,7 @@ fn deliver(ctx: &Arc<Shared>, s: &dyn HostObject) -> Result<()> {
 
 /// [`declare_global`] for a [`crate::Global`] of the program: refused
 /// under a name of a cell relok writes itself (a host static's
-/// `relok_host__…`, [`global_name`]). The runtime library's
+/// `relok_host_…`, [`global_name`]). The runtime library's
 /// `relok_counter` stays shared on purpose.
 pub(crate) fn declare_user_global(ctx: &Shared, name: &str, bytes: usize) -> Result<()> {
     if is_global_name(name) {

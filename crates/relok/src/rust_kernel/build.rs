@@ -5,7 +5,7 @@
 
 use super::host::{HostData, HostStatic};
 use super::staged::*;
-use crate::cells::{HostObject, global_name};
+use crate::cells::{HostObject, device_name, global_name, same_static};
 use relok_ir::builder::{FunctionBuilder, ModuleBuilder};
 use relok_ir::{
     AddrSpace, AtomicOp, Axis, BinaryOp, Builtin, CmpOp, FuncId, HostRef, Op, Scalar, StmtKind, Type, UnaryOp, Value,
@@ -18,7 +18,10 @@ pub struct ModuleCx {
     pub(super) mb: ModuleBuilder,
     throw: FuncId,
     throw_with: FuncId,
+    /// The device functions defined, by Rust path.
     defined: HashMap<String, FuncId>,
+    /// The device functions being defined (their callees first), by Rust
+    /// path, outermost first: a path met again is recursion.
     building: Vec<String>,
     pub(super) globals: Vec<(&'static str, usize)>,
     pub(super) statics: Vec<&'static dyn HostObject>,
@@ -43,48 +46,66 @@ impl ModuleCx {
         }
     }
 
-    /// The device function `name` if it is already defined.
-    pub fn defined(&self, name: &str) -> Option<FuncId> {
-        self.defined.get(name).copied()
+    /// The device function at `path` if it is already defined.
+    pub fn defined(&self, path: &str) -> Option<FuncId> {
+        self.defined.get(path).copied()
     }
 
-    /// Defines a device function from its staged body; `R` is its result.
-    pub fn device<R: Ret>(&mut self, name: &str, body: impl FnOnce(&mut Cx<'_>)) -> FuncId {
-        self.building.retain(|n| n != name);
-        if let Some(id) = self.defined(name) {
+    /// Defines the device function at `path` (`module_path!()::name`;
+    /// its IR name is [`device_name`]'s, so one name in two modules is two
+    /// functions) from its staged body; `R` is its result. After an error
+    /// (recursion among its callees) the body is not staged: a generic
+    /// callee staged into itself would never end.
+    pub fn device<R: Ret>(&mut self, path: &str, body: impl FnOnce(&mut Cx<'_>)) -> FuncId {
+        self.building.retain(|n| n != path);
+        if let Some(id) = self.defined(path) {
             return id;
         }
-        let staged = stage(self.mb.device_fn(name, R::ty()), self.throw, self.throw_with, self.defined.clone(), body);
+        if !self.errors.is_empty() {
+            return self.throw;
+        }
+        let staged =
+            stage(self.mb.device_fn(device_name(path), R::ty()), self.throw, self.throw_with, self.defined.clone(), body);
         let id = self.add(staged);
-        self.defined.insert(name.to_owned(), id);
+        self.defined.insert(path.to_owned(), id);
         id
     }
 
-    /// Registers the generic device function `name`, whose body is staged
-    /// into each caller (inlined): its calls need no IR function.
-    pub fn inline(&mut self, name: &str) -> FuncId {
-        self.building.retain(|n| n != name);
-        self.defined.insert(name.to_owned(), self.throw);
+    /// Registers the generic device function at `path`, whose body is
+    /// staged into each caller (inlined): its calls need no IR function.
+    pub fn inline(&mut self, path: &str) -> FuncId {
+        self.building.retain(|n| n != path);
+        self.defined.insert(path.to_owned(), self.throw);
         self.throw
     }
 
-    /// Starts defining the device function `name` (before its callees):
-    /// `Some` when it is already defined, or when it is being defined
-    /// (recursion, recorded as an error).
-    pub fn enter(&mut self, name: &str) -> Option<FuncId> {
-        if let Some(id) = self.defined(name) {
+    /// Starts defining the device function at `path` (before its
+    /// callees): `Some` when it is already defined, or when it is being
+    /// defined — recursion, recorded as an error naming the cycle
+    /// (`recursion is not supported: a::f → b::g → a::f`).
+    pub fn enter(&mut self, path: &str) -> Option<FuncId> {
+        if let Some(id) = self.defined(path) {
             return Some(id);
         }
-        if self.building.iter().any(|n| n == name) {
-            self.errors.push(format!("device function {name} calls itself (recursion is not supported)"));
+        if let Some(at) = self.building.iter().position(|n| n == path) {
+            let mut cycle = self.building[at..].to_vec();
+            cycle.push(path.to_owned());
+            self.errors.push(format!(
+                "recursion is not supported: {} (device function calls are inlined: write a loop)",
+                cycle.join(" → ")
+            ));
             return Some(self.throw);
         }
-        self.building.push(name.to_owned());
+        self.building.push(path.to_owned());
         None
     }
 
-    /// Defines the kernel `name` from its staged body.
+    /// Defines the kernel `name` from its staged body (not staged after an
+    /// error among its callees, as [`ModuleCx::device`]).
     pub fn kernel(&mut self, name: &str, body: impl FnOnce(&mut Cx<'_>)) {
+        if !self.errors.is_empty() {
+            return;
+        }
         let staged = stage(self.mb.kernel(name), self.throw, self.throw_with, self.defined.clone(), body);
         self.add(staged);
     }
@@ -97,8 +118,10 @@ impl ModuleCx {
             }
         }
         for s in statics {
-            if !self.statics.iter().any(|t| t.path() == s.path()) {
-                self.statics.push(s);
+            match self.statics.iter().find(|t| t.path() == s.path()) {
+                None => self.statics.push(s),
+                Some(t) if same_static(*t, s) => {}
+                Some(t) => self.errors.push(conflict(*t, s)),
             }
         }
         match func {
@@ -134,13 +157,23 @@ fn stage(
     Staged { func: b.finish(), statics, globals, errors }
 }
 
+/// Two different host statics of one identity in one module.
+fn conflict(a: &dyn HostObject, b: &dyn HostObject) -> String {
+    crate::Error::HostStaticConflict {
+        identity: a.path().to_owned(),
+        first: a.location().to_owned(),
+        second: b.location().to_owned(),
+    }
+    .to_string()
+}
+
 /// One function being built (see the module docs). Every method emits IR.
 #[derive(Debug)]
 pub struct Cx<'m> {
     pub(super) b: FunctionBuilder<'m>,
     throw: FuncId,
     throw_with: FuncId,
-    /// The device functions defined before this one, by name.
+    /// The device functions defined before this one, by Rust path.
     funcs: HashMap<String, FuncId>,
     statics: Vec<&'static dyn HostObject>,
     globals: Vec<(&'static str, usize)>,
@@ -158,9 +191,9 @@ macro_rules! binary {
 }
 
 macro_rules! compare {
-    ($($name:ident => $op:ident;)*) => {$(
+    ($($name:ident: $bound:ident => $op:ident;)*) => {$(
         #[doc = concat!("`", stringify!($op), "`")]
-        pub fn $name<T: DevScalar>(&mut self, a: Val<T>, b: Val<T>) -> Val<bool> {
+        pub fn $name<T: $bound>(&mut self, a: Val<T>, b: Val<T>) -> Val<bool> {
             Val::new(self.b.op(Op::Compare(CmpOp::$op, a.v, b.v)))
         }
     )*};
@@ -182,8 +215,16 @@ impl<'m> Cx<'m> {
         P::declare(self)
     }
 
-    /// A literal.
+    /// A literal (or a `const`'s value). A `usize` above `u32::MAX` does
+    /// not fit the device's 32-bit `usize`: an error, as for a `usize`
+    /// argument (a literal is refused at compile time by the macro).
     pub fn lit<T: DevScalar>(&mut self, x: T) -> Val<T> {
+        if !x.fits() {
+            self.errors.push(
+                "a usize value above u32::MAX (a `const`?) does not fit the device's usize (32 bits: indices and lengths are u32)"
+                    .to_owned(),
+            );
+        }
         Val::new(self.b.const_bits(T::SCALAR, x.bits()))
     }
 
@@ -201,12 +242,12 @@ impl<'m> Cx<'m> {
     }
 
     compare! {
-        eq => Eq;
-        ne => Ne;
-        lt => Lt;
-        le => Le;
-        gt => Gt;
-        ge => Ge;
+        eq: DevScalar => Eq;
+        ne: DevScalar => Ne;
+        lt: Num => Lt;
+        le: Num => Le;
+        gt: Num => Gt;
+        ge: Num => Ge;
     }
 
     /// `sym!("name")`: the symbol's word (`ref :name`).
@@ -445,6 +486,7 @@ impl<'m> Cx<'m> {
 
     /// A block-shared array of `N` elements.
     pub fn shared<T: DevScalar, const N: usize>(&mut self) -> SharedArray<T> {
+        const { assert!(N > 0, "a kernel's shared array has at least one element") };
         self.locals += 1;
         let var = self.b.shared(format!("s{}", self.locals), Type::array(Type::Scalar(T::SCALAR), N as u32));
         SharedArray { var, len: N as u32, _t: PhantomData }
@@ -452,6 +494,7 @@ impl<'m> Cx<'m> {
 
     /// `[init; N]`: a per-thread array of `N` copies of `init`.
     pub fn local_array<T: DevScalar, const N: usize>(&mut self, init: Val<T>) -> LocalArray<T> {
+        const { assert!(N > 0, "a kernel's array `[v; N]` has at least one element") };
         let a = self.new_local_array::<T>(N as u32);
         let (p, _) = a.base(self);
         let zero = self.lit(0usize);
@@ -479,8 +522,13 @@ impl<'m> Cx<'m> {
 
     /// A host static's array, through its runtime global.
     pub fn host<T: HostData + Sync + std::fmt::Debug>(&mut self, s: &'static HostStatic<T>) -> HostArray<T::Elem> {
-        if !self.statics.iter().any(|t| t.path() == s.path()) {
-            self.statics.push(s);
+        match self.statics.iter().find(|t| t.path() == s.path()) {
+            None => self.statics.push(s),
+            Some(t) if same_static(*t, s) => {}
+            Some(t) => {
+                let e = conflict(*t, s);
+                self.errors.push(e);
+            }
         }
         let w = self.b.host_ref(HostRef::Global { name: global_name(s.path()), offset: 0 });
         let ptr = self.b.op_typed(Op::WordPtr(w), Type::ptr(AddrSpace::Global, Type::Scalar(T::Elem::SCALAR)));
@@ -604,13 +652,13 @@ impl<'m> Cx<'m> {
         self.if_(c, |_| {}, |cx| cx.throw(message, loc));
     }
 
-    /// The device function `name` (defined before this function: the
+    /// The device function at `path` (defined before this function: the
     /// generated code defines every callee first).
-    pub fn func(&mut self, name: &str) -> FuncId {
-        match self.funcs.get(name) {
+    pub fn func(&mut self, path: &str) -> FuncId {
+        match self.funcs.get(path) {
             Some(&f) => f,
             None => {
-                self.errors.push(format!("device function {name} is called before it is defined"));
+                self.errors.push(format!("device function {path} is called before it is defined"));
                 self.throw
             }
         }

@@ -31,13 +31,14 @@ host_data!(i32, u32, i64, u64, f32, f64);
 #[derive(Debug)]
 pub struct HostStatic<T: 'static> {
     path: &'static str,
+    location: &'static str,
     value: &'static T,
 }
 
 impl<T: HostData + Sync + std::fmt::Debug> HostStatic<T> {
-    /// The static at `path`.
-    pub const fn new(path: &'static str, value: &'static T) -> HostStatic<T> {
-        HostStatic { path, value }
+    /// The static at `path`, defined at `location` (`file:line`).
+    pub const fn new(path: &'static str, location: &'static str, value: &'static T) -> HostStatic<T> {
+        HostStatic { path, location, value }
     }
 }
 
@@ -47,5 +48,8 @@ impl<T: HostData + Sync + std::fmt::Debug> HostObject for HostStatic<T> {
     }
     fn bytes(&self) -> &'static [u8] {
         self.value.bytes()
+    }
+    fn location(&self) -> &'static str {
+        self.location
     }
 }

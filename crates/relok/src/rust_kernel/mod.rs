@@ -34,7 +34,7 @@ pub(crate) mod build;
 pub(crate) mod host;
 mod staged;
 
-pub use crate::cells::{HostObject, global_name};
+pub use crate::cells::{HostObject, device_name, global_name, mangle_path};
 pub use build::{Cx, ModuleCx, push};
 pub use host::{HostData, HostStatic};
 pub use relok_ir::Scalar;

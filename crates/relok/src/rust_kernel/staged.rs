@@ -16,9 +16,20 @@ pub trait DevScalar: Copy + 'static {
     const SCALAR: Scalar;
     /// Bits, zero-extended to 64 (the IR's literal convention).
     fn bits(self) -> u64;
+    /// Whether the value fits the device's type (a `usize` above
+    /// `u32::MAX` does not: the device's `usize` is 32 bits).
+    fn fits(self) -> bool {
+        true
+    }
 }
 
-/// Numbers (not `bool`): arithmetic, comparisons, casts.
+/// Numbers (not `bool`, not a symbol's word): arithmetic, ordering
+/// (`<` `<=` `>` `>=`), casts.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a number in a kernel",
+    label = "arithmetic and `<` `<=` `>` `>=` take numbers",
+    note = "a symbol (`relok::Symbol`, `sym!`) is only compared with `==` and `!=`; to order `bool`s, compare `b as u32`"
+)]
 pub trait Num: DevScalar {}
 /// Integers: bit operations and shifts in a kernel; a generic kernel's
 /// type parameter bounded by `relok::Int` ranges over `u32 i32 u64 i64`.
@@ -72,11 +83,24 @@ macro_rules! dev_scalar {
     )*};
 }
 
+impl DevScalar for usize {
+    const SCALAR: Scalar = Scalar::U32;
+    /// The low 32 bits ([`DevScalar::fits`] tells whether that is all).
+    fn bits(self) -> u64 {
+        u64::from(self as u32)
+    }
+    fn fits(self) -> bool {
+        u32::try_from(self).is_ok()
+    }
+}
+impl Num for usize {}
+impl Int for usize {}
+impl Bits for usize {}
+
 dev_scalar! {
     bool => Bool, |x| u64::from(x), [Bits];
     i32 => I32, |x| u64::from(x as u32), [Num, Int, Signed, Bits];
     u32 => U32, |x| u64::from(x), [Num, Int, Bits];
-    usize => U32, |x| u64::from(x as u32), [Num, Int, Bits];
     i64 => I64, |x| x as u64, [Num, Int, Signed, Bits];
     u64 => U64, |x| x, [Num, Int, Bits];
     f32 => F32, |x| u64::from(x.to_bits()), [Num, Signed];
@@ -156,6 +180,91 @@ impl<T> Clone for Slice<T> {
 }
 impl<T> Copy for Slice<T> {}
 
+/// A `&mut [T]` parameter: a [`Slice`] that may be written (a device
+/// function's `&mut [T]` parameter takes only this: [`IntoSliceMut`]).
+#[derive(Debug)]
+pub struct SliceMut<T> {
+    pub(super) ptr: Value,
+    pub(super) len: Value,
+    pub(super) _t: PhantomData<T>,
+}
+impl<T> Clone for SliceMut<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SliceMut<T> {}
+
+/// What a device function's `&[T]` parameter takes: a kernel's slice,
+/// `&[T]` or `&mut [T]` (as Rust reborrows `&mut [T]` as `&[T]`).
+#[diagnostic::on_unimplemented(
+    message = "this argument is not a slice of `{T}`: the device function's parameter is `&[{T}]`",
+    label = "expected a `&[{T}]` slice parameter of the caller here"
+)]
+pub trait IntoSlice<T> {
+    /// The read-only view.
+    fn into_slice(self) -> Slice<T>;
+}
+impl<T> IntoSlice<T> for Slice<T> {
+    fn into_slice(self) -> Slice<T> {
+        self
+    }
+}
+impl<T> IntoSlice<T> for SliceMut<T> {
+    fn into_slice(self) -> Slice<T> {
+        Slice { ptr: self.ptr, len: self.len, _t: PhantomData }
+    }
+}
+
+/// What a device function's `&mut [T]` parameter takes: a kernel's
+/// `&mut [T]` slice only (a `&[T]` one is read-only, as in Rust).
+#[diagnostic::on_unimplemented(
+    message = "cannot pass this as `&mut [{T}]`: the device function writes through its `&mut [{T}]` parameter",
+    label = "expected a `&mut [{T}]` slice here (a `&[{T}]` is read-only: declare the caller's parameter `&mut [{T}]`)"
+)]
+pub trait IntoSliceMut<T> {
+    /// The writable slice.
+    fn into_slice_mut(self) -> SliceMut<T>;
+}
+impl<T> IntoSliceMut<T> for SliceMut<T> {
+    fn into_slice_mut(self) -> SliceMut<T> {
+        self
+    }
+}
+
+/// What a device function's scalar parameter of type `T` takes: a `T`.
+#[diagnostic::on_unimplemented(
+    message = "mismatched types: the device function's parameter is `{T}`",
+    label = "expected `{T}`",
+    note = "Rust converts no number implicitly: write `as {T}`"
+)]
+pub trait IntoVal<T> {
+    /// The value.
+    fn into_val(self) -> Val<T>;
+}
+impl<T> IntoVal<T> for Val<T> {
+    fn into_val(self) -> Val<T> {
+        self
+    }
+}
+
+/// The types an integer literal above `u32::MAX` may have in a kernel
+/// (the macro wraps such a literal in [`wide_lit`]): not `usize`, which is
+/// 32 bits on the device.
+#[diagnostic::on_unimplemented(
+    message = "this literal does not fit a kernel's `{Self}`",
+    label = "above `u32::MAX`",
+    note = "a kernel's `usize` is 32 bits on the device (indices and lengths are `u32`): use `u64` for wider values"
+)]
+pub trait WideLit: DevScalar {}
+impl WideLit for i64 {}
+impl WideLit for u64 {}
+
+/// An integer literal above `u32::MAX` (see [`WideLit`]).
+pub fn wide_lit<T: WideLit>(x: T) -> T {
+    x
+}
+
 /// A block-shared array of a size known at compile time.
 #[derive(Debug)]
 pub struct SharedArray<T> {
@@ -230,6 +339,12 @@ impl<T: DevScalar> Indexed<T> for Slice<T> {
     }
 }
 
+impl<T: DevScalar> Indexed<T> for SliceMut<T> {
+    fn base(self, _: &mut Cx<'_>) -> (Value, Val<usize>) {
+        (self.ptr, Val::new(self.len))
+    }
+}
+
 impl<T: DevScalar> Indexed<T> for SharedArray<T> {
     fn base(self, cx: &mut Cx<'_>) -> (Value, Val<usize>) {
         let p = cx.b.addr(self.var);
@@ -267,6 +382,17 @@ impl<T: DevScalar> Param for Slice<T> {
         let ptr = cx.b.param(Type::ptr(AddrSpace::Global, Type::Scalar(T::SCALAR)));
         let len = cx.b.param(Scalar::U32);
         Slice { ptr, len, _t: PhantomData }
+    }
+    fn values(self, out: &mut Vec<Value>) {
+        out.push(self.ptr);
+        out.push(self.len);
+    }
+}
+
+impl<T: DevScalar> Param for SliceMut<T> {
+    fn declare(cx: &mut Cx<'_>) -> Self {
+        let Slice { ptr, len, .. } = Slice::<T>::declare(cx);
+        SliceMut { ptr, len, _t: PhantomData }
     }
     fn values(self, out: &mut Vec<Value>) {
         out.push(self.ptr);
