@@ -64,8 +64,13 @@ impl ModuleCx {
         if !self.errors.is_empty() {
             return self.throw;
         }
-        let staged =
-            stage(self.mb.device_fn(device_name(path), R::ty()), self.throw, self.throw_with, self.defined.clone(), body);
+        let staged = stage(
+            self.mb.device_fn(device_name(path), R::ty()),
+            self.throw,
+            self.throw_with,
+            self.defined.clone(),
+            body,
+        );
         let id = self.add(staged);
         self.defined.insert(path.to_owned(), id);
         id
