@@ -243,9 +243,11 @@ mod tests {
     }
 
     /// `@relok_throw(message)` or, `with_values`, `@relok_throw_with(message,
-    /// a: u64, b: u64)`: claims the exception record's flag (with
-    /// `THREW` or `THREW_WITH_VALUES`), writes the message word, the
-    /// values and the block and thread ids, then exits.
+    /// a: u64, b: u64)`: claims the exception record's flag (a
+    /// compare-and-swap 0 → `THREW`, which WGSL writes as `atomicMax`, no
+    /// loop), writes the message word, the values and the block and thread
+    /// ids, and with values adds 1 to the flag (`THREW_WITH_VALUES`, an
+    /// atomic add: other threads may be claiming it), then exits.
     fn throw_fn(mb: &mut ModuleBuilder, name: &str, with_values: bool) {
         use crate::state::ExceptionLayout;
         let mut f = mb.device_fn(name, None);
@@ -254,7 +256,7 @@ mod tests {
         let exc = f.op(Op::State(StateField::Exception));
         let zero32 = f.u32(0);
         let zero = f.u64(0);
-        let flag = f.u64(if with_values { ExceptionLayout::THREW_WITH_VALUES } else { ExceptionLayout::THREW });
+        let flag = f.u64(ExceptionLayout::THREW);
         let old = f.atomic_cas(exc, Some(zero32), zero, flag);
         let won = f.eq(old, zero);
         f.if_(won, |f| {
@@ -274,6 +276,10 @@ mod tests {
             for (k, &v) in values.iter().enumerate() {
                 let i = f.u32(ExceptionLayout::VALUES_WORD + k as u32);
                 f.store(exc, Some(i), v);
+            }
+            if with_values {
+                let more = f.u64(ExceptionLayout::THREW_WITH_VALUES - ExceptionLayout::THREW);
+                f.atomic(relok_ir::AtomicOp::Add, exc, Some(zero32), more);
             }
         });
         let mut func = f.finish().unwrap();

@@ -77,7 +77,9 @@ pub const STATE_LAYOUT: StateLayout = StateLayout {
 
 /// Host mirror of the exception record a launch's `state.exception` points
 /// at. All zero before a launch; `flag` is set once a thread threw (the
-/// first one wins: it claims the flag with a compare-and-swap from 0).
+/// first one wins: it claims the flag with a compare-and-swap from 0 to
+/// [`ExceptionLayout::THREW`]; `@relok_throw_with` then adds 1 once its
+/// values are written).
 #[repr(C)]
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ExceptionRecord {

@@ -975,3 +975,36 @@ fn the_runtime_librarys_counter_stays_shareable_and_host_static_cells_are_refuse
         assert!(matches!(ctx.global_value(&hidden), Err(Error::ReservedGlobal { .. })), "{name}");
     }
 }
+
+#[relok::kernel]
+fn count_to(x: &mut [u32], n: u32) {
+    for _ in 0..n {
+        x[0] += 1;
+    }
+}
+
+#[relok::kernel]
+fn count_forever(x: &mut [u32]) {
+    loop {
+        x[0] += 1;
+    }
+}
+
+/// A loop whose body holds a bounds check (a call of the runtime library
+/// that never runs) counts to its end, and an endless one is a fault, on
+/// every device: lavapipe used to end both silently after 65 535 loop
+/// iterations (docs/wgpu.md, "Long loops").
+#[test]
+fn a_bounds_checked_loop_counts_to_its_end_and_an_endless_one_faults() {
+    let _g = serial();
+    for ctx in contexts(Strategy::Table) {
+        let s = ctx.stream();
+        let mut x = ctx.zeros::<u32>(1).expect("zeros");
+        count_to::launch(&s, Grid::new(1, 1), &mut x, 100_000).expect("launch");
+        s.synchronize().expect("runs");
+        assert_eq!(x.download().expect("download"), [100_000], "{}", ctx.device_name());
+        count_forever::launch(&s, Grid::new(1, 1), &mut x).expect("launch");
+        let err = s.synchronize().expect_err("an endless loop");
+        assert!(matches!(err, Error::Fault { .. }), "{}: {err}", ctx.device_name());
+    }
+}

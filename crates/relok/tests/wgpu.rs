@@ -481,26 +481,38 @@ fn f32_sqrt_equals_the_cpu_device_bit_for_bit() {
     }
 }
 
+/// Loops past llvmpipe's limit, counted by their back edges, by loops
+/// that do not run (in a branch not taken, in a function or a helper not
+/// called) and by the loops inside an operation (a float atomic): each
+/// counts to its end or, on llvmpipe only, fails with the loop-limit
+/// fault — never a wrong result (docs/wgpu.md, "Long loops").
 #[test]
 fn a_loop_past_llvmpipes_limit_is_a_typed_fault_there_and_runs_elsewhere() {
     let _serial = serial();
     let Some(gpus) = gpu("loop limit") else { return };
-    // 2000 × 1000 inner iterations: unrolled 16 times, still 2000 × 63
-    // back edges of the inner loop, past llvmpipe's 65 535.
-    let text = format!(
-        "test run\n; run: @nested(2000, 1000, zeros:1) => _, _, [2000000]\n{}",
-        kernels_of("run_long_loops.rk")
-    );
-    let result = run_file("long_nested.rk", &text, &gpus);
-    match loop_limit(&gpus[0]) {
-        Some(limit) => {
-            let errs = result.expect_err("llvmpipe ends the loop: the launch must fail");
-            assert_eq!(errs.len(), 1, "{errs:?}");
-            let expected =
-                format!("a loop would run past the device's limit of {limit} loop iterations per invocation");
-            assert!(errs[0].contains("@nested") && errs[0].contains(&expected), "{}", errs[0]);
+    let kernels = kernels_of("run_long_loops.rk");
+    for line in [
+        // 2000 × 1000 inner iterations: unrolled 16 times, still 2000 × 63
+        // back edges of the inner loop.
+        "@nested(2000, 1000, zeros:1) => _, _, [2000000]",
+        // A bounds check's throw in every iteration: 1 000 000 iterations.
+        "@count_checked(1000000, 1000001, zeros:1) => _, _, [1000000]",
+        "@masked_loop(40000, zeros:1) => _, [40000]",
+        "@masked_call(40000, zeros:1) => _, [40000]",
+        "@masked_fmod(40000, 2.5, zeros:1) => _, _, [40000]",
+        "@float_atomic(100000, zeros:1) => _, [100000.0]",
+    ] {
+        let result = run_file("long.rk", &format!("test run\n; run: {line}\n{kernels}"), &gpus);
+        let kernel = &line[..line.find('(').unwrap_or(0)];
+        match loop_limit(&gpus[0]) {
+            Some(limit) => {
+                let errs = result.expect_err("llvmpipe would end the loop early: the launch must fail");
+                let expected =
+                    format!("a loop would run past the device's limit of {limit} loop iterations per invocation");
+                assert!(errs.len() == 1 && errs[0].contains(kernel) && errs[0].contains(&expected), "{errs:?}");
+            }
+            None => assert_eq!(result, Ok(0), "no loop limit on {}: {line} runs to its end", gpus[0].device_name()),
         }
-        None => assert_eq!(result, Ok(0), "no loop limit on {}: the loop runs to its end", gpus[0].device_name()),
     }
 }
 

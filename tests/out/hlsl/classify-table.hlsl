@@ -10,11 +10,6 @@ struct __dynamic_buffer_offsetsTy0 {
 };
 ConstantBuffer<__dynamic_buffer_offsetsTy0> __dynamic_buffer_offsets0: register(b0, space0);
 
-struct _atomic_compare_exchange_result_Uint_4_ {
-    uint old_value;
-    bool exchanged;
-};
-
 static const uint relok_block_x = 64u;
 static const uint relok_block_y = 2u;
 static const uint relok_block_z = 1u;
@@ -37,9 +32,8 @@ uint relok_bounds(uint off, uint size, uint len, uint code, uint3 b, uint3 t)
     if (_e12) {
         return off;
     }
-    _atomic_compare_exchange_result_Uint_4_ _e17; relok_exception.InterlockedCompareExchange(0, 0u, 1u, _e17.old_value);
-    _e17.exchanged = (_e17.old_value == 0u);
-    if (_e17.exchanged) {
+    uint _e16; relok_exception.InterlockedMax(0, 1u, _e16);
+    if ((_e16 == 0u)) {
         { uint dummy = 0; relok_exception.InterlockedExchange(8, off, dummy); }
         { uint dummy_1 = 0; relok_exception.InterlockedExchange(12, code, dummy_1); }
         { uint dummy_2 = 0; relok_exception.InterlockedExchange(16, b.x, dummy_2); }

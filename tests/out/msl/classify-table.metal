@@ -15,36 +15,6 @@ struct type_2 {
 };
 typedef uint type_3[1];
 typedef metal::uint2 type_5[1];
-struct _atomic_compare_exchange_result_Uint_4_ {
-    uint old_value;
-    bool exchanged;
-    char _pad2[3];
-};
-
-template <typename A>
-_atomic_compare_exchange_result_Uint_4_ naga_atomic_compare_exchange_weak_explicit(
-    device A *atomic_ptr,
-    uint cmp,
-    uint v
-) {
-    bool swapped = metal::atomic_compare_exchange_weak_explicit(
-        atomic_ptr, &cmp, v,
-        metal::memory_order_relaxed, metal::memory_order_relaxed
-    );
-    return _atomic_compare_exchange_result_Uint_4_{cmp, swapped};
-}
-template <typename A>
-_atomic_compare_exchange_result_Uint_4_ naga_atomic_compare_exchange_weak_explicit(
-    threadgroup A *atomic_ptr,
-    uint cmp,
-    uint v
-) {
-    bool swapped = metal::atomic_compare_exchange_weak_explicit(
-        atomic_ptr, &cmp, v,
-        metal::memory_order_relaxed, metal::memory_order_relaxed
-    );
-    return _atomic_compare_exchange_result_Uint_4_{cmp, swapped};
-}
 constant uint relok_block_x = 64u;
 constant uint relok_block_y = 2u;
 constant uint relok_block_z = 1u;
@@ -68,8 +38,8 @@ uint relok_bounds(
     if (_e12) {
         return off;
     }
-    _atomic_compare_exchange_result_Uint_4_ _e17 = naga_atomic_compare_exchange_weak_explicit(&relok_exception.inner[0], 0u, 1u);
-    if (_e17.exchanged) {
+    uint _e16 = metal::atomic_fetch_max_explicit(&relok_exception.inner[0], 1u, metal::memory_order_relaxed);
+    if (_e16 == 0u) {
         metal::atomic_store_explicit(&relok_exception.inner[2], off, metal::memory_order_relaxed);
         metal::atomic_store_explicit(&relok_exception.inner[3], code, metal::memory_order_relaxed);
         metal::atomic_store_explicit(&relok_exception.inner[4], b.x, metal::memory_order_relaxed);

@@ -12,8 +12,7 @@ override relok_loop_budget: u32 = 4294967295u;
 
 fn relok_bounds(off: u32, size: u32, len: u32, code: u32, b: vec3<u32>, t: vec3<u32>) -> u32 {
     if (off <= len && size <= len - off) { return off; }
-    let r = atomicCompareExchangeWeak(&relok_exception[0], 0u, 1u);
-    if (r.exchanged) {
+    if (atomicMax(&relok_exception[0], 1u) == 0u) {
         atomicStore(&relok_exception[2], off);
         atomicStore(&relok_exception[3], code);
         atomicStore(&relok_exception[4], b.x);
@@ -31,8 +30,7 @@ fn relok_heap_guard(off: u32, b: vec3<u32>, t: vec3<u32>) -> u32 {
     if (g >= atomicLoad(&relok_heap[3u])) { return off; }
     let w = atomicLoad(&relok_heap[(atomicLoad(&relok_heap[2u]) >> 2u) + (g >> 5u)]);
     if ((w & (1u << (g & 31u))) == 0u) { return off; }
-    let r = atomicCompareExchangeWeak(&relok_exception[0], 0u, 1u);
-    if (r.exchanged) {
+    if (atomicMax(&relok_exception[0], 1u) == 0u) {
         atomicStore(&relok_exception[2], off);
         atomicStore(&relok_exception[3], 4294967293u);
         atomicStore(&relok_exception[4], b.x);

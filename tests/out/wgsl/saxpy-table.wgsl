@@ -13,8 +13,7 @@ override relok_loop_budget: u32 = 4294967295u;
 
 fn relok_bounds(off: u32, size: u32, len: u32, code: u32, b: vec3<u32>, t: vec3<u32>) -> u32 {
     if (off <= len && size <= len - off) { return off; }
-    let r = atomicCompareExchangeWeak(&relok_exception[0], 0u, 1u);
-    if (r.exchanged) {
+    if (atomicMax(&relok_exception[0], 1u) == 0u) {
         atomicStore(&relok_exception[2], off);
         atomicStore(&relok_exception[3], code);
         atomicStore(&relok_exception[4], b.x);

@@ -20,23 +20,11 @@ pub const OUT: u32 = u32::MAX;
 
 /// The helper a checked module declares.
 pub(crate) fn declarations() -> String {
-    let l = crate::state::EXCEPTION_LAYOUT;
-    let (msg, block, thread) = (l.message.offset / 4, l.block.offset / 4, l.thread.offset / 4);
     let mut s = String::from(
         "fn relok_bounds(off: u32, size: u32, len: u32, code: u32, b: vec3<u32>, t: vec3<u32>) -> u32 {\n",
     );
     s.push_str("    if (off <= len && size <= len - off) { return off; }\n");
-    s.push_str("    let r = atomicCompareExchangeWeak(&relok_exception[0], 0u, 1u);\n");
-    s.push_str("    if (r.exchanged) {\n");
-    s.push_str(&format!(
-        "        atomicStore(&relok_exception[{msg}], off);\n        atomicStore(&relok_exception[{}], code);\n",
-        msg + 1
-    ));
-    for k in 0..3 {
-        let c = ["x", "y", "z"][k as usize];
-        s.push_str(&format!("        atomicStore(&relok_exception[{}], b.{c});\n", block + 2 * k));
-        s.push_str(&format!("        atomicStore(&relok_exception[{}], t.{c});\n", thread + 2 * k));
-    }
-    s.push_str(&format!("    }}\n    return {OUT}u;\n}}\n\n"));
+    s.push_str(&super::record_fault("off", "code"));
+    s.push_str(&format!("    return {OUT}u;\n}}\n\n"));
     s
 }

@@ -46,9 +46,11 @@
 //! - `atomic.cas`: only when `expected` and `new` are `const` values of the
 //!   function with equal high halves: the high word is loaded first (if it
 //!   differs the swap fails and returns (low, high) as loaded), then a
-//!   32-bit compare-exchange on the low word. Exact while nothing changes
-//!   the high word meanwhile — true of the exception flag (0 → 1, only
-//!   written by such swaps) that `relok_throw` claims.
+//!   32-bit compare-exchange on the low word (`atomicMax(1)` for a swap
+//!   from 0 to 1, which needs no loop). Exact while nothing changes
+//!   the high word meanwhile — true of the exception flag that
+//!   `relok_throw` claims (0 → 1, then 1 → 2 by an add with values: its
+//!   high word stays 0).
 //!
 //! Refused with [`Error::Unsupported`], naming the function and the value:
 //! a 64-bit `atomic.cas` whose operands are not such constants, 64-bit
@@ -179,4 +181,27 @@ pub fn check_code(code: &str, entry: &str, params: &[relok_ir::Type]) -> Result<
         return Err(format!("no compute entry point `{entry}`"));
     }
     Ok(())
+}
+
+/// The WGSL, in a function body, that records a fault in the exception
+/// record when this thread is the first: it claims the flag 0 → 1 with
+/// `atomicMax` (no loop, which llvmpipe would count: docs/wgpu.md, "Long
+/// loops"; a weak compare-exchange could also fail spuriously and lose the
+/// fault), then writes the message word's halves `low` and `high` and the
+/// ids of block `b` and thread `t`.
+pub(crate) fn record_fault(low: &str, high: &str) -> String {
+    let l = crate::state::EXCEPTION_LAYOUT;
+    let (msg, block, thread) = (l.message.offset / 4, l.block.offset / 4, l.thread.offset / 4);
+    let mut s = "    if (atomicMax(&relok_exception[0], 1u) == 0u) {\n".to_owned();
+    s.push_str(&format!(
+        "        atomicStore(&relok_exception[{msg}], {low});\n        atomicStore(&relok_exception[{}], {high});\n",
+        msg + 1
+    ));
+    for (k, c) in ["x", "y", "z"].into_iter().enumerate() {
+        let k = k as u32;
+        s.push_str(&format!("        atomicStore(&relok_exception[{}], b.{c});\n", block + 2 * k));
+        s.push_str(&format!("        atomicStore(&relok_exception[{}], t.{c});\n", thread + 2 * k));
+    }
+    s.push_str("    }\n");
+    s
 }

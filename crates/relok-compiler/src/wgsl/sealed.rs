@@ -33,8 +33,6 @@ pub const GRANULE: u64 = 16;
 /// `atomicLoad` then; the host writes it, between launches).
 pub(crate) fn declarations(atomic: bool) -> String {
     let word = |i: String| if atomic { format!("atomicLoad(&relok_heap[{i}])") } else { format!("relok_heap[{i}]") };
-    let l = crate::state::EXCEPTION_LAYOUT;
-    let (msg, block, thread) = (l.message.offset / 4, l.block.offset / 4, l.thread.offset / 4);
     let mut s = String::from("fn relok_heap_guard(off: u32, b: vec3<u32>, t: vec3<u32>) -> u32 {\n");
     s.push_str(&format!(
         "    let g = off >> 4u;\n    if (g >= {}) {{ return off; }}\n",
@@ -42,14 +40,7 @@ pub(crate) fn declarations(atomic: bool) -> String {
     ));
     s.push_str(&format!("    let w = {};\n", word(format!("({} >> 2u) + (g >> 5u)", word(format!("{BITMAP_WORD}u"))))));
     s.push_str("    if ((w & (1u << (g & 31u))) == 0u) { return off; }\n");
-    s.push_str("    let r = atomicCompareExchangeWeak(&relok_exception[0], 0u, 1u);\n");
-    s.push_str("    if (r.exchanged) {\n");
-    s.push_str(&format!("        atomicStore(&relok_exception[{msg}], off);\n        atomicStore(&relok_exception[{}], {READ_ONLY_MESSAGE_HIGH}u);\n", msg + 1));
-    for k in 0..3 {
-        let c = ["x", "y", "z"][k as usize];
-        s.push_str(&format!("        atomicStore(&relok_exception[{}], b.{c});\n", block + 2 * k));
-        s.push_str(&format!("        atomicStore(&relok_exception[{}], t.{c});\n", thread + 2 * k));
-    }
-    s.push_str("    }\n    return 0u;\n}\n\n");
+    s.push_str(&super::record_fault("off", &format!("{READ_ONLY_MESSAGE_HIGH}u")));
+    s.push_str("    return 0u;\n}\n\n");
     s
 }

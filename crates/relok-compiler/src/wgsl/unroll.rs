@@ -34,6 +34,18 @@
 //! for a loop every invocation of a SIMD batch runs alike; llvmpipe counts
 //! a batch's iterations, so invocations of one batch that diverge over
 //! different loops can still exceed its limit unseen (docs/wgpu.md).
+//!
+//! Masked loops: llvmpipe runs both branches of an `if` for a batch, the
+//! lanes that did not take one masked off, so each loop in a branch not
+//! taken costs one iteration of its counter, nested ones included. The
+//! writer counts every WGSL loop it opens (`FuncCx::open_loop`: the IR's
+//! loops and its own, in a float atomic or a compare-and-swap), those of
+//! the helpers (`Helper::loops`; their loops count their iterations too,
+//! `Helper::counted`) and of the device functions called
+//! (`Writer::function_loops`); each branch of an `if` then adds to
+//! `relok_iterations` the loops of the other. A compare-and-swap from 0 to
+//! 1 (the exception record's claim) is `atomicMax`, without a loop, so a
+//! loop with bounds checks in its body still unrolls.
 
 use crate::fault::{LOOP_BUDGET_MESSAGE, LOOP_LIMIT_MESSAGE};
 use relok_ir::{Block, Op, Stmt, StmtKind};
@@ -92,13 +104,12 @@ pub(crate) fn budget_declaration() -> String {
 /// What a module with loops declares: the per-invocation
 /// iteration count and whether a loop was ended by the budget, and
 /// `relok_loop_limit`, which records the fault in the exception record
-/// (claiming its flag like a throw; later claims fail).
+/// (claiming its flag like a throw, [`super::record_fault`]; later claims
+/// fail).
 /// In checked mode the message says which bound ended the loop: the
 /// device's limit ([`LOOP_LIMIT_MESSAGE`]) or the budget
 /// ([`LOOP_BUDGET_MESSAGE`], of [`crate::fault::CHECKED_LOOP_BUDGET`]).
 pub(crate) fn declarations(checked: bool) -> String {
-    let l = crate::state::EXCEPTION_LAYOUT;
-    let (msg, block, thread) = (l.message.offset / 4, l.block.offset / 4, l.thread.offset / 4);
     let limit = LOOP_LIMIT_MESSAGE as u32;
     let lo = if checked {
         format!("select({}u, {limit}u, relok_iterations >= {LOOP_BUDGET_OVERRIDE})", LOOP_BUDGET_MESSAGE as u32)
@@ -114,17 +125,7 @@ pub(crate) fn declarations(checked: bool) -> String {
     }
     s.push('\n');
     s.push_str("fn relok_loop_limit(b: vec3<u32>, t: vec3<u32>) {\n");
-    s.push_str("    let r = atomicCompareExchangeWeak(&relok_exception[0], 0u, 1u);\n");
-    s.push_str("    if (r.exchanged) {\n");
-    s.push_str(&format!(
-        "        atomicStore(&relok_exception[{msg}], {lo});\n        atomicStore(&relok_exception[{}], {hi}u);\n",
-        msg + 1
-    ));
-    for k in 0..3 {
-        let c = ["x", "y", "z"][k as usize];
-        s.push_str(&format!("        atomicStore(&relok_exception[{}], b.{c});\n", block + 2 * k));
-        s.push_str(&format!("        atomicStore(&relok_exception[{}], t.{c});\n", thread + 2 * k));
-    }
-    s.push_str("    }\n}\n\n");
+    s.push_str(&super::record_fault(&lo, &format!("{hi}u")));
+    s.push_str("}\n\n");
     s
 }

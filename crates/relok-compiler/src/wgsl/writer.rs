@@ -82,6 +82,9 @@ pub struct Writer<'m> {
     bounded: bool,
     /// What the code does with each memory ([`usage`]).
     usage: usage::Usage<'m>,
+    /// The WGSL loops each device function holds, its callees' included
+    /// ([`super::unroll`], "masked loops").
+    fn_loops: HashMap<String, usize>,
 }
 
 impl<'m> Writer<'m> {
@@ -96,6 +99,7 @@ impl<'m> Writer<'m> {
             checked: options.checked,
             bounded: false,
             usage: usage::Usage::of(module),
+            fn_loops: HashMap::new(),
         }
     }
 
@@ -127,6 +131,7 @@ impl<'m> Writer<'m> {
         for (id, c) in m.consts.iter() {
             self.write_const(id, c)?;
         }
+        self.fn_loops = self.function_loops()?;
         // The helpers go here, once the functions have said which they use.
         let helpers_at = self.out.len();
         for f in m.funcs.values() {
@@ -152,6 +157,28 @@ impl<'m> Writer<'m> {
         Ok(())
     }
 
+    /// The WGSL loops of every device function, its callees' included: each
+    /// written once, callees first, and its loops counted (a function in a
+    /// cycle, which WGSL forbids, counts none).
+    fn function_loops(&self) -> Result<HashMap<String, usize>, Error> {
+        let m = self.module;
+        let mut scratch = Writer::new(m, &Options { checked: self.checked });
+        loop {
+            let mut counted = false;
+            for f in m.funcs.values().filter(|f| f.kind == FuncKind::Device) {
+                if scratch.fn_loops.contains_key(&f.name) || !callees(m, f).all(|c| scratch.fn_loops.contains_key(c)) {
+                    continue;
+                }
+                let loops = scratch.write_function(f)?;
+                scratch.fn_loops.insert(f.name.clone(), loops);
+                counted = true;
+            }
+            if !counted {
+                return Ok(scratch.fn_loops);
+            }
+        }
+    }
+
     fn write_const(&mut self, id: ConstId, c: &ConstDecl) -> Result<(), Error> {
         let bad = |what: String| Error::Unsupported { function: c.name.clone(), value: Value::new(0), what };
         let mut bytes = const_image(c).map_err(bad)?;
@@ -167,6 +194,16 @@ impl<'m> Writer<'m> {
         );
         Ok(())
     }
+}
+
+/// The names of the functions `f` calls.
+fn callees<'a>(m: &'a Module, f: &'a Function) -> impl Iterator<Item = &'a str> {
+    let mut names = Vec::new();
+    relok_ir::walk_stmts(&f.body, &mut |s| match &s.kind {
+        StmtKind::Call(g, _) | StmtKind::Let { op: Op::Call(g, _), .. } => names.push(m.funcs[*g].name.as_str()),
+        _ => {}
+    });
+    names.into_iter()
 }
 
 struct FuncCx<'m> {
@@ -192,6 +229,11 @@ struct FuncCx<'m> {
     /// Whether a loop was written (the module then declares
     /// [`super::unroll::declarations`]).
     wrote_loop: bool,
+    /// The WGSL loops written so far, those of the helpers and functions
+    /// called included ([`super::unroll`], "masked loops").
+    loops: usize,
+    /// The loops of each device function ([`Writer::function_loops`]).
+    fn_loops: &'m HashMap<String, usize>,
     /// Whether a heap write was guarded ([`super::sealed`]).
     wrote_guard: bool,
     /// Checked mode: buffer and heap accesses are bounds-checked
@@ -202,7 +244,12 @@ struct FuncCx<'m> {
 }
 
 impl<'m> FuncCx<'m> {
-    fn new(module: &'m Module, f: &'m Function, usage: &'m usage::Usage<'m>) -> FuncCx<'m> {
+    fn new(
+        module: &'m Module,
+        f: &'m Function,
+        usage: &'m usage::Usage<'m>,
+        fn_loops: &'m HashMap<String, usize>,
+    ) -> FuncCx<'m> {
         let mut addressed = vec![false; f.vars.len()];
         let mut consts = HashMap::new();
         relok_ir::walk_stmts(&f.body, &mut |s| match &s.kind {
@@ -226,16 +273,41 @@ impl<'m> FuncCx<'m> {
             opaque_zero: false,
             cont_flag: None,
             wrote_loop: false,
+            loops: 0,
+            fn_loops,
             wrote_guard: false,
             checked: false,
             wrote_bounds: false,
         }
     }
 
-    /// A call of helper `h` (recorded as used).
+    /// A call of helper `h` (recorded as used, its loops counted).
     fn call(&mut self, h: Helper, args: &[&str]) -> String {
         self.used.insert(h);
+        self.count_loops(h.loops());
         format!("{}({})", h.name(), args.join(", "))
+    }
+
+    /// A call of device function `g`, its loops counted.
+    fn call_function(&mut self, g: relok_ir::FuncId, args: &[Value]) -> String {
+        let name = &self.module.funcs[g].name;
+        self.count_loops(self.fn_loops.get(name).copied().unwrap_or(0));
+        let a: Vec<String> = args.iter().map(|v| format!("v{}", v.index())).collect();
+        format!("f_{name}({})", a.join(", "))
+    }
+
+    /// Counts `n` loops written here or in what is called.
+    fn count_loops(&mut self, n: usize) {
+        self.loops += n;
+        self.wrote_loop |= n > 0;
+    }
+
+    /// Opens a WGSL loop that counts its iterations ([`super::unroll`]):
+    /// `loop {` and, indented, the count.
+    fn open_loop(&mut self) {
+        self.count_loops(1);
+        self.line("loop {".into());
+        self.line("    relok_iterations += 1u;".into());
     }
 
     fn line(&mut self, s: String) {

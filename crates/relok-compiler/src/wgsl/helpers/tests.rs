@@ -333,7 +333,7 @@ fn the_table_matches_the_files() {
 fn used_text_is_in_table_order() {
     let mut all = Used::default();
     Helper::ALL.iter().for_each(|&h| all.insert(h));
-    let expected: String = Helper::ALL.iter().map(|h| format!("{}\n", h.source())).collect();
+    let expected: String = Helper::ALL.iter().map(|h| format!("{}\n", h.counted())).collect();
     assert_eq!(all.text(), expected);
     let mut one = Used::default();
     one.insert(Helper::FMul64);
@@ -353,13 +353,27 @@ fn used_text_is_in_table_order() {
     assert!(!one.contains(Helper::FDiv64));
 }
 
+/// A helper's loops are counted once per call ([`Helper::loops`]): no
+/// helper calls one with loops twice; and each of its loops counts its
+/// iterations.
+#[test]
+fn a_helper_calls_each_looping_helper_once() {
+    for &h in Helper::ALL {
+        for &d in h.deps().iter().filter(|d| d.loops() > 0) {
+            assert_eq!(h.source().matches(&format!("{}(", d.name())).count(), 1, "{h:?} calls {d:?}");
+        }
+        assert_eq!(h.counted().matches("relok_iterations += 1u;").count(), h.source().matches("loop {").count());
+    }
+    assert_eq!((Helper::Fmod32.loops(), Helper::FRem64.loops()), (4, 2));
+}
+
 /// Each helper, with what it calls, is a valid WGSL module on its own.
 #[test]
 fn each_helper_validates_alone() {
     for &h in Helper::ALL {
         let mut used = Used::default();
         used.insert(h);
-        let text = used.text();
+        let text = format!("var<private> relok_iterations: u32;\n{}", used.text());
         let module =
             naga::front::wgsl::parse_str(&text).unwrap_or_else(|e| panic!("{h:?}: {}", e.emit_to_string(&text)));
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())

@@ -8,7 +8,8 @@ use crate::wgsl::Error;
 use relok_ir::{AtomicOp, EntityRef, Scalar, Value};
 
 impl FuncCx<'_> {
-    /// `atomic.cas`. 32-bit: a compare-exchange loop. 64-bit (WGSL has only
+    /// `atomic.cas`. 32-bit: a compare-exchange loop, or `atomicMax` for a
+    /// swap from constant 0 to constant 1. 64-bit (WGSL has only
     /// 32-bit atomics): only when `expected` and `new` are constants with
     /// equal high halves `h`; then the high word is loaded first, and if it
     /// is not `h` the swap fails, returning (low, high) as loaded; else it is
@@ -35,7 +36,8 @@ impl FuncCx<'_> {
             return Err(self.unsupported(v, format!("a compare-and-swap on {sc} here")));
         }
         let (bits, e, n) = (self.temp(), self.temp(), self.temp());
-        let (lo, split) = if wide(sc) {
+        // The high half of a 64-bit swap's operands, when it is one.
+        let high = if wide(sc) {
             let (Some(&eb), Some(&nb)) = (self.consts.get(&expected), self.consts.get(&new)) else {
                 return Err(self.unsupported(
                     v,
@@ -57,20 +59,35 @@ impl FuncCx<'_> {
             self.line(format!("    {bits} = vec2<u32>(atomicLoad(&{a}[({off}) >> 2u]), {hn});"));
             self.line("} else {".into());
             self.depth += 1;
-            (format!("vec2<u32>(r.old_value, {h})"), true)
+            Some(h)
         } else {
             self.line(format!("var {bits}: u32;"));
             self.line(format!("let {e}: u32 = bitcast<u32>(v{});", expected.index()));
             self.line(format!("let {n}: u32 = bitcast<u32>(v{});", new.index()));
-            ("r.old_value".to_owned(), false)
+            None
         };
-        // A weak exchange may fail spuriously: retry while the old value
-        // still equals the expected one.
-        self.line("loop {".into());
-        self.line(format!("    let r = atomicCompareExchangeWeak(&{a}[({off}) >> 2u], {e}, {n});"));
-        self.line(format!("    if (r.exchanged || r.old_value != {e}) {{ {bits} = {lo}; break; }}"));
-        self.line("}".into());
-        if split {
+        let old = |low: &str| match &high {
+            Some(h) => format!("vec2<u32>({low}, {h})"),
+            None => low.to_owned(),
+        };
+        if self.consts.get(&expected) == Some(&0) && self.consts.get(&new) == Some(&1) {
+            // A swap from 0 to 1 (a flag's claim) is `atomicMax(1)` for
+            // every old value, and needs no loop: a loop counts against
+            // llvmpipe's limit even where it does not run (docs/wgpu.md,
+            // "Long loops").
+            self.line(format!("{bits} = {};", old(&format!("atomicMax(&{a}[({off}) >> 2u], 1u)"))));
+        } else {
+            // A weak exchange may fail spuriously: retry while the old value
+            // still equals the expected one.
+            self.open_loop();
+            self.line(format!("    let r = atomicCompareExchangeWeak(&{a}[({off}) >> 2u], {e}, {n});"));
+            self.line(format!(
+                "    if (r.exchanged || r.old_value != {e}) {{ {bits} = {}; break; }}",
+                old("r.old_value")
+            ));
+            self.line("}".into());
+        }
+        if high.is_some() {
             self.depth -= 1;
             self.line("}".into());
             return Ok(bits);
@@ -127,7 +144,7 @@ impl FuncCx<'_> {
                 let f = if op == AtomicOp::Min { "min" } else { "max" };
                 let old = self.temp();
                 self.line(format!("var {old}: u32 = atomicLoad({slot});"));
-                self.line("loop {".into());
+                self.open_loop();
                 self.line(format!("    let n = bitcast<u32>({f}(bitcast<i32>({old}), v{}));", value.index()));
                 self.line(format!("    let r = atomicCompareExchangeWeak({slot}, {old}, n);"));
                 self.line("    if (r.exchanged) { break; }".to_owned());

@@ -69,10 +69,8 @@ impl FuncCx<'_> {
     /// limit and, in checked mode, the IR iterations they run (`copies`
     /// bodies each) for the budget ([`super::unroll`]).
     fn loop_head(&mut self, copies: usize) {
-        self.wrote_loop = true;
-        self.line("loop {".into());
+        self.open_loop();
         self.depth += 1;
-        self.line("relok_iterations += 1u;".into());
         if self.checked {
             self.line(format!("relok_steps += {copies}u;"));
         }
@@ -95,6 +93,26 @@ impl FuncCx<'_> {
         let ids = if self.f.kind == FuncKind::Kernel { "relok_bid, relok_tid" } else { "vec3<u32>(), vec3<u32>()" };
         self.line(format!("if (relok_truncated) {{ relok_loop_limit({ids}); }}"));
         Ok(())
+    }
+
+    /// `b` as a branch of an `if` (one level deeper), apart: its text and
+    /// the loops it holds (those of what it calls included).
+    fn branch(&mut self, b: &Block) -> Result<(String, usize), Error> {
+        let (body, loops) = (std::mem::take(&mut self.body), self.loops);
+        self.depth += 1;
+        let written = self.block(b);
+        self.depth -= 1;
+        let text = std::mem::replace(&mut self.body, body);
+        written?;
+        Ok((text, self.loops - loops))
+    }
+
+    /// In a branch: counts the `loops` of the other branch, which the
+    /// device runs masked off.
+    fn charge(&mut self, loops: usize) {
+        if loops > 0 {
+            self.line(format!("    relok_iterations += {loops}u;"));
+        }
     }
 
     fn write_stmt(&mut self, s: &Stmt) -> Result<(), Error> {
@@ -121,9 +139,8 @@ impl FuncCx<'_> {
                 Ok(())
             }
             StmtKind::Call(g, args) => {
-                let callee = &self.module.funcs[*g];
-                let a: Vec<String> = args.iter().map(|v| format!("v{}", v.index())).collect();
-                self.line(format!("f_{}({});", callee.name, a.join(", ")));
+                let call = self.call_function(*g, args);
+                self.line(format!("{call};"));
                 Ok(())
             }
             // What the barrier must order (`usage`): storage, shared
@@ -139,17 +156,20 @@ impl FuncCx<'_> {
                 Ok(())
             }
             StmtKind::If { cond, then_body, else_body } => {
+                // Each branch is charged the loops of the other, which
+                // llvmpipe runs with the branch's lanes masked off
+                // ([`super::super::unroll`], "masked loops").
+                let (then_text, then_loops) = self.branch(then_body)?;
+                let (else_text, else_loops) = self.branch(else_body)?;
                 self.line(format!("if (v{}) {{", cond.index()));
-                self.depth += 1;
-                self.block(then_body)?;
-                self.depth -= 1;
-                if else_body.is_empty() {
+                self.charge(else_loops);
+                self.body.push_str(&then_text);
+                if else_body.is_empty() && then_loops == 0 {
                     self.line("}".into());
                 } else {
                     self.line("} else {".into());
-                    self.depth += 1;
-                    self.block(else_body)?;
-                    self.depth -= 1;
+                    self.charge(then_loops);
+                    self.body.push_str(&else_text);
                     self.line("}".into());
                 }
                 Ok(())

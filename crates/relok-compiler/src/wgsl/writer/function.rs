@@ -10,9 +10,10 @@ use relok_ir::{EntityRef, FuncKind, Function, Scalar, Type, Value, VarKind};
 use std::fmt::Write as _;
 
 impl<'m> Writer<'m> {
-    pub(super) fn write_function(&mut self, f: &'m Function) -> Result<(), Error> {
+    /// Writes `f`; the WGSL loops it holds, its callees' included.
+    pub(super) fn write_function(&mut self, f: &'m Function) -> Result<usize, Error> {
         let kernel = f.kind == FuncKind::Kernel;
-        let mut cx = FuncCx::new(self.module, f, &self.usage);
+        let mut cx = FuncCx::new(self.module, f, &self.usage, &self.fn_loops);
         cx.checked = self.checked;
         // Shared variables are module-scope in WGSL; their words are atomic
         // only where an atomic or a bool store touches them (`usage`).
@@ -100,6 +101,6 @@ impl<'m> Writer<'m> {
         self.out.push_str(&head);
         self.out.push_str(&cx.body);
         self.out.push_str("}\n\n");
-        Ok(())
+        Ok(cx.loops)
     }
 }

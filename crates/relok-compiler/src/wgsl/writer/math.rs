@@ -86,7 +86,7 @@ impl FuncCx<'_> {
         };
         let old = self.temp();
         self.line(format!("var {old}: u32 = atomicLoad({slot});"));
-        self.line("loop {".into());
+        self.open_loop();
         self.line(format!("    let old = {old};"));
         self.line(format!("    let r = atomicCompareExchangeWeak({slot}, old, bitcast<u32>({f}));"));
         self.line("    if (r.exchanged) { break; }".to_owned());

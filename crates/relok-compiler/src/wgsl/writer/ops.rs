@@ -137,10 +137,7 @@ impl FuncCx<'_> {
                         Builtin::GridDim(_) => format!("relok_nblocks.{axis}"),
                     }
                 }
-                Op::Call(g, args) => {
-                    let a: Vec<String> = args.iter().map(|v| format!("v{}", v.index())).collect();
-                    format!("f_{}({})", self.module.funcs[*g].name, a.join(", "))
-                }
+                Op::Call(g, args) => self.call_function(*g, args),
                 Op::Math(m, args) => self.math(v, sc, *m, args)?,
                 Op::Atomic { op, ptr, index, value } => self.atomic(v, sc, *op, *ptr, *index, *value)?,
                 Op::AtomicCas { ptr, index, expected, new } => self.cas(v, sc, *ptr, *index, *expected, *new)?,
