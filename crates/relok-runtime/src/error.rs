@@ -173,8 +173,8 @@ pub enum FaultKind {
         budget: u64,
     },
     /// This thread and `other_thread` of the same block accessed the same
-    /// byte between the same pair of barriers, at least one of them with a
-    /// non-atomic write (the cpu device's race detector).
+    /// byte between the same pair of barriers, not both with loads and not
+    /// both with atomics (the cpu device's race detector).
     #[error("data race on {space} byte {addr:#x}: {access} by this thread, {other_access} by thread ({},{},{}) between the same barriers", other_thread[0], other_thread[1], other_thread[2])]
     DataRace {
         /// Global or shared.

@@ -786,6 +786,63 @@ fn other_atomics_and_cas() {
     assert_eq!(download_u32(&dev, old, 8), [0, 0, 1, 2, 3, 4, 5, 6]);
 }
 
+/// Every thread adds 1 to `p[1]` with an atomic, then (after a barrier if
+/// `barrier`) loads `p[1]` with a plain load into `out[thread]`.
+fn add_then_load_module(barrier: bool) -> Module {
+    let mut mb = ModuleBuilder::new();
+    let mut k = mb.kernel("add_then_load");
+    let p = k.param(gptr(Scalar::U32));
+    let out = k.param(gptr(Scalar::U32));
+    let t = k.builtin(Builtin::ThreadId(Axis::X));
+    let (one, i1) = (k.u32(1), k.u32(1));
+    k.atomic(AtomicOp::Add, p, Some(i1), one);
+    if barrier {
+        k.barrier();
+    }
+    let x = k.load(p, Some(i1));
+    k.store(out, Some(t), x);
+    let f = k.finish().unwrap();
+    mb.add(f);
+    mb.build()
+}
+
+#[test]
+fn a_load_racing_another_threads_atomic_is_a_data_race() {
+    let dev = CpuDevice::new(0);
+    let (p, out) = (dev.alloc(8).unwrap(), dev.alloc(16).unwrap());
+    let args = [KernelArg::Ptr(p), KernelArg::Ptr(out)];
+    let cfg = LaunchConfig::linear(1, 4);
+    // Thread 0 adds and loads (its own accesses are ordered); thread 1's
+    // add races with thread 0's load.
+    let err = dev.launch(&add_then_load_module(false), "add_then_load", &cfg, &args).unwrap_err();
+    assert_eq!(
+        err,
+        LaunchError::Fault {
+            kernel: "add_then_load".into(),
+            block: [0, 0, 0],
+            thread: [1, 0, 0],
+            kind: FaultKind::DataRace {
+                space: AddrSpace::Global,
+                addr: p.0 + 4,
+                other_thread: [0, 0, 0],
+                other_access: Access::Read,
+                access: Access::Atomic,
+            },
+        }
+    );
+    // Unchecked, the cpu device's sequential order shows in the loads; a
+    // GPU may load 4 everywhere.
+    dev.set_race_detection(false);
+    dev.write(p, &[0; 8]).unwrap();
+    dev.launch(&add_then_load_module(false), "add_then_load", &cfg, &args).unwrap();
+    assert_eq!(download_u32(&dev, out, 4), [1, 2, 3, 4]);
+    // A barrier between the atomics and the loads orders them.
+    dev.set_race_detection(true);
+    dev.write(p, &[0; 8]).unwrap();
+    dev.launch(&add_then_load_module(true), "add_then_load", &cfg, &args).unwrap();
+    assert_eq!(download_u32(&dev, out, 4), [4, 4, 4, 4]);
+}
+
 #[test]
 fn memory_space_faults() {
     let mut mb = ModuleBuilder::new();

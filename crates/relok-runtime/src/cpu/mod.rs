@@ -72,8 +72,9 @@
 //! its possible answers here: the race detector (`race.rs`, on unless
 //! [`CpuDevice::set_race_detection`] turns it off) faults with
 //! [`FaultKind::DataRace`](crate::FaultKind::DataRace) when two threads of a block access one byte of
-//! global or shared memory between the same barriers and one of the
-//! accesses is a non-atomic write. Device-function calls pass
+//! global or shared memory between the same barriers, unless both are
+//! loads or both are atomics (a plain load racing another thread's atomic
+//! is a race too). Device-function calls pass
 //! arguments by value on a per-thread call stack at most
 //! `MAX_CALL_DEPTH` (64) frames deep. Every executed instruction counts
 //! against the launch's step budget, so an endless loop ends with
@@ -195,8 +196,9 @@ impl CpuDevice {
 
     /// Turns the race detector on (the default) or off for later launches:
     /// two accesses to the same byte of global or shared memory by
-    /// different threads of a block between the same pair of barriers, at
-    /// least one a non-atomic write, are [`FaultKind::DataRace`](crate::FaultKind::DataRace). It costs
+    /// different threads of a block between the same pair of barriers,
+    /// unless both are loads or both are atomics, are
+    /// [`FaultKind::DataRace`](crate::FaultKind::DataRace). It costs
     /// a hash-map update per global or shared access of a block with more
     /// than one thread.
     pub fn set_race_detection(&self, on: bool) {
