@@ -143,6 +143,10 @@ grep -E "^test |test result|panicked|skipping" "$OUT/rust-kernels.log" | head -3
 # The Rust semantics the macro must keep (issue 31): on every device.
 RELOK_WGPU_ADAPTER=nvidia $B/test-rust_semantics > "$OUT/rust-semantics.log" 2>&1 || status=1
 grep -E "test result|panicked|skipping" "$OUT/rust-semantics.log" | head -10
+# Rust kernels' control flow and methods (match, ranges, labels, slice
+# iterators, the composed integer and float methods) against plain Rust.
+RELOK_WGPU_ADAPTER=nvidia $B/test-rust_control > "$OUT/rust-control.log" 2>&1 || status=1
+grep -E "^test |test result|panicked|skipping" "$OUT/rust-control.log" | head -30
 for d in cuda wgpu; do
     RELOK_WGPU_ADAPTER=nvidia $B/relok demo --device $d --rust --json > "$OUT/demo-rust-$d.json" 2> "$OUT/demo-rust-$d.err" || { status=1; echo "demo --rust on $d FAILED"; }
     grep rust_twin "$OUT/demo-rust-$d.json"

@@ -1,7 +1,12 @@
 //! Calls and methods: the builtins (`thread_id_x()`, `global_id_x()`, …),
 //! atomics (on a slice element or a `relok::Global`), calls of
 //! `#[relok::device]` functions, and Rust methods through the one table
-//! [`METHODS`] (`len`, `abs`, `min`, `max`, the math functions).
+//! [`METHODS`] (`len`, `abs`, `min`, `max`, the math functions, the
+//! integer and float methods `relok::__kernel` composes from the IR's
+//! operations), `checked_*(…).unwrap_or(d)` ([`CHECKED`]), a slice's
+//! `swap`, and every table method in path form too (`f32::max(a, b)`,
+//! `u32::count_ones(x)`: the receiver is the first argument, of that
+//! type) and `f32::from_bits(b)`.
 
 use super::{Translator, is_relok_path, staged_item, strip_paren};
 use crate::loc;
@@ -15,6 +20,9 @@ use syn::spanned::Spanned;
 enum Mapping {
     /// A method of `Cx` taking the receiver and the arguments.
     Cx(&'static str),
+    /// A method of `Cx` taking the receiver, the arguments and where the
+    /// call is (it may throw Rust's panic message).
+    CxAt(&'static str),
     /// `math <fn>` of the IR (`relok_ir::MathFn::<variant>`) over the
     /// receiver and the arguments, in order.
     Math(&'static str),
@@ -56,7 +64,91 @@ const METHODS: &[(&str, usize, Mapping)] = &[
     ("atan2", 1, Mapping::Math("Atan2")),
     ("powf", 1, Mapping::Math("Pow")),
     ("hypot", 1, Mapping::Math("Hypot")),
+    ("powi", 1, Mapping::Cx("powi")),
+    ("signum", 0, Mapping::Cx("signum")),
+    ("clamp", 2, Mapping::CxAt("clamp")),
+    ("is_finite", 0, Mapping::Cx("is_finite")),
+    ("is_infinite", 0, Mapping::Cx("is_infinite")),
+    ("is_sign_negative", 0, Mapping::Cx("is_sign_negative")),
+    ("is_sign_positive", 0, Mapping::Cx("is_sign_positive")),
+    ("to_bits", 0, Mapping::Cx("to_bits")),
+    ("count_ones", 0, Mapping::Cx("count_ones")),
+    ("count_zeros", 0, Mapping::Cx("count_zeros")),
+    ("leading_zeros", 0, Mapping::Cx("leading_zeros")),
+    ("trailing_zeros", 0, Mapping::Cx("trailing_zeros")),
+    ("leading_ones", 0, Mapping::Cx("leading_ones")),
+    ("trailing_ones", 0, Mapping::Cx("trailing_ones")),
+    ("rotate_left", 1, Mapping::Cx("rotate_left")),
+    ("rotate_right", 1, Mapping::Cx("rotate_right")),
+    ("swap_bytes", 0, Mapping::Cx("swap_bytes")),
+    ("reverse_bits", 0, Mapping::Cx("reverse_bits")),
+    ("pow", 1, Mapping::Cx("pow")),
+    ("is_positive", 0, Mapping::Cx("is_positive")),
+    ("is_negative", 0, Mapping::Cx("is_negative")),
+    // The IR's integer arithmetic wraps.
+    ("wrapping_add", 1, Mapping::Cx("add")),
+    ("wrapping_sub", 1, Mapping::Cx("sub")),
+    ("wrapping_mul", 1, Mapping::Cx("mul")),
+    ("wrapping_div", 1, Mapping::Cx("div")),
+    ("wrapping_rem", 1, Mapping::Cx("rem")),
+    ("wrapping_neg", 0, Mapping::Cx("wrapping_neg")),
+    ("wrapping_abs", 0, Mapping::Cx("abs")),
+    ("wrapping_shl", 1, Mapping::Cx("wrapping_shl")),
+    ("wrapping_shr", 1, Mapping::Cx("wrapping_shr")),
+    ("wrapping_pow", 1, Mapping::Cx("pow")),
+    ("saturating_add", 1, Mapping::Cx("saturating_add")),
+    ("saturating_sub", 1, Mapping::Cx("saturating_sub")),
+    ("saturating_mul", 1, Mapping::Cx("saturating_mul")),
 ];
+
+/// `x.checked_op(args).unwrap_or(d)`: (method, arguments besides the
+/// receiver); `Cx` has each, taking `d` last.
+const CHECKED: &[(&str, usize)] = &[
+    ("checked_add", 1),
+    ("checked_sub", 1),
+    ("checked_mul", 1),
+    ("checked_div", 1),
+    ("checked_rem", 1),
+    ("checked_neg", 0),
+    ("checked_shl", 1),
+    ("checked_shr", 1),
+];
+
+/// A method call, written `x.m(args)` or `T::m(x, args)` (`ty`: `T`).
+struct MethodCall<'a> {
+    ty: Option<&'a syn::Ident>,
+    method: &'a syn::Ident,
+    receiver: &'a Expr,
+    args: Vec<&'a Expr>,
+}
+
+/// `e` as a method call, if it is one (in either form).
+fn method_call(e: &Expr) -> Option<MethodCall<'_>> {
+    match strip_paren(e) {
+        Expr::MethodCall(m) if m.turbofish.is_none() => {
+            Some(MethodCall { ty: None, method: &m.method, receiver: &m.receiver, args: m.args.iter().collect() })
+        }
+        Expr::Call(c) => {
+            let (ty, method) = scalar_path(c)?;
+            let (receiver, args) = c.args.iter().collect::<Vec<_>>().split_first().map(|(r, a)| (*r, a.to_vec()))?;
+            Some(MethodCall { ty: Some(ty), method, receiver, args })
+        }
+        _ => None,
+    }
+}
+
+/// `T::m` of a call `T::m(…)` with `T` a scalar type.
+fn scalar_path(c: &syn::ExprCall) -> Option<(&syn::Ident, &syn::Ident)> {
+    let Expr::Path(p) = &*c.func else { return None };
+    if p.qself.is_some() || p.path.leading_colon.is_some() || p.path.segments.len() != 2 {
+        return None;
+    }
+    let (t, m) = (&p.path.segments[0], &p.path.segments[1]);
+    if !t.arguments.is_empty() || !m.arguments.is_empty() {
+        return None;
+    }
+    super::types::SCALARS.contains(&t.ident.to_string().as_str()).then_some((&t.ident, &m.ident))
+}
 
 /// Builtins: `name` → (family 0..3 or 4 = global id, axis).
 fn builtin(name: &str) -> Option<(u8, u8)> {
@@ -91,6 +183,9 @@ impl Translator {
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall) -> Tokens {
         let span = m.span();
         let name = m.method.to_string();
+        if (name == "sum" || name == "product") && m.args.is_empty() {
+            return self.fold(m);
+        }
         if m.turbofish.is_some() {
             return self.refuse(m.method.span(), "method generics are not supported in kernels");
         }
@@ -100,16 +195,49 @@ impl Translator {
             };
             return quote_spanned!(span=> { let __b = #base; __cx.len(__b) });
         }
+        if name == "swap" && m.args.len() == 2 {
+            let Some(base) = self.indexable(&m.receiver, true) else {
+                return quote!({ ::core::panic!() });
+            };
+            let i = self.expr(&m.args[0]);
+            let j = self.expr(&m.args[1]);
+            let at = loc(m.method.span());
+            return quote_spanned!(span=> { let __b = #base; let __i = #i; let __j = #j; __cx.swap(__b, __i, __j, #at); });
+        }
         if name == "get_unchecked" || name == "get_unchecked_mut" {
             return self.refuse(m.method.span(), format!("`{name}` is used as `*x.{name}(i)` inside `unsafe`"));
         }
+        if name == "unwrap_or" && m.args.len() == 1 {
+            return self.unwrap_or(m);
+        }
+        if let Some(c) = method_call(&m.receiver)
+            && CHECKED.iter().any(|(n, _)| c.method == n)
+        {
+            return self.refuse(
+                m.method.span(),
+                format!("`{}` gives an `Option`: follow it with `.unwrap_or(default)` in a kernel", c.method),
+            );
+        }
+        let call = MethodCall { ty: None, method: &m.method, receiver: &m.receiver, args: m.args.iter().collect() };
+        self.table_method(&call, span)
+    }
+
+    /// A method of [`METHODS`], in either form.
+    fn table_method(&mut self, m: &MethodCall<'_>, span: proc_macro2::Span) -> Tokens {
+        let name = m.method.to_string();
+        if CHECKED.iter().any(|(n, _)| *n == name) {
+            return self.refuse(
+                m.method.span(),
+                format!("`{name}` gives an `Option`: follow it with `.unwrap_or(default)` in a kernel"),
+            );
+        }
         let Some(&(_, arity, mapping)) = METHODS.iter().find(|(n, _, _)| *n == name) else {
             let known: Vec<&str> =
-                METHODS.iter().filter(|m| IR_HAS_MATH || matches!(m.2, Mapping::Cx(_))).map(|m| m.0).collect();
+                METHODS.iter().filter(|m| IR_HAS_MATH || !matches!(m.2, Mapping::Math(_))).map(|m| m.0).collect();
             return self.refuse(
                 m.method.span(),
                 format!(
-                    "the method `{name}` is not supported in kernels; supported: `len`, `get_unchecked`, {}",
+                    "the method `{name}` is not supported in kernels; supported: `len`, `get_unchecked`, `swap`, `checked_*(…).unwrap_or(…)`, {}",
                     known.join(", ")
                 ),
             );
@@ -121,9 +249,9 @@ impl Translator {
             );
         }
         if m.args.len() != arity {
-            return self.refuse(m.span(), format!("`{name}` takes {arity} argument(s)"));
+            return self.refuse(span, format!("`{name}` takes {arity} argument(s)"));
         }
-        let recv = self.expr(&m.receiver);
+        let recv = self.typed_receiver(m);
         let args: Vec<Tokens> = m.args.iter().map(|a| self.expr(a)).collect();
         let names: Vec<_> = (0..args.len()).map(|k| format_ident!("__b{}", k)).collect();
         let call = match mapping {
@@ -131,12 +259,66 @@ impl Translator {
                 let f = format_ident!("{}", f, span = m.method.span());
                 quote_spanned!(span=> __cx.#f(__a, #(#names),*))
             }
+            Mapping::CxAt(f) => {
+                let f = format_ident!("{}", f, span = m.method.span());
+                let at = loc(m.method.span());
+                quote_spanned!(span=> __cx.#f(__a, #(#names,)* #at))
+            }
             Mapping::Math(f) => {
                 let f = format_ident!("{}", f);
                 quote_spanned!(span=> __cx.math(::relok::__kernel::MathFn::#f, __a, &[#(#names),*]))
             }
         };
-        quote_spanned!(span=> { let __a = #recv; #(let #names = #args;)* #call })
+        quote_spanned!(span=> { #recv #(let #names = #args;)* #call })
+    }
+
+    /// `let __a = receiver;`, of the path's type in the path form.
+    fn typed_receiver(&mut self, m: &MethodCall<'_>) -> Tokens {
+        let recv = self.receiver(m.receiver);
+        match m.ty {
+            Some(t) => quote_spanned!(m.receiver.span()=> let __a: ::relok::__kernel::Val<#t> = #recv;),
+            None => quote!(let __a = #recv;),
+        }
+    }
+
+    /// `x.checked_op(args).unwrap_or(d)` (either form of the
+    /// `checked_op`).
+    fn unwrap_or(&mut self, m: &syn::ExprMethodCall) -> Tokens {
+        let span = m.span();
+        let inner = method_call(&m.receiver);
+        let Some((c, arity)) = inner.as_ref().and_then(|c| {
+            let name = c.method.to_string();
+            CHECKED.iter().find(|(n, _)| *n == name).map(|&(_, a)| (c, a))
+        }) else {
+            return self.refuse(
+                m.method.span(),
+                format!(
+                    "`unwrap_or` follows a `checked_*` method in kernels: {}",
+                    CHECKED.iter().map(|c| c.0).collect::<Vec<_>>().join(", ")
+                ),
+            );
+        };
+        if c.args.len() != arity {
+            return self.refuse(m.receiver.span(), format!("`{}` takes {arity} argument(s)", c.method));
+        }
+        let recv = self.typed_receiver(c);
+        let args: Vec<Tokens> = c.args.iter().map(|a| self.expr(a)).collect();
+        let names: Vec<_> = (0..args.len()).map(|k| format_ident!("__b{}", k)).collect();
+        let d = self.expr(&m.args[0]);
+        let f = format_ident!("{}", c.method.to_string(), span = c.method.span());
+        quote_spanned!(span=> { #recv #(let #names = #args;)* let __d = #d; __cx.#f(__a, #(#names,)* __d) })
+    }
+
+    /// A method's receiver: an element of `x.iter_mut()` is read (Rust
+    /// derefs it).
+    fn receiver(&mut self, e: &Expr) -> Tokens {
+        if let Expr::Path(p) = strip_paren(e)
+            && let Some(id) = p.path.get_ident()
+            && self.lookup(&id.to_string()) == Some(super::Binding::ElemMut)
+        {
+            return quote_spanned!(id.span()=> __cx.elem_get(#id));
+        }
+        self.expr(e)
     }
 
     pub(super) fn call(&mut self, c: &syn::ExprCall) -> Tokens {
@@ -169,6 +351,16 @@ impl Translator {
         }
         if relok_path {
             return self.refuse(fp.span(), format!("`relok::{name}` is not a kernel builtin (see docs/kernels.md)"));
+        }
+        if let Some((ty, method)) = scalar_path(c) {
+            if method == "from_bits" && c.args.len() == 1 {
+                let b = self.expr(&c.args[0]);
+                return quote_spanned!(span=> { let __a = #b; __cx.from_bits::<#ty>(__a) });
+            }
+            return match method_call(&Expr::Call(c.clone())) {
+                Some(m) => self.table_method(&m, span),
+                None => self.refuse(span, format!("`{ty}::{method}` takes its receiver first: `{ty}::{method}(x, …)`")),
+            };
         }
         // A device function: `f::__relok_call`, the staged twin
         // `#[relok::device]` puts under `f` in the type namespace.

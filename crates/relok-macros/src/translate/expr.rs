@@ -85,7 +85,7 @@ impl Translator {
             Expr::Field(_) => {
                 self.refuse(span, "fields are not supported in kernels: the subset has scalars, slices and arrays")
             }
-            Expr::Match(_) => self.refuse(span, "`match` is not supported in kernels: use `if` / `else if`"),
+            Expr::Match(m) => self.match_value(m),
             Expr::Range(_) => self.refuse(span, "ranges are only the iterator of a `for` loop"),
             Expr::Try(_) => {
                 self.refuse(span, "`?` is not supported in kernels: throw with `assert!`, `panic!` or `throw!`")
@@ -97,8 +97,8 @@ impl Translator {
             | Expr::Continue(_)
             | Expr::Assign(_)
             | Expr::While(_)
-            | Expr::Loop(_)
             | Expr::ForLoop(_) => self.refuse(span, "this is a statement here, not a value"),
+            Expr::Loop(l) => self.loop_value(l),
             _ => self.refuse(span, "unsupported expression in a kernel (see docs/kernels.md for the subset)"),
         }
     }
@@ -126,8 +126,11 @@ impl Translator {
     fn path_value(&mut self, p: &syn::ExprPath) -> Tokens {
         if let Some(id) = p.path.get_ident() {
             match self.lookup(&id.to_string()) {
-                Some(Binding::Val | Binding::Slice { .. } | Binding::Shared | Binding::Array { .. }) => {
+                Some(Binding::Val | Binding::Ref | Binding::Slice { .. } | Binding::Shared | Binding::Array { .. }) => {
                     return quote!(#id);
+                }
+                Some(Binding::ElemMut) => {
+                    return self.refuse(id.span(), format!("`{id}` is a `&mut` element: read it as `*{id}`"));
                 }
                 Some(Binding::Var) => return quote_spanned!(id.span()=> __cx.get(#id)),
                 None => {}

@@ -77,8 +77,18 @@ impl Translator {
     }
 
     /// `*x.get_unchecked(i)` (inside `unsafe`): a load without a bounds
-    /// check; any other `*` is refused.
+    /// check; `*x` of an element `x.iter()` or `x.iter_mut()` gives; any
+    /// other `*` is refused.
     pub(super) fn deref_read(&mut self, u: &syn::ExprUnary, span: Span) -> Tokens {
+        if let Expr::Path(p) = strip_paren(&u.expr)
+            && let Some(id) = p.path.get_ident()
+        {
+            match self.lookup(&id.to_string()) {
+                Some(Binding::Ref) => return quote!(#id),
+                Some(Binding::ElemMut) => return quote_spanned!(span=> __cx.elem_get(#id)),
+                _ => {}
+            }
+        }
         match strip_paren(&u.expr) {
             Expr::MethodCall(m) if m.method == "get_unchecked" && m.args.len() == 1 => {
                 if self.unsafe_depth == 0 {

@@ -24,7 +24,10 @@
 //!   (scalars, `let mut`, tuples, per-thread and shared arrays) and
 //!   assignments (`=`, `op=`, element writes);
 //! - `branch.rs`: control flow: `if` (statement and value), `while`,
-//!   `loop`, `for` over a range, `break`, `continue`, `return`;
+//!   `loop` (statement and value), loop labels, `break` (with a value),
+//!   `continue`, `return`;
+//! - `iter.rs`: `for` loops and what they run over (ranges, slices and
+//!   arrays, `enumerate`, `zip`, `rev`, `step_by`), and `sum`/`product`;
 //! - `expr.rs`: expressions with a value: literals, names and `const`s,
 //!   unary and binary operators, blocks, and the refusals of everything
 //!   else;
@@ -34,6 +37,8 @@
 //! - `call.rs`: calls and methods: builtins (`global_id_x()`, …), atomics,
 //!   `#[relok::device]` functions, and the Rust methods table (`len`,
 //!   `abs`, `min`, the math functions);
+//! - `pattern.rs`: `match` on integers and `bool`s (statement and
+//!   value), lowered to an `if` chain, its patterns checked by rustc;
 //! - `macros.rs`: macros: `panic!`, `throw!`, `unreachable!`, `assert!`,
 //!   `assert_eq!`, `assert_ne!`, `sym!`.
 
@@ -41,7 +46,9 @@ mod branch;
 mod call;
 mod expr;
 mod index;
+mod iter;
 mod macros;
+mod pattern;
 mod statement;
 mod types;
 
@@ -67,6 +74,11 @@ enum Binding {
     Array {
         mutable: bool,
     },
+    /// An element of `x.iter()`: a `Val` that `*x` reads too.
+    Ref,
+    /// An element of `x.iter_mut()` (`relok::__kernel::ElemMut`): `*x`
+    /// reads it, `*x = v` writes it.
+    ElemMut,
 }
 
 /// Kernel or device function (and whether it returns a value).
@@ -85,7 +97,10 @@ pub enum FnKind {
 pub struct Translator {
     kind: FnKind,
     scopes: Vec<HashMap<String, Binding>>,
-    loops: u32,
+    /// The loops around the construct being translated, innermost last.
+    loops: Vec<branch::LoopFrame>,
+    /// Loops translated so far (names each one's flag and value).
+    loop_count: u32,
     unsafe_depth: u32,
     /// Device functions called: (path of the definer, local name).
     callees: Vec<(String, syn::Path, syn::Ident)>,
@@ -104,7 +119,15 @@ impl Translator {
             };
             scope.insert(n.to_string(), b);
         }
-        Translator { kind, scopes: vec![scope], loops: 0, unsafe_depth: 0, callees: Vec::new(), errors: Vec::new() }
+        Translator {
+            kind,
+            scopes: vec![scope],
+            loops: Vec::new(),
+            loop_count: 0,
+            unsafe_depth: 0,
+            callees: Vec::new(),
+            errors: Vec::new(),
+        }
     }
 
     /// The call of the single-segment function `name`, if the body makes

@@ -252,11 +252,12 @@ impl Translator {
     }
 
     /// An expression in statement position.
-    fn stmt_expr(&mut self, e: &Expr) -> Tokens {
+    pub(super) fn stmt_expr(&mut self, e: &Expr) -> Tokens {
         match e {
             Expr::Assign(a) => self.assign(&a.left, None, &a.right, a.span()),
             Expr::Binary(b) if compound(&b.op).is_some() => self.assign(&b.left, compound(&b.op), &b.right, b.span()),
             Expr::If(i) => self.if_stmt(i),
+            Expr::Match(m) => self.match_stmt(m),
             Expr::While(w) => self.while_loop(w),
             Expr::Loop(l) => self.plain_loop(l),
             Expr::ForLoop(f) => self.for_loop(f),
@@ -309,7 +310,10 @@ impl Translator {
                         let v = combine(quote!(__cx.get(#id)));
                         quote!({ let __rhs = #r; let __n = #v; __cx.set(#id, __n); })
                     }
-                    Some(Binding::Val) => self.refuse(
+                    Some(Binding::ElemMut) => {
+                        self.refuse(id.span(), format!("`{id}` is a `&mut` element: assign through it, `*{id} = v`"))
+                    }
+                    Some(Binding::Val | Binding::Ref) => self.refuse(
                         id.span(),
                         format!("cannot assign twice to immutable variable `{id}`: declare it with `let mut {id}`"),
                     ),
@@ -330,6 +334,15 @@ impl Translator {
                 let at = loc(ix.index.span());
                 let v = combine(quote!(__cx.load(__b, __i, #at)));
                 quote!({ let __rhs = #r; let __b = #base; let __i = #i; let __n = #v; __cx.store(__b, __i, __n, #at); })
+            }
+            Expr::Unary(u)
+                if matches!(u.op, UnOp::Deref(_))
+                    && let Expr::Path(p) = strip_paren(&u.expr)
+                    && let Some(id) = p.path.get_ident()
+                    && self.lookup(&id.to_string()) == Some(Binding::ElemMut) =>
+            {
+                let v = combine(quote!(__cx.elem_get(#id)));
+                quote!({ let __rhs = #r; let __n = #v; __cx.elem_set(#id, __n); })
             }
             Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => match strip_paren(&u.expr) {
                 Expr::MethodCall(m) if m.method == "get_unchecked_mut" && m.args.len() == 1 => {
@@ -422,7 +435,7 @@ pub(super) fn expr_attrs(e: &Expr) -> &[syn::Attribute] {
     each_attrs!(e, x => &x.attrs, &[])
 }
 
-fn is_diverging_expr(e: &Expr) -> bool {
+pub(super) fn is_diverging_expr(e: &Expr) -> bool {
     match e {
         Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => true,
         Expr::Macro(m) => ["panic", "throw", "unreachable"].iter().any(|n| m.mac.path.is_ident(n)),

@@ -87,6 +87,8 @@ pub fn scalar_type(ty: &syn::Type) -> Option<String> {
             (SCALARS.contains(&id.as_str()) || TYPE_PARAMS.with(|t| t.borrow().contains(&id))).then_some(id)
         }
         syn::Type::Paren(p) => scalar_type(&p.elem),
+        // A `$t:ty` of a `macro_rules!`.
+        syn::Type::Group(g) => scalar_type(&g.elem),
         _ => None,
     }
 }

@@ -1,7 +1,9 @@
 #[relok::kernel]
 fn k(x: &mut [u32]) {
-    loop {
-        break 5;
+    for i in 0..4 {
+        if x[i] == 0 {
+            break 5;
+        }
     }
 }
 

@@ -1,9 +1,9 @@
 #[relok::kernel]
 fn k(x: &mut [u32]) {
     let i = relok::global_id_x();
-    x[i] = match i {
+    x[i] = match x[i] {
         0 => 1,
-        _ => 2,
+        1..=5 => 2,
     };
 }
 

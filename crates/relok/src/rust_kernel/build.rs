@@ -326,7 +326,7 @@ impl<'m> Cx<'m> {
         var
     }
 
-    fn new_local<T: DevScalar>(&mut self) -> Var<T> {
+    pub(super) fn new_local<T: DevScalar>(&mut self) -> Var<T> {
         self.locals += 1;
         let var = self.b.local(format!("x{}", self.locals), T::SCALAR);
         Var { var, _t: PhantomData }
@@ -435,7 +435,7 @@ impl<'m> Cx<'m> {
         });
     }
 
-    fn lit_bits<T: DevScalar>(&mut self, bits: u64) -> Val<T> {
+    pub(super) fn lit_bits<T: DevScalar>(&mut self, bits: u64) -> Val<T> {
         Val::new(self.b.const_bits(T::SCALAR, bits))
     }
 

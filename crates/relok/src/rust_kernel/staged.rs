@@ -38,7 +38,11 @@ pub trait Num: DevScalar {}
 /// fn integer<T: relok::Int>() {}
 /// integer::<u64>();
 /// ```
-pub trait Int: Num {}
+pub trait Int: Num + Bits {
+    /// The unsigned type of the same width (itself when unsigned): the
+    /// distance between two values, logical shifts.
+    type Unsigned: Int;
+}
 /// Types with `-x` (`i32 i64 f32 f64`); a bound of generic kernels.
 ///
 /// ```
@@ -68,6 +72,8 @@ pub trait Float: Num {
     /// assert_eq!(<f64 as Float>::ONE_BITS, 1.0f64.to_bits());
     /// ```
     const ONE_BITS: u64;
+    /// The unsigned integer of the same width (`to_bits`, `from_bits`).
+    type Bits: Int;
 }
 
 macro_rules! dev_scalar {
@@ -94,17 +100,32 @@ impl DevScalar for usize {
     }
 }
 impl Num for usize {}
-impl Int for usize {}
+impl Int for usize {
+    type Unsigned = usize;
+}
 impl Bits for usize {}
 
 dev_scalar! {
     bool => Bool, |x| u64::from(x), [Bits];
-    i32 => I32, |x| u64::from(x as u32), [Num, Int, Signed, Bits];
-    u32 => U32, |x| u64::from(x), [Num, Int, Bits];
-    i64 => I64, |x| x as u64, [Num, Int, Signed, Bits];
-    u64 => U64, |x| x, [Num, Int, Bits];
+    i32 => I32, |x| u64::from(x as u32), [Num, Signed, Bits];
+    u32 => U32, |x| u64::from(x), [Num, Bits];
+    i64 => I64, |x| x as u64, [Num, Signed, Bits];
+    u64 => U64, |x| x, [Num, Bits];
     f32 => F32, |x| u64::from(x.to_bits()), [Num, Signed];
     f64 => F64, |x| x.to_bits(), [Num, Signed];
+}
+
+impl Int for i32 {
+    type Unsigned = u32;
+}
+impl Int for u32 {
+    type Unsigned = u32;
+}
+impl Int for i64 {
+    type Unsigned = u64;
+}
+impl Int for u64 {
+    type Unsigned = u64;
 }
 
 impl AtomicArith for i32 {}
@@ -117,10 +138,12 @@ impl AtomicArith for f64 {}
 
 impl Float for f32 {
     const ONE_BITS: u64 = 0x3f80_0000;
+    type Bits = u32;
 }
 
 impl Float for f64 {
     const ONE_BITS: u64 = 0x3ff0_0000_0000_0000;
+    type Bits = u64;
 }
 
 /// The Rust type of a `word` in a kernel: a symbol (a `relok::Symbol`
@@ -424,4 +447,17 @@ impl<T: DevScalar> Ret for Val<T> {
     fn call(cx: &mut Cx<'_>, f: FuncId, args: Vec<Value>) -> Self {
         Val::new(cx.b.call(f, args))
     }
+}
+
+/// The `match` rustc checks for a kernel's `match` (its patterns' types,
+/// its exhaustiveness): `check` is given a value of the scrutinee's Rust
+/// type, and is never called.
+pub fn check_match<T>(_scrutinee: Val<T>, check: impl FnOnce(T)) {
+    let _ = check;
+}
+
+/// A guard in [`check_match`]'s `match` (rustc only checks that the arm
+/// has one).
+pub fn guard() -> bool {
+    false
 }
