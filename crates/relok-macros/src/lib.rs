@@ -177,10 +177,12 @@ fn signature(f: &syn::ItemFn, errors: &mut Vec<syn::Error>) -> Vec<(syn::Ident, 
             syn::FnArg::Typed(pt) => {
                 let name = match &*pt.pat {
                     syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-                        if let Some(m) = &pi.mutability {
+                        if let Some(m) = &pi.mutability
+                            && !matches!(translate::param_kind(&pt.ty), Ok(ParamKind::Scalar(_)))
+                        {
                             errors.push(syn::Error::new(
                                 m.span(),
-                                "a `mut` parameter is not supported: copy it into a `let mut`",
+                                "only a scalar parameter may be `mut` (a slice parameter is not reassigned in a kernel)",
                             ));
                         }
                         pi.ident.clone()
@@ -201,6 +203,22 @@ fn signature(f: &syn::ItemFn, errors: &mut Vec<syn::Error>) -> Vec<(syn::Ident, 
         }
     }
     params
+}
+
+/// The scalar parameters declared `mut` (each a `let mut` of its value
+/// in the body).
+fn mut_params(f: &syn::ItemFn) -> Vec<syn::Ident> {
+    f.sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(pt) => match &*pt.pat {
+                syn::Pat::Ident(pi) if pi.mutability.is_some() => Some(pi.ident.clone()),
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect()
 }
 
 fn errors_tokens(errors: &[syn::Error]) -> Tokens {
@@ -294,6 +312,7 @@ fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     let name_str = name.to_string();
     let vis = &f.vis;
     let mut t = Translator::new(FnKind::Kernel, &params);
+    t.mutable_params(&mut_params(f));
     let body = t.body(&f.block);
     errors.append(&mut t.errors);
     let callees = t.callee_defs();
@@ -446,6 +465,7 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
         FnKind::Device { ret: ret.clone().map(Box::new) }
     };
     let mut t = Translator::new(kind, &params);
+    t.mutable_params(&mut_params(f));
     let body = t.body(&f.block);
     if let Some(p) = t.calls(&f.sig.ident.to_string()) {
         errors

@@ -878,3 +878,72 @@ fn clamp_step_by_and_swap_throw_rusts_messages() {
         assert_eq!(x.download().expect("download"), [3, 2, 1], "{}", ctx.device_name());
     }
 }
+
+// 6. `let y;` assigned later; `mut` parameters.
+
+#[relok::device]
+fn deferred_dev(mut v: i32, flag: bool) -> i32 {
+    let y;
+    if flag {
+        y = v * 2;
+    } else if v > 3 {
+        y = v - 1;
+    } else {
+        y = 7;
+    }
+    let z: i32;
+    match v {
+        0 => z = 10,
+        n if n < 0 => {
+            v = -n;
+            z = 20;
+        }
+        _ => z = v,
+    }
+    let mut w;
+    w = 1;
+    w += y;
+    v += 100;
+    y * 1000 + z * 10 + w + v
+}
+
+fn deferred_host(mut v: i32, flag: bool) -> i32 {
+    let y;
+    if flag {
+        y = v * 2;
+    } else if v > 3 {
+        y = v - 1;
+    } else {
+        y = 7;
+    }
+    let z: i32;
+    match v {
+        0 => z = 10,
+        n if n < 0 => {
+            v = -n;
+            z = 20;
+        }
+        _ => z = v,
+    }
+    let mut w;
+    w = 1;
+    w += y;
+    v += 100;
+    y * 1000 + z * 10 + w + v
+}
+
+#[relok::kernel]
+fn deferred(x: &[i32], out: &mut [i32], mut k: u32) {
+    let i = relok::global_id_x();
+    k += 1;
+    if i < x.len() {
+        out[i] = deferred_dev(x[i], i % 2 == 0) + k as i32;
+    }
+}
+
+#[test]
+fn deferred_initialisation_and_mut_parameters_match_plain_rust() {
+    let xs: Vec<i32> = (-10..12).collect();
+    let want: Vec<i32> = xs.iter().enumerate().map(|(i, &v)| deferred_host(v, i % 2 == 0) + 5).collect();
+    check("deferred", &xs, &want, |s, x, out| deferred::launch(s, grid(xs.len()), x, out, 4).expect("launch"));
+}

@@ -28,6 +28,8 @@
 //!   `continue`, `return`;
 //! - `iter.rs`: `for` loops and what they run over (ranges, slices and
 //!   arrays, `enumerate`, `zip`, `rev`, `step_by`), and `sum`/`product`;
+//! - `deferred.rs`: `let y;` assigned later, and the check that it is
+//!   assigned before it is read (and once, without `mut`);
 //! - `expr.rs`: expressions with a value: literals, names and `const`s,
 //!   unary and binary operators, blocks, and the refusals of everything
 //!   else;
@@ -44,6 +46,7 @@
 
 mod branch;
 mod call;
+mod deferred;
 mod expr;
 mod index;
 mod iter;
@@ -104,6 +107,8 @@ pub struct Translator {
     unsafe_depth: u32,
     /// Device functions called: (path of the definer, local name).
     callees: Vec<(String, syn::Path, syn::Ident)>,
+    /// What the body starts with (`mut` parameters' `let mut`s).
+    prelude: Tokens,
     /// Errors, each at its span.
     pub errors: Vec<syn::Error>,
 }
@@ -126,7 +131,19 @@ impl Translator {
             loop_count: 0,
             unsafe_depth: 0,
             callees: Vec::new(),
+            prelude: Tokens::new(),
             errors: Vec::new(),
+        }
+    }
+
+    /// The scalar parameters declared `mut`: each a `let mut` of its
+    /// value, as in Rust.
+    pub fn mutable_params(&mut self, names: &[syn::Ident]) {
+        for n in names {
+            if self.lookup(&n.to_string()) == Some(Binding::Val) {
+                self.bind(n, Binding::Var);
+                self.prelude.extend(quote_spanned!(n.span()=> let #n = __cx.var(#n);));
+            }
         }
     }
 
@@ -177,6 +194,12 @@ impl Translator {
 
     /// The whole body: statements; a device function's tail is its result.
     pub fn body(&mut self, block: &syn::Block) -> Tokens {
+        let prelude = std::mem::take(&mut self.prelude);
+        let body = self.body_of(block);
+        quote!(#prelude #body)
+    }
+
+    fn body_of(&mut self, block: &syn::Block) -> Tokens {
         match self.kind.clone() {
             FnKind::Device { ret: Some(ty) } => {
                 let v = self.block_value(block);

@@ -22,7 +22,8 @@ impl Translator {
     pub(super) fn block_unit(&mut self, block: &syn::Block) -> Tokens {
         self.scoped(|t| {
             let mut out = Tokens::new();
-            for s in &block.stmts {
+            for (k, s) in block.stmts.iter().enumerate() {
+                t.deferred_let(s, &block.stmts[k + 1..]);
                 out.extend(t.stmt(s));
                 if diverges(s) {
                     break;
@@ -52,6 +53,7 @@ impl Translator {
                     let v = t.expr(e);
                     return quote!({ #out #v });
                 }
+                t.deferred_let(s, &block.stmts[k + 1..]);
                 out.extend(t.stmt(s));
                 if diverges(s) {
                     return quote!({ #out __cx.never() });
@@ -61,6 +63,22 @@ impl Translator {
             let e = t.refuse(span, "this block needs a value: end it with an expression (no `;`)");
             quote!({ #out #e })
         })
+    }
+
+    /// A `let name;` (no value) is checked against the statements after
+    /// it (`deferred.rs`); refused, it is still bound.
+    fn deferred_let(&mut self, s: &Stmt, rest: &[Stmt]) {
+        let Stmt::Local(l @ syn::Local { init: None, .. }) = s else { return };
+        let pat = match &l.pat {
+            syn::Pat::Type(pt) => &*pt.pat,
+            p => p,
+        };
+        match pat {
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                self.check_deferred(l, &pi.ident, pi.mutability.is_some(), rest);
+            }
+            _ => {}
+        }
     }
 
     fn stmt(&mut self, s: &Stmt) -> Tokens {
@@ -159,7 +177,22 @@ impl Translator {
             }
         };
         let Some(init) = &l.init else {
-            return self.refuse(l.span(), "a `let` needs a value here (`let x = …;`)");
+            // `let y;`: assigned later (checked by `check_deferred`).
+            if ident == "_" {
+                return self.refuse(l.span(), "`let _;` binds nothing");
+            }
+            if let Some(t) = &ty
+                && scalar_type(t).is_none()
+            {
+                return self.refuse(t.span(), "a `let` has a scalar type (bool i32 u32 i64 u64 f32 f64 usize)");
+            }
+            self.bind(&ident, Binding::Var);
+            return match &ty {
+                Some(t) => {
+                    quote_spanned!(ident.span()=> #cfg let #ident: ::relok::__kernel::Var<#t> = __cx.deferred();)
+                }
+                None => quote_spanned!(ident.span()=> #cfg let #ident = __cx.deferred();),
+            };
         };
         if let Some((_, e)) = &init.diverge {
             return self.refuse(e.span(), "`let … else` is not supported");

@@ -1,6 +1,6 @@
 #[relok::kernel]
-fn k(mut n: u32, x: &mut [u32]) {
-    x[0] = n;
+fn k(mut x: &mut [u32]) {
+    x[0] = 1;
 }
 
 fn main() {}

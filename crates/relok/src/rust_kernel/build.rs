@@ -326,6 +326,12 @@ impl<'m> Cx<'m> {
         var
     }
 
+    /// `let y;`: a `local` assigned later (the macro checks that it is
+    /// assigned before it is read).
+    pub fn deferred<T: DevScalar>(&mut self) -> Var<T> {
+        self.new_local()
+    }
+
     pub(super) fn new_local<T: DevScalar>(&mut self) -> Var<T> {
         self.locals += 1;
         let var = self.b.local(format!("x{}", self.locals), T::SCALAR);
