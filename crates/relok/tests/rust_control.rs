@@ -744,6 +744,164 @@ fn float_methods_f32_host(i: usize, a: f32, b: f32) -> Vec<u32> {
     }
 }
 
+#[relok::kernel]
+fn int_methods_i64(x: &[i64], y: &[i64], out: &mut [i64]) {
+    let i = relok::global_id_x();
+    if i < x.len() && i < y.len() {
+        let (a, b) = (x[i], y[i]);
+        let n = (b as u32) % 140;
+        let r = [
+            a.count_ones() as i64,
+            a.count_zeros() as i64,
+            a.leading_zeros() as i64,
+            a.trailing_zeros() as i64,
+            a.leading_ones() as i64,
+            a.trailing_ones() as i64,
+            a.rotate_left(n),
+            a.rotate_right(n),
+            a.swap_bytes(),
+            a.reverse_bits(),
+            a.wrapping_pow(n % 70),
+            (a % 7).pow(n % 5),
+            a.wrapping_add(b),
+            a.wrapping_sub(b),
+            a.wrapping_mul(b),
+            a.wrapping_neg(),
+            a.wrapping_abs(),
+            a.wrapping_shl(n),
+            a.wrapping_shr(n),
+            a.saturating_add(b),
+            a.saturating_sub(b),
+            a.saturating_mul(b),
+            a.checked_add(b).unwrap_or(-7),
+            a.checked_sub(b).unwrap_or(-7),
+            a.checked_mul(b).unwrap_or(-7),
+            a.checked_div(b).unwrap_or(-7),
+            a.checked_rem(b).unwrap_or(-7),
+            a.checked_neg().unwrap_or(-7),
+            a.checked_shl(n).unwrap_or(-7),
+            a.checked_shr(n).unwrap_or(-7),
+            a.signum(),
+            a.is_positive() as i64,
+            a.is_negative() as i64,
+            a.clamp(-100, 100),
+            i64::min(a, b),
+            i64::max(a, b),
+            i64::count_ones(a) as i64,
+            i64::checked_add(a, b).unwrap_or(0),
+            i64::rotate_left(a, 3),
+        ];
+        for (k, v) in r.iter().enumerate() {
+            out[i * r.len() + k] = *v;
+        }
+    }
+}
+
+fn int_methods_i64_host(_: usize, a: i64, b: i64) -> Vec<i64> {
+    {
+        let n = (b as u32) % 140;
+        let r = [
+            a.count_ones() as i64,
+            a.count_zeros() as i64,
+            a.leading_zeros() as i64,
+            a.trailing_zeros() as i64,
+            a.leading_ones() as i64,
+            a.trailing_ones() as i64,
+            a.rotate_left(n),
+            a.rotate_right(n),
+            a.swap_bytes(),
+            a.reverse_bits(),
+            a.wrapping_pow(n % 70),
+            (a % 7).pow(n % 5),
+            a.wrapping_add(b),
+            a.wrapping_sub(b),
+            a.wrapping_mul(b),
+            a.wrapping_neg(),
+            a.wrapping_abs(),
+            a.wrapping_shl(n),
+            a.wrapping_shr(n),
+            a.saturating_add(b),
+            a.saturating_sub(b),
+            a.saturating_mul(b),
+            a.checked_add(b).unwrap_or(-7),
+            a.checked_sub(b).unwrap_or(-7),
+            a.checked_mul(b).unwrap_or(-7),
+            a.checked_div(b).unwrap_or(-7),
+            a.checked_rem(b).unwrap_or(-7),
+            a.checked_neg().unwrap_or(-7),
+            a.checked_shl(n).unwrap_or(-7),
+            a.checked_shr(n).unwrap_or(-7),
+            a.signum(),
+            a.is_positive() as i64,
+            a.is_negative() as i64,
+            a.clamp(-100, 100),
+            i64::min(a, b),
+            i64::max(a, b),
+            i64::count_ones(a) as i64,
+            i64::checked_add(a, b).unwrap_or(0),
+            i64::rotate_left(a, 3),
+        ];
+        r.to_vec()
+    }
+}
+
+#[relok::kernel]
+fn float_methods_f64(x: &[f64], y: &[f64], out: &mut [u64]) {
+    let i = relok::global_id_x();
+    if i < x.len() && i < y.len() {
+        let (a, b) = (x[i], y[i]);
+        let n = (i % 23) as i32 - 11;
+        let r = [
+            a.is_finite() as u64,
+            a.is_infinite() as u64,
+            a.is_nan() as u64,
+            a.is_sign_negative() as u64,
+            a.is_sign_positive() as u64,
+            a.signum().to_bits(),
+            a.powi(n).to_bits(),
+            a.powi(2).to_bits(),
+            f64::powi(a, 3).to_bits(),
+            a.clamp(-1.5, 2.0).to_bits(),
+            // Either zero may be the max (min) of +0.0 and -0.0, in Rust.
+            (f64::max(a, b) + 0.0).to_bits(),
+            (f64::min(a, b) + 0.0).to_bits(),
+            f64::abs(a).to_bits(),
+            f64::sqrt(a).to_bits(),
+            f64::from_bits(a.to_bits() ^ 1).to_bits(),
+            f64::from_bits(0x7ff0_0000_0000_0000 | b.to_bits()).is_nan() as u64,
+        ];
+        for (k, v) in r.iter().enumerate() {
+            out[i * r.len() + k] = *v;
+        }
+    }
+}
+
+fn float_methods_f64_host(i: usize, a: f64, b: f64) -> Vec<u64> {
+    {
+        let n = (i % 23) as i32 - 11;
+        let r = [
+            a.is_finite() as u64,
+            a.is_infinite() as u64,
+            a.is_nan() as u64,
+            a.is_sign_negative() as u64,
+            a.is_sign_positive() as u64,
+            a.signum().to_bits(),
+            a.powi(n).to_bits(),
+            a.powi(2).to_bits(),
+            f64::powi(a, 3).to_bits(),
+            a.clamp(-1.5, 2.0).to_bits(),
+            // Either zero may be the max (min) of +0.0 and -0.0, in Rust.
+            (f64::max(a, b) + 0.0).to_bits(),
+            (f64::min(a, b) + 0.0).to_bits(),
+            f64::abs(a).to_bits(),
+            f64::sqrt(a).to_bits(),
+            f64::from_bits(a.to_bits() ^ 1).to_bits(),
+            f64::from_bits(0x7ff0_0000_0000_0000 | b.to_bits()).is_nan() as u64,
+        ];
+        r.to_vec()
+    }
+}
+
 /// Runs a methods kernel over every pair of `values` and compares each
 /// output with `host`'s (`same`: whether two outputs agree).
 fn methods<T, U>(
@@ -797,6 +955,11 @@ fn integer_methods_match_plain_rust_at_the_edges() {
     methods("int_methods_u64", &v64, PartialEq::eq, int_methods_u64_host, |s, g, x, y, out| {
         int_methods_u64::launch(s, g, x, y, out).expect("launch")
     });
+    let v64 =
+        [0, 1, -1, 3, -3, 100, -100, 1 << 40, -(1 << 40), 0x0123_4567_89ab_cdef, i64::MAX, i64::MIN, i64::MIN + 1];
+    methods("int_methods_i64", &v64, PartialEq::eq, int_methods_i64_host, |s, g, x, y, out| {
+        int_methods_i64::launch(s, g, x, y, out).expect("launch")
+    });
 }
 
 #[test]
@@ -824,6 +987,11 @@ fn float_methods_match_plain_rust_at_the_edges() {
     let same = |a: &u32, b: &u32| a == b || (f32::from_bits(*a).is_nan() && f32::from_bits(*b).is_nan());
     methods("float_methods_f32", &v, same, float_methods_f32_host, |s, g, x, y, out| {
         float_methods_f32::launch(s, g, x, y, out).expect("launch")
+    });
+    let v: Vec<f64> = v.iter().map(|&x| f64::from(x)).chain([f64::MAX, 1e-310, f64::MIN_POSITIVE]).collect();
+    let same = |a: &u64, b: &u64| a == b || (f64::from_bits(*a).is_nan() && f64::from_bits(*b).is_nan());
+    methods("float_methods_f64", &v, same, float_methods_f64_host, |s, g, x, y, out| {
+        float_methods_f64::launch(s, g, x, y, out).expect("launch")
     });
 }
 
