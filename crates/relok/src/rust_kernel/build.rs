@@ -414,9 +414,10 @@ impl<'m> Cx<'m> {
         });
     }
 
-    /// `for i in (start..end).step_by(step)`: the counter moves on before
-    /// the body runs, so `continue` cannot skip it; a step past the type's
-    /// end stops the loop instead of wrapping.
+    /// A counted loop over `start..end` by `step` (the arrays' fill; a
+    /// kernel's `for` is [`Cx::each`]): the counter moves on before the
+    /// body runs, so `continue` cannot skip it; a step past the type's end
+    /// stops the loop instead of wrapping.
     pub fn for_range<T: Int>(
         &mut self,
         start: Val<T>,

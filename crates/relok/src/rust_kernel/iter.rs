@@ -11,7 +11,9 @@
 //! The ranges compute what Rust's do for every integer type, at the ends
 //! of the type too: the next element is taken only when the distance left
 //! (as the unsigned type of the same width) is at least the step, so
-//! nothing wraps; `step_by(0)` throws Rust's `assertion failed: step != 0`;
+//! nothing wraps (a forward `a..b` then moves to the end instead, and is
+//! tested `cur < end` at the top, as a counted loop; the others keep a
+//! flag); `step_by(0)` throws Rust's `assertion failed: step != 0`;
 //! `(a..b).step_by(k).rev()` starts from the last element of the forward
 //! sequence (`a + (b - 1 - a) / k * k`), as Rust's does.
 //!
@@ -73,14 +75,23 @@ pub struct RangeIter<T: Int> {
     direction: Direction,
 }
 
-/// A [`RangeIter`]'s state: the next element, whether there is one, the
-/// step.
+/// A [`RangeIter`]'s state: the next element, whether there is one (a
+/// forward `a..b` has no flag: its next element is below the end, or the
+/// end, so the loop's test is `cur < end`, which tells the compiler the
+/// counter's range), the step.
 #[derive(Debug)]
 pub struct RangeCursor<T: Int> {
     range: RangeIter<T>,
     cur: Var<T>,
-    live: Var<bool>,
+    live: Option<Var<bool>>,
     k: Val<usize>,
+}
+
+impl<T: Int> RangeIter<T> {
+    /// A forward `a..b`: tested against its end.
+    fn to_end(&self) -> bool {
+        self.direction == Direction::Forward && !self.inclusive
+    }
 }
 
 impl<T: Int> RangeIter<T> {
@@ -131,7 +142,7 @@ impl<T: Int> Staged for RangeIter<T> {
             }
         };
         let cur = cx.var(first);
-        let live = cx.var(live);
+        let live = if self.to_end() { None } else { Some(cx.var(live)) };
         RangeCursor { range: self, cur, live, k }
     }
 }
@@ -140,8 +151,16 @@ impl<T: Int> Cursor for RangeCursor<T> {
     type Item = Val<T>;
 
     fn done(&self, cx: &mut Cx<'_>) -> Val<bool> {
-        let l = cx.get(self.live);
-        cx.not(l)
+        match self.live {
+            Some(live) => {
+                let l = cx.get(live);
+                cx.not(l)
+            }
+            None => {
+                let i = cx.get(self.cur);
+                cx.ge(i, self.range.end)
+            }
+        }
     }
 
     fn next(&self, cx: &mut Cx<'_>) -> Val<T> {
@@ -157,10 +176,18 @@ impl<T: Int> Cursor for RangeCursor<T> {
         let left = cx.cast::<T, T::Unsigned>(left);
         // Forward `a..b`: the next is below the end (k < left); `a..=b`
         // and backwards: at most at the bound (k <= left).
-        let more =
-            if range.direction == Direction::Forward && !range.inclusive { cx.lt(ku, left) } else { cx.le(ku, left) };
-        cx.set(live, more);
-        cx.set(cur, next);
+        match live {
+            Some(live) => {
+                let more = cx.le(ku, left);
+                cx.set(live, more);
+                cx.set(cur, next);
+            }
+            None => {
+                let more = cx.lt(ku, left);
+                let next = Val::new(cx.b.select(more.v, next.v, range.end.v));
+                cx.set(cur, next);
+            }
+        }
         i
     }
 }

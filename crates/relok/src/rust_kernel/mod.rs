@@ -11,6 +11,10 @@
 //!   builder through a [`Cx`]: rustc type-checks the kernel (a `u32` added
 //!   to an `f32` is a Rust type error at the user's span) and the IR is
 //!   built with the same types;
+//! - a kernel's `for` runs over a staged iterator (`iter.rs`: ranges,
+//!   slices, `enumerate`, `zip`, one IR `loop` each, and loop labels' exit
+//!   flags); the integer and float methods the IR has no operation for are
+//!   composed from those it has (`methods.rs`);
 //! - [`ModuleCx`] holds the module being built: the runtime imports, the
 //!   device functions already
 //!   defined (each once, by name) and the host statics the kernel names;
