@@ -116,7 +116,9 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
             "run_long_loops.rk",
             &[
                 "count",
+                "continue_loop",
                 "count_checked",
+                "div_loop",
                 "first_at_least",
                 "float_atomic",
                 "masked_call",
@@ -132,7 +134,21 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("run_math_f32.rk", &["bin_f32", "bin_f32_folded", "dom_f32", "dom_f32_folded", "un_f32", "un_f32_folded"]),
         ("run_math_specials.rk", &["nan_f32", "spec_f32"]),
         ("run_memory.rk", &["copy_rev", "grid_1d", "neg_index", "offsets"]),
-        ("run_races.rk", &["hist_atomic", "hist_racy", "transpose", "transpose_racy"]),
+        (
+            "run_races.rk",
+            &[
+                "add_barrier_load",
+                "add_own_then_load",
+                "add_then_load",
+                "atomics_only",
+                "hist_atomic",
+                "hist_racy",
+                "load_or_add",
+                "store_or_add",
+                "transpose",
+                "transpose_racy",
+            ],
+        ),
         ("run_wgsl_regressions.rk", &["fuzz", "fuzz_5056", "zero_minus"]),
         (
             "run_wgsl_memory.rk",

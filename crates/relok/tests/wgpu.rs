@@ -482,8 +482,9 @@ fn f32_sqrt_equals_the_cpu_device_bit_for_bit() {
 }
 
 /// Loops past llvmpipe's limit, counted by their back edges, by loops
-/// that do not run (in a branch not taken, in a function or a helper not
-/// called) and by the loops inside an operation (a float atomic): each
+/// that do not run (in a branch not taken, after a `continue`, in a
+/// function or a helper not called) and by the loops inside an operation
+/// (a float atomic, a u64 division): each
 /// counts to its end or, on llvmpipe only, fails with the loop-limit
 /// fault — never a wrong result (docs/wgpu.md, "Long loops").
 #[test]
@@ -501,6 +502,10 @@ fn a_loop_past_llvmpipes_limit_is_a_typed_fault_there_and_runs_elsewhere() {
         "@masked_call(40000, zeros:1) => _, [40000]",
         "@masked_fmod(40000, 2.5, zeros:1) => _, _, [40000]",
         "@float_atomic(100000, zeros:1) => _, [100000.0]",
+        // u64 division of operands past 32 bits: a helper loop of 64 steps.
+        "@div_loop(2000, 7, zeros:1) => _, _, [313989106274888286]",
+        // Every iteration continues before a loop (llvmpipe runs it masked).
+        "@continue_loop(40000, zeros:1) => _, [40000]",
     ] {
         let result = run_file("long.rk", &format!("test run\n; run: {line}\n{kernels}"), &gpus);
         let kernel = &line[..line.find('(').unwrap_or(0)];

@@ -46,6 +46,7 @@ fn relok_loop_limit(b: vec3<u32>, t: vec3<u32>) {
 var<workgroup> shistogram_0: array<atomic<u32>, 256>;
 @compute @workgroup_size(relok_block_x, relok_block_y, relok_block_z)
 fn k_histogram(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(workgroup_id) relok_bid: vec3<u32>, @builtin(num_workgroups) relok_nblocks: vec3<u32>) {
+    relok_iterations = 2u;
     let relok_zero: u32 = relok_args[arrayLength(&relok_args) - 1u];
     let v0: u32 = relok_args[2];
     let v1: u32 = relok_args[4];
@@ -63,7 +64,6 @@ fn k_histogram(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(work
     l1 = v4;
     var t1: bool;
     loop {
-        relok_iterations += 1u;
         relok_steps += 16u;
         {
             t1 = false;
@@ -257,7 +257,8 @@ fn k_histogram(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(work
             l1 = v14;
         }
         continuing {
-            if (relok_iterations >= relok_loop_budget || relok_steps >= 16777216u) { relok_truncated = true; }
+            relok_iterations += 1u;
+            if (relok_iterations > relok_loop_budget || relok_steps >= 16777216u) { relok_truncated = true; }
             break if relok_truncated;
         }
     }
@@ -276,7 +277,6 @@ fn k_histogram(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(work
     l1 = v4;
     var t20: bool;
     loop {
-        relok_iterations += 1u;
         relok_steps += 16u;
         {
             t20 = false;
@@ -550,7 +550,8 @@ fn k_histogram(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(work
             l1 = v24;
         }
         continuing {
-            if (relok_iterations >= relok_loop_budget || relok_steps >= 16777216u) { relok_truncated = true; }
+            relok_iterations += 1u;
+            if (relok_iterations > relok_loop_budget || relok_steps >= 16777216u) { relok_truncated = true; }
             break if relok_truncated;
         }
     }

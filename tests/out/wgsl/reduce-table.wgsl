@@ -46,6 +46,7 @@ fn relok_loop_limit(b: vec3<u32>, t: vec3<u32>) {
 var<workgroup> sreduce_0: array<u32, 256>;
 @compute @workgroup_size(relok_block_x, relok_block_y, relok_block_z)
 fn k_reduce(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(workgroup_id) relok_bid: vec3<u32>, @builtin(num_workgroups) relok_nblocks: vec3<u32>) {
+    relok_iterations = 1u;
     let relok_zero: u32 = relok_args[arrayLength(&relok_args) - 1u];
     let v0: u32 = relok_args[2];
     let v1: u32 = 0u;
@@ -76,7 +77,6 @@ fn k_reduce(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(workgro
     let v14: u32 = v5 >> (bitcast<u32>(v11) & 31u);
     l1 = v14;
     loop {
-        relok_iterations += 1u;
         relok_steps += 1u;
         let v15: u32 = l1;
         let v16: bool = v15 == v10;
@@ -98,7 +98,8 @@ fn k_reduce(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(workgro
         let v22: u32 = v15 >> (bitcast<u32>(v11) & 31u);
         l1 = v22;
         continuing {
-            if (relok_iterations >= relok_loop_budget || relok_steps >= 16777216u) { relok_truncated = true; }
+            relok_iterations += 1u;
+            if (relok_iterations > relok_loop_budget || relok_steps >= 16777216u) { relok_truncated = true; }
             break if relok_truncated;
         }
     }

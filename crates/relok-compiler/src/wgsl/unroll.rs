@@ -22,30 +22,34 @@
 //! within [`BUDGET`] statements per loop.
 //!
 //! A loop the device would still end early is reported, never silent:
-//! every WGSL loop counts its iterations in `relok_iterations` (one count
-//! per invocation, as llvmpipe's); at the end of an iteration that would go
-//! on, a count at the budget ([`LOOP_BUDGET_OVERRIDE`], which the wgpu
-//! device sets to llvmpipe's limit there and leaves at `u32::MAX`
-//! elsewhere) sets `relok_truncated` and leaves the loop, as llvmpipe
-//! does, and after the loop `relok_loop_limit` records
-//! [`LOOP_LIMIT_MESSAGE`] ([`crate::fault`]) in the exception record,
-//! which the device reports as a fault. Once set, the flag ends every later loop after one
-//! iteration, as llvmpipe's exhausted counter does. The count is exact
-//! for a loop every invocation of a SIMD batch runs alike; llvmpipe counts
-//! a batch's iterations, so invocations of one batch that diverge over
-//! different loops can still exceed its limit unseen (docs/wgpu.md).
+//! `relok_iterations` (one per invocation, as llvmpipe's counter) holds
+//! what the invocation has cost the counter, paid in advance. llvmpipe
+//! runs every statement of a region for a SIMD batch, the lanes that do
+//! not take a branch (or that left by `break`, `continue` or `return`)
+//! masked off, so each loop a region holds costs at least one iteration
+//! (and its nested loops one each) whether it runs or not; more only when
+//! it goes round. So a kernel starts by paying for a first pass through
+//! every loop in its body, and every back edge (a loop's `continuing`)
+//! pays for the next iteration and a first pass through the loops of its
+//! body ([`FuncCx::back_edge`]). The loops are counted as they are
+//! written: the IR's, the writer's own (a float atomic, a general
+//! compare-and-swap; `FuncCx::open_loop`), the helpers' (`Helper::loops`:
+//! their loops count their back edges themselves) and those of the device
+//! functions called (`Writer::function_loops`). A compare-and-swap from 0
+//! to 1, the exception record's claim, is `atomicMax`, without a loop, so
+//! a loop with bounds checks in its body still unrolls.
 //!
-//! Masked loops: llvmpipe runs both branches of an `if` for a batch, the
-//! lanes that did not take one masked off, so each loop in a branch not
-//! taken costs one iteration of its counter, nested ones included. The
-//! writer counts every WGSL loop it opens (`FuncCx::open_loop`: the IR's
-//! loops and its own, in a float atomic or a compare-and-swap), those of
-//! the helpers (`Helper::loops`; their loops count their iterations too,
-//! `Helper::counted`) and of the device functions called
-//! (`Writer::function_loops`); each branch of an `if` then adds to
-//! `relok_iterations` the loops of the other. A compare-and-swap from 0 to
-//! 1 (the exception record's claim) is `atomicMax`, without a loop, so a
-//! loop with bounds checks in its body still unrolls.
+//! At a back edge whose count passes the budget ([`LOOP_BUDGET_OVERRIDE`],
+//! which the wgpu device sets to llvmpipe's limit there and leaves at
+//! `u32::MAX` elsewhere) an IR loop sets `relok_truncated` and leaves, as
+//! llvmpipe would, and after the loop `relok_loop_limit` records
+//! [`LOOP_LIMIT_MESSAGE`] ([`crate::fault`]) in the exception record,
+//! which the device reports as a fault. Once set, the flag ends every later
+//! loop after one iteration, as llvmpipe's exhausted counter does. The
+//! count can only run ahead of llvmpipe's (a fault a little early, never
+//! late) for a loop every invocation of a SIMD batch runs alike; llvmpipe
+//! counts a batch's iterations, so invocations of one batch that diverge
+//! over different loops can still exceed its limit unseen (docs/wgpu.md).
 
 use crate::fault::{LOOP_BUDGET_MESSAGE, LOOP_LIMIT_MESSAGE};
 use relok_ir::{Block, Op, Stmt, StmtKind};

@@ -230,7 +230,8 @@ struct FuncCx<'m> {
     /// [`super::unroll::declarations`]).
     wrote_loop: bool,
     /// The WGSL loops written so far, those of the helpers and functions
-    /// called included ([`super::unroll`], "masked loops").
+    /// called included ([`super::unroll`]: what they cost llvmpipe's
+    /// counter before any goes round).
     loops: usize,
     /// The loops of each device function ([`Writer::function_loops`]).
     fn_loops: &'m HashMap<String, usize>,
@@ -302,12 +303,20 @@ impl<'m> FuncCx<'m> {
         self.wrote_loop |= n > 0;
     }
 
-    /// Opens a WGSL loop that counts its iterations ([`super::unroll`]):
-    /// `loop {` and, indented, the count.
-    fn open_loop(&mut self) {
+    /// Opens a WGSL loop (`loop {`); the mark its back edge is counted
+    /// from ([`FuncCx::back_edge`]).
+    #[must_use]
+    fn open_loop(&mut self) -> usize {
         self.count_loops(1);
         self.line("loop {".into());
-        self.line("    relok_iterations += 1u;".into());
+        self.loops
+    }
+
+    /// For the `continuing` of the loop opened at `mark`: what going round
+    /// again costs llvmpipe's counter, the next iteration and a first pass
+    /// through each loop its body holds ([`super::unroll`]).
+    fn back_edge(&self, mark: usize) -> String {
+        format!("relok_iterations += {}u;", 1 + self.loops - mark)
     }
 
     fn line(&mut self, s: String) {

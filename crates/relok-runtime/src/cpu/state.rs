@@ -16,9 +16,9 @@
 //! Ten `u64`s, zeroed before every launch: `[flag, message word, block x,
 //! y, z, thread x, y, z, value 0, value 1]`
 //! (`relok_compiler::state::EXCEPTION_LAYOUT`). The runtime library's
-//! throw sequence claims the record with `atomic.cas exc[0], 0, 1` (2 for
-//! `@relok_throw_with`, which also writes its two values), writes the
-//! message word and its ids, then `exit`s. After the launch (also one that
+//! throw sequence claims the record with `atomic.cas exc[0], 0, 1`, writes
+//! the message word and its ids (`@relok_throw_with` also its two values,
+//! then adds 1 to the flag: 2), then `exit`s. After the launch (also one that
 //! ended with a fault) a nonzero flag turns into
 //! [`LaunchError::Exception`](super::LaunchError::Exception).
 

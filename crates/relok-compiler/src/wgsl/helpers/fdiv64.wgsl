@@ -27,13 +27,16 @@ fn relok_fdiv64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
         e -= 1i;
     }
     var q = vec2<u32>(0u, 0u);
-    for (var k = 0u; k < 63u; k += 1u) {
+    var k = 0u;
+    loop {
+        if (k >= 63u) { break; }
         q = relok_shl64(q, 1u);
         if (!relok_lt_u64(r, mb)) {
             r = relok_sub64(r, mb);
             q.x = q.x | 1u;
         }
         r = relok_shl64(r, 1u);
+        continuing { k += 1u; relok_iterations += 1u; }
     }
     return relok_pack64(s, e, vec2<u32>(q.x | select(0u, 1u, r.x != 0u || r.y != 0u), q.y));
 }

@@ -15,14 +15,14 @@ fn relok_fmod32(x: f32, y: f32) -> f32 {
     }
     if (ex == 0i) {
         var i = ux << 9u;
-        loop { if ((i >> 31u) != 0u) { break; } ex -= 1i; i = i << 1u; }
+        loop { if ((i >> 31u) != 0u) { break; } ex -= 1i; i = i << 1u; continuing { relok_iterations += 1u; } }
         ux = ux << u32(1i - ex);
     } else {
         ux = (ux & 0x7fffffu) | 0x800000u;
     }
     if (ey == 0i) {
         var i = uy << 9u;
-        loop { if ((i >> 31u) != 0u) { break; } ey -= 1i; i = i << 1u; }
+        loop { if ((i >> 31u) != 0u) { break; } ey -= 1i; i = i << 1u; continuing { relok_iterations += 1u; } }
         uy = uy << u32(1i - ey);
     } else {
         uy = (uy & 0x7fffffu) | 0x800000u;
@@ -36,13 +36,14 @@ fn relok_fmod32(x: f32, y: f32) -> f32 {
         }
         ux = ux << 1u;
         ex -= 1i;
+        continuing { relok_iterations += 1u; }
     }
     let i = ux - uy;
     if ((i >> 31u) == 0u) {
         if (i == 0u) { return bitcast<f32>(sx); }
         ux = i;
     }
-    loop { if ((ux >> 23u) != 0u) { break; } ux = ux << 1u; ex -= 1i; }
+    loop { if ((ux >> 23u) != 0u) { break; } ux = ux << 1u; ex -= 1i; continuing { relok_iterations += 1u; } }
     if (ex > 0i) {
         ux = (ux - 0x800000u) | (u32(ex) << 23u);
     } else {

@@ -25,6 +25,7 @@ fn relok_frem64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
         }
         ux = relok_shl64(ux, 1u);
         e -= 1i;
+        continuing { relok_iterations += 1u; }
     }
     let i = relok_sub64(ux, my);
     if ((i.y >> 31u) == 0u) {
@@ -35,6 +36,7 @@ fn relok_frem64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
         if ((ux.y >> 20u) != 0u) { break; }
         ux = relok_shl64(ux, 1u);
         e -= 1i;
+        continuing { relok_iterations += 1u; }
     }
     if (e > 0i) { return vec2<u32>(ux.x, (ux.y - 0x100000u) | (u32(e) << 20u) | sx); }
     let r = relok_shr64(ux, u32(1i - e));

@@ -15,7 +15,9 @@ fn relok_fsqrt64(a: vec2<u32>) -> vec2<u32> {
     var x = relok_shl64(m, 10u);
     var q = vec2<u32>(0u, 0u);
     var r = vec2<u32>(0u, 0u);
-    for (var k = 0u; k < 56u; k += 1u) {
+    var k = 0u;
+    loop {
+        if (k >= 56u) { break; }
         r = relok_shl64(r, 2u);
         r.x = r.x | (x.y >> 30u);
         x = relok_shl64(x, 2u);
@@ -25,6 +27,7 @@ fn relok_fsqrt64(a: vec2<u32>) -> vec2<u32> {
             r = relok_sub64(r, t);
             q.x = q.x | 1u;
         }
+        continuing { k += 1u; relok_iterations += 1u; }
     }
     let mq = relok_shl64(q, 7u);
     return relok_pack64(0u, u / 2i + 1049i, vec2<u32>(mq.x | select(0u, 1u, r.x != 0u || r.y != 0u), mq.y));

@@ -193,25 +193,19 @@ impl Used {
     }
 
     /// The WGSL text of the helpers used, in [`Helper`] order, each
-    /// followed by a blank line ([`Helper::counted`]).
+    /// followed by a blank line.
     pub(super) fn text(self) -> String {
-        Helper::ALL.iter().filter(|&&h| self.contains(h)).map(|h| h.counted() + "\n").collect()
+        Helper::ALL.iter().filter(|&&h| self.contains(h)).flat_map(|h| [h.source(), "\n"]).collect()
     }
 }
 
 impl Helper {
-    /// The WGSL loops a call goes through, its callees' included (each
-    /// callee called once: `a_helper_calls_each_looping_helper_once`).
+    /// The WGSL loops a call goes through, its callees' included: what a
+    /// call costs llvmpipe's loop counter before any loop goes round
+    /// (`super::unroll`). A helper's loops are `loop`s, none nested, each
+    /// adding 1 to `relok_iterations` on its back edge (`continuing`);
+    /// each callee is called once (`helper_loops_count_their_back_edges`).
     pub(super) fn loops(self) -> usize {
-        self.source().matches(LOOP).count() + self.deps().iter().map(|d| d.loops()).sum::<usize>()
-    }
-
-    /// [`Helper::source`] with every loop counting its iterations in
-    /// `relok_iterations`, as the writer's own loops do (`super::unroll`).
-    pub(super) fn counted(self) -> String {
-        self.source().replace(LOOP, "loop { relok_iterations += 1u;")
+        self.source().matches("loop {").count() + self.deps().iter().map(|d| d.loops()).sum::<usize>()
     }
 }
-
-/// How a loop opens in a helper's file.
-const LOOP: &str = "loop {";

@@ -333,7 +333,7 @@ fn the_table_matches_the_files() {
 fn used_text_is_in_table_order() {
     let mut all = Used::default();
     Helper::ALL.iter().for_each(|&h| all.insert(h));
-    let expected: String = Helper::ALL.iter().map(|h| format!("{}\n", h.counted())).collect();
+    let expected: String = Helper::ALL.iter().map(|h| format!("{}\n", h.source())).collect();
     assert_eq!(all.text(), expected);
     let mut one = Used::default();
     one.insert(Helper::FMul64);
@@ -353,18 +353,26 @@ fn used_text_is_in_table_order() {
     assert!(!one.contains(Helper::FDiv64));
 }
 
-/// A helper's loops are counted once per call ([`Helper::loops`]): no
-/// helper calls one with loops twice; and each of its loops counts its
-/// iterations.
+/// A helper's loops are `loop`s, not nested, each counting its back
+/// edges in `relok_iterations` ([`Helper::loops`]); no helper calls one
+/// with loops twice.
 #[test]
-fn a_helper_calls_each_looping_helper_once() {
+fn helper_loops_count_their_back_edges() {
     for &h in Helper::ALL {
-        for &d in h.deps().iter().filter(|d| d.loops() > 0) {
-            assert_eq!(h.source().matches(&format!("{}(", d.name())).count(), 1, "{h:?} calls {d:?}");
+        let src = h.source();
+        assert!(!src.contains("for (") && !src.contains("while ("), "{h:?}: loops are `loop`s");
+        let loops = src.matches("loop {").count();
+        assert_eq!(src.matches("continuing { ").count(), loops, "{h:?}");
+        assert_eq!(src.matches("relok_iterations += 1u; }").count(), loops, "{h:?}");
+        // Not nested: between a `loop {` and the next, its `continuing`.
+        for (k, part) in src.split("loop {").skip(1).enumerate() {
+            assert!(part.contains("continuing {"), "{h:?}: loop {k} holds another");
         }
-        assert_eq!(h.counted().matches("relok_iterations += 1u;").count(), h.source().matches("loop {").count());
+        for &d in h.deps().iter().filter(|d| d.loops() > 0) {
+            assert_eq!(src.matches(&format!("{}(", d.name())).count(), 1, "{h:?} calls {d:?}");
+        }
     }
-    assert_eq!((Helper::Fmod32.loops(), Helper::FRem64.loops()), (4, 2));
+    assert_eq!((Helper::Fmod32.loops(), Helper::FRem64.loops(), Helper::UDivMod64.loops()), (4, 2, 1));
 }
 
 /// Each helper, with what it calls, is a valid WGSL module on its own.

@@ -15,7 +15,8 @@ impl FuncCx<'_> {
     /// is not `h` the swap fails, returning (low, high) as loaded; else it is
     /// a 32-bit compare-exchange of the low word, returning (old low, `h`).
     /// Exact while no other operation changes the high word in between
-    /// (true of the exception flag, which only such swaps write).
+    /// (true of the exception flag, whose high word stays 0: swaps from 0
+    /// to 1 and an add of 1 write it).
     pub(super) fn cas(
         &mut self,
         v: Value,
@@ -79,12 +80,13 @@ impl FuncCx<'_> {
         } else {
             // A weak exchange may fail spuriously: retry while the old value
             // still equals the expected one.
-            self.open_loop();
+            let mark = self.open_loop();
             self.line(format!("    let r = atomicCompareExchangeWeak(&{a}[({off}) >> 2u], {e}, {n});"));
             self.line(format!(
                 "    if (r.exchanged || r.old_value != {e}) {{ {bits} = {}; break; }}",
                 old("r.old_value")
             ));
+            self.line(format!("    continuing {{ {} }}", self.back_edge(mark)));
             self.line("}".into());
         }
         if high.is_some() {
@@ -144,11 +146,12 @@ impl FuncCx<'_> {
                 let f = if op == AtomicOp::Min { "min" } else { "max" };
                 let old = self.temp();
                 self.line(format!("var {old}: u32 = atomicLoad({slot});"));
-                self.open_loop();
+                let mark = self.open_loop();
                 self.line(format!("    let n = bitcast<u32>({f}(bitcast<i32>({old}), v{}));", value.index()));
                 self.line(format!("    let r = atomicCompareExchangeWeak({slot}, {old}, n);"));
                 self.line("    if (r.exchanged) { break; }".to_owned());
                 self.line(format!("    {old} = r.old_value;"));
+                self.line(format!("    continuing {{ {} }}", self.back_edge(mark)));
                 self.line("}".into());
                 format!("bitcast<i32>({old})")
             }

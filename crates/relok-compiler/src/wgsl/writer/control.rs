@@ -42,13 +42,13 @@ impl FuncCx<'_> {
     fn write_loop(&mut self, body: &Block) -> Result<(), Error> {
         let copies = if self.cont_flag.is_none() { unroll::copies(body) } else { 1 };
         if copies == 1 {
-            self.loop_head(1);
+            let mark = self.loop_head(1);
             self.block(body)?;
-            return self.loop_tail();
+            return self.loop_tail(mark);
         }
         let flag = self.temp();
         self.line(format!("var {flag}: bool;"));
-        self.loop_head(copies);
+        let mark = self.loop_head(copies);
         for copy in 0..copies {
             self.line("{".into());
             self.depth += 1;
@@ -62,28 +62,31 @@ impl FuncCx<'_> {
             self.depth -= 1;
             self.line("}".into());
         }
-        self.loop_tail()
+        self.loop_tail(mark)
     }
 
-    /// A loop's first lines: it counts its back edges for the device's
-    /// limit and, in checked mode, the IR iterations they run (`copies`
-    /// bodies each) for the budget ([`super::unroll`]).
-    fn loop_head(&mut self, copies: usize) {
-        self.open_loop();
+    /// A loop's first lines: in checked mode it counts the IR iterations
+    /// its back edges run (`copies` bodies each) for the budget
+    /// ([`super::unroll`]). The mark for [`Self::loop_tail`].
+    fn loop_head(&mut self, copies: usize) -> usize {
+        let mark = self.open_loop();
         self.depth += 1;
         if self.checked {
             self.line(format!("relok_steps += {copies}u;"));
         }
+        mark
     }
 
-    /// A loop's last lines: at the budget it ends, and the fault is
-    /// recorded after it ([`super::unroll`]).
-    fn loop_tail(&mut self) -> Result<(), Error> {
+    /// A loop's last lines: its back edge counted for the device's limit
+    /// ([`FuncCx::back_edge`]); past the limit or the budget it ends, and
+    /// the fault is recorded after it ([`super::unroll`]).
+    fn loop_tail(&mut self, mark: usize) -> Result<(), Error> {
         self.line("continuing {".into());
+        self.line(format!("    {}", self.back_edge(mark)));
         let budget =
             if self.checked { format!(" || relok_steps >= {}u", fault::CHECKED_LOOP_BUDGET) } else { String::new() };
         self.line(format!(
-            "    if (relok_iterations >= {}{budget}) {{ relok_truncated = true; }}",
+            "    if (relok_iterations > {}{budget}) {{ relok_truncated = true; }}",
             unroll::LOOP_BUDGET_OVERRIDE
         ));
         self.line("    break if relok_truncated;".into());
@@ -93,26 +96,6 @@ impl FuncCx<'_> {
         let ids = if self.f.kind == FuncKind::Kernel { "relok_bid, relok_tid" } else { "vec3<u32>(), vec3<u32>()" };
         self.line(format!("if (relok_truncated) {{ relok_loop_limit({ids}); }}"));
         Ok(())
-    }
-
-    /// `b` as a branch of an `if` (one level deeper), apart: its text and
-    /// the loops it holds (those of what it calls included).
-    fn branch(&mut self, b: &Block) -> Result<(String, usize), Error> {
-        let (body, loops) = (std::mem::take(&mut self.body), self.loops);
-        self.depth += 1;
-        let written = self.block(b);
-        self.depth -= 1;
-        let text = std::mem::replace(&mut self.body, body);
-        written?;
-        Ok((text, self.loops - loops))
-    }
-
-    /// In a branch: counts the `loops` of the other branch, which the
-    /// device runs masked off.
-    fn charge(&mut self, loops: usize) {
-        if loops > 0 {
-            self.line(format!("    relok_iterations += {loops}u;"));
-        }
     }
 
     fn write_stmt(&mut self, s: &Stmt) -> Result<(), Error> {
@@ -156,20 +139,17 @@ impl FuncCx<'_> {
                 Ok(())
             }
             StmtKind::If { cond, then_body, else_body } => {
-                // Each branch is charged the loops of the other, which
-                // llvmpipe runs with the branch's lanes masked off
-                // ([`super::super::unroll`], "masked loops").
-                let (then_text, then_loops) = self.branch(then_body)?;
-                let (else_text, else_loops) = self.branch(else_body)?;
                 self.line(format!("if (v{}) {{", cond.index()));
-                self.charge(else_loops);
-                self.body.push_str(&then_text);
-                if else_body.is_empty() && then_loops == 0 {
+                self.depth += 1;
+                self.block(then_body)?;
+                self.depth -= 1;
+                if else_body.is_empty() {
                     self.line("}".into());
                 } else {
                     self.line("} else {".into());
-                    self.charge(then_loops);
-                    self.body.push_str(&else_text);
+                    self.depth += 1;
+                    self.block(else_body)?;
+                    self.depth -= 1;
                     self.line("}".into());
                 }
                 Ok(())

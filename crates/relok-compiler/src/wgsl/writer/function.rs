@@ -92,6 +92,11 @@ impl<'m> Writer<'m> {
         self.loops |= cx.wrote_loop;
         self.guards |= cx.wrote_guard;
         self.bounded |= cx.wrote_bounds;
+        if kernel && cx.loops > 0 {
+            // What the kernel's loops cost llvmpipe's counter before any
+            // goes round ([`super::super::unroll`]).
+            let _ = writeln!(head, "    relok_iterations = {}u;", cx.loops);
+        }
         if cx.opaque_zero {
             // The device writes 0 after the arguments (the last slot): a
             // zero the driver cannot know (one it could prove, such as a

@@ -86,11 +86,12 @@ impl FuncCx<'_> {
         };
         let old = self.temp();
         self.line(format!("var {old}: u32 = atomicLoad({slot});"));
-        self.open_loop();
+        let mark = self.open_loop();
         self.line(format!("    let old = {old};"));
         self.line(format!("    let r = atomicCompareExchangeWeak({slot}, old, bitcast<u32>({f}));"));
         self.line("    if (r.exchanged) { break; }".to_owned());
         self.line(format!("    {old} = r.old_value;"));
+        self.line(format!("    continuing {{ {} }}", self.back_edge(mark)));
         self.line("}".into());
         Ok(format!("bitcast<f32>({old})"))
     }
