@@ -82,8 +82,9 @@ pub struct Writer<'m> {
     bounded: bool,
     /// What the code does with each memory ([`usage`]).
     usage: usage::Usage<'m>,
-    /// The WGSL loops each device function holds, its callees' included
-    /// ([`super::unroll`], "masked loops").
+    /// The WGSL loops each device function holds, its callees' included:
+    /// what a call costs llvmpipe's loop counter before any goes round
+    /// ([`super::unroll`]).
     fn_loops: HashMap<String, usize>,
 }
 
@@ -317,6 +318,13 @@ impl<'m> FuncCx<'m> {
     /// through each loop its body holds ([`super::unroll`]).
     fn back_edge(&self, mark: usize) -> String {
         format!("relok_iterations += {}u;", 1 + self.loops - mark)
+    }
+
+    /// Closes the loop opened at `mark` whose body is written: its back
+    /// edge counted in its `continuing`.
+    fn close_loop(&mut self, mark: usize) {
+        self.line(format!("    continuing {{ {} }}", self.back_edge(mark)));
+        self.line("}".into());
     }
 
     fn line(&mut self, s: String) {

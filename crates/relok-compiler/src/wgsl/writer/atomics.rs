@@ -86,8 +86,7 @@ impl FuncCx<'_> {
                 "    if (r.exchanged || r.old_value != {e}) {{ {bits} = {}; break; }}",
                 old("r.old_value")
             ));
-            self.line(format!("    continuing {{ {} }}", self.back_edge(mark)));
-            self.line("}".into());
+            self.close_loop(mark);
         }
         if high.is_some() {
             self.depth -= 1;
@@ -151,8 +150,7 @@ impl FuncCx<'_> {
                 self.line(format!("    let r = atomicCompareExchangeWeak({slot}, {old}, n);"));
                 self.line("    if (r.exchanged) { break; }".to_owned());
                 self.line(format!("    {old} = r.old_value;"));
-                self.line(format!("    continuing {{ {} }}", self.back_edge(mark)));
-                self.line("}".into());
+                self.close_loop(mark);
                 format!("bitcast<i32>({old})")
             }
         })

@@ -91,8 +91,7 @@ impl FuncCx<'_> {
         self.line(format!("    let r = atomicCompareExchangeWeak({slot}, old, bitcast<u32>({f}));"));
         self.line("    if (r.exchanged) { break; }".to_owned());
         self.line(format!("    {old} = r.old_value;"));
-        self.line(format!("    continuing {{ {} }}", self.back_edge(mark)));
-        self.line("}".into());
+        self.close_loop(mark);
         Ok(format!("bitcast<f32>({old})"))
     }
 }
