@@ -24,7 +24,7 @@ pub use crate::target::{COMPILER_ID, CodeTarget, CompileOptions};
 
 use crate::CompileError;
 use crate::lower::{HostValue, Lowered, WordResolver, lower};
-use crate::passes::optimize;
+use crate::passes::optimize_keeping;
 use crate::reloc::FrozenManifest;
 use crate::state::STATE_LAYOUT_VERSION;
 use crate::stencil::Stencil;
@@ -36,6 +36,10 @@ use serde::{Deserialize, Serialize};
 pub struct Abi {
     /// The kernel's parameter types, printed.
     pub params: Vec<String>,
+    /// Its length parameters ([`relok_ir::LenParam`]): (the length's
+    /// parameter index, the pointer's), which a device checks at launch
+    /// wherever it checks accesses ([`Artifact::len_params`]).
+    pub lens: Vec<(u32, u32)>,
     /// The kernel-state layout version the code was generated for.
     pub state_layout: u32,
 }
@@ -163,9 +167,10 @@ pub fn compile(
     if target == CodeTarget::Wgsl {
         crate::math::check_wgsl(&stencil.module)?;
     }
-    let lowered = lower_stencil(stencil, strategy, options, words)?;
+    let lowered = lower_stencil_for(stencil, target, strategy, options, words)?;
     let kernel = lowered.module.func_by_name(&lowered.kernel).map(|k| &lowered.module.funcs[k]);
     let params = kernel.map(|k| k.params.iter().map(|&p| k.values[p].ty.to_string()).collect()).unwrap_or_default();
+    let lens = kernel.map(len_indices).unwrap_or_default();
     if target != CodeTarget::Cpu {
         // The cpu device checks the same limits when it loads the code.
         crate::memory_limits::check(&lowered.module)?;
@@ -176,9 +181,11 @@ pub fn compile(
             crate::ptx::write_string(&lowered.module, &crate::ptx::Options { sm, checked: options.checked })?
                 .into_bytes()
         }
-        CodeTarget::Wgsl => {
-            crate::wgsl::write_string(&lowered.module, &crate::wgsl::Options { checked: options.checked })?.into_bytes()
-        }
+        CodeTarget::Wgsl => crate::wgsl::write_string(
+            &lowered.module,
+            &crate::wgsl::Options { checked: options.checked, library_throws: options.optimize },
+        )?
+        .into_bytes(),
     };
     Ok(Artifact {
         key: stencil.key(target, strategy, options),
@@ -186,7 +193,7 @@ pub fn compile(
         target,
         strategy,
         entry: lowered.kernel,
-        abi: Abi { params, state_layout: STATE_LAYOUT_VERSION },
+        abi: Abi { params, lens, state_layout: STATE_LAYOUT_VERSION },
         manifest: lowered.manifest,
         values: lowered.values,
         code,
@@ -206,9 +213,23 @@ pub fn lower_stencil(
     options: CompileOptions,
     words: Option<WordResolver<'_>>,
 ) -> Result<Lowered, CompileError> {
+    lower_stencil_for(stencil, CodeTarget::Cpu, strategy, options, words)
+}
+
+/// [`lower_stencil`] for `target`: for WGSL the runtime library's throws
+/// stay functions, written once ([`crate::wgsl::throws`]); every other
+/// target inlines everything.
+fn lower_stencil_for(
+    stencil: &Stencil,
+    target: CodeTarget,
+    strategy: Strategy,
+    options: CompileOptions,
+    words: Option<WordResolver<'_>>,
+) -> Result<Lowered, CompileError> {
     let mut m = stencil.module.clone();
     if options.optimize {
-        optimize(&mut m)?;
+        let keep = if target == CodeTarget::Wgsl { crate::wgsl::throws::library_throws(&m) } else { Vec::new() };
+        optimize_keeping(&mut m, &keep)?;
     }
     Ok(lower(&m, &stencil.kernel, strategy, words)?)
 }
@@ -324,6 +345,7 @@ impl Artifact {
             CodeTarget::Wgsl | CodeTarget::Ptx { .. } => {
                 let code = std::str::from_utf8(&self.code).map_err(|e| bad(e.to_string()))?;
                 let params = self.param_types()?;
+                self.len_params()?;
                 match self.target {
                     CodeTarget::Wgsl => crate::wgsl::check_code(code, &self.entry, &params),
                     _ => {
@@ -348,6 +370,29 @@ impl Artifact {
     /// option bytes are not [`CompileOptions::to_bytes`]'s.
     pub fn compile_options(&self) -> Option<CompileOptions> {
         CompileOptions::from_bytes(&self.options)
+    }
+
+    /// The kernel's length parameters ([`Abi::lens`]) as (length index,
+    /// pointer index) pairs, checked against the parameter types: each
+    /// length a `u32`, each pointer a pointer, no parameter twice.
+    pub fn len_params(&self) -> Result<Vec<(usize, usize)>, ArtifactError> {
+        let params = self.param_types()?;
+        let mut seen = std::collections::HashSet::new();
+        self.abi
+            .lens
+            .iter()
+            .map(|&(len, of)| {
+                let (len, of) = (len as usize, of as usize);
+                let ok = matches!(params.get(len), Some(relok_ir::Type::Scalar(relok_ir::Scalar::U32)))
+                    && matches!(params.get(of), Some(relok_ir::Type::Ptr(..)))
+                    && seen.insert(len)
+                    && seen.insert(of);
+                ok.then_some((len, of)).ok_or_else(|| ArtifactError::Code {
+                    entry: self.entry.clone(),
+                    reason: format!("ABI: parameter {len} is no length of parameter {of}"),
+                })
+            })
+            .collect()
     }
 
     /// The kernel's parameter types, parsed from the ABI.
@@ -375,11 +420,18 @@ impl Artifact {
         let params: Option<Vec<String>> = k
             .filter(|k| k.kind == FuncKind::Kernel)
             .map(|k| k.params.iter().map(|&p| k.values[p].ty.to_string()).collect());
-        if params.as_ref() != Some(&self.abi.params) {
+        if params.as_ref() != Some(&self.abi.params) || k.map(len_indices).as_ref() != Some(&self.abi.lens) {
             return Err(bad("no kernel of the ABI's parameters".into()));
         }
         Ok(Lowered { module, kernel: self.entry.clone(), manifest: self.manifest.clone(), values: self.values.clone() })
     }
+}
+
+/// `k`'s length parameters ([`relok_ir::LenParam`]) as (length index,
+/// pointer index) pairs.
+pub fn len_indices(k: &relok_ir::Function) -> Vec<(u32, u32)> {
+    let index = |v| k.params.iter().position(|&p| p == v).unwrap_or(usize::MAX) as u32;
+    k.lens.iter().map(|l| (index(l.len), index(l.of))).collect()
 }
 
 /// A [`Strategy`] in serialised form: its name.

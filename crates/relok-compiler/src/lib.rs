@@ -17,6 +17,7 @@
 
 pub mod artifact;
 pub mod fault;
+mod in_bounds;
 pub mod link;
 pub mod lower;
 pub mod math;

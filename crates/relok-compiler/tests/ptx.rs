@@ -319,3 +319,20 @@ fn a_checked_access_proves_the_same_access_after_it_in_its_block() {
 ";
     assert_eq!(ptx_of(other, "k", true).matches("setp.ge.and.u32 ").count(), 2);
 }
+
+/// A kernel's guard `lt i, len` (or a failed `ge i, len` that never falls
+/// through) on a length parameter `len(v0)` proves element `i` of `v0` in
+/// bounds: checked mode does not check it again. Without the `len(…)`, or
+/// without a guard, it does.
+#[test]
+fn a_guard_on_a_length_parameter_is_the_accesses_only_check() {
+    let source = file_test("run_len_params.rk");
+    let element_checks = |ptx: &str| ptx.matches("setp.ge.and.u32").count();
+    let guarded = ptx_of(&source, "copy_guarded", true);
+    assert_eq!(element_checks(&guarded), 0, "{guarded}");
+    let unguarded = ptx_of(&source, "unguarded", true);
+    assert_eq!(element_checks(&unguarded), 2, "the load and the store:\n{unguarded}");
+    let no_lens = source.replace(" len(v0)", "").replace(" len(v2)", "");
+    let plain = ptx_of(&no_lens, "copy_guarded", true);
+    assert_eq!(element_checks(&plain), 2, "the load and the store:\n{plain}");
+}

@@ -111,6 +111,7 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("run_int_arith_u64.rk", &["bin_u64"]),
         ("run_int_bitwise.rk", &["bw_i32", "bw_i64", "bw_u32", "bw_u64"]),
         ("run_launch_errors.rk", &["k"]),
+        ("run_len_params.rk", &["copy_guarded", "unguarded"]),
         ("run_memory_limits.rk", &["fits"]),
         (
             "run_long_loops.rk",
@@ -666,6 +667,7 @@ fn expected_wgsl_is_unchanged() {
         ("histogram.rk", "histogram"),
         ("counter.rk", "count"),
         ("run_sqrt_f32.rk", "sqrt_bits"),
+        ("run_throw.rk", "throw_with"),
     ];
     let bless = std::env::var_os("BLESS").is_some();
     let mut changed = Vec::new();
@@ -683,4 +685,40 @@ fn expected_wgsl_is_unchanged() {
         }
     }
     assert!(changed.is_empty(), "WGSL changed (review, then run with BLESS=1): {changed:?}");
+}
+
+/// As in the PTX (`tests/ptx.rs`): a guard on a length parameter is the
+/// checked WGSL's only check of the accesses it proves.
+#[test]
+fn a_guard_on_a_length_parameter_is_the_accesses_only_check() {
+    let checks = |wgsl: &str| wgsl.matches("= relok_bounds(").count();
+    assert_eq!(checks(&wgsl_of("run_len_params.rk", "copy_guarded", true)), 0);
+    assert_eq!(checks(&wgsl_of("run_len_params.rk", "unguarded", true)), 2, "the load and the store");
+}
+
+/// The runtime library's throws are WGSL functions, written once and
+/// called at each site (`relok_compiler::wgsl::throws`): a site is a call
+/// and a `return`, not the record's writing.
+#[test]
+fn throws_are_written_once_and_called_at_each_site() {
+    let text = wgsl_of("run_throw.rk", "throw_with", true);
+    assert_eq!(text.matches("fn relok_throw_with(").count(), 1, "{text}");
+    assert_eq!(text.matches("relok_throw_with(v").count(), 1, "{text}");
+    assert_eq!(text.matches("atomicAdd(&relok_exception[0], 1u);").count(), 1, "{text}");
+    assert!(!text.contains("fn relok_throw("), "only the throws called are written:\n{text}");
+    let plain = wgsl_of("run_throw.rk", "throw", true);
+    assert_eq!(plain.matches("fn relok_throw(").count(), 1, "{plain}");
+    assert!(!plain.contains("atomicAdd(&relok_exception"), "{plain}");
+    // Two sites of one kernel: one function, two calls, each ending the thread.
+    let two = "import fn @relok_throw(v0: word)\n\nkernel @two(v0: u32) {\n    v1: u32 = const 1\n    v2: bool = eq v0, v1\n    if v2 {\n        v3: word = ref \"one\"\n        call @relok_throw(v3)\n    }\n    v4: u32 = const 2\n    v5: bool = eq v0, v4\n    if v5 {\n        v6: word = ref \"two\"\n        call @relok_throw(v6)\n    }\n    return\n}\n";
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(two).expect("parses")).expect("verifies");
+    let stencil = Stencil::new(&m, "two").expect("stencil");
+    let a = compile(&stencil, CodeTarget::Wgsl, Strategy::Table, CompileOptions::default(), None).expect("compiles");
+    let text = String::from_utf8(a.code).expect("UTF-8");
+    validate(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(text.matches("fn relok_throw(").count(), 1, "{text}");
+    assert_eq!(text.matches("relok_throw(v").count(), 2, "{text}");
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let ended = lines.windows(2).filter(|w| w[0].starts_with("relok_throw(v") && w[1] == "return;").count();
+    assert_eq!(ended, 2, "each call is followed by the thread's end:\n{text}");
 }

@@ -154,6 +154,13 @@ impl<'m> FunctionBuilder<'m> {
         v
     }
 
+    /// Marks the `u32` parameter `len` as a length of the pointer
+    /// parameter `of` ([`crate::LenParam`]; kernels only, checked by the
+    /// verifier).
+    pub fn len_param(&mut self, len: Value, of: Value) {
+        self.func.lens.push(crate::ir::LenParam { len, of });
+    }
+
     /// Declares a per-thread variable.
     pub fn local(&mut self, name: impl Into<String>, ty: impl Into<Type>) -> Var {
         self.var(name.into(), VarKind::Local, ty.into())

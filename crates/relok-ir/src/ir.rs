@@ -819,6 +819,21 @@ pub enum FuncKind {
     Import,
 }
 
+/// A kernel's `u32` parameter that counts elements of one of its pointer
+/// parameters, written `v3: u32 len(v2)` in the signature: the caller
+/// promises that `len` is at most the elements of `of`'s pointee type from
+/// `of` to the end of the buffer it points into, and a device checks that
+/// promise at launch wherever it checks accesses (the cpu device always,
+/// a GPU in checked mode), so that an index below `len` needs no other
+/// check. A Rust kernel's slice is one: its pointer and its length.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct LenParam {
+    /// The `u32` length parameter.
+    pub len: Value,
+    /// The `ptr<global, T>` or `ptr<const, T>` parameter it counts `T`s of.
+    pub of: Value,
+}
+
 /// A function.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Function {
@@ -828,6 +843,9 @@ pub struct Function {
     pub kind: FuncKind,
     /// Parameters: `values[0..params.len()]`, in order.
     pub params: Vec<Value>,
+    /// A kernel's length parameters ([`LenParam`]), in the order of
+    /// their `len` parameters; empty for device functions.
+    pub lens: Vec<LenParam>,
     /// Result type of a device function, if any (a value type).
     pub ret: Option<Type>,
     /// Every SSA value's type; parameters first, then in definition order.
@@ -847,6 +865,7 @@ impl Function {
             name: name.into(),
             kind,
             params: Vec::new(),
+            lens: Vec::new(),
             ret: None,
             values: Arena::new(),
             vars: Arena::new(),
@@ -861,6 +880,10 @@ impl Function {
     /// The type of `v` as a scalar, if it is one and `v` exists.
     pub fn scalar_ty(&self, v: Value) -> Option<Scalar> {
         self.values.get(v).and_then(|d| d.ty.as_scalar())
+    }
+    /// The pointer parameter that `len` is a length of ([`LenParam`]).
+    pub fn len_of(&self, len: Value) -> Option<Value> {
+        self.lens.iter().find(|l| l.len == len).map(|l| l.of)
     }
     /// Whether this is a kernel.
     pub fn is_kernel(&self) -> bool {

@@ -169,6 +169,43 @@ pub fn check_args(kernel: &str, params: &[Type], args: &[KernelArg]) -> Result<V
         .collect()
 }
 
+/// Checks the launch's length arguments ([`relok_ir::LenParam`]): each
+/// `(len, of)` pair of parameter indices says that argument `len` counts
+/// elements of the pointer argument `of`, so it must be at most the
+/// elements of `of`'s pointee from that pointer to the end of its buffer.
+/// `bytes_from(p)` is the bytes from device address `p` to the end of the
+/// allocation it points into, 0 when it points into none. `values` are
+/// the arguments' bits ([`check_args`]). A device runs this wherever it
+/// checks accesses (the cpu device always, a GPU in checked mode): an
+/// index below a checked length is then an access in bounds.
+pub fn check_lens(
+    kernel: &str,
+    params: &[Type],
+    lens: &[(usize, usize)],
+    values: &[u64],
+    mut bytes_from: impl FnMut(u64) -> u64,
+) -> Result<(), LaunchError> {
+    for &(len, of) in lens {
+        let (Some(&n), Some(&p), Some(Type::Ptr(_, elem))) = (values.get(len), values.get(of), params.get(of)) else {
+            continue;
+        };
+        let size = elem.size().unwrap_or(1).max(1);
+        let room = bytes_from(p) / u64::from(size);
+        if n > room {
+            return Err(LaunchError::ArgType {
+                kernel: kernel.to_owned(),
+                index: len,
+                param: format!("v{len}"),
+                expected: Type::Scalar(Scalar::U32),
+                why: format!(
+                    "the length of v{of} is {n}, more than the {room} {elem} elements from v{of} to the end of its buffer"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::{LaunchConfig, check_config};

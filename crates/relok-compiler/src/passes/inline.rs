@@ -31,18 +31,42 @@ use std::collections::HashMap;
 /// Inlines every device-function call in `module` and removes the device
 /// functions; returns how many call sites were inlined.
 pub fn inline(module: &mut Module) -> Result<usize, PassError> {
+    inline_keeping(module, &[])
+}
+
+/// [`inline`], but the device functions named in `keep` stay functions,
+/// called where they were (a target that writes them once, out of line:
+/// the WGSL's throws, `crate::wgsl::throws`). A call of a kept function
+/// whose every path ends in `exit` is followed by an `exit`, so that the
+/// caller still shows that it never comes back (a bounds check's failure
+/// path must, for the conditions after it to be known).
+pub fn inline_keeping(module: &mut Module, keep: &[&str]) -> Result<usize, PassError> {
+    let kept = |f: &Function| f.kind == FuncKind::Device && keep.contains(&f.name.as_str());
+    let exiting: Vec<FuncId> =
+        module.funcs.iter().filter(|(_, f)| kept(f) && always_exits(&f.body)).map(|(id, _)| id).collect();
+    if !exiting.is_empty() {
+        let ids: Vec<FuncId> = module.funcs.keys().collect();
+        for id in ids {
+            exit_after_calls(&mut module.funcs[id].body, &exiting);
+        }
+    }
     let ids: Vec<FuncId> = module.funcs.keys().collect();
     let mut state: HashMap<FuncId, bool> = HashMap::new(); // false: in progress, true: done
+    for (id, f) in module.funcs.iter() {
+        if kept(f) {
+            state.insert(id, true);
+        }
+    }
     let mut count = 0;
     for id in ids {
-        flatten(module, id, &mut state, &mut count)?;
+        flatten(module, id, &mut state, &mut count, &kept)?;
     }
     // Remove the device functions, remapping the ids of the calls that remain
-    // (to imports).
+    // (to imports and kept functions).
     let old = std::mem::take(&mut module.funcs);
     let mut remap = HashMap::new();
     for (id, f) in old.iter() {
-        if f.kind != FuncKind::Device {
+        if f.kind != FuncKind::Device || kept(f) {
             remap.insert(id, module.funcs.push(f.clone()));
         }
     }
@@ -72,6 +96,39 @@ fn remap_calls(block: &mut Block, remap: &HashMap<FuncId, FuncId>) {
     }
 }
 
+/// Whether every path through `body` ends in `exit` (no `return`).
+fn always_exits(body: &[Stmt]) -> bool {
+    let mut returns = false;
+    relok_ir::walk_stmts(body, &mut |s| returns |= matches!(s.kind, StmtKind::Return(_)));
+    !returns && !relok_ir::falls_through(body)
+}
+
+/// Puts an `exit` after every call of one of `fs` in `block` (and the
+/// blocks in it) that is not followed by one.
+fn exit_after_calls(block: &mut Block, fs: &[FuncId]) {
+    let mut i = 0;
+    while i < block.len() {
+        let call = matches!(&block[i].kind, StmtKind::Call(g, _) if fs.contains(g));
+        if call {
+            if !matches!(block.get(i + 1).map(|s| &s.kind), Some(StmtKind::Exit)) {
+                let span = block[i].span;
+                block.insert(i + 1, Stmt { kind: StmtKind::Exit, span });
+            }
+            i += 2;
+            continue;
+        }
+        match &mut block[i].kind {
+            StmtKind::If { then_body, else_body, .. } => {
+                exit_after_calls(then_body, fs);
+                exit_after_calls(else_body, fs);
+            }
+            StmtKind::Loop(body) => exit_after_calls(body, fs),
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
 fn callees(block: &[Stmt], out: &mut Vec<FuncId>) {
     relok_ir::walk_stmts(block, &mut |s| match &s.kind {
         StmtKind::Let { op: Op::Call(f, _), .. } | StmtKind::Call(f, _) => out.push(*f),
@@ -85,6 +142,7 @@ fn flatten(
     id: FuncId,
     state: &mut HashMap<FuncId, bool>,
     count: &mut usize,
+    kept: &impl Fn(&Function) -> bool,
 ) -> Result<(), PassError> {
     match state.get(&id) {
         Some(true) => return Ok(()),
@@ -96,8 +154,8 @@ fn flatten(
     callees(&module.funcs[id].body, &mut cs);
     let mut bodies = HashMap::new();
     for c in cs {
-        if module.funcs.get(c).is_some_and(|f| f.kind == FuncKind::Device) && !bodies.contains_key(&c) {
-            flatten(module, c, state, count)?;
+        if module.funcs.get(c).is_some_and(|f| f.kind == FuncKind::Device && !kept(f)) && !bodies.contains_key(&c) {
+            flatten(module, c, state, count, kept)?;
             bodies.insert(c, module.funcs[c].clone());
         }
     }

@@ -26,7 +26,7 @@ pub use cse::cse;
 pub use dce::dce;
 pub use facts::known_conditions;
 pub use fold::{eval, fold};
-pub use inline::inline;
+pub use inline::{inline, inline_keeping};
 pub use unroll::unroll;
 
 use relok_ir::{Block, Function, Module, Op, Stmt, StmtKind, Value, ValueData, VerifyErrors};
@@ -83,8 +83,14 @@ pub const MAX_ROUNDS: usize = 8;
 /// loops of constant trip count and simplifies again (at most [`MAX_ROUNDS`]
 /// rounds), and verifies the result.
 pub fn optimize(module: &mut Module) -> Result<PassStats, PassError> {
+    optimize_keeping(module, &[])
+}
+
+/// [`optimize`], but the device functions named in `keep` are not inlined
+/// ([`inline_keeping`]).
+pub fn optimize_keeping(module: &mut Module, keep: &[&str]) -> Result<PassStats, PassError> {
     relok_ir::verify(module)?;
-    let mut stats = PassStats { inlined: inline(module)?, ..PassStats::default() };
+    let mut stats = PassStats { inlined: inline_keeping(module, keep)?, ..PassStats::default() };
     check(module, "inline")?;
     simplify(module, &mut stats)?;
     // Loops whose trip count folding made constant, then again what the
@@ -140,6 +146,9 @@ pub fn renumber(func: &mut Function) -> Result<(), PassError> {
         }
     };
     func.params = func.params.iter().map(|&p| f(p)).collect();
+    for l in &mut func.lens {
+        *l = relok_ir::LenParam { len: f(l.len), of: f(l.of) };
+    }
     map_block(&mut func.body, &mut f, true);
     if let Some(value) = missing {
         return Err(PassError::Undefined { func: func.name.clone(), value });

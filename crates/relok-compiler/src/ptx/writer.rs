@@ -234,6 +234,9 @@ struct FuncCx<'m> {
     /// Checked mode: the accesses checked, and the limits computed, where
     /// the code is now.
     proven: checks::Proven,
+    /// Checked mode: the accesses the kernel's own guards prove in bounds
+    /// ([`crate::in_bounds`]), which need no check.
+    in_bounds: crate::in_bounds::InBounds,
     /// Checked mode: the out-of-line code of its fault paths, placed after
     /// the body (the fast path falls through every check).
     cold: String,
@@ -276,6 +279,7 @@ impl<'m> FuncCx<'m> {
             bases: HashMap::new(),
             consts32: HashMap::new(),
             proven: checks::Proven::default(),
+            in_bounds: crate::in_bounds::InBounds::new(f),
             cold: String::new(),
         }
     }

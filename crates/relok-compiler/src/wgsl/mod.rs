@@ -70,6 +70,7 @@ pub mod bounds;
 mod helpers;
 pub mod limits;
 pub mod sealed;
+pub(crate) mod throws;
 mod unroll;
 pub use unroll::LOOP_BUDGET_OVERRIDE;
 pub mod writer;
@@ -82,6 +83,11 @@ use relok_ir::{Module, Stage, Value};
 pub struct Options {
     /// Checked mode: bounds-check buffer and heap accesses ([`bounds`]).
     pub checked: bool,
+    /// The module's device functions `@relok_throw` and
+    /// `@relok_throw_with` are the runtime library's, kept from inlining
+    /// by the optimiser: each is written once, as a WGSL function
+    /// (`wgsl::throws`).
+    pub library_throws: bool,
 }
 
 /// Why a module cannot be written as WGSL.
@@ -190,6 +196,12 @@ pub fn check_code(code: &str, entry: &str, params: &[relok_ir::Type]) -> Result<
 /// fault), then writes the message word's halves `low` and `high` and the
 /// ids of block `b` and thread `t`.
 pub(crate) fn record_fault(low: &str, high: &str) -> String {
+    record_fault_then(low, high, "")
+}
+
+/// [`record_fault`], then the lines `then` (indented two levels) by the
+/// thread that claimed the record.
+pub(crate) fn record_fault_then(low: &str, high: &str, then: &str) -> String {
     let l = crate::state::EXCEPTION_LAYOUT;
     let (msg, block, thread) = (l.message.offset / 4, l.block.offset / 4, l.thread.offset / 4);
     let mut s = "    if (atomicMax(&relok_exception[0], 1u) == 0u) {\n".to_owned();
@@ -202,6 +214,7 @@ pub(crate) fn record_fault(low: &str, high: &str) -> String {
         s.push_str(&format!("        atomicStore(&relok_exception[{}], b.{c});\n", block + 2 * k));
         s.push_str(&format!("        atomicStore(&relok_exception[{}], t.{c});\n", thread + 2 * k));
     }
+    s.push_str(then);
     s.push_str("    }\n");
     s
 }

@@ -12,7 +12,8 @@
 //!
 //! The limit counts the loop's back edges, not the work in them, so the
 //! writer emits an innermost loop (one without a nested loop, a barrier
-//! or a call) as [`copies`] copies of its body in one WGSL `loop`: each
+//! or a call, a throw's excepted) as [`copies`] copies of its body in one
+//! WGSL `loop`: each
 //! back edge runs that many IR iterations. A copy is a compound statement
 //! (its `let`s are its own); `break` and `return` keep their meaning; a
 //! `continue` in any copy but the last sets a flag and the statements after
@@ -52,7 +53,8 @@
 //! over different loops can still exceed its limit unseen (docs/wgpu.md).
 
 use crate::fault::{LOOP_BUDGET_MESSAGE, LOOP_LIMIT_MESSAGE};
-use relok_ir::{Block, Op, Stmt, StmtKind};
+use relok_ir::{Block, FuncId, Op, Stmt, StmtKind};
+use std::collections::HashMap;
 
 /// Most copies of one body.
 pub(crate) const MAX_COPIES: usize = 16;
@@ -61,25 +63,28 @@ pub(crate) const MAX_COPIES: usize = 16;
 pub(crate) const BUDGET: usize = 512;
 
 /// How many copies of `body`, a loop's body, to emit: 1 (no unrolling)
-/// when it holds a loop, a barrier or a call, or is too large to copy.
-pub(crate) fn copies(body: &Block) -> usize {
+/// when it holds a loop, a barrier or a call (other than of one of
+/// `throws`, the runtime library's throws: `super::throws`, which hold no
+/// loop or barrier), or is too large to copy.
+pub(crate) fn copies(body: &Block, throws: &HashMap<FuncId, &'static str>) -> usize {
     let mut size = 0;
-    if !copyable(body, &mut size) {
+    if !copyable(body, throws, &mut size) {
         return 1;
     }
     (BUDGET / size.max(1)).clamp(1, MAX_COPIES)
 }
 
-/// Whether `b` can be copied (no loop, barrier or call); counts its
-/// statements into `size`.
-fn copyable(b: &[Stmt], size: &mut usize) -> bool {
+/// Whether `b` can be copied (no loop, barrier or call but of `throws`);
+/// counts its statements into `size`.
+fn copyable(b: &[Stmt], throws: &HashMap<FuncId, &'static str>, size: &mut usize) -> bool {
     b.iter().all(|s| {
         *size += 1;
         match &s.kind {
-            StmtKind::Loop(_) | StmtKind::Barrier | StmtKind::Call(..) | StmtKind::Let { op: Op::Call(..), .. } => {
-                false
+            StmtKind::Call(g, _) => throws.contains_key(g),
+            StmtKind::Loop(_) | StmtKind::Barrier | StmtKind::Let { op: Op::Call(..), .. } => false,
+            StmtKind::If { then_body, else_body, .. } => {
+                copyable(then_body, throws, size) && copyable(else_body, throws, size)
             }
-            StmtKind::If { then_body, else_body, .. } => copyable(then_body, size) && copyable(else_body, size),
             _ => true,
         }
     })

@@ -86,6 +86,11 @@ pub struct Writer<'m> {
     /// what a call costs llvmpipe's loop counter before any goes round
     /// ([`super::unroll`]).
     fn_loops: HashMap<String, usize>,
+    /// The module's functions that are the runtime library's throws
+    /// ([`super::throws`]), by id.
+    throws: HashMap<relok_ir::FuncId, &'static str>,
+    /// The throws called so far.
+    called_throws: Vec<&'static str>,
 }
 
 impl<'m> Writer<'m> {
@@ -101,6 +106,13 @@ impl<'m> Writer<'m> {
             bounded: false,
             usage: usage::Usage::of(module),
             fn_loops: HashMap::new(),
+            throws: module
+                .funcs
+                .iter()
+                .filter(|(_, f)| options.library_throws && f.kind == FuncKind::Device)
+                .filter_map(|(id, f)| super::throws::THROWS.into_iter().find(|n| *n == f.name).map(|n| (id, n)))
+                .collect(),
+            called_throws: Vec::new(),
         }
     }
 
@@ -135,8 +147,8 @@ impl<'m> Writer<'m> {
         self.fn_loops = self.function_loops()?;
         // The helpers go here, once the functions have said which they use.
         let helpers_at = self.out.len();
-        for f in m.funcs.values() {
-            if f.kind == FuncKind::Device {
+        for (id, f) in m.funcs.iter() {
+            if f.kind == FuncKind::Device && !self.throws.contains_key(&id) {
                 self.write_function(f)?;
             }
         }
@@ -146,6 +158,9 @@ impl<'m> Writer<'m> {
             }
         }
         self.out.insert_str(helpers_at, &self.used.text());
+        for name in super::throws::THROWS.into_iter().rev().filter(|n| self.called_throws.contains(n)) {
+            self.out.insert_str(helpers_at, &super::throws::declaration(name));
+        }
         if self.loops {
             self.out.insert_str(helpers_at, &unroll::declarations(self.checked));
         }
@@ -163,14 +178,15 @@ impl<'m> Writer<'m> {
     /// cycle, which WGSL forbids, counts none).
     fn function_loops(&self) -> Result<HashMap<String, usize>, Error> {
         let m = self.module;
-        let mut scratch = Writer::new(m, &Options { checked: self.checked });
+        let mut scratch = Writer::new(m, &Options { checked: self.checked, library_throws: !self.throws.is_empty() });
         loop {
             let mut counted = false;
-            for f in m.funcs.values().filter(|f| f.kind == FuncKind::Device) {
+            for (id, f) in m.funcs.iter().filter(|(_, f)| f.kind == FuncKind::Device) {
                 if scratch.fn_loops.contains_key(&f.name) || !callees(m, f).all(|c| scratch.fn_loops.contains_key(c)) {
                     continue;
                 }
-                let loops = scratch.write_function(f)?;
+                // A throw's WGSL has no loop.
+                let loops = if self.throws.contains_key(&id) { 0 } else { scratch.write_function(f)? };
                 scratch.fn_loops.insert(f.name.clone(), loops);
                 counted = true;
             }
@@ -227,6 +243,13 @@ struct FuncCx<'m> {
     /// Inside a copy of an unrolled loop body but the last: the flag a
     /// `continue` sets ([`super::unroll`]).
     cont_flag: Option<String>,
+    /// The module's runtime-library throws ([`Writer`]'s).
+    throws: &'m HashMap<relok_ir::FuncId, &'static str>,
+    /// The throws this function calls.
+    called_throws: Vec<&'static str>,
+    /// Checked mode: the accesses the kernel's own guards prove in bounds
+    /// ([`crate::in_bounds`]), which need no check.
+    in_bounds: crate::in_bounds::InBounds,
     /// Whether a loop was written (the module then declares
     /// [`super::unroll::declarations`]).
     wrote_loop: bool,
@@ -251,6 +274,7 @@ impl<'m> FuncCx<'m> {
         f: &'m Function,
         usage: &'m usage::Usage<'m>,
         fn_loops: &'m HashMap<String, usize>,
+        throws: &'m HashMap<relok_ir::FuncId, &'static str>,
     ) -> FuncCx<'m> {
         let mut addressed = vec![false; f.vars.len()];
         let mut consts = HashMap::new();
@@ -274,9 +298,12 @@ impl<'m> FuncCx<'m> {
             used: Used::default(),
             opaque_zero: false,
             cont_flag: None,
+            in_bounds: crate::in_bounds::InBounds::new(f),
             wrote_loop: false,
             loops: 0,
             fn_loops,
+            throws,
+            called_throws: Vec::new(),
             wrote_guard: false,
             checked: false,
             wrote_bounds: false,

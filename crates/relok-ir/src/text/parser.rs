@@ -325,6 +325,9 @@ impl<'a> Parser<'a> {
                 let ty = self.ty(0)?;
                 let value = define_value(&mut cx, v, ty)?;
                 cx.func.params.push(value);
+                if self.at_ident("len")? {
+                    self.len_param(&mut cx, value)?;
+                }
                 let t = self.next()?;
                 match t.tok {
                     Tok::Punct(',') => {}
@@ -353,6 +356,24 @@ impl<'a> Parser<'a> {
         }
         cx.func.body = self.block_body(&mut cx, open.span, 0)?;
         self.module.funcs.push(cx.func);
+        Ok(())
+    }
+
+    /// `len(vK)` after parameter `len`'s type: `len` counts elements of
+    /// the earlier parameter `vK` ([`crate::LenParam`]).
+    fn len_param(&mut self, cx: &mut FnCx<'a>, len: Value) -> Result<(), ParseError> {
+        self.next()?;
+        self.expect('(', "after `len`")?;
+        let t = self.next()?;
+        let of = match t.tok {
+            Tok::Ident(s) if is_value_name(s) => match cx.values.get(s) {
+                Some(&(of, _)) => of,
+                None => return err(t.span, format!("`len({s})` names no earlier parameter")),
+            },
+            _ => return err(t.span, format!("expected a parameter in `len(…)`, found {}", t.describe())),
+        };
+        self.expect(')', "after `len`'s parameter")?;
+        cx.func.lens.push(crate::ir::LenParam { len, of });
         Ok(())
     }
 

@@ -161,6 +161,9 @@ impl Printer<'_> {
                 self.out.push_str(", ");
             }
             let _ = write!(self.out, "{}: {}", value(f, p), ty_text(f, p));
+            if let Some(of) = f.len_of(p) {
+                let _ = write!(self.out, " len({})", value(f, of));
+            }
         }
         self.out.push(')');
         if let Some(ret) = &f.ret {

@@ -838,3 +838,17 @@ fn types_parse_back_from_their_display() {
     assert!(crate::parse_type("nope").is_err());
     assert!(crate::parse_type("").is_err());
 }
+
+#[test]
+fn length_parameters_print_and_parse() {
+    let m = canonical(
+        "kernel @k(v0: ptr<global, f32>, v1: u32 len(v0), v2: u32, v3: ptr<global, i64>, v4: u32 len(v3)) {\n    return\n}\n",
+    );
+    let f = &m.funcs[<crate::ir::FuncId as crate::entity::EntityRef>::new(0)];
+    let v = <Value as crate::entity::EntityRef>::new;
+    assert_eq!(f.len_of(v(1)), Some(v(0)));
+    assert_eq!(f.len_of(v(4)), Some(v(3)));
+    assert_eq!(f.len_of(v(2)), None);
+    fails("kernel @k(v0: u32 len(v1), v1: ptr<global, f32>) {\n    return\n}\n", 1, 23, "names no earlier parameter");
+    fails("kernel @k(v0: ptr<global, f32>, v1: u32 len v0) {\n    return\n}\n", 1, 45, "expected `(` after `len`");
+}

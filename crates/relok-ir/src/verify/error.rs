@@ -157,6 +157,11 @@ pub enum VerifyErrorKind {
     /// error's `value` is the parameter).
     #[error("kernel parameters are scalars or ptr<global, T>, not {0}")]
     KernelParam(Box<Type>),
+    /// A `len(…)` parameter that is not a kernel's `u32` parameter naming
+    /// another of its parameters, a `ptr<global, T>`, once (the error's
+    /// `value` is the length parameter; [`crate::LenParam`]).
+    #[error("`len(…)`: {0}")]
+    BadLenParam(String),
     /// A kernel with a result type.
     #[error("kernels have no result type (declared {0})")]
     KernelResult(Box<Type>),

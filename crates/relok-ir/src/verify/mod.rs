@@ -44,7 +44,9 @@
 //!   `@f` has no result;
 //! - an `if` condition is `bool`; `break` and `continue` are inside a loop;
 //! - kernels: no result type, `return` without a value, parameters are
-//!   scalars or `ptr<global, T>`; device functions: parameters and result
+//!   scalars or `ptr<global, T>`, and each `len(vK)` parameter
+//!   ([`crate::LenParam`]) is a `u32` counting a `ptr<global, T>`
+//!   parameter's elements, each parameter in at most one; device functions: parameters and result
 //!   are scalars or pointers, `return` matches the result type, and a device
 //!   function with a result cannot reach its end (some statement of the body
 //!   returns on every path: `return` or `exit`, an `if` whose branches both

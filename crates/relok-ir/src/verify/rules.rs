@@ -107,6 +107,7 @@ impl Rules<'_, '_, '_> {
                 }
             }
         }
+        self.len_params();
         match (f.kind, &f.ret) {
             (_, None) => {}
             (FuncKind::Kernel, Some(t)) => self.r.report(f.span, None, K::KernelResult(Box::new(t.clone()))),
@@ -115,6 +116,32 @@ impl Rules<'_, '_, '_> {
             }
             (FuncKind::Device | FuncKind::Import, Some(t)) => {
                 self.layout(t, f.span, None);
+            }
+        }
+    }
+
+    /// The rules of [`crate::LenParam`]: a kernel's `u32` parameters, each a
+    /// length of one other parameter, a `ptr<global, T>`, and each
+    /// parameter in at most one of them.
+    fn len_params(&mut self) {
+        let f = self.f;
+        let mut seen = HashSet::new();
+        for l in &f.lens {
+            let why = if f.kind != FuncKind::Kernel {
+                Some("only a kernel's parameters are lengths".to_owned())
+            } else if !f.params.contains(&l.len) || !f.params.contains(&l.of) {
+                Some(format!("{} and {} must both be parameters", l.len, l.of))
+            } else if *f.ty(l.len) != Type::Scalar(Scalar::U32) {
+                Some(format!("the length {} is {}, not u32", l.len, f.ty(l.len)))
+            } else if !matches!(f.ty(l.of), Type::Ptr(AddrSpace::Global, _)) {
+                Some(format!("{} counts elements of {}, a {}, not a ptr<global, T>", l.len, l.of, f.ty(l.of)))
+            } else if !seen.insert(l.len) || !seen.insert(l.of) || l.len == l.of {
+                Some(format!("{} or {} is in two lengths", l.len, l.of))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                self.r.report(f.span, Some(l.len), K::BadLenParam(why));
             }
         }
     }

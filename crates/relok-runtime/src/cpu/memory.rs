@@ -163,6 +163,14 @@ impl GlobalMem {
         Some((slot, off as usize))
     }
 
+    /// The bytes from `addr` to the end of the live allocation it points
+    /// into, 0 when it points into none.
+    pub(crate) fn bytes_from(&mut self, addr: u64) -> u64 {
+        self.find(addr, 0)
+            .and_then(|(slot, off)| self.slots.get(slot)?.as_ref().map(|a| (a.data.len() - off) as u64))
+            .unwrap_or(0)
+    }
+
     /// Makes the allocation starting at `addr` read-only to kernels.
     pub(crate) fn seal(&mut self, addr: u64) -> Result<(), DeviceError> {
         let slot = *self.by_addr.get(&addr).ok_or(DeviceError::OutOfBounds { addr, len: 0 })?;

@@ -94,7 +94,7 @@ mod race;
 mod state;
 
 use crate::error::{DeviceError, LaunchError};
-use crate::launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats, check_args, check_config};
+use crate::launch::{DevicePtr, KernelArg, LaunchConfig, LaunchStats, check_args, check_config, check_lens};
 pub use backend::{CpuKernel, CpuStream, deliver};
 pub use state::{EXC_WORDS, LaunchState, PatchCells};
 
@@ -110,6 +110,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub struct LoadedKernel {
     name: String,
     params: Vec<Type>,
+    /// The length parameters (`relok_ir::LenParam`), as (length, pointer)
+    /// parameter indices: checked at every launch.
+    lens: Vec<(usize, usize)>,
     prog: Arc<compile::Program>,
 }
 
@@ -312,8 +315,10 @@ impl CpuDevice {
             .iter()
             .map(|&p| f.values.get(p).map(|d| d.ty.clone()).unwrap_or(Type::Scalar(Scalar::Bool)))
             .collect();
+        let lens =
+            relok_compiler::artifact::len_indices(f).into_iter().map(|(l, p)| (l as usize, p as usize)).collect();
         let prog = compile::compile(module, id)?;
-        Ok(LoadedKernel { name: kernel.to_owned(), params, prog: Arc::new(prog) })
+        Ok(LoadedKernel { name: kernel.to_owned(), params, lens, prog: Arc::new(prog) })
     }
 
     /// Runs a loaded kernel over the grid, delivering `state`.
@@ -348,6 +353,7 @@ impl CpuDevice {
             .collect::<Result<Vec<u64>, _>>()?;
         let consts = patch_consts(name, prog, &state.const_patches)?;
         let mut mem = self.lock();
+        check_lens(name, &kernel.params, &kernel.lens, &bits, |p| mem.global.bytes_from(p))?;
         let device_err = |error| LaunchError::Device { kernel: name.to_owned(), error };
         let bufs = mem.launch_buffers().map_err(device_err)?;
         let table = state.reloc_table.map_or(0, |p| p.0);

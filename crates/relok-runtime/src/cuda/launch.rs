@@ -10,7 +10,7 @@ use super::stream::{CudaStream, RawStream, Record, read_records};
 use super::{CudaDevice, driver};
 use crate::backend::{Backend, Thrown, load_once};
 use crate::error::{DeviceError, LaunchError};
-use crate::launch::{DevicePtr, KernelArg, LaunchConfig, check_args, check_config};
+use crate::launch::{DevicePtr, KernelArg, LaunchConfig, check_args, check_config, check_lens};
 use crate::load::LoadRequest;
 use crate::lock;
 use crate::memory::DeviceId;
@@ -31,6 +31,9 @@ pub struct CudaKernel {
     /// The device it was loaded on (its module, table and words are there).
     pub(super) device: DeviceId,
     pub(super) params: Vec<relok_ir::Type>,
+    /// The length parameters (`relok_ir::LenParam`), as (length,
+    /// pointer) parameter indices: checked at a checked launch.
+    pub(super) lens: Vec<(usize, usize)>,
     pub(super) module: Arc<PtxModule>,
     pub(super) function: sys::CUfunction,
     pub(super) table: Option<TableAlloc>,
@@ -178,6 +181,7 @@ impl CudaDevice {
                 .filter(|(t, _)| matches!(t, relok_ir::Type::Ptr(..)))
                 .map(|(_, &p)| buffer_len(&heap.live, p))
                 .collect();
+            check_lens(&kernel.entry, &kernel.params, &kernel.lens, &values, |p| buffer_len(&heap.live, p))?;
             values.extend(lens);
             values.push(seals);
         }

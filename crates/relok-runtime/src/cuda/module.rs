@@ -271,6 +271,7 @@ impl CudaDevice {
             entry: artifact.entry.clone(),
             device: self.id,
             params,
+            lens: artifact.len_params()?,
             module,
             function,
             table,

@@ -9,7 +9,7 @@ use super::stream::{BATCH_ARGS_BYTES, GroupKey, Pool, RECORD_BYTES, Record, Wgpu
 use super::{LAUNCHES_PER_SUBMIT, WgpuDevice, driver};
 use crate::backend::{Backend, Thrown, wrong_device};
 use crate::error::{DeviceError, LaunchError};
-use crate::launch::{DevicePtr, KernelArg, LaunchConfig, check_args, check_config};
+use crate::launch::{DevicePtr, KernelArg, LaunchConfig, check_args, check_config, check_lens};
 use crate::lock;
 use relok_compiler::wgsl::bindings;
 use relok_ir::Type;
@@ -109,6 +109,13 @@ impl WgpuDevice {
         check_config(&kernel.entry, config)?;
         self.check_limits(&kernel.entry, config)?;
         let values = check_args(&kernel.entry, &kernel.params, args)?;
+        if !kernel.lens.is_empty() {
+            let buffers = lock(&self.buffers);
+            check_lens(&kernel.entry, &kernel.params, &kernel.lens, &values, |p| {
+                let (id, offset) = split(DevicePtr(p));
+                buffers.get(&id).map_or(0, |(_, bytes)| bytes.saturating_sub(offset))
+            })?;
+        }
         let pipeline = self.pipeline(kernel, config.block).map_err(err)?;
         let Arguments { bytes, bound } = self.arguments(kernel, &values, rng_seed).map_err(err)?;
         let len = bytes.len() as u64;

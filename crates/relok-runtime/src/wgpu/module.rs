@@ -54,6 +54,10 @@ pub struct WgpuKernel {
     pub(super) entry: String,
     pub(super) device: DeviceId,
     pub(super) params: Vec<Type>,
+    /// The length parameters a launch checks (`relok_ir::LenParam`), as
+    /// (length, pointer) parameter indices: a checked kernel's (none
+    /// unchecked, whose code checks no access).
+    pub(super) lens: Vec<(usize, usize)>,
     module: ::wgpu::ShaderModule,
     pub(super) layouts: Arc<Layouts>,
     pub(super) table: Option<TableBuffer>,
@@ -167,6 +171,11 @@ impl WgpuDevice {
             entry: artifact.entry.clone(),
             device: self.id,
             params,
+            lens: if artifact.compile_options().is_some_and(|o| o.checked) {
+                artifact.len_params()?
+            } else {
+                Vec::new()
+            },
             module,
             layouts,
             table,

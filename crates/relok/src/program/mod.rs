@@ -163,7 +163,7 @@ impl Program {
     ///
     /// fn main() -> Result<(), relok::Error> {
     ///     let text = fill::program()?.to_text();
-    ///     assert!(text.contains("kernel @fill(v0: ptr<global, u32>, v1: u32)"), "{text}");
+    ///     assert!(text.contains("kernel @fill(v0: ptr<global, u32>, v1: u32 len(v0))"), "{text}");
     ///     assert_eq!(relok::Program::parse(&text)?.module(), fill::program()?.module());
     ///     Ok(())
     /// }

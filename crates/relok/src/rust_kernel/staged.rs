@@ -404,6 +404,12 @@ impl<T: DevScalar> Param for Slice<T> {
     fn declare(cx: &mut Cx<'_>) -> Self {
         let ptr = cx.b.param(Type::ptr(AddrSpace::Global, Type::Scalar(T::SCALAR)));
         let len = cx.b.param(Scalar::U32);
+        // A kernel's slice: its length is checked against its buffer at
+        // launch, so Rust's bounds check is the only one checked mode needs
+        // (`relok_ir::LenParam`).
+        if cx.b.func().is_kernel() {
+            cx.b.len_param(len, ptr);
+        }
         Slice { ptr, len, _t: PhantomData }
     }
     fn values(self, out: &mut Vec<Value>) {

@@ -20,7 +20,7 @@ use relok_ir::Strategy;
 /// The `; run:` lines whose expectation is a `fault:` (skipped on a GPU):
 /// `crates/relok-cli/src/filetest.rs`'s `FAULT_LINES`, which its
 /// `tests/filetests.rs` checks against the files.
-pub const FAULT_LINES: usize = 25;
+pub const FAULT_LINES: usize = 26;
 
 /// The `; run:` lines of `strategy=patch` and no fault (skipped on wgpu):
 /// the CLI's `PATCH_ONLY_LINES`.

@@ -31,6 +31,14 @@ impl FuncCx<'_> {
         if !self.proven.prove((ptr, index, size)) {
             return;
         }
+        if let (Base::Param(i), Some(index)) = (base, index)
+            && self.f.params.get(i) == Some(&ptr)
+            && self.in_bounds.proves(ptr, index)
+            && self.element_check(ptr, ptr, Some(index), size).is_some()
+        {
+            // The kernel's own guard proves it ([`crate::in_bounds`]).
+            return;
+        }
         let fault = self.label();
         let refused = self.temp(Class::Pred);
         let mut cold = vec![format!("{fault}:")];

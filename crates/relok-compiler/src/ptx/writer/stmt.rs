@@ -10,8 +10,19 @@ use relok_ir::{Block, EntityRef, Stmt, StmtKind, Value};
 
 impl FuncCx<'_> {
     pub(super) fn block(&mut self, b: &Block) -> Result<(), Error> {
+        self.branch(b, None)
+    }
+
+    /// A block; `taken` is the `if` condition and branch (`true`: then)
+    /// it is the branch of, whose guard it knows ([`crate::in_bounds`]).
+    fn branch(&mut self, b: &Block, taken: Option<(Value, bool)>) -> Result<(), Error> {
         self.proven.enter();
+        self.in_bounds.enter();
+        if let Some((cond, then)) = taken {
+            self.in_bounds.branch(cond, then);
+        }
         let written = b.iter().try_for_each(|s| self.write_stmt(s));
+        self.in_bounds.leave();
         self.proven.leave();
         written
     }
@@ -58,25 +69,27 @@ impl FuncCx<'_> {
                 let cold = self.label();
                 self.line(format!("@{c} bra {cold};"));
                 let hot = std::mem::replace(&mut self.body, format!("{cold}:\n"));
-                self.block(then_body)?;
+                self.branch(then_body, Some((*cond, true)))?;
                 let code = std::mem::replace(&mut self.body, hot);
                 self.cold.push_str(&code);
+                self.in_bounds.after(*cond, then_body, else_body);
                 Ok(())
             }
             StmtKind::If { cond, then_body, else_body } => {
                 let c = self.r(*cond)?;
                 let (else_l, end_l) = (self.label(), self.label());
                 self.line(format!("@!{c} bra {else_l};"));
-                self.block(then_body)?;
+                self.branch(then_body, Some((*cond, true)))?;
                 if else_body.is_empty() {
                     self.body.push_str(&format!("{else_l}:\n"));
                     self.body.push_str(&format!("{end_l}:\n"));
                 } else {
                     self.line(format!("bra.uni {end_l};"));
                     self.body.push_str(&format!("{else_l}:\n"));
-                    self.block(else_body)?;
+                    self.branch(else_body, Some((*cond, false)))?;
                     self.body.push_str(&format!("{end_l}:\n"));
                 }
+                self.in_bounds.after(*cond, then_body, else_body);
                 Ok(())
             }
             StmtKind::Loop(body) => {

@@ -29,7 +29,7 @@ impl FuncCx<'_> {
         let b = self.base(ptr)?;
         let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
         let off = self.offset(ptr, index, size)?;
-        let off = self.bounds_check(b, &off, sc.size(), Access::Atomic);
+        let off = self.bounds_check(b, &off, sc.size(), Access::Atomic, Some((ptr, index)));
         let off = self.heap_guard(b, &off);
         let (a, atomic) = self.array(b);
         let ty = wgsl_ty(sc);
@@ -114,7 +114,7 @@ impl FuncCx<'_> {
         let b = self.base(ptr)?;
         let size = self.pointee(ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
         let off = self.offset(ptr, index, size)?;
-        let off = self.bounds_check(b, &off, sc.size(), Access::Atomic);
+        let off = self.bounds_check(b, &off, sc.size(), Access::Atomic, Some((ptr, index)));
         let off = self.heap_guard(b, &off);
         let (a, atomic) = self.array(b);
         if atomic && sc.is_float() {

@@ -10,10 +10,41 @@ use relok_ir::{Block, EntityRef, FuncKind, Stmt, StmtKind, Value};
 
 impl FuncCx<'_> {
     pub(super) fn block(&mut self, b: &Block) -> Result<(), Error> {
-        match self.cont_flag.clone() {
+        self.branch(b, None)
+    }
+
+    /// A block; `taken` is the `if` condition and branch (`true`: then)
+    /// it is the branch of, whose guard it knows ([`crate::in_bounds`]).
+    fn branch(&mut self, b: &Block, taken: Option<(Value, bool)>) -> Result<(), Error> {
+        self.in_bounds.enter();
+        if let Some((cond, then)) = taken {
+            self.in_bounds.branch(cond, then);
+        }
+        let written = match self.cont_flag.clone() {
             None => b.iter().try_for_each(|s| self.write_stmt(s)),
             Some(flag) => self.guarded_block(b, &flag),
+        };
+        self.in_bounds.leave();
+        written
+    }
+
+    /// A call of the runtime library's throw `g` ([`crate::wgsl::throws`]):
+    /// its WGSL function, in a kernel (a device function that throws is
+    /// inlined). The `exit` the optimiser puts after the call
+    /// (`crate::passes::inline_keeping`) is the `return` that ends the
+    /// thread.
+    fn throw(&mut self, g: relok_ir::FuncId, args: &[Value]) -> Result<(), Error> {
+        let name = self.throws[&g];
+        if self.f.kind != FuncKind::Kernel {
+            let at = args.first().copied().unwrap_or(Value::new(0));
+            return Err(self.unsupported(at, format!("a call of @{name} in a device function that is not inlined")));
         }
+        if !self.called_throws.contains(&name) {
+            self.called_throws.push(name);
+        }
+        let a: Vec<String> = args.iter().map(|v| format!("v{}", v.index())).collect();
+        self.line(format!("{name}({}, relok_bid, relok_tid);", a.join(", ")));
+        Ok(())
     }
 
     /// `b` in a copy of an unrolled body ([`super::unroll`]): what follows
@@ -40,7 +71,7 @@ impl FuncCx<'_> {
 
     /// A loop: an innermost one as copies of its body ([`super::unroll`]).
     fn write_loop(&mut self, body: &Block) -> Result<(), Error> {
-        let copies = if self.cont_flag.is_none() { unroll::copies(body) } else { 1 };
+        let copies = if self.cont_flag.is_none() { unroll::copies(body, self.throws) } else { 1 };
         if copies == 1 {
             let mark = self.loop_head(1);
             self.block(body)?;
@@ -109,18 +140,19 @@ impl FuncCx<'_> {
                 let sc = self.scalar(*value)?;
                 let t = self.temp();
                 self.line(format!("let {t}: u32 = {off};"));
-                self.store(b, &t, sc, &format!("v{}", value.index()), *value)
+                self.store(b, &t, sc, &format!("v{}", value.index()), *value, Some((*ptr, *index)))
             }
             StmtKind::Set { var, value } => {
                 match self.reg_var(*var) {
                     Some(_) => self.line(format!("l{} = v{};", var.index(), value.index())),
                     None => {
                         let sc = self.scalar(*value)?;
-                        self.store(Base::Local(*var), "0u", sc, &format!("v{}", value.index()), *value)?;
+                        self.store(Base::Local(*var), "0u", sc, &format!("v{}", value.index()), *value, None)?;
                     }
                 }
                 Ok(())
             }
+            StmtKind::Call(g, args) if self.throws.contains_key(g) => self.throw(*g, args),
             StmtKind::Call(g, args) => {
                 let call = self.call_function(*g, args);
                 self.line(format!("{call};"));
@@ -141,17 +173,18 @@ impl FuncCx<'_> {
             StmtKind::If { cond, then_body, else_body } => {
                 self.line(format!("if (v{}) {{", cond.index()));
                 self.depth += 1;
-                self.block(then_body)?;
+                self.branch(then_body, Some((*cond, true)))?;
                 self.depth -= 1;
                 if else_body.is_empty() {
                     self.line("}".into());
                 } else {
                     self.line("} else {".into());
                     self.depth += 1;
-                    self.block(else_body)?;
+                    self.branch(else_body, Some((*cond, false)))?;
                     self.depth -= 1;
                     self.line("}".into());
                 }
+                self.in_bounds.after(*cond, then_body, else_body);
                 Ok(())
             }
             StmtKind::Loop(body) => self.write_loop(body),

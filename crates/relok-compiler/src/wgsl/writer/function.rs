@@ -13,7 +13,7 @@ impl<'m> Writer<'m> {
     /// Writes `f`; the WGSL loops it holds, its callees' included.
     pub(super) fn write_function(&mut self, f: &'m Function) -> Result<usize, Error> {
         let kernel = f.kind == FuncKind::Kernel;
-        let mut cx = FuncCx::new(self.module, f, &self.usage, &self.fn_loops);
+        let mut cx = FuncCx::new(self.module, f, &self.usage, &self.fn_loops, &self.throws);
         cx.checked = self.checked;
         // Shared variables are module-scope in WGSL; their words are atomic
         // only where an atomic or a bool store touches them (`usage`).
@@ -92,6 +92,11 @@ impl<'m> Writer<'m> {
         self.loops |= cx.wrote_loop;
         self.guards |= cx.wrote_guard;
         self.bounded |= cx.wrote_bounds;
+        for t in std::mem::take(&mut cx.called_throws) {
+            if !self.called_throws.contains(&t) {
+                self.called_throws.push(t);
+            }
+        }
         if kernel && cx.loops > 0 {
             // What the kernel's loops cost llvmpipe's counter before any
             // goes round ([`super::super::unroll`]).

@@ -69,11 +69,21 @@ impl FuncCx<'_> {
         }
     }
 
-    pub(super) fn store(&mut self, b: Base, off: &str, s: Scalar, v: &str, at: Value) -> Result<(), Error> {
+    /// A store of `v` (the value `at`, of scalar type `s`) at `off` in
+    /// `b`; `element` is the store's pointer and index when it has them.
+    pub(super) fn store(
+        &mut self,
+        b: Base,
+        off: &str,
+        s: Scalar,
+        v: &str,
+        at: Value,
+        element: Option<(Value, Option<Value>)>,
+    ) -> Result<(), Error> {
         if matches!(b, Base::Table | Base::Const(_)) {
             return Err(self.unsupported(at, "a store to read-only memory"));
         }
-        let checked = self.bounds_check(b, off, s.size(), Access::Write);
+        let checked = self.bounds_check(b, off, s.size(), Access::Write, element);
         let open = checked != off;
         if open {
             self.line(format!("if ({checked} != {}u) {{", bounds::OUT));
@@ -92,8 +102,23 @@ impl FuncCx<'_> {
     /// The offset an access of `size` bytes to base `b` at `off` uses: in
     /// checked mode, on a buffer parameter or the heap, through
     /// `relok_bounds` ([`super::bounds`]; the fault's code made by
-    /// [`fault::out_of_bounds_high`]), else `off`.
-    pub(super) fn bounds_check(&mut self, b: Base, off: &str, size: u32, access: Access) -> String {
+    /// [`fault::out_of_bounds_high`]), else `off`. `element` is the
+    /// access's pointer and index: element `index` of a buffer parameter
+    /// that the kernel's own guard proves in bounds ([`crate::in_bounds`]) is
+    /// not checked again.
+    pub(super) fn bounds_check(
+        &mut self,
+        b: Base,
+        off: &str,
+        size: u32,
+        access: Access,
+        element: Option<(Value, Option<Value>)>,
+    ) -> String {
+        if let Some((ptr, Some(index))) = element
+            && self.in_bounds.proves(ptr, index)
+        {
+            return off.to_owned();
+        }
         let binding = match b {
             Base::Param(k) if self.checked => bindings::buffer_binding(k),
             Base::Heap if self.checked => bindings::HEAP,

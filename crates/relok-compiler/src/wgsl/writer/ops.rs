@@ -105,7 +105,7 @@ impl FuncCx<'_> {
                     let off = self.offset(*ptr, *index, size)?;
                     let t = self.temp();
                     self.line(format!("let {t}: u32 = {off};"));
-                    let t = self.bounds_check(b, &t, sc.size(), Access::Read);
+                    let t = self.bounds_check(b, &t, sc.size(), Access::Read, Some((*ptr, *index)));
                     self.load_expr(b, &t, sc)
                 }
                 Op::Get(var) => match self.reg_var(*var) {

@@ -271,3 +271,20 @@ fn exit_ends_every_path() {
     let m = text("fn @f(v0: bool) -> u32 {\n    if v0 {\n        exit\n    }\n}\n");
     assert!(matches!(kinds(&m).as_slice(), [K::MissingReturn(_)]));
 }
+
+#[test]
+fn length_parameters_are_a_kernels_u32s_counting_one_buffer_each() {
+    let ok = text("kernel @k(v0: ptr<global, f32>, v1: u32 len(v0)) {\n    return\n}\n");
+    assert!(kinds(&ok).is_empty());
+    for (src, needle) in [
+        ("kernel @k(v0: ptr<global, f32>, v1: i32 len(v0)) {\n    return\n}\n", "is i32, not u32"),
+        ("kernel @k(v0: u32, v1: u32 len(v0)) {\n    return\n}\n", "not a ptr<global, T>"),
+        ("kernel @k(v0: ptr<global, f32>, v1: u32 len(v0), v2: u32 len(v0)) {\n    return\n}\n", "in two lengths"),
+        ("fn @f(v0: ptr<global, f32>, v1: u32 len(v0)) {\n    return\n}\n", "only a kernel's parameters"),
+    ] {
+        let e = errors(&text(src));
+        assert_eq!(e.len(), 1, "{src}: {e:?}");
+        assert!(e[0].to_string().contains(needle), "{src}: {}", e[0]);
+        assert!(matches!(e[0].kind, K::BadLenParam(_)), "{src}");
+    }
+}
