@@ -189,6 +189,12 @@ impl Translator {
         if m.turbofish.is_some() {
             return self.refuse(m.method.span(), "method generics are not supported in kernels");
         }
+        if name == "len"
+            && m.args.is_empty()
+            && let Some(t) = self.array2_len(&m.receiver)
+        {
+            return t;
+        }
         if name == "len" && m.args.is_empty() {
             let Some(base) = self.indexable(&m.receiver, false) else {
                 return quote!({ ::core::panic!() });
@@ -323,6 +329,9 @@ impl Translator {
 
     pub(super) fn call(&mut self, c: &syn::ExprCall) -> Tokens {
         let span = c.span();
+        if let Some(t) = self.closure_call(c).or_else(|| self.default_call(c)) {
+            return t;
+        }
         let Expr::Path(fp) = &*c.func else {
             return self.refuse(c.func.span(), "only named functions are called in kernels");
         };
@@ -375,11 +384,13 @@ impl Translator {
         let mut names = Vec::new();
         for (k, a) in c.args.iter().enumerate() {
             let v = self.expr(a);
+            self.argument_borrow(a);
             // Spanned at the argument: a wrong one is reported there.
             let n = format_ident!("__a{}", k, span = a.span());
             lets.extend(quote!(let #n = #v;));
             names.push(n);
         }
+        self.end_argument_borrows();
         quote_spanned!(span=> { #lets #call(__cx, #(#names),*) })
     }
 

@@ -70,9 +70,11 @@ impl Translator {
             Expr::Macro(m) => {
                 self.refuse(m.span(), format!("the macro `{}!` has no value in a kernel", path_str(&m.mac.path)))
             }
-            Expr::Closure(_) => {
-                self.refuse(span, "closures are not supported in kernels: write a `#[relok::device]` function")
-            }
+            Expr::Closure(_) => self.refuse(
+                span,
+                "a closure is bound by `let` and called in a kernel (`let f = |x: f32| x * 2.0; f(v)`): it is not a value",
+            ),
+            Expr::Reference(r) if let Some(t) = self.reference_value(r) => t,
             Expr::Reference(_) => self
                 .refuse(span, "references are not supported in kernels (except `&x[i]` as an atomic's first argument)"),
             Expr::Tuple(_) => {
@@ -126,13 +128,30 @@ impl Translator {
     fn path_value(&mut self, p: &syn::ExprPath) -> Tokens {
         if let Some(id) = p.path.get_ident() {
             match self.lookup(&id.to_string()) {
-                Some(Binding::Val | Binding::Ref | Binding::Slice { .. } | Binding::Shared | Binding::Array { .. }) => {
+                Some(
+                    b @ (Binding::Val | Binding::Ref | Binding::Slice { .. } | Binding::Shared | Binding::Array { .. }),
+                ) => {
+                    // A `&mut` slice passed on may be written.
+                    self.use_name(id, b == Binding::Slice { mutable: true });
                     return quote!(#id);
+                }
+                Some(Binding::Array2 { mutable }) => {
+                    self.use_name(id, mutable);
+                    return quote!(#id);
+                }
+                Some(Binding::Closure { .. }) => {
+                    return self.refuse(
+                        id.span(),
+                        format!("`{id}` is a closure: a kernel calls it, `{id}(…)`; it is not a value"),
+                    );
                 }
                 Some(Binding::ElemMut) => {
                     return self.refuse(id.span(), format!("`{id}` is a `&mut` element: read it as `*{id}`"));
                 }
-                Some(Binding::Var) => return quote_spanned!(id.span()=> __cx.get(#id)),
+                Some(Binding::Var) => {
+                    self.use_name(id, false);
+                    return quote_spanned!(id.span()=> __cx.get(#id));
+                }
                 None => {}
             }
         }

@@ -15,6 +15,12 @@ impl Translator {
     /// array, or a host static (an unbound path).
     pub(super) fn indexable(&mut self, e: &Expr, write: bool) -> Option<Tokens> {
         let e = strip_paren(e);
+        // A sub-slice `x[a..b]`, a row `m[r]`.
+        if let Expr::Index(ix) = e
+            && let Some(place) = self.index_place(ix, write)
+        {
+            return place;
+        }
         let Expr::Path(p) = e else {
             self.refuse(
                 e.span(),
@@ -23,7 +29,14 @@ impl Translator {
             return None;
         };
         if let Some(id) = p.path.get_ident() {
+            if self.lookup(&id.to_string()).is_some() && !self.use_name(id, write) {
+                return None;
+            }
             match self.lookup(&id.to_string()) {
+                Some(Binding::Array2 { .. }) => {
+                    self.refuse(id.span(), format!("`{id}` is a 2-D array: index a row, then a column: `{id}[r][c]`"));
+                    return None;
+                }
                 Some(Binding::Slice { mutable }) => {
                     if write && !mutable {
                         self.refuse(
@@ -68,6 +81,9 @@ impl Translator {
 
     /// `x[i]` as a value: a bounds-checked load.
     pub(super) fn index_read(&mut self, ix: &syn::ExprIndex, span: Span) -> Tokens {
+        if let Some(t) = self.index2_read(ix) {
+            return t;
+        }
         let Some(base) = self.indexable(&ix.expr, false) else {
             return quote!({ ::core::panic!() });
         };

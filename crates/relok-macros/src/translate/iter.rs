@@ -37,6 +37,8 @@ pub(super) enum Shape {
     RefMut,
     /// `.enumerate()` / `.zip()`: two.
     Pair(Box<Shape>, Box<Shape>),
+    /// A row of a 2-D array (`m.iter()`): a slice binding.
+    Row { mutable: bool },
 }
 
 impl Translator {
@@ -113,11 +115,17 @@ impl Translator {
     }
 
     fn is_indexable_name(&self, id: &syn::Ident) -> bool {
-        matches!(self.lookup(&id.to_string()), Some(Binding::Slice { .. } | Binding::Shared | Binding::Array { .. }))
+        matches!(
+            self.lookup(&id.to_string()),
+            Some(Binding::Slice { .. } | Binding::Shared | Binding::Array { .. } | Binding::Array2 { .. })
+        )
     }
 
     /// `x.iter()` / `x.iter_mut()` of an indexable place.
     fn slice_iterator(&mut self, place: &Expr, mutable: bool) -> Result<(Tokens, Shape), Tokens> {
+        if let Some(rows) = self.rows_iterator(place, mutable) {
+            return rows;
+        }
         let Some(base) = self.indexable(place, mutable) else {
             return Err(quote!({ ::core::panic!() }));
         };
@@ -211,6 +219,7 @@ impl Translator {
                     (false, Shape::Val) => self.bind(id, Binding::Val),
                     (false, Shape::Ref) => self.bind(id, Binding::Ref),
                     (false, Shape::RefMut) => self.bind(id, Binding::ElemMut),
+                    (false, Shape::Row { mutable }) => self.bind(id, Binding::Slice { mutable: *mutable }),
                     (false, Shape::Pair(..)) => {
                         return Err(self.refuse(pi.span(), "this iterator gives two values: bind them as `(a, b)`"));
                     }

@@ -44,8 +44,12 @@
 //! - `macros.rs`: macros: `panic!`, `throw!`, `unreachable!`, `assert!`,
 //!   `assert_eq!`, `assert_ne!`, `sym!`.
 
+mod array2d;
+mod borrow;
 mod branch;
 mod call;
+mod closure;
+mod consts;
 mod deferred;
 mod expr;
 mod index;
@@ -53,6 +57,7 @@ mod iter;
 mod macros;
 mod pattern;
 mod statement;
+mod subslice;
 mod types;
 
 use proc_macro2::{Span, TokenStream as Tokens};
@@ -82,6 +87,16 @@ enum Binding {
     /// An element of `x.iter_mut()` (`relok::__kernel::ElemMut`): `*x`
     /// reads it, `*x = v` writes it.
     ElemMut,
+    /// A 2-D array (`relok::__kernel::Array2`: per-thread, or shared and
+    /// then `mutable`), indexed `m[r][c]`.
+    Array2 {
+        mutable: bool,
+    },
+    /// A closure bound by `let` (`mutating`: calling it writes what it
+    /// captures, an `FnMut`), called `f(x)`.
+    Closure {
+        mutating: bool,
+    },
 }
 
 /// Kernel or device function (and whether it returns a value).
@@ -111,6 +126,11 @@ pub struct Translator {
     prelude: Tokens,
     /// Errors, each at its span.
     pub errors: Vec<syn::Error>,
+    /// The borrows live here (`borrow.rs`).
+    borrows: Vec<borrow::Borrow>,
+    /// The closures being translated, innermost last, each recording
+    /// what it captures (`borrow.rs`).
+    captures: Vec<borrow::Capture>,
 }
 
 impl Translator {
@@ -133,6 +153,8 @@ impl Translator {
             callees: Vec::new(),
             prelude: Tokens::new(),
             errors: Vec::new(),
+            borrows: Vec::new(),
+            captures: Vec::new(),
         }
     }
 
@@ -218,6 +240,7 @@ impl Translator {
         self.scopes.push(HashMap::new());
         let r = f(self);
         self.scopes.pop();
+        self.end_borrows();
         r
     }
 }

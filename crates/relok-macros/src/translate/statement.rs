@@ -25,6 +25,7 @@ impl Translator {
             for (k, s) in block.stmts.iter().enumerate() {
                 t.deferred_let(s, &block.stmts[k + 1..]);
                 out.extend(t.stmt(s));
+                t.after_stmt(&block.stmts[k + 1..]);
                 if diverges(s) {
                     break;
                 }
@@ -55,6 +56,7 @@ impl Translator {
                 }
                 t.deferred_let(s, &block.stmts[k + 1..]);
                 out.extend(t.stmt(s));
+                t.after_stmt(&block.stmts[k + 1..]);
                 if diverges(s) {
                     return quote!({ #out __cx.never() });
                 }
@@ -196,6 +198,10 @@ impl Translator {
         };
         if let Some((_, e)) = &init.diverge {
             return self.refuse(e.span(), "`let … else` is not supported");
+        }
+        // 2-D arrays, sub-slices and rows, closures.
+        if let Some(t) = self.let_place(&ident, mutable, ty.as_ref(), &init.expr, cfg) {
+            return t;
         }
         if !cfg.is_empty() {
             // Compiled out, the name keeps what it was bound to before;
@@ -340,6 +346,7 @@ impl Translator {
                 let id = p.path.get_ident().cloned().unwrap_or_else(|| format_ident!("_"));
                 match self.lookup(&id.to_string()) {
                     Some(Binding::Var) => {
+                        self.use_name(&id, true);
                         let v = combine(quote!(__cx.get(#id)));
                         quote!({ let __rhs = #r; let __n = #v; __cx.set(#id, __n); })
                     }
@@ -360,6 +367,9 @@ impl Translator {
                 }
             }
             Expr::Index(ix) => {
+                if let Some(t) = self.index2_assign(ix, op, &r) {
+                    return t;
+                }
                 let Some(base) = self.indexable(&ix.expr, true) else {
                     return quote!({ ::core::panic!() });
                 };

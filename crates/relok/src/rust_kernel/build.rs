@@ -177,7 +177,7 @@ fn conflict(a: &dyn HostObject, b: &dyn HostObject) -> String {
 pub struct Cx<'m> {
     pub(super) b: FunctionBuilder<'m>,
     throw: FuncId,
-    throw_with: FuncId,
+    pub(super) throw_with: FuncId,
     /// The device functions defined before this one, by Rust path.
     funcs: HashMap<String, FuncId>,
     statics: Vec<&'static dyn HostObject>,
@@ -330,6 +330,12 @@ impl<'m> Cx<'m> {
     /// assigned before it is read).
     pub fn deferred<T: DevScalar>(&mut self) -> Var<T> {
         self.new_local()
+    }
+
+    /// The next number naming a `local` or `shared` variable.
+    pub(super) fn next_local(&mut self) -> u32 {
+        self.locals += 1;
+        self.locals
     }
 
     pub(super) fn new_local<T: DevScalar>(&mut self) -> Var<T> {
@@ -554,7 +560,7 @@ impl<'m> Cx<'m> {
 
     /// The base pointer after a bounds check of `i` (message with Rust's
     /// text and `loc`).
-    fn checked<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, loc: Loc) -> Value {
+    pub(super) fn checked<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, loc: Loc) -> Value {
         let (p, len) = s.base(self);
         let out = self.ge(i, len);
         let throw_with = self.throw_with;

@@ -38,12 +38,14 @@ pub(crate) mod build;
 pub(crate) mod host;
 mod iter;
 mod methods;
+mod places;
 mod staged;
 
 pub use crate::cells::{HostObject, device_name, global_name, mangle_path};
 pub use build::{Cx, ModuleCx, push};
 pub use host::{HostData, HostStatic};
 pub use iter::*;
+pub use places::*;
 pub use relok_ir::Scalar;
 pub use staged::*;
 

@@ -30,7 +30,26 @@ pub trait DevScalar: Copy + 'static {
     label = "arithmetic and `<` `<=` `>` `>=` take numbers",
     note = "a symbol (`relok::Symbol`, `sym!`) is only compared with `==` and `!=`; to order `bool`s, compare `b as u32`"
 )]
-pub trait Num: DevScalar {}
+pub trait Num: DevScalar + Default {
+    /// Zero (`T::ZERO` in a generic kernel).
+    ///
+    /// ```
+    /// fn zero<T: relok::Number>() -> T {
+    ///     T::ZERO
+    /// }
+    /// assert_eq!(zero::<f32>(), 0.0);
+    /// ```
+    const ZERO: Self;
+    /// One (`T::ONE` in a generic kernel).
+    ///
+    /// ```
+    /// fn one<T: relok::Number>() -> T {
+    ///     T::ONE
+    /// }
+    /// assert_eq!(one::<u64>(), 1);
+    /// ```
+    const ONE: Self;
+}
 /// Integers: bit operations and shifts in a kernel; a generic kernel's
 /// type parameter bounded by `relok::Int` ranges over `u32 i32 u64 i64`.
 ///
@@ -63,7 +82,7 @@ pub trait Bits: DevScalar {}
 /// fn float<T: relok::Float>() {}
 /// float::<f32>();
 /// ```
-pub trait Float: Num {
+pub trait Float: Signed {
     /// The bits of 1.0.
     ///
     /// ```
@@ -99,7 +118,10 @@ impl DevScalar for usize {
         u32::try_from(self).is_ok()
     }
 }
-impl Num for usize {}
+impl Num for usize {
+    const ZERO: usize = 0;
+    const ONE: usize = 1;
+}
 impl Int for usize {
     type Unsigned = usize;
 }
@@ -107,12 +129,30 @@ impl Bits for usize {}
 
 dev_scalar! {
     bool => Bool, |x| u64::from(x), [Bits];
-    i32 => I32, |x| u64::from(x as u32), [Num, Signed, Bits];
-    u32 => U32, |x| u64::from(x), [Num, Bits];
-    i64 => I64, |x| x as u64, [Num, Signed, Bits];
-    u64 => U64, |x| x, [Num, Bits];
-    f32 => F32, |x| u64::from(x.to_bits()), [Num, Signed];
-    f64 => F64, |x| x.to_bits(), [Num, Signed];
+    i32 => I32, |x| u64::from(x as u32), [Signed, Bits];
+    u32 => U32, |x| u64::from(x), [Bits];
+    i64 => I64, |x| x as u64, [Signed, Bits];
+    u64 => U64, |x| x, [Bits];
+    f32 => F32, |x| u64::from(x.to_bits()), [Signed];
+    f64 => F64, |x| x.to_bits(), [Signed];
+}
+
+macro_rules! num {
+    ($($t:ty: $zero:literal, $one:literal;)*) => {$(
+        impl Num for $t {
+            const ZERO: $t = $zero;
+            const ONE: $t = $one;
+        }
+    )*};
+}
+
+num! {
+    i32: 0, 1;
+    u32: 0, 1;
+    i64: 0, 1;
+    u64: 0, 1;
+    f32: 0.0, 1.0;
+    f64: 0.0, 1.0;
 }
 
 impl Int for i32 {

@@ -1,0 +1,133 @@
+//! The borrows the macro checks itself: the staged values of a sub-slice
+//! (`let row = &mut y[a..b];`), a row (`let r = &m[i];`) and a closure
+//! (`let f = |k| y[k];`) are `Copy` handles, so rustc cannot see the
+//! borrows the Rust they come from holds; the macro keeps Rust's rules
+//! for them instead, conservatively:
+//!
+//! - a borrow lasts from its `let` to the end of the last statement of
+//!   the block that names the borrower (a loop or block naming it counts
+//!   whole: the borrow is live around a loop, as in Rust);
+//! - while it lasts, the borrowed name is not used at all when the borrow
+//!   is `&mut` (a `&mut` sub-slice, a closure that writes what it
+//!   captures), and not written when it is `&` (a `&` sub-slice, a
+//!   closure that reads it);
+//! - what a borrower borrows, a borrower of it borrows too (`&row[1..]`,
+//!   a closure capturing `row`): Rust's reborrows;
+//! - in a call, an argument `&mut y[..]` (or `&y[..]`) borrows `y` for
+//!   the arguments after it.
+//!
+//! Rust's borrow checker accepts more (a borrow ends at its last use,
+//! inside a statement too); what it refuses, this refuses. Each refusal
+//! names the borrower.
+//!
+//! A closure being translated records what it captures ([`Capture`]):
+//! every name of the scopes outside it that its body uses, and whether
+//! it writes it.
+
+use super::Translator;
+use proc_macro2::TokenStream as Tokens;
+use syn::Stmt;
+
+/// A live borrow of the name `of`.
+pub(super) struct Borrow {
+    of: String,
+    /// The borrower (a name in scope), or `None` for a call's argument.
+    by: Option<String>,
+    mutable: bool,
+    /// The depth of the scope the borrow ends with.
+    depth: usize,
+}
+
+/// What a closure being translated captures.
+pub(super) struct Capture {
+    /// Names bound in scopes below this depth are captured.
+    depth: usize,
+    /// Each captured name and whether the body writes it.
+    pub(super) names: Vec<(String, bool)>,
+}
+
+impl Translator {
+    /// A use of `id` (a write when `write`): refused (`false`) while a
+    /// live borrow forbids it, and recorded for the closures around.
+    pub(super) fn use_name(&mut self, id: &syn::Ident, write: bool) -> bool {
+        let name = id.to_string();
+        let Some(at) = self.scopes.iter().rposition(|s| s.contains_key(&name)) else { return true };
+        for c in &mut self.captures {
+            if at < c.depth {
+                match c.names.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, w)) => *w |= write,
+                    None => c.names.push((name.clone(), write)),
+                }
+            }
+        }
+        let Some(b) = self.borrows.iter().find(|b| b.of == name && (b.mutable || write)) else { return true };
+        let by = match &b.by {
+            Some(by) => format!("`{by}`, which is used later"),
+            None => "an earlier argument of this call".to_owned(),
+        };
+        let message = if b.mutable {
+            format!(
+                "cannot use `{name}` here: it is borrowed mutably by {by} (Rust's borrow checker refuses this too); go through the borrower, or use `{name}` after the borrower's last use"
+            )
+        } else {
+            format!(
+                "cannot write `{name}` here: it is borrowed by {by} (Rust's borrow checker refuses this too); write it after the borrower's last use"
+            )
+        };
+        self.refuse(id.span(), message);
+        false
+    }
+
+    /// `by` borrows `of` (mutably or not) from here to the end of the
+    /// last statement of this block naming `by`; it also borrows what
+    /// `of` borrows.
+    pub(super) fn lend(&mut self, of: &str, by: Option<&syn::Ident>, mutable: bool) {
+        let depth = if by.is_some() { self.scopes.len() } else { usize::MAX };
+        let by = by.map(ToString::to_string);
+        let mut new = vec![Borrow { of: of.to_owned(), by: by.clone(), mutable, depth }];
+        for b in &self.borrows {
+            if b.by.as_deref() == Some(of) {
+                new.push(Borrow { of: b.of.clone(), by: by.clone(), mutable: b.mutable, depth });
+            }
+        }
+        self.borrows.extend(new);
+    }
+
+    /// After a statement of a block: the borrows of borrowers the rest of
+    /// the block does not name are over.
+    pub(super) fn after_stmt(&mut self, rest: &[Stmt]) {
+        let depth = self.scopes.len();
+        self.borrows.retain(|b| {
+            b.depth != depth || b.by.as_ref().is_some_and(|by| rest.iter().any(|s| names(&quote::quote!(#s), by)))
+        });
+    }
+
+    /// A scope ended: the borrows made in it are over.
+    pub(super) fn end_borrows(&mut self) {
+        let depth = self.scopes.len();
+        self.borrows.retain(|b| b.depth <= depth || b.depth == usize::MAX);
+    }
+
+    /// The arguments of a call were translated: their borrows are over.
+    pub(super) fn end_argument_borrows(&mut self) {
+        self.borrows.retain(|b| b.by.is_some());
+    }
+
+    /// Translates a closure's body with its captures recorded (`depth`:
+    /// the scopes outside it).
+    pub(super) fn capturing(&mut self, depth: usize, f: impl FnOnce(&mut Self) -> Tokens) -> (Tokens, Capture) {
+        self.captures.push(Capture { depth, names: Vec::new() });
+        let t = f(self);
+        let c = self.captures.pop().unwrap_or(Capture { depth, names: Vec::new() });
+        (t, c)
+    }
+}
+
+/// Whether `tokens` name `ident` (anywhere, macros' arguments too).
+pub(super) fn names(tokens: &Tokens, ident: &str) -> bool {
+    tokens.clone().into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == ident,
+        proc_macro2::TokenTree::Group(g) => names(&g.stream(), ident),
+        _ => false,
+    })
+}
