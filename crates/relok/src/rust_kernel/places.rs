@@ -305,18 +305,36 @@ impl Cx<'_> {
         hi: Option<Val<usize>>,
         at: Loc,
     ) -> (Value, Val<usize>) {
+        const START: &str = "range start index {0} out of range for slice of length {1}";
+        const END: &str = "range end index {0} out of range for slice of length {1}";
         let (p, len) = s.base(self);
-        if let Some(lo) = lo {
-            let out = self.gt(lo, len);
-            self.throw_if(out, "range start index {0} out of range for slice of length {1}", lo, len, at);
-        }
-        if let Some(hi) = hi {
-            let out = self.gt(hi, len);
-            self.throw_if(out, "range end index {0} out of range for slice of length {1}", hi, len, at);
-        }
-        if let (Some(lo), Some(hi)) = (lo, hi) {
-            let out = self.gt(lo, hi);
-            self.throw_if(out, "slice index starts at {0} but ends at {1}", lo, hi, at);
+        match (lo, hi) {
+            (Some(lo), Some(hi)) => {
+                // Two compares on the way through, as Rust's `lo <= hi &&
+                // hi <= len`; which message, only when one fails.
+                let order = self.gt(lo, hi);
+                let end = self.gt(hi, len);
+                let fail = self.bitor(order, end);
+                self.if_(
+                    fail,
+                    |cx| {
+                        let start = cx.gt(lo, len);
+                        cx.throw_if(start, START, lo, len, at);
+                        cx.throw_if(end, END, hi, len, at);
+                        cx.throw_if(order, "slice index starts at {0} but ends at {1}", lo, hi, at);
+                    },
+                    |_| {},
+                );
+            }
+            (Some(lo), None) => {
+                let out = self.gt(lo, len);
+                self.throw_if(out, START, lo, len, at);
+            }
+            (None, Some(hi)) => {
+                let out = self.gt(hi, len);
+                self.throw_if(out, END, hi, len, at);
+            }
+            (None, None) => {}
         }
         let end = hi.unwrap_or(len);
         match lo {
