@@ -282,6 +282,8 @@ fn rows_dev(a: &[f32], v: &[f32], n: usize, i: usize, y: &mut [f32]) -> f32 {
     y[i * n] += 1.0;
     let last = &mut y[i * n..];
     last[1] -= 0.25;
+    let w = &y[i * n..(i + 1) * n];
+    y[i * n + 4] = w[0] + w[1];
     d + head.iter().sum::<f32>() * 10.0 + rest[0] + all.len() as f32 + t + a[i * n..][1] + v[1..3].len() as f32
 }
 
@@ -307,6 +309,8 @@ fn rows_host(a: &[f32], v: &[f32], n: usize, i: usize, y: &mut [f32]) -> f32 {
     y[i * n] += 1.0;
     let last = &mut y[i * n..];
     last[1] -= 0.25;
+    let w = &y[i * n..(i + 1) * n];
+    y[i * n + 4] = w[0] + w[1];
     d + head.iter().sum::<f32>() * 10.0 + rest[0] + all.len() as f32 + t + a[i * n..][1] + v[1..3].len() as f32
 }
 

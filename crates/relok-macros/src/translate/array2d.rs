@@ -38,14 +38,16 @@ impl Translator {
         self.array2_name(&ix.expr).is_some() && !matches!(strip_paren(&ix.index), Expr::Range(_))
     }
 
-    /// Uses the 2-D array `id` (a write when `write`): `false` when
-    /// refused.
-    fn use_array2(&mut self, id: &syn::Ident, mutable: bool, write: bool) -> bool {
+    /// Uses the 2-D array `id` (a write when `write`); a refused use is
+    /// still translated, so that nothing else fails.
+    fn use_array2(&mut self, id: &syn::Ident, mutable: bool, write: bool) {
         if write && !mutable {
-            self.refuse(id.span(), format!("cannot assign to an element of `{id}`: declare it with `let mut {id}`"));
-            return false;
+            self.errors.push(syn::Error::new(
+                id.span(),
+                format!("cannot assign to an element of `{id}`: declare it with `let mut {id}`"),
+            ));
         }
-        self.use_name(id, write)
+        self.use_name(id, write);
     }
 
     /// The row `m[r]` as a place (`None`: `ix` is not a row; `Some(None)`:
@@ -55,9 +57,7 @@ impl Translator {
             return None;
         }
         let (id, mutable) = self.array2_name(&ix.expr)?;
-        if !self.use_array2(id, mutable, write) {
-            return Some(None);
-        }
+        self.use_array2(id, mutable, write);
         let r = self.expr(&ix.index);
         let at = loc(ix.index.span());
         Some(Some(quote_spanned!(ix.span()=> { let __m = #id; let __r = #r; __cx.row(__m, __r, #at) })))
@@ -71,9 +71,7 @@ impl Translator {
             return None;
         }
         let (id, mutable) = self.array2_name(&row.expr)?;
-        if !self.use_array2(id, mutable, write) {
-            return Some(None);
-        }
+        self.use_array2(id, mutable, write);
         let r = self.expr(&row.index);
         let c = self.expr(&ix.index);
         let (at_r, at_c) = (loc(row.index.span()), loc(ix.index.span()));
@@ -117,9 +115,7 @@ impl Translator {
     /// `m`): `None` when `place` is not a 2-D array.
     pub(super) fn rows_iterator(&mut self, place: &Expr, write: bool) -> Option<Result<(Tokens, Shape), Tokens>> {
         let (id, mutable) = self.array2_name(place)?;
-        if !self.use_array2(id, mutable, write) {
-            return Some(Err(quote!({ ::core::panic!() })));
-        }
+        self.use_array2(id, mutable, write);
         Some(Ok((quote_spanned!(place.span()=> __cx.rows(#id)), Shape::Row { mutable: write })))
     }
 
@@ -168,8 +164,7 @@ impl Translator {
             // `[[v; C]; R]`: a fill loop.
             Expr::Repeat(r) if let Expr::Repeat(inner) = strip_paren(&r.expr) => {
                 if !self.nonzero(&r.len) || !self.nonzero(&inner.len) || self.too_deep(&inner.expr) {
-                    self.bind(ident, Binding::Array2 { mutable });
-                    return Some(quote!({ ::core::panic!() }));
+                    return Some(self.refused_array2(ident, mutable, init, cfg));
                 }
                 let v = self.expr(&inner.expr);
                 let (rows, cols) = (&r.len, &inner.len);
@@ -177,14 +172,31 @@ impl Translator {
             }
             _ => {
                 let Some(rows) = self.rows_of(init) else {
-                    self.bind(ident, Binding::Array2 { mutable });
-                    return Some(quote!({ ::core::panic!() }));
+                    return Some(self.refused_array2(ident, mutable, init, cfg));
                 };
                 quote_spanned!(init.span()=> { let __rows = #rows; __cx.local_array2_of(&__rows) })
             }
         };
         self.bind(ident, Binding::Array2 { mutable });
         Some(quote_spanned!(ident.span()=> #cfg let #ident #annotation = #value;))
+    }
+
+    /// A refused 2-D array: a 1 x 1 array of the first element of
+    /// `init`, so that its uses raise no more errors.
+    fn refused_array2(&mut self, ident: &syn::Ident, mutable: bool, init: &Expr, cfg: &Tokens) -> Tokens {
+        let mut e = strip_paren(init);
+        loop {
+            e = match e {
+                Expr::Repeat(r) => strip_paren(&r.expr),
+                Expr::Array(a) if !a.elems.is_empty() => strip_paren(&a.elems[0]),
+                _ => break,
+            };
+        }
+        let errors = self.errors.len();
+        let v = if matches!(e, Expr::Array(_)) { quote!(__cx.lit(0u32)) } else { self.expr(e) };
+        self.errors.truncate(errors);
+        self.bind(ident, Binding::Array2 { mutable });
+        quote_spanned!(ident.span()=> #cfg let #ident = { let __v = #v; __cx.local_array2::<_, 1, 1>(__v) };)
     }
 
     /// The rows of a 2-D array literal as a Rust array of rows of staged

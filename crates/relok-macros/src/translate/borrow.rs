@@ -26,7 +26,7 @@
 
 use super::Translator;
 use proc_macro2::TokenStream as Tokens;
-use syn::Stmt;
+use syn::{Expr, Stmt};
 
 /// A live borrow of the name `of`.
 pub(super) struct Borrow {
@@ -36,6 +36,9 @@ pub(super) struct Borrow {
     mutable: bool,
     /// The depth of the scope the borrow ends with.
     depth: usize,
+    /// The borrower's last use is the value of the assignment that comes
+    /// next (`x[0] = row[1];`): the borrow ends before its place.
+    until_value: bool,
 }
 
 /// What a closure being translated captures.
@@ -47,11 +50,12 @@ pub(super) struct Capture {
 }
 
 impl Translator {
-    /// A use of `id` (a write when `write`): refused (`false`) while a
-    /// live borrow forbids it, and recorded for the closures around.
-    pub(super) fn use_name(&mut self, id: &syn::Ident, write: bool) -> bool {
+    /// A use of `id` (a write when `write`): an error while a live borrow
+    /// forbids it (the use is still translated, so that nothing else
+    /// fails), and recorded for the closures around.
+    pub(super) fn use_name(&mut self, id: &syn::Ident, write: bool) {
         let name = id.to_string();
-        let Some(at) = self.scopes.iter().rposition(|s| s.contains_key(&name)) else { return true };
+        let Some(at) = self.scopes.iter().rposition(|s| s.contains_key(&name)) else { return };
         for c in &mut self.captures {
             if at < c.depth {
                 match c.names.iter_mut().find(|(n, _)| *n == name) {
@@ -60,7 +64,7 @@ impl Translator {
                 }
             }
         }
-        let Some(b) = self.borrows.iter().find(|b| b.of == name && (b.mutable || write)) else { return true };
+        let Some(b) = self.borrows.iter().find(|b| b.of == name && (b.mutable || write)) else { return };
         let by = match &b.by {
             Some(by) => format!("`{by}`, which is used later"),
             None => "an earlier argument of this call".to_owned(),
@@ -74,8 +78,7 @@ impl Translator {
                 "cannot write `{name}` here: it is borrowed by {by} (Rust's borrow checker refuses this too); write it after the borrower's last use"
             )
         };
-        self.refuse(id.span(), message);
-        false
+        self.errors.push(syn::Error::new(id.span(), message));
     }
 
     /// `by` borrows `of` (mutably or not) from here to the end of the
@@ -84,22 +87,44 @@ impl Translator {
     pub(super) fn lend(&mut self, of: &str, by: Option<&syn::Ident>, mutable: bool) {
         let depth = if by.is_some() { self.scopes.len() } else { usize::MAX };
         let by = by.map(ToString::to_string);
-        let mut new = vec![Borrow { of: of.to_owned(), by: by.clone(), mutable, depth }];
+        let mut new = vec![Borrow { of: of.to_owned(), by: by.clone(), mutable, depth, until_value: false }];
         for b in &self.borrows {
             if b.by.as_deref() == Some(of) {
-                new.push(Borrow { of: b.of.clone(), by: by.clone(), mutable: b.mutable, depth });
+                new.push(Borrow { of: b.of.clone(), by: by.clone(), mutable: b.mutable, depth, until_value: false });
             }
         }
         self.borrows.extend(new);
     }
 
     /// After a statement of a block: the borrows of borrowers the rest of
-    /// the block does not name are over.
+    /// the block does not name are over; those whose borrower the next
+    /// statement, an assignment, names last and only in its value end
+    /// with that value (Rust evaluates it before the place).
     pub(super) fn after_stmt(&mut self, rest: &[Stmt]) {
         let depth = self.scopes.len();
         self.borrows.retain(|b| {
             b.depth != depth || b.by.as_ref().is_some_and(|by| rest.iter().any(|s| names(&quote::quote!(#s), by)))
         });
+        let next_place = match rest.first() {
+            Some(Stmt::Expr(Expr::Assign(a), _)) => Some(&*a.left),
+            Some(Stmt::Expr(Expr::Binary(b), _)) if is_compound(&b.op) => Some(&*b.left),
+            _ => None,
+        };
+        for b in &mut self.borrows {
+            if b.depth == depth
+                && let (Some(by), Some(place)) = (&b.by, next_place)
+            {
+                b.until_value =
+                    !names(&quote::quote!(#place), by) && !rest[1..].iter().any(|s| names(&quote::quote!(#s), by));
+            }
+        }
+    }
+
+    /// An assignment's value was translated: the borrows that end with it
+    /// are over.
+    pub(super) fn after_value(&mut self) {
+        let depth = self.scopes.len();
+        self.borrows.retain(|b| !(b.until_value && b.depth == depth));
     }
 
     /// A scope ended: the borrows made in it are over.
@@ -121,6 +146,23 @@ impl Translator {
         let c = self.captures.pop().unwrap_or(Capture { depth, names: Vec::new() });
         (t, c)
     }
+}
+
+fn is_compound(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        AddAssign(_)
+            | SubAssign(_)
+            | MulAssign(_)
+            | DivAssign(_)
+            | RemAssign(_)
+            | BitAndAssign(_)
+            | BitOrAssign(_)
+            | BitXorAssign(_)
+            | ShlAssign(_)
+            | ShrAssign(_)
+    )
 }
 
 /// Whether `tokens` name `ident` (anywhere, macros' arguments too).

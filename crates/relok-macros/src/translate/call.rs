@@ -380,6 +380,7 @@ impl Translator {
             self.callees.push((key, path.clone(), l));
         }
         let call = staged_item(&path, "__relok_call");
+        let errors = self.errors.len();
         let mut lets = Tokens::new();
         let mut names = Vec::new();
         for (k, a) in c.args.iter().enumerate() {
@@ -391,6 +392,10 @@ impl Translator {
             names.push(n);
         }
         self.end_argument_borrows();
+        if self.errors.len() > errors {
+            // A refused argument: no call, which would fail again.
+            return quote_spanned!(span=> { #lets ::core::panic!() });
+        }
         quote_spanned!(span=> { #lets #call(__cx, #(#names),*) })
     }
 

@@ -132,7 +132,7 @@ impl Translator {
         });
         self.loops = loops;
         let mutating = capture.names.iter().any(|(_, w)| *w);
-        self.bind(ident, Binding::Closure { mutating });
+        self.bind(ident, Binding::Closure { mutating, refused: false });
         if mutating && !mutable {
             let written: Vec<&str> = capture.names.iter().filter(|(_, w)| *w).map(|(n, _)| n.as_str()).collect();
             self.refuse(
@@ -156,7 +156,7 @@ impl Translator {
                         | Binding::Array { .. }
                         | Binding::Array2 { .. }
                         | Binding::ElemMut
-                        | Binding::Closure { mutating: true },
+                        | Binding::Closure { mutating: true, .. },
                     ) => {
                         self.refuse(
                             c.span(),
@@ -183,16 +183,25 @@ impl Translator {
     /// Refuses a closure at `span`; its name is still bound, so that its
     /// calls raise no more errors.
     fn refuse_closure(&mut self, ident: &syn::Ident, span: proc_macro2::Span, message: &str) -> Tokens {
-        self.bind(ident, Binding::Closure { mutating: true });
+        self.bind(ident, Binding::Closure { mutating: true, refused: true });
         self.refuse(span, message)
     }
 
     /// `f(a, b)` of a closure `f` bound by `let`: `None` when `f` is not
     /// one.
     pub(super) fn closure_call(&mut self, c: &syn::ExprCall) -> Option<Tokens> {
-        let Expr::Path(p) = strip_paren(&c.func) else { return None };
+        let p = match strip_paren(&c.func) {
+            Expr::Path(p) => p,
+            Expr::Closure(f) => {
+                return Some(self.refuse(
+                    f.span(),
+                    "a closure is bound by `let` and called in a kernel (`let f = |x: f32| x * 2.0; f(v)`): it is not a value",
+                ));
+            }
+            _ => return None,
+        };
         let id = p.path.get_ident()?;
-        let Some(Binding::Closure { mutating }) = self.lookup(&id.to_string()) else { return None };
+        let Some(Binding::Closure { mutating, refused }) = self.lookup(&id.to_string()) else { return None };
         self.use_name(id, mutating);
         let mut lets = Tokens::new();
         let mut names = Vec::new();
@@ -204,6 +213,9 @@ impl Translator {
             names.push(n);
         }
         self.end_argument_borrows();
+        if refused {
+            return Some(quote_spanned!(c.span()=> { #lets ::core::panic!() }));
+        }
         Some(quote_spanned!(c.span()=> { #lets #id(__cx, #(#names),*) }))
     }
 }

@@ -29,8 +29,8 @@ impl Translator {
             return None;
         };
         if let Some(id) = p.path.get_ident() {
-            if self.lookup(&id.to_string()).is_some() && !self.use_name(id, write) {
-                return None;
+            if self.lookup(&id.to_string()).is_some() {
+                self.use_name(id, write);
             }
             match self.lookup(&id.to_string()) {
                 Some(Binding::Array2 { .. }) => {

@@ -93,9 +93,11 @@ enum Binding {
         mutable: bool,
     },
     /// A closure bound by `let` (`mutating`: calling it writes what it
-    /// captures, an `FnMut`), called `f(x)`.
+    /// captures, an `FnMut`; `refused`: its definition was, and its calls
+    /// are not staged), called `f(x)`.
     Closure {
         mutating: bool,
+        refused: bool,
     },
 }
 

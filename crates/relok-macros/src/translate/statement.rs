@@ -334,6 +334,7 @@ impl Translator {
     /// compound assignment of primitive types.
     fn assign(&mut self, lhs: &Expr, op: Option<&str>, rhs: &Expr, span: Span) -> Tokens {
         let r = self.expr(rhs);
+        self.after_value();
         let combine = |old: Tokens| match op {
             None => quote!(__rhs),
             Some(m) => {

@@ -44,13 +44,25 @@ impl Translator {
         }
         let Expr::Range(r) = strip_paren(&ix.index) else { return None };
         if matches!(r.limits, syn::RangeLimits::Closed(_)) {
-            self.refuse(
+            // Refused, but translated as `a..b`: nothing else fails.
+            self.errors.push(syn::Error::new(
                 r.span(),
                 "a sub-slice's range is `a..b`, `a..`, `..b` or `..` in kernels: write `a..b + 1` for `a..=b`",
-            );
-            return Some(None);
+            ));
         }
-        let base = self.indexable(&ix.expr, write)?;
+        let mut write = write;
+        if write
+            && let Some(root) = root(&ix.expr)
+            && self.lookup(&root.to_string()) == Some(Binding::Slice { mutable: false })
+        {
+            // Refused, but translated as `&`: nothing else fails.
+            self.errors.push(syn::Error::new(
+                root.span(),
+                format!("cannot borrow `{root}` as mutable, as it is behind a `&` reference: declare it `&mut [T]`"),
+            ));
+            write = false;
+        }
+        let Some(base) = self.indexable(&ix.expr, write) else { return Some(None) };
         let lo = r.start.as_ref().map(|e| self.expr(e));
         let hi = r.end.as_ref().map(|e| self.expr(e));
         let lo = match lo {
@@ -100,17 +112,21 @@ impl Translator {
         init: &Expr,
         cfg: &Tokens,
     ) -> Option<Tokens> {
-        let r = match strip_paren(init) {
-            Expr::Reference(r) => r,
+        let (ix, shared) = match strip_paren(init) {
+            Expr::Reference(r) => match strip_paren(&r.expr) {
+                Expr::Index(ix) => (ix, r.mutability.is_none()),
+                _ => return None,
+            },
             Expr::Index(ix) if self.row_place_of(ix) => {
-                return Some(self.refuse(
+                // Refused, but translated as `&m[r]`: nothing else fails.
+                self.errors.push(syn::Error::new(
                     init.span(),
                     "this copies a row of a 2-D array, which a kernel does not: borrow it (`let row = &m[r];`) or index it (`m[r][c]`)",
                 ));
+                (ix, true)
             }
             _ => return None,
         };
-        let Expr::Index(ix) = strip_paren(&r.expr) else { return None };
         if !is_sub_place(ix, self) {
             return None;
         }
@@ -120,13 +136,18 @@ impl Translator {
                 format!("a sub-slice is not reassigned in a kernel: drop the `mut` of `{ident}`"),
             ));
         }
-        let writes = r.mutability.is_some();
-        let place = match self.index_place(ix, writes)? {
-            Some(p) => p,
-            None => return Some(quote_spanned!(init.span()=> { ::core::panic!() })),
-        };
+        let mut writes = !shared;
+        if let Some(root) = root(&ix.expr)
+            && self.lookup(&root.to_string()) == Some(Binding::Slice { mutable: false })
+        {
+            writes = false;
+        }
+        let place = self.index_place(ix, !shared)?;
         self.bind(ident, Binding::Slice { mutable: writes });
-        if let Some(root) = root(&r.expr) {
+        let Some(place) = place else {
+            return Some(quote_spanned!(init.span()=> #cfg let #ident = ::core::panic!();));
+        };
+        if let Some(root) = root(&ix.expr) {
             self.lend(&root.to_string(), Some(ident), writes);
         }
         Some(quote_spanned!(ident.span()=> #cfg let #ident = #place;))

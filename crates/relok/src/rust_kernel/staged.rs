@@ -262,7 +262,8 @@ impl<T> Copy for SliceMut<T> {}
 /// `&[T]` or `&mut [T]` (as Rust reborrows `&mut [T]` as `&[T]`).
 #[diagnostic::on_unimplemented(
     message = "this argument is not a slice of `{T}`: the device function's parameter is `&[{T}]`",
-    label = "expected a `&[{T}]` slice parameter of the caller here"
+    label = "expected a `&[{T}]` slice parameter of the caller here",
+    note = "a device function takes the caller's slice parameters and their sub-slices; an array's sub-slices and rows (per-thread or shared memory) stay in the function that declares the array"
 )]
 pub trait IntoSlice<T> {
     /// The read-only view.
@@ -283,7 +284,8 @@ impl<T> IntoSlice<T> for SliceMut<T> {
 /// `&mut [T]` slice only (a `&[T]` one is read-only, as in Rust).
 #[diagnostic::on_unimplemented(
     message = "cannot pass this as `&mut [{T}]`: the device function writes through its `&mut [{T}]` parameter",
-    label = "expected a `&mut [{T}]` slice here (a `&[{T}]` is read-only: declare the caller's parameter `&mut [{T}]`)"
+    label = "expected a `&mut [{T}]` slice here (a `&[{T}]` is read-only: declare the caller's parameter `&mut [{T}]`)",
+    note = "a device function takes the caller's slice parameters and their sub-slices; an array's sub-slices and rows (per-thread or shared memory) stay in the function that declares the array"
 )]
 pub trait IntoSliceMut<T> {
     /// The writable slice.
