@@ -14,7 +14,9 @@
 //! - what a borrower borrows, a borrower of it borrows too (`&row[1..]`,
 //!   a closure capturing `row`): Rust's reborrows;
 //! - in a call, an argument `&mut y[..]` (or `&y[..]`) borrows `y` for
-//!   the arguments after it.
+//!   the arguments after it;
+//! - a `for` loop over a place (`y.iter_mut()`, `&x[a..b]`, `m.iter()`,
+//!   zipped or not) borrows it for its body.
 //!
 //! Rust's borrow checker accepts more (a borrow ends at its last use,
 //! inside a statement too); what it refuses, this refuses. Each refusal
@@ -66,6 +68,7 @@ impl Translator {
         }
         let Some(b) = self.borrows.iter().find(|b| b.of == name && (b.mutable || write)) else { return };
         let by = match &b.by {
+            Some(by) if by == LOOP => "the `for` loop's iterator".to_owned(),
             Some(by) => format!("`{by}`, which is used later"),
             None => "an earlier argument of this call".to_owned(),
         };
@@ -94,6 +97,17 @@ impl Translator {
             }
         }
         self.borrows.extend(new);
+    }
+
+    /// The `for` loop over `it` borrows the places it iterates for its
+    /// body (called in the loop's scope).
+    pub(super) fn lend_to_loop(&mut self, it: &Expr) {
+        let mut places = Vec::new();
+        iterated(it, &mut places);
+        let by = syn::Ident::new(LOOP, proc_macro2::Span::call_site());
+        for (of, mutable) in places {
+            self.lend(&of.to_string(), Some(&by), mutable);
+        }
     }
 
     /// After a statement of a block: the borrows of borrowers the rest of
@@ -145,6 +159,41 @@ impl Translator {
         let t = f(self);
         let c = self.captures.pop().unwrap_or(Capture { depth, names: Vec::new() });
         (t, c)
+    }
+}
+
+/// The borrower a `for` loop's iterator is (never a user's name).
+const LOOP: &str = "__relok_loop";
+
+/// The places the iterator `e` runs over, each with whether it writes
+/// them.
+fn iterated<'e>(e: &'e Expr, out: &mut Vec<(&'e syn::Ident, bool)>) {
+    match super::strip_paren(e) {
+        Expr::MethodCall(m) => match m.method.to_string().as_str() {
+            "iter" | "iter_mut" => {
+                if let Some(root) = super::subslice::root(&m.receiver) {
+                    out.push((root, m.method == "iter_mut"));
+                }
+            }
+            "zip" => {
+                iterated(&m.receiver, out);
+                if let Some(a) = m.args.first() {
+                    iterated(a, out);
+                }
+            }
+            _ => iterated(&m.receiver, out),
+        },
+        Expr::Reference(r) => {
+            if let Some(root) = super::subslice::root(&r.expr) {
+                out.push((root, r.mutability.is_some()));
+            }
+        }
+        Expr::Path(p) => {
+            if let Some(id) = p.path.get_ident() {
+                out.push((id, false));
+            }
+        }
+        _ => {}
     }
 }
 

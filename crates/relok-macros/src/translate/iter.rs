@@ -50,6 +50,7 @@ impl Translator {
         };
         self.in_loop(f.label.as_ref(), super::branch::LoopKind::Other, |t| {
             t.scoped(|t| {
+                t.lend_to_loop(&f.expr);
                 let mut lets = Tokens::new();
                 let pat = match t.bind_pattern(&f.pat, &shape, &mut lets) {
                     Ok(p) => p,
