@@ -42,7 +42,14 @@
 //! - `pattern.rs`: `match` on integers and `bool`s (statement and
 //!   value), lowered to an `if` chain, its patterns checked by rustc;
 //! - `macros.rs`: macros: `panic!`, `throw!`, `unreachable!`, `assert!`,
-//!   `assert_eq!`, `assert_ne!`, `sym!`.
+//!   `assert_eq!`, `assert_ne!`, `sym!`;
+//! - `array2d.rs`: 2-D arrays (per-thread and shared), `m[r][c]`, rows;
+//! - `subslice.rs`: sub-slices `&a[lo..hi]` (places, `let`s, arguments);
+//! - `closure.rs`: closures bound by `let`, inlined at each call;
+//! - `borrow.rs`: the borrows of sub-slices, rows, closures and `for`
+//!   loops, checked as Rust checks them (conservatively), and what a
+//!   closure captures;
+//! - `consts.rs`: `T::default()` of a type parameter or a scalar type.
 
 mod array2d;
 mod borrow;

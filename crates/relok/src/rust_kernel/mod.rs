@@ -14,7 +14,8 @@
 //! - a kernel's `for` runs over a staged iterator (`iter.rs`: ranges,
 //!   slices, `enumerate`, `zip`, one IR `loop` each, and loop labels' exit
 //!   flags); the integer and float methods the IR has no operation for are
-//!   composed from those it has (`methods.rs`);
+//!   composed from those it has (`methods.rs`); 2-D arrays, their rows
+//!   and sub-slices are in `places.rs`;
 //! - [`ModuleCx`] holds the module being built: the runtime imports, the
 //!   device functions already
 //!   defined (each once, by name) and the host statics the kernel names;
