@@ -299,7 +299,8 @@ fn type_param_names(generics: &syn::Generics) -> Vec<String> {
 }
 
 fn kernel_fn(f: &syn::ItemFn, errors: Vec<syn::Error>) -> Tokens {
-    translate::with_type_params(type_param_names(&f.sig.generics), || kernel_fn_inner(f, errors))
+    let out = translate::with_type_params(type_param_names(&f.sig.generics), || kernel_fn_inner(f, errors));
+    translate::staged_names(out, f.block.brace_token.span.join())
 }
 
 fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
@@ -429,7 +430,8 @@ fn declare_params(params: &[(syn::Ident, ParamKind)]) -> Tokens {
 }
 
 fn device_fn(f: &syn::ItemFn, errors: Vec<syn::Error>) -> Tokens {
-    translate::with_type_params(type_param_names(&f.sig.generics), || device_fn_inner(f, errors))
+    let out = translate::with_type_params(type_param_names(&f.sig.generics), || device_fn_inner(f, errors));
+    translate::staged_names(out, f.block.brace_token.span.join())
 }
 
 fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {

@@ -61,8 +61,8 @@ mod limits {
 }
 
 // Each device function below has its twin in plain Rust, the same text
-// (a `macro_rules!` cannot make both: the staged code's names would not
-// meet the user's under its hygiene).
+// (a `macro_rules!` can make both, as tests/rust_places.rs's `twins!`
+// does; these stay written out, to read).
 
 #[relok::device]
 fn match_dev(v: i32, flag: bool) -> i32 {

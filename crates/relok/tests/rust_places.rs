@@ -837,3 +837,183 @@ fn two_dimensional_arrays_sub_slices_and_closures_cost_nothing_over_hand_written
     let (flat, sub) = (hot_path(&flat, "rows_flat"), hot_path(&sub, "rows_sub"));
     assert!(compares(&sub) <= compares(&flat) + 3, "sub-slice {} compares, flat {}", compares(&sub), compares(&flat));
 }
+
+// 6. Kernels made by `macro_rules!`, the element type a `$t:ty`.
+
+macro_rules! axpy_kernel {
+    ($name:ident, $t:ty) => {
+        #[relok::kernel]
+        fn $name(x: &[$t], y: &mut [$t], a: $t) {
+            let i = global_id_x();
+            if i < x.len() {
+                let v: $t = x[i] * a;
+                let mut acc = v;
+                acc += y[i];
+                y[i] = acc;
+            }
+        }
+    };
+}
+
+axpy_kernel!(axpy_f32, f32);
+axpy_kernel!(axpy_i64, i64);
+
+macro_rules! scale_kernel {
+    ($name:ident, $t:ty, $x:ident, $k:expr) => {
+        #[relok::kernel]
+        fn $name($x: &mut [$t], n: u32) {
+            let i = global_id_x();
+            if i < $x.len() {
+                let mut m = [[<$t>::default(); 2]; 2];
+                m[1][0] = $x[i] * $k;
+                let f = |v: $t| v + $k;
+                let mut s = 0 as $t;
+                for j in 0..n {
+                    s += j as $t;
+                }
+                let row = &$x[i..];
+                $x[i] = f(m[1][0]) + s + row[0] + <$t>::default() + ($x[i] as $t).max($k);
+            }
+        }
+    };
+}
+
+scale_kernel!(scale_f32, f32, data, 3.0);
+scale_kernel!(scale_u32, u32, data, 2);
+
+/// `scale_kernel!`'s kernel on the host.
+fn scale_kernel_host<T>(data: &mut [T], n: u32, k: T)
+where
+    T: Copy
+        + Default
+        + PartialOrd
+        + std::ops::Add<Output = T>
+        + std::ops::Mul<Output = T>
+        + std::ops::AddAssign
+        + FromU32,
+{
+    for i in 0..data.len() {
+        let mut m = [[T::default(); 2]; 2];
+        m[1][0] = data[i] * k;
+        let f = |v: T| v + k;
+        let mut s = T::from_u32(0);
+        for j in 0..n {
+            s += T::from_u32(j);
+        }
+        let row = &data[i..];
+        let x = data[i];
+        data[i] = f(m[1][0]) + s + row[0] + T::default() + if x > k { x } else { k };
+    }
+}
+
+/// `j as T` on the host.
+trait FromU32 {
+    fn from_u32(j: u32) -> Self;
+}
+impl FromU32 for f32 {
+    fn from_u32(j: u32) -> f32 {
+        j as f32
+    }
+}
+impl FromU32 for u32 {
+    fn from_u32(j: u32) -> u32 {
+        j
+    }
+}
+
+/// A device function and its host twin from one text: the parameters and
+/// the body are the caller's tokens, the names `macro_rules!` adds its own.
+macro_rules! twins {
+    ($dev:ident, $host:ident, ($($p:ident: $t:ty),*) -> $r:ty $body:block) => {
+        #[relok::device]
+        fn $dev($($p: $t),*) -> $r $body
+        fn $host($($p: $t),*) -> $r $body
+    };
+}
+
+twins!(mix_dev, mix_host, (v: i32, k: i32) -> i32 {
+    let w = [[v, k], [k, v]];
+    let f = |a: i32| a * w[1][0] + k;
+    let mut s = 0;
+    for j in 0..4 {
+        s += f(j) + w[(j % 2) as usize][1];
+    }
+    s
+});
+
+/// The kernel whole as the caller's tokens, the attribute the macro's.
+macro_rules! kernel_of {
+    ($f:item) => {
+        #[relok::kernel]
+        $f
+    };
+}
+
+kernel_of! {
+    fn mix(x: &[i32], out: &mut [i32]) {
+        let i = global_id_x();
+        if i < x.len() {
+            let f = |v: i32| mix_dev(v, i as i32);
+            out[i] = f(x[i]);
+        }
+    }
+}
+
+#[test]
+fn kernels_made_by_macro_rules_match_plain_rust() {
+    let x: Vec<f32> = (0..40).map(|k| k as f32 * 0.75 - 9.0).collect();
+    let mut want = x.clone();
+    scale_kernel_host(&mut want, 5, 3.0f32);
+    {
+        let _g = serial();
+        for ctx in contexts(Strategy::Table) {
+            let mut d = ctx.upload(&x).expect("upload");
+            let s = ctx.stream();
+            scale_f32::launch(&s, Grid::cover(x.len(), 16), &mut d, 5).expect("launch");
+            s.synchronize().unwrap_or_else(|e| panic!("scale_f32 on {}: {e}", ctx.device_name()));
+            assert_eq!(d.download().expect("download"), want, "scale_f32 on {}", ctx.device_name());
+        }
+    }
+    let u: Vec<u32> = (0..40).collect();
+    let mut want = u.clone();
+    scale_kernel_host(&mut want, 7, 2u32);
+    {
+        let _g = serial();
+        for ctx in contexts(Strategy::Table) {
+            let mut d = ctx.upload(&u).expect("upload");
+            let s = ctx.stream();
+            scale_u32::launch(&s, Grid::cover(u.len(), 16), &mut d, 7).expect("launch");
+            s.synchronize().unwrap_or_else(|e| panic!("scale_u32 on {}: {e}", ctx.device_name()));
+            assert_eq!(d.download().expect("download"), want, "scale_u32 on {}", ctx.device_name());
+        }
+    }
+    let x: Vec<f32> = (0..30).map(|k| k as f32 - 7.5).collect();
+    let mut y = vec![1.0f32; 30];
+    let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| x * 1.5 + y).collect();
+    {
+        let _g = serial();
+        for ctx in contexts(Strategy::Table) {
+            let (xd, mut yd) = (ctx.upload(&x).expect("upload"), ctx.upload(&y).expect("upload"));
+            let s = ctx.stream();
+            axpy_f32::launch(&s, Grid::cover(x.len(), 16), &xd, &mut yd, 1.5).expect("launch");
+            s.synchronize().unwrap_or_else(|e| panic!("axpy_f32 on {}: {e}", ctx.device_name()));
+            assert_eq!(yd.download().expect("download"), want, "axpy_f32 on {}", ctx.device_name());
+        }
+    }
+    y.iter_mut().for_each(|v| *v = 2.0);
+    let xi: Vec<i64> = (0..30).map(|k| k * 1_000_000_007 - 5).collect();
+    let want: Vec<i64> = xi.iter().map(|x| x.wrapping_mul(-3) + 9).collect();
+    let m: Vec<i32> = (-20..20).collect();
+    let want_mix: Vec<i32> = m.iter().enumerate().map(|(i, &v)| mix_host(v, i as i32)).collect();
+    check("mix", &m, &want_mix, |s, x, out| mix::launch(s, Grid::cover(m.len(), 16), x, out).expect("launch"));
+    {
+        let _g = serial();
+        for ctx in contexts(Strategy::Table) {
+            let (xd, mut yd) = (ctx.upload(&xi).expect("upload"), ctx.upload(&[9i64; 30]).expect("upload"));
+            let s = ctx.stream();
+            axpy_i64::launch(&s, Grid::cover(xi.len(), 16), &xd, &mut yd, -3).expect("launch");
+            s.synchronize().unwrap_or_else(|e| panic!("axpy_i64 on {}: {e}", ctx.device_name()));
+            assert_eq!(yd.download().expect("download"), want, "axpy_i64 on {}", ctx.device_name());
+        }
+    }
+}

@@ -59,6 +59,7 @@ mod closure;
 mod consts;
 mod deferred;
 mod expr;
+mod hygiene;
 mod index;
 mod iter;
 mod macros;
@@ -74,6 +75,7 @@ use syn::Expr;
 use syn::spanned::Spanned;
 
 pub use call::is_builtin_name;
+pub use hygiene::staged_names;
 pub use types::{ParamKind, param_kind, scalar_type, with_type_params};
 
 /// What a name in scope is.
