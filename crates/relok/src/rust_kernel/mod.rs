@@ -60,7 +60,8 @@ use crate::{Buffer, Element, Grid};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The element types a generic kernel's type parameter ranges over
-/// (`u32 i32 u64 i64 f32 f64`): `relok::Number`.
+/// (`u32 i32 u64 i64 f32 f64`): `relok::Number`. A kernel writes its
+/// constants `T::ZERO`, `T::ONE` ([`Num`]'s) and `T::default()`.
 ///
 /// ```
 /// #[relok::kernel]
