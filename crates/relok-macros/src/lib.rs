@@ -21,6 +21,7 @@
 //! - [`host`] keeps the static and adds its companion, naming it by path,
 //!   reached through a hidden `enum NAME {}` of the same name.
 
+mod structs;
 mod translate;
 
 use proc_macro::TokenStream;
@@ -126,6 +127,46 @@ pub fn host(attr: TokenStream, item: TokenStream) -> TokenStream {
     host_static(attr.into(), item.into()).into()
 }
 
+/// A struct kernels compute with, keep in slices and take as parameters:
+/// `#[derive(Clone, Copy, relok::Struct)]` on a `#[repr(C)]` struct of
+/// `i32 u32 i64 u64 f32 f64` fields without padding. It implements
+/// [`relok::Element`](../relok/trait.Element.html) (so `Buffer<Particle>`
+/// uploads and downloads it) and `bytemuck::Pod` — after checking the
+/// layout, so no `unsafe` is written — and what kernels need to lower a
+/// value of it to one IR value per field.
+///
+/// ```
+/// #[derive(Clone, Copy, Debug, PartialEq, relok::Struct)]
+/// #[repr(C)]
+/// struct Particle {
+///     x: f32,
+///     v: f32,
+/// }
+///
+/// #[relok::kernel]
+/// fn step(ps: &mut [Particle], dt: f32) {
+///     let i = relok::global_id_x();
+///     if i < ps.len() {
+///         let p = ps[i];
+///         ps[i].x = p.x + p.v * dt;
+///     }
+/// }
+///
+/// fn main() -> Result<(), relok::Error> {
+///     let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
+///     let mut ps = ctx.upload(&[Particle { x: 1.0, v: 2.0 }])?;
+///     let s = ctx.stream();
+///     step::launch(&s, relok::Grid::cover(1, 64), &mut ps, 0.5)?;
+///     s.synchronize()?;
+///     assert_eq!(ps.download()?, [Particle { x: 2.0, v: 2.0 }]);
+///     Ok(())
+/// }
+/// ```
+#[proc_macro_derive(Struct)]
+pub fn derive_struct(item: TokenStream) -> TokenStream {
+    structs::derive(item.into()).into()
+}
+
 fn expand(attr: TokenStream, item: TokenStream, is_kernel: bool) -> TokenStream {
     let attr: Tokens = attr.into();
     let mut errors = Vec::new();
@@ -178,7 +219,7 @@ fn signature(f: &syn::ItemFn, errors: &mut Vec<syn::Error>) -> Vec<(syn::Ident, 
                 let name = match &*pt.pat {
                     syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                         if let Some(m) = &pi.mutability
-                            && !matches!(translate::param_kind(&pt.ty), Ok(ParamKind::Scalar(_)))
+                            && !matches!(translate::param_kind(&pt.ty), Ok(ParamKind::Scalar(_) | ParamKind::Struct(_)))
                         {
                             errors.push(syn::Error::new(
                                 m.span(),
@@ -437,14 +478,22 @@ fn device_fn(f: &syn::ItemFn, errors: Vec<syn::Error>) -> Tokens {
 fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     let generic = generics(&f.sig.generics, &mut errors);
     let params = signature(f, &mut errors);
+    // A struct or a tuple is several IR values, and an IR function
+    // returns one: a function returning one is staged into each caller,
+    // as a generic one is.
+    let mut several = false;
     let ret = match &f.sig.output {
         syn::ReturnType::Default => None,
         syn::ReturnType::Type(_, ty) => match translate::scalar_type(ty) {
             Some(_) => Some((**ty).clone()),
+            None if translate::staged_type(ty, &|p| p.clone()).is_some() => {
+                several = true;
+                Some((**ty).clone())
+            }
             None => {
                 errors.push(syn::Error::new(
                     ty.span(),
-                    "a device function returns a scalar (bool i32 u32 i64 u64 f32 f64 usize) or nothing",
+                    "a device function returns a scalar (bool i32 u32 i64 u64 f32 f64 usize), a `relok::Struct` struct, a tuple of those, or nothing",
                 ));
                 Some(syn::parse_quote!(u32))
             }
@@ -461,7 +510,7 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
         ));
     }
     let vis = &f.vis;
-    let kind = if generic.is_some() {
+    let kind = if generic.is_some() || several {
         FnKind::Inline { returns: ret.is_some() }
     } else {
         FnKind::Device { ret: ret.clone().map(Box::new) }
@@ -477,7 +526,7 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     let callees = t.callee_defs();
     let declare = declare_params(&params);
     let ret_dsl = match &ret {
-        Some(t) => quote!(::relok::__kernel::Val<#t>),
+        Some(t) => translate::staged_type(t, &|p| p.clone()).unwrap_or_else(|| quote!(::relok::__kernel::Val<#t>)),
         None => quote!(()),
     };
     let call_params = params.iter().map(|(n, k)| {
@@ -506,10 +555,11 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
         #[allow(non_camel_case_types, dead_code)]
         #vis enum #name {}
     };
-    if let Some(g) = generic {
+    if generic.is_some() || several {
         // Generic: staged into each caller (its type parameters are the
         // caller's), so no IR function; its callees are defined up front.
-        let decl = g.decl;
+        // So is one returning several values.
+        let decl = generic.map(|g| g.decl).unwrap_or_default();
         return quote! {
             #errs
             #item

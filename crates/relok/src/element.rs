@@ -1,31 +1,97 @@
 //! [`Element`]: the types a [`crate::Buffer`] holds and a kernel's
-//! `ptr<global, T>` parameters point to; [`Word`]: a host object's word
-//! as raw bits.
+//! `ptr<global, T>` parameters point to ([`ElementType`]: a scalar, or a
+//! `#[derive(relok::Struct)]` struct of scalars); [`Word`]: a host
+//! object's word as raw bits.
 
-use relok_ir::Scalar;
+use relok_ir::{Scalar, Type};
 
-mod sealed {
+pub(crate) mod sealed {
+    /// Only relok's scalars and `#[derive(relok::Struct)]` structs (whose
+    /// derive checks their layout) are elements.
     pub trait Sealed {}
+}
+
+/// How one element of a buffer lies in device memory: the IR type a
+/// kernel's `ptr<global, T>` parameter points to.
+///
+/// ```
+/// use relok::{Element, ElementType, Scalar};
+/// assert_eq!(<f32 as Element>::TYPE, ElementType::Scalar(Scalar::F32));
+/// assert_eq!(<f32 as Element>::TYPE.to_string(), "f32");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ElementType {
+    /// A scalar.
+    Scalar(Scalar),
+    /// A struct of these scalar fields, in order, laid out as C lays them
+    /// out (the derive refuses any padding): the IR's `{f32, f32, u32}`.
+    Struct(&'static [Scalar]),
+}
+
+impl ElementType {
+    /// The IR type.
+    ///
+    /// ```
+    /// use relok::{ElementType, Scalar};
+    /// assert_eq!(ElementType::Struct(&[Scalar::F32, Scalar::U32]).ir_type().to_string(), "{f32, u32}");
+    /// ```
+    pub fn ir_type(self) -> Type {
+        match self {
+            ElementType::Scalar(s) => Type::Scalar(s),
+            ElementType::Struct(fields) => Type::Struct(fields.iter().map(|&s| Type::Scalar(s)).collect()),
+        }
+    }
+
+    /// Whether `ty` is this type.
+    pub(crate) fn is(self, ty: &Type) -> bool {
+        match (self, ty) {
+            (ElementType::Scalar(s), Type::Scalar(t)) => s == *t,
+            (ElementType::Struct(fields), Type::Struct(ts)) => {
+                fields.len() == ts.len() && fields.iter().zip(ts).all(|(s, t)| *t == Type::Scalar(*s))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for ElementType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.ir_type())
+    }
 }
 
 /// An element type of device buffers: `u32`, `i32`, `u64`, `i64`, `f32`,
 /// `f64` — plain old data whose bytes are the IR type's (little-endian,
-/// IEEE 754) — and `bool` (one byte, 0 or 1) and [`Word`] (the IR's
-/// `word`, 8 bytes), for kernels whose parameters point to those.
+/// IEEE 754) —, `bool` (one byte, 0 or 1), [`Word`] (the IR's `word`, 8
+/// bytes), and a `#[derive(relok::Struct)]` struct of those numbers
+/// (`#[repr(C)]`, no padding: the IR's `{f32, f32, u32}`).
 ///
 /// ```
-/// use relok::Element;
-/// assert_eq!(<f32 as Element>::SCALAR, relok::Scalar::F32);
-/// assert_eq!(<bool as Element>::SCALAR, relok::Scalar::Bool);
+/// use relok::{Element, ElementType, Scalar};
+/// assert_eq!(<bool as Element>::TYPE, ElementType::Scalar(Scalar::Bool));
+///
+/// #[derive(Clone, Copy, Debug, relok::Struct)]
+/// #[repr(C)]
+/// struct Particle {
+///     x: f32,
+///     v: f32,
+///     id: u32,
+/// }
+/// assert_eq!(<Particle as Element>::TYPE.to_string(), "{f32, f32, u32}");
 /// ```
-pub trait Element: bytemuck::NoUninit + Send + Sync + std::fmt::Debug + sealed::Sealed + 'static {
-    /// The IR's scalar type of this element.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a buffer element",
+    label = "not a scalar or a `#[derive(relok::Struct)]` struct",
+    note = "elements are u32 i32 u64 i64 f32 f64 bool, `relok::Word`, and structs marked `#[derive(Clone, Copy, relok::Struct)]` and `#[repr(C)]`"
+)]
+pub trait Element: bytemuck::NoUninit + Send + Sync + sealed::Sealed + 'static {
+    /// The IR's type of this element.
     ///
     /// ```
-    /// use relok::Element;
-    /// assert_eq!(<i64 as Element>::SCALAR, relok::Scalar::I64);
+    /// use relok::{Element, ElementType, Scalar};
+    /// assert_eq!(<i64 as Element>::TYPE, ElementType::Scalar(Scalar::I64));
     /// ```
-    const SCALAR: Scalar;
+    const TYPE: ElementType;
 
     /// The elements `bytes` (a whole number of them, as the device holds
     /// them) encode; `Err(i)` when element `i` is not a value of the type
@@ -64,7 +130,7 @@ macro_rules! element {
     ($($t:ty => $s:ident, |$x:ident| $bits:expr;)*) => {$(
         impl sealed::Sealed for $t {}
         impl Element for $t {
-            const SCALAR: Scalar = Scalar::$s;
+            const TYPE: ElementType = ElementType::Scalar(Scalar::$s);
             fn from_device_bytes(bytes: &[u8]) -> Result<Vec<Self>, usize> {
                 Ok(bytemuck::pod_collect_to_vec(bytes))
             }
@@ -107,7 +173,7 @@ impl ScalarArg for bool {
 /// # Ok::<(), relok::Error>(())
 /// ```
 impl Element for bool {
-    const SCALAR: Scalar = Scalar::Bool;
+    const TYPE: ElementType = ElementType::Scalar(Scalar::Bool);
     fn from_device_bytes(bytes: &[u8]) -> Result<Vec<Self>, usize> {
         bytes
             .iter()

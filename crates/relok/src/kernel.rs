@@ -24,7 +24,7 @@ use crate::core::{Allocation, LoadedKernel, Pending, Shared, lock};
 use crate::error::{Error, Result};
 use crate::program::KernelSource;
 use crate::stream::Stream;
-use crate::{Element, Grid, ScalarArg};
+use crate::{Element, ElementType, Grid, ScalarArg};
 use relok_cache::Key;
 use relok_ir::{AddrSpace, FuncKind, Scalar, Type};
 use relok_runtime::KernelArg;
@@ -197,7 +197,7 @@ impl Kernel {
                     KernelArg::word(word)
                 }
                 (Type::Ptr(AddrSpace::Global | AddrSpace::Const, pointee), ArgKind::Buffer { mem, offset, elem })
-                    if **pointee == Type::Scalar(elem) =>
+                    if elem.is(pointee) =>
                 {
                     if !Arc::ptr_eq(&mem.ctx, &self.ctx) {
                         return Err(self.foreign(&place(), &mem.ctx));
@@ -289,7 +289,7 @@ pub struct Arg<'a>(ArgKind<'a>);
 enum ArgKind<'a> {
     Scalar { ty: Scalar, bits: u64 },
     Symbol { ctx: &'a Arc<Shared>, word: u64, name: &'a str },
-    Buffer { mem: &'a Arc<Allocation>, offset: std::result::Result<u64, Error>, elem: Scalar },
+    Buffer { mem: &'a Arc<Allocation>, offset: std::result::Result<u64, Error>, elem: ElementType },
 }
 
 impl Arg<'_> {
@@ -343,19 +343,19 @@ impl<'a> IntoArg<'a> for &'a Symbol {
 
 impl<'a, T: Element> IntoArg<'a> for &'a Buffer<T> {
     fn into_arg(self) -> Arg<'a> {
-        Arg(ArgKind::Buffer { mem: &self.mem, offset: Ok(0), elem: T::SCALAR })
+        Arg(ArgKind::Buffer { mem: &self.mem, offset: Ok(0), elem: T::TYPE })
     }
 }
 
 impl<'a, T: Element> IntoArg<'a> for &'a mut Buffer<T> {
     fn into_arg(self) -> Arg<'a> {
-        Arg(ArgKind::Buffer { mem: &self.mem, offset: Ok(0), elem: T::SCALAR })
+        Arg(ArgKind::Buffer { mem: &self.mem, offset: Ok(0), elem: T::TYPE })
     }
 }
 
 impl<'a, T: Element> IntoArg<'a> for BufferSlice<'a, T> {
     fn into_arg(self) -> Arg<'a> {
-        Arg(ArgKind::Buffer { mem: &self.buffer.mem, offset: self.checked_offset(), elem: T::SCALAR })
+        Arg(ArgKind::Buffer { mem: &self.buffer.mem, offset: self.checked_offset(), elem: T::TYPE })
     }
 }
 

@@ -96,7 +96,7 @@ mod stream;
 
 pub use buffer::{Buffer, BufferSlice};
 pub use context::{Context, ContextBuilder};
-pub use element::{Element, ScalarArg, Word};
+pub use element::{Element, ElementType, ScalarArg, Word};
 pub use error::{Error, Result};
 pub use global::Global;
 pub use grid::{Dim3, Grid};
@@ -120,7 +120,7 @@ pub mod __kernel {
 /// # Ok::<(), relok::Error>(())
 /// ```
 pub use relok_ir::{Scalar, Strategy};
-pub use relok_macros::{device, host, kernel};
+pub use relok_macros::{Struct, device, host, kernel};
 /// What the kernel cache and the device's code path did; a device's kind;
 /// what a faulting thread did (the cpu device); what a stream's launches
 /// did ([`Stream::synchronize_stats`]).

@@ -202,7 +202,7 @@ impl Translator {
             }
             (FnKind::Inline { .. }, _) => self.refuse(
                 r.span(),
-                "a generic device function is inlined into its callers: end it with its result instead of `return`",
+                "a generic device function, or one returning a struct or a tuple, is inlined into its callers: end it with its result instead of `return`",
             ),
             (FnKind::Device { ret: Some(_) }, None) => {
                 self.refuse(r.span(), "this device function returns a value: `return value`")

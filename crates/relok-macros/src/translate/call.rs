@@ -99,6 +99,12 @@ const METHODS: &[(&str, usize, Mapping)] = &[
     ("saturating_add", 1, Mapping::Cx("saturating_add")),
     ("saturating_sub", 1, Mapping::Cx("saturating_sub")),
     ("saturating_mul", 1, Mapping::Cx("saturating_mul")),
+    // Tuples (`relok::__kernel`'s `structs.rs`).
+    ("sin_cos", 0, Mapping::Cx("sin_cos")),
+    ("overflowing_add", 1, Mapping::Cx("overflowing_add")),
+    ("overflowing_sub", 1, Mapping::Cx("overflowing_sub")),
+    ("overflowing_mul", 1, Mapping::Cx("overflowing_mul")),
+    ("abs_diff", 1, Mapping::Cx("abs_diff")),
 ];
 
 /// `x.checked_op(args).unwrap_or(d)`: (method, arguments besides the

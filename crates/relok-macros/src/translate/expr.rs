@@ -77,16 +77,12 @@ impl Translator {
             Expr::Reference(r) if let Some(t) = self.reference_value(r) => t,
             Expr::Reference(_) => self
                 .refuse(span, "references are not supported in kernels (except `&x[i]` as an atomic's first argument)"),
-            Expr::Tuple(_) => {
-                self.refuse(span, "tuples are not supported in kernels: the subset has scalars, slices and arrays")
-            }
+            Expr::Tuple(t) => self.tuple(t),
             Expr::Array(_) | Expr::Repeat(_) => {
                 self.refuse(span, "an array is declared with `let`: `let mut a = [0.0f32; 4];`")
             }
-            Expr::Struct(_) => self.refuse(span, "struct values are not supported in kernels"),
-            Expr::Field(_) => {
-                self.refuse(span, "fields are not supported in kernels: the subset has scalars, slices and arrays")
-            }
+            Expr::Struct(s) => self.struct_lit(s),
+            Expr::Field(f) => self.field(f),
             Expr::Match(m) => self.match_value(m),
             Expr::Range(_) => self.refuse(span, "ranges are only the iterator of a `for` loop"),
             Expr::Try(_) => {

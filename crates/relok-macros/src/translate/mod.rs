@@ -39,6 +39,9 @@
 //! - `call.rs`: calls and methods: builtins (`global_id_x()`, …), atomics,
 //!   `#[relok::device]` functions, and the Rust methods table (`len`,
 //!   `abs`, `min`, the math functions);
+//! - `data.rs`: structs and tuples as values: literals, fields (`p.x`,
+//!   `t.0`, `ps[i].x` loading one field), assignments to fields, and
+//!   `let` patterns taking them apart;
 //! - `pattern.rs`: `match` on integers and `bool`s (statement and
 //!   value), lowered to an `if` chain, its patterns checked by rustc;
 //! - `macros.rs`: macros: `panic!`, `throw!`, `unreachable!`, `assert!`,
@@ -57,6 +60,7 @@ mod branch;
 mod call;
 mod closure;
 mod consts;
+mod data;
 mod deferred;
 mod expr;
 mod hygiene;
@@ -76,6 +80,7 @@ use syn::spanned::Spanned;
 
 pub use call::is_builtin_name;
 pub use hygiene::staged_names;
+pub use data::staged_type;
 pub use types::{ParamKind, param_kind, scalar_type, with_type_params};
 
 /// What a name in scope is.
@@ -150,7 +155,7 @@ impl Translator {
         let mut scope = HashMap::new();
         for (n, k) in params {
             let b = match k {
-                ParamKind::Scalar(_) | ParamKind::Symbol => Binding::Val,
+                ParamKind::Scalar(_) | ParamKind::Struct(_) | ParamKind::Symbol => Binding::Val,
                 ParamKind::Slice { mutable, .. } => Binding::Slice { mutable: *mutable },
             };
             scope.insert(n.to_string(), b);

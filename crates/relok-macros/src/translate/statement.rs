@@ -24,6 +24,7 @@ impl Translator {
             let mut out = Tokens::new();
             for (k, s) in block.stmts.iter().enumerate() {
                 t.deferred_let(s, &block.stmts[k + 1..]);
+                let _rest = super::data::rest_of_block(&block.stmts[k + 1..]);
                 out.extend(t.stmt(s));
                 t.after_stmt(&block.stmts[k + 1..]);
                 if diverges(s) {
@@ -55,6 +56,7 @@ impl Translator {
                     return quote!({ #out #v });
                 }
                 t.deferred_let(s, &block.stmts[k + 1..]);
+                let _rest = super::data::rest_of_block(&block.stmts[k + 1..]);
                 out.extend(t.stmt(s));
                 t.after_stmt(&block.stmts[k + 1..]);
                 if diverges(s) {
@@ -128,7 +130,7 @@ impl Translator {
         out
     }
 
-    fn local(&mut self, l: &syn::Local, cfg: &Tokens) -> Tokens {
+    pub(super) fn local(&mut self, l: &syn::Local, cfg: &Tokens) -> Tokens {
         // `let (a, b) = (x, y);`: one `let` per element.
         if let (syn::Pat::Tuple(pt), Some(init)) = (&l.pat, &l.init)
             && let (Expr::Tuple(et), None) = (strip_paren(&init.expr), &init.diverge)
@@ -161,6 +163,10 @@ impl Translator {
                 }
                 return out;
             }
+        }
+        // `let (a, b) = e;`, `let Particle { x, .. } = e;` (`data.rs`).
+        if let Some(t) = self.let_parts(l, cfg) {
+            return t;
         }
         let (ident, mutable, ty) = match &l.pat {
             syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
@@ -262,14 +268,17 @@ impl Translator {
         }
         let ty_tokens = match &ty {
             None => None,
-            Some(t) => match scalar_type(t) {
-                Some(_) => Some(t.clone()),
+            Some(t) => match self.staged_ty(t) {
+                Some(s) => Some(s),
                 None => {
-                    return self.refuse(t.span(), "a `let` has a scalar type (bool i32 u32 i64 u64 f32 f64 usize)");
+                    return self.refuse(
+                        t.span(),
+                        "a `let` has a scalar, struct or tuple type (bool i32 u32 i64 u64 f32 f64 usize, a `relok::Struct`, a tuple of those)",
+                    );
                 }
             },
         };
-        let v = self.expr(&init.expr);
+        let v = if mutable { self.expr(&init.expr) } else { self.let_value(&ident, &init.expr) };
         if ident == "_" {
             return quote!(#cfg let _ = #v;);
         }
@@ -277,14 +286,14 @@ impl Translator {
             self.bind(&ident, Binding::Var);
             match ty_tokens {
                 Some(t) => {
-                    quote_spanned!(ident.span()=> #cfg let #ident: ::relok::__kernel::Var<#t> = { let __v = #v; __cx.var(__v) };)
+                    quote_spanned!(ident.span()=> #cfg let #ident = { let __v: #t = #v; __cx.var(__v) };)
                 }
                 None => quote_spanned!(ident.span()=> #cfg let #ident = { let __v = #v; __cx.var(__v) };),
             }
         } else {
             self.bind(&ident, Binding::Val);
             match ty_tokens {
-                Some(t) => quote_spanned!(ident.span()=> #cfg let #ident: ::relok::__kernel::Val<#t> = #v;),
+                Some(t) => quote_spanned!(ident.span()=> #cfg let #ident: #t = #v;),
                 None => quote_spanned!(ident.span()=> #cfg let #ident = #v;),
             }
         }
@@ -367,6 +376,7 @@ impl Translator {
                     ),
                 }
             }
+            Expr::Field(f) => self.assign_field(f, &r, op, span),
             Expr::Index(ix) => {
                 if let Some(t) = self.index2_assign(ix, op, &r) {
                     return t;

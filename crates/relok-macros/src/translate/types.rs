@@ -19,6 +19,9 @@ pub enum ParamKind {
     Slice { elem: syn::Type, mutable: bool },
     /// `relok::Symbol`: a `word` (the symbol's).
     Symbol,
+    /// A `#[derive(relok::Struct)]` struct by value: one IR parameter
+    /// per field.
+    Struct(syn::Type),
 }
 
 impl ParamKind {
@@ -29,6 +32,7 @@ impl ParamKind {
             ParamKind::Slice { elem, mutable: false } => quote!(::relok::__kernel::Slice<#elem>),
             ParamKind::Slice { elem, mutable: true } => quote!(::relok::__kernel::SliceMut<#elem>),
             ParamKind::Symbol => quote!(::relok::__kernel::Val<::relok::__kernel::Word>),
+            ParamKind::Struct(t) => quote!(::relok::__kernel::ValOf<#t>),
         }
     }
 
@@ -42,6 +46,7 @@ impl ParamKind {
             ParamKind::Slice { elem, mutable: false } => quote!(impl ::relok::__kernel::IntoSlice<#elem>),
             ParamKind::Slice { elem, mutable: true } => quote!(impl ::relok::__kernel::IntoSliceMut<#elem>),
             ParamKind::Symbol => quote!(impl ::relok::__kernel::IntoVal<::relok::__kernel::Word>),
+            ParamKind::Struct(t) => quote!(impl ::relok::__kernel::IntoStruct<#t>),
         }
     }
 
@@ -51,6 +56,7 @@ impl ParamKind {
             ParamKind::Scalar(_) | ParamKind::Symbol => quote!(::relok::__kernel::IntoVal::into_val(#n)),
             ParamKind::Slice { mutable: false, .. } => quote!(::relok::__kernel::IntoSlice::into_slice(#n)),
             ParamKind::Slice { mutable: true, .. } => quote!(::relok::__kernel::IntoSliceMut::into_slice_mut(#n)),
+            ParamKind::Struct(_) => quote!(::relok::__kernel::IntoStruct::into_struct(#n)),
         }
     }
     /// The type `launch` takes.
@@ -60,6 +66,7 @@ impl ParamKind {
             ParamKind::Slice { elem, mutable: false } => quote!(&::relok::Buffer<#elem>),
             ParamKind::Slice { elem, mutable: true } => quote!(&mut ::relok::Buffer<#elem>),
             ParamKind::Symbol => quote!(&::relok::Symbol),
+            ParamKind::Struct(t) => quote!(#t),
         }
     }
 }
@@ -112,6 +119,20 @@ pub fn param_kind(ty: &syn::Type) -> syn::Result<ParamKind> {
             return Err(syn::Error::new(s.elem.span(), "slices of `bool` or `usize` have no device layout: use `u32`"));
         }
         return Ok(ParamKind::Slice { elem: (*s.elem).clone(), mutable: r.mutability.is_some() });
+    }
+    // A slice of structs, a struct (`data.rs`; rustc checks that it is a
+    // `relok::Struct`).
+    if let syn::Type::Reference(r) = ty
+        && let syn::Type::Slice(s) = &*r.elem
+        && let syn::Type::Path(p) = &*s.elem
+        && super::data::is_struct_path(p)
+    {
+        return Ok(ParamKind::Slice { elem: (*s.elem).clone(), mutable: r.mutability.is_some() });
+    }
+    if let syn::Type::Path(p) = ty
+        && super::data::is_struct_path(p)
+    {
+        return Ok(ParamKind::Struct(ty.clone()));
     }
     Err(syn::Error::new(
         ty.span(),

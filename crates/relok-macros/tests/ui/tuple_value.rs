@@ -1,6 +1,6 @@
 #[relok::kernel]
 fn k(x: &mut [u32]) {
-    let t = (1u32, 2u32);
+    let t = ();
     x[0] = 1;
 }
 

@@ -1,6 +1,6 @@
 #[relok::kernel]
 fn k(x: &mut [f32]) {
-    x[0] = x[1].sin_cos();
+    x[0] = x[1].to_degrees();
 }
 
 fn main() {}

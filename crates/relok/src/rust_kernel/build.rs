@@ -5,6 +5,7 @@
 
 use super::host::{HostData, HostStatic};
 use super::staged::*;
+use super::structs::{KernelValue, KernelVar, Stored};
 use crate::cells::{HostObject, device_name, global_name, same_static};
 use relok_ir::builder::{FunctionBuilder, ModuleBuilder};
 use relok_ir::{
@@ -319,10 +320,10 @@ impl<'m> Cx<'m> {
         Val::new(self.b.convert(a.v, U::SCALAR))
     }
 
-    /// `let mut x = init`
-    pub fn var<T: DevScalar>(&mut self, init: Val<T>) -> Var<T> {
-        let var = self.new_local::<T>();
-        self.b.set(var.var, init.v);
+    /// `let mut x = init` (a `local` per scalar of a struct or tuple)
+    pub fn var<V: KernelValue>(&mut self, init: V) -> V::Var {
+        let var = V::new_var(self);
+        var.set(self, init);
         var
     }
 
@@ -345,13 +346,13 @@ impl<'m> Cx<'m> {
     }
 
     /// Reads a `let mut`.
-    pub fn get<T: DevScalar>(&mut self, x: Var<T>) -> Val<T> {
-        Val::new(self.b.get(x.var))
+    pub fn get<X: KernelVar>(&mut self, x: X) -> X::Val {
+        x.get(self)
     }
 
     /// Assigns a `let mut`.
-    pub fn set<T: DevScalar>(&mut self, x: Var<T>, v: Val<T>) {
-        self.b.set(x.var, v.v);
+    pub fn set<X: KernelVar>(&mut self, x: X, v: X::Val) {
+        x.set(self, v);
     }
 
     fn block(&mut self, f: impl FnOnce(&mut Self)) -> Vec<relok_ir::Stmt> {
@@ -368,13 +369,13 @@ impl<'m> Cx<'m> {
     }
 
     /// `if c { a } else { b }` as an expression.
-    pub fn if_val<T: DevScalar>(
+    pub fn if_val<V: KernelValue>(
         &mut self,
         c: Val<bool>,
-        then: impl FnOnce(&mut Self) -> Val<T>,
-        otherwise: impl FnOnce(&mut Self) -> Val<T>,
-    ) -> Val<T> {
-        let r = self.new_local::<T>();
+        then: impl FnOnce(&mut Self) -> V,
+        otherwise: impl FnOnce(&mut Self) -> V,
+    ) -> V {
+        let r = V::new_var(self);
         self.if_(
             c,
             |cx| {
@@ -391,8 +392,8 @@ impl<'m> Cx<'m> {
 
     /// A value for a branch that never ends normally (after `return`,
     /// `break`, `continue`, a throw): never read.
-    pub fn never<T: DevScalar>(&mut self) -> Val<T> {
-        Val::new(self.b.const_bits(T::SCALAR, 0))
+    pub fn never<V: KernelValue>(&mut self) -> V {
+        V::never(self)
     }
 
     /// `a && b` (b evaluated only when a holds).
@@ -554,13 +555,13 @@ impl<'m> Cx<'m> {
     }
 
     /// `x.len()`
-    pub fn len<T: DevScalar, S: Indexed<T>>(&mut self, s: S) -> Val<usize> {
+    pub fn len<T: Stored, S: Indexed<T>>(&mut self, s: S) -> Val<usize> {
         s.base(self).1
     }
 
     /// The base pointer after a bounds check of `i` (message with Rust's
     /// text and `loc`).
-    pub(super) fn checked<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, loc: Loc) -> Value {
+    pub(super) fn checked<T: Stored, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, loc: Loc) -> Value {
         let (p, len) = s.base(self);
         let out = self.ge(i, len);
         let throw_with = self.throw_with;
@@ -582,27 +583,27 @@ impl<'m> Cx<'m> {
     }
 
     /// `s[i]`, bounds-checked.
-    pub fn load<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, loc: Loc) -> Val<T> {
+    pub fn load<T: Stored, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, loc: Loc) -> T::Val {
         let p = self.checked(s, i, loc);
-        Val::new(self.b.load(p, Some(i.v)))
+        T::load_at(self, p, Some(i.v))
     }
 
     /// `s[i] = v`, bounds-checked.
-    pub fn store<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, v: Val<T>, loc: Loc) {
+    pub fn store<T: Stored, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, v: T::Val, loc: Loc) {
         let p = self.checked(s, i, loc);
-        self.b.store(p, Some(i.v), v.v);
+        T::store_at(self, p, Some(i.v), v);
     }
 
     /// `*s.get_unchecked(i)`
-    pub fn load_unchecked<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>) -> Val<T> {
+    pub fn load_unchecked<T: Stored, S: Indexed<T>>(&mut self, s: S, i: Val<usize>) -> T::Val {
         let (p, _) = s.base(self);
-        Val::new(self.b.load(p, Some(i.v)))
+        T::load_at(self, p, Some(i.v))
     }
 
     /// `*s.get_unchecked_mut(i) = v`
-    pub fn store_unchecked<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, v: Val<T>) {
+    pub fn store_unchecked<T: Stored, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, v: T::Val) {
         let (p, _) = s.base(self);
-        self.b.store(p, Some(i.v), v.v);
+        T::store_at(self, p, Some(i.v), v);
     }
 
     atomics! {

@@ -259,7 +259,7 @@ impl Cx<'_> {
     }
 
     /// `a + b` and whether it overflows.
-    fn add_overflow<T: Int>(&mut self, a: Val<T>, b: Val<T>) -> (Val<T>, Val<bool>) {
+    pub(super) fn add_overflow<T: Int>(&mut self, a: Val<T>, b: Val<T>) -> (Val<T>, Val<bool>) {
         let r = self.add(a, b);
         if !T::SCALAR.is_signed() {
             return (r, self.lt(r, a));
@@ -272,7 +272,7 @@ impl Cx<'_> {
     }
 
     /// `a - b` and whether it overflows.
-    fn sub_overflow<T: Int>(&mut self, a: Val<T>, b: Val<T>) -> (Val<T>, Val<bool>) {
+    pub(super) fn sub_overflow<T: Int>(&mut self, a: Val<T>, b: Val<T>) -> (Val<T>, Val<bool>) {
         let r = self.sub(a, b);
         if !T::SCALAR.is_signed() {
             return (r, self.lt(a, b));
@@ -286,7 +286,7 @@ impl Cx<'_> {
 
     /// `a * b` and whether it overflows: `r / a != b` (and, signed,
     /// `-1 * MIN`, whose quotient is `MIN` again).
-    fn mul_overflow<T: Int>(&mut self, a: Val<T>, b: Val<T>) -> (Val<T>, Val<bool>) {
+    pub(super) fn mul_overflow<T: Int>(&mut self, a: Val<T>, b: Val<T>) -> (Val<T>, Val<bool>) {
         let r = self.mul(a, b);
         let zero = self.c::<T>(0);
         let nonzero = self.ne(a, zero);

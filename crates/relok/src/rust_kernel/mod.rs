@@ -41,14 +41,18 @@ mod iter;
 mod methods;
 mod places;
 mod staged;
+mod structs;
 
 pub use crate::cells::{HostObject, device_name, global_name, mangle_path};
+pub use crate::element::sealed::Sealed;
 pub use build::{Cx, ModuleCx, push};
+pub use bytemuck;
 pub use host::{HostData, HostStatic};
 pub use iter::*;
 pub use places::*;
-pub use relok_ir::Scalar;
+pub use relok_ir::{Scalar, Type};
 pub use staged::*;
+pub use structs::*;
 
 use crate::core::lock;
 use crate::error::{Error, Result};

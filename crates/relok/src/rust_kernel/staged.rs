@@ -6,12 +6,13 @@
 //! [`Indexed`]), parameters ([`Param`]) and results ([`Ret`]).
 
 use super::build::Cx;
+use super::structs::Stored;
 use relok_ir::{AddrSpace, FuncId, Scalar, Type, Value};
 use std::marker::PhantomData;
 
 /// A Rust scalar type a kernel computes with. `usize` is the IR's `u32`
 /// (indices and lengths are 32-bit on the device).
-pub trait DevScalar: Copy + 'static {
+pub trait DevScalar: Copy + 'static + Stored<Val = Val<Self>> {
     /// The IR's scalar.
     const SCALAR: Scalar;
     /// Bits, zero-extended to 64 (the IR's literal convention).
@@ -393,18 +394,18 @@ pub struct Loc {
 }
 
 /// Something indexable in a kernel: where its elements are and how many.
-pub trait Indexed<T: DevScalar>: Copy {
+pub trait Indexed<T: Stored>: Copy {
     /// A pointer to element 0 and the length.
     fn base(self, cx: &mut Cx<'_>) -> (Value, Val<usize>);
 }
 
-impl<T: DevScalar> Indexed<T> for Slice<T> {
+impl<T: Stored> Indexed<T> for Slice<T> {
     fn base(self, _: &mut Cx<'_>) -> (Value, Val<usize>) {
         (self.ptr, Val::new(self.len))
     }
 }
 
-impl<T: DevScalar> Indexed<T> for SliceMut<T> {
+impl<T: Stored> Indexed<T> for SliceMut<T> {
     fn base(self, _: &mut Cx<'_>) -> (Value, Val<usize>) {
         (self.ptr, Val::new(self.len))
     }
@@ -442,9 +443,9 @@ impl<T: DevScalar> Param for Val<T> {
     }
 }
 
-impl<T: DevScalar> Param for Slice<T> {
+impl<T: Stored> Param for Slice<T> {
     fn declare(cx: &mut Cx<'_>) -> Self {
-        let ptr = cx.b.param(Type::ptr(AddrSpace::Global, Type::Scalar(T::SCALAR)));
+        let ptr = cx.b.param(Type::ptr(AddrSpace::Global, T::ty()));
         let len = cx.b.param(Scalar::U32);
         // A kernel's slice: its length is checked against its buffer at
         // launch, so Rust's bounds check is the only one checked mode needs
@@ -460,7 +461,7 @@ impl<T: DevScalar> Param for Slice<T> {
     }
 }
 
-impl<T: DevScalar> Param for SliceMut<T> {
+impl<T: Stored> Param for SliceMut<T> {
     fn declare(cx: &mut Cx<'_>) -> Self {
         let Slice { ptr, len, .. } = Slice::<T>::declare(cx);
         SliceMut { ptr, len, _t: PhantomData }

@@ -1,0 +1,325 @@
+//! Rust kernels' data: user structs (`#[derive(relok::Struct)]`) and
+//! tuples compute what the same Rust computes on the host, on every
+//! device (the cpu device always; wgpu on lavapipe here; cuda when a GPU
+//! is present). Each kernel below has its plain-Rust twin, run over the
+//! same inputs, and the results are compared exactly.
+//!
+//! - structs: as a slice element (`&[Particle]`, `Buffer<Particle>`),
+//!   one field read and written through an index (`ps[i].x`,
+//!   `ps[i].v += …`), a whole element loaded and stored, a parameter by
+//!   value (of kernels and device functions), a local (`let`, `let mut`,
+//!   `p.x = …`), a literal, a device function's result, a `let` pattern,
+//!   an `if` value;
+//! - tuples: literals, `t.0`, `let (a, b) = …` of any value, `if` and
+//!   `match` values, device functions' results, `sin_cos`,
+//!   `overflowing_add` / `_sub` / `_mul`, `abs_diff`;
+//! - the IR of a struct loop against its hand-written scalar twin.
+
+mod common;
+
+use common::{contexts, serial};
+use relok::{Buffer, Grid, Strategy};
+
+#[derive(Clone, Copy, Debug, PartialEq, relok::Struct)]
+#[repr(C)]
+pub struct Particle {
+    pub x: f32,
+    pub v: f32,
+    pub id: u32,
+}
+
+/// Every kind of field, 8-byte ones first.
+#[derive(Clone, Copy, Debug, PartialEq, relok::Struct)]
+#[repr(C)]
+struct Mixed {
+    a: f64,
+    b: i64,
+    c: u64,
+    d: i32,
+    e: u32,
+}
+
+fn particles(n: usize) -> Vec<Particle> {
+    (0..n).map(|i| Particle { x: i as f32 * 0.5 - 3.0, v: 1.25 - i as f32 * 0.125, id: i as u32 * 7 }).collect()
+}
+
+/// Runs `launch` over `input` on every device and compares what it left
+/// in its output with `want`.
+fn check<T, U>(what: &str, input: &[T], want: &[U], launch: impl Fn(&relok::Stream, &Buffer<T>, &mut Buffer<U>))
+where
+    T: relok::Element,
+    U: relok::Element + PartialEq + std::fmt::Debug,
+{
+    let _g = serial();
+    for ctx in contexts(Strategy::Table) {
+        let x = ctx.upload(input).expect("upload");
+        let mut out = ctx.zeros::<U>(want.len()).expect("zeros");
+        let s = ctx.stream();
+        launch(&s, &x, &mut out);
+        s.synchronize().unwrap_or_else(|e| panic!("{what} on {}: {e}", ctx.device_name()));
+        let got = out.download().expect("download");
+        assert_eq!(got.len(), want.len());
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert_eq!(g, w, "{what} on {}: out[{i}]", ctx.device_name());
+        }
+    }
+}
+
+fn grid(n: usize) -> Grid {
+    Grid::cover(n, 64)
+}
+
+// 1. Structs as slice elements, locals and parameters.
+
+#[relok::kernel]
+fn step(ps: &[Particle], out: &mut [Particle], dt: f32) {
+    let i = relok::global_id_x();
+    if i < ps.len() {
+        let p = ps[i];
+        let mut q = p;
+        q.x = p.x + p.v * dt;
+        q.v *= 0.5;
+        out[i] = q;
+        out[i].id = ps[i].id + 1;
+    }
+}
+
+fn step_host(ps: &[Particle], out: &mut [Particle], dt: f32) {
+    for i in 0..ps.len() {
+        let p = ps[i];
+        let mut q = p;
+        q.x = p.x + p.v * dt;
+        q.v *= 0.5;
+        out[i] = q;
+        out[i].id = ps[i].id + 1;
+    }
+}
+
+#[test]
+fn a_struct_is_a_slice_element_a_local_and_a_field_place() {
+    let ps = particles(100);
+    let mut want = vec![Particle { x: 0.0, v: 0.0, id: 0 }; ps.len()];
+    step_host(&ps, &mut want, 0.75);
+    check("step", &ps, &want, |s, x, out| step::launch(s, grid(x.len()), x, out, 0.75).expect("launch"));
+}
+
+#[relok::device]
+fn advanced(p: Particle, dt: f32) -> Particle {
+    Particle { x: p.x + p.v * dt, v: p.v, id: p.id }
+}
+
+#[relok::device]
+fn energy(p: Particle) -> f32 {
+    0.5 * p.v * p.v
+}
+
+#[relok::kernel]
+fn device_structs(ps: &[Particle], out: &mut [Particle], e: &mut [f32], kick: Particle) {
+    let i = relok::global_id_x();
+    if i < ps.len() {
+        let p = advanced(ps[i], 2.0);
+        let Particle { x, v, .. } = p;
+        let q = if x > 0.0 { Particle { x, v: v + kick.v, id: kick.id } } else { p };
+        out[i] = q;
+        e[i] = energy(q);
+        out[i].x += kick.x;
+    }
+}
+
+fn device_structs_host(ps: &[Particle], out: &mut [Particle], e: &mut [f32], kick: Particle) {
+    for i in 0..ps.len() {
+        let p = Particle { x: ps[i].x + ps[i].v * 2.0, v: ps[i].v, id: ps[i].id };
+        let Particle { x, v, .. } = p;
+        let q = if x > 0.0 { Particle { x, v: v + kick.v, id: kick.id } } else { p };
+        out[i] = q;
+        e[i] = 0.5 * q.v * q.v;
+        out[i].x += kick.x;
+    }
+}
+
+#[test]
+fn structs_cross_device_functions_and_kernel_parameters() {
+    let _g = serial();
+    let ps = particles(70);
+    let kick = Particle { x: 0.25, v: -1.5, id: 99 };
+    let mut want = vec![Particle { x: 0.0, v: 0.0, id: 0 }; ps.len()];
+    let mut want_e = vec![0.0f32; ps.len()];
+    device_structs_host(&ps, &mut want, &mut want_e, kick);
+    for ctx in contexts(Strategy::Table) {
+        let x = ctx.upload(&ps).expect("upload");
+        let mut out = ctx.zeros::<Particle>(ps.len()).expect("zeros");
+        let mut e = ctx.zeros::<f32>(ps.len()).expect("zeros");
+        let s = ctx.stream();
+        device_structs::launch(&s, grid(ps.len()), &x, &mut out, &mut e, kick).expect("launch");
+        s.synchronize().expect("sync");
+        assert_eq!(out.download().expect("download"), want, "on {}", ctx.device_name());
+        assert_eq!(e.download().expect("download"), want_e, "on {}", ctx.device_name());
+    }
+}
+
+#[relok::kernel]
+fn mixed(xs: &[Mixed], out: &mut [Mixed]) {
+    let i = relok::global_id_x();
+    if i < xs.len() {
+        let m = xs[i];
+        out[i] = Mixed { a: m.a * 2.0, b: m.b - 3, c: m.c ^ 0xffff_0000_ffff, d: -m.d, e: m.e.rotate_left(3) };
+    }
+}
+
+#[test]
+fn every_field_type_round_trips() {
+    let xs: Vec<Mixed> = (0..40)
+        .map(|i| Mixed {
+            a: i as f64 * 1.5 - 7.0,
+            b: i64::MIN + i * 1_000_000_007,
+            c: u64::MAX - i as u64 * 3,
+            d: i as i32 * -5 + 3,
+            e: 0x8000_0001 + i as u32,
+        })
+        .collect();
+    let want: Vec<Mixed> = xs
+        .iter()
+        .map(|m| Mixed { a: m.a * 2.0, b: m.b - 3, c: m.c ^ 0xffff_0000_ffff, d: -m.d, e: m.e.rotate_left(3) })
+        .collect();
+    check("mixed", &xs, &want, |s, x, out| mixed::launch(s, grid(x.len()), x, out).expect("launch"));
+}
+
+// 2. Tuples.
+
+#[relok::device]
+fn minmax(a: u32, b: u32) -> (u32, u32) {
+    if a < b { (a, b) } else { (b, a) }
+}
+
+#[relok::kernel]
+fn tuples(x: &[u32], out: &mut [u32]) {
+    let i = relok::global_id_x();
+    if i + 1 < x.len() {
+        let (a, b) = (x[i], x[i + 1]);
+        let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+        let t = minmax(b, a);
+        let (sum, carried) = a.overflowing_add(b);
+        let (diff, borrowed) = a.overflowing_sub(b);
+        let (prod, over) = a.overflowing_mul(b);
+        let pick = match a % 3 {
+            0 => (lo, 1u32),
+            1 => (hi, 2),
+            _ => t,
+        };
+        let mut acc = (0u32, 0u32);
+        acc.0 = pick.0 + pick.1;
+        acc.1 += t.1 - t.0;
+        out[8 * i] = lo ^ hi;
+        out[8 * i + 1] = t.0 + t.1 * 3;
+        out[8 * i + 2] = sum + carried as u32;
+        out[8 * i + 3] = diff + borrowed as u32;
+        out[8 * i + 4] = prod + over as u32;
+        out[8 * i + 5] = a.abs_diff(b);
+        out[8 * i + 6] = acc.0;
+        out[8 * i + 7] = acc.1;
+    }
+}
+
+fn tuples_host(x: &[u32], out: &mut [u32]) {
+    let minmax = |a: u32, b: u32| if a < b { (a, b) } else { (b, a) };
+    for i in 0..x.len() - 1 {
+        let (a, b) = (x[i], x[i + 1]);
+        let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+        let t = minmax(b, a);
+        let (sum, carried) = a.overflowing_add(b);
+        let (diff, borrowed) = a.overflowing_sub(b);
+        let (prod, over) = a.overflowing_mul(b);
+        let pick = match a % 3 {
+            0 => (lo, 1u32),
+            1 => (hi, 2),
+            _ => t,
+        };
+        let mut acc = (0u32, 0u32);
+        acc.0 = pick.0 + pick.1;
+        acc.1 += t.1 - t.0;
+        out[8 * i] = lo ^ hi;
+        out[8 * i + 1] = t.0.wrapping_add(t.1.wrapping_mul(3));
+        out[8 * i + 2] = sum + carried as u32;
+        out[8 * i + 3] = diff.wrapping_add(borrowed as u32);
+        out[8 * i + 4] = prod.wrapping_add(over as u32);
+        out[8 * i + 5] = a.abs_diff(b);
+        out[8 * i + 6] = acc.0.wrapping_add(0);
+        out[8 * i + 7] = acc.1;
+    }
+}
+
+const EDGES_U32: [u32; 12] = [0, 1, 2, 3, 7, 1000, 65_535, 65_536, 0x7fff_ffff, 0x8000_0000, u32::MAX - 1, u32::MAX];
+
+#[test]
+fn tuples_are_values_of_ifs_matches_and_device_functions() {
+    let mut x: Vec<u32> = Vec::new();
+    for a in EDGES_U32 {
+        for b in EDGES_U32 {
+            x.push(a);
+            x.push(b);
+        }
+    }
+    let mut want = vec![0u32; 8 * x.len()];
+    tuples_host(&x, &mut want);
+    check("tuples", &x, &want, |s, x, out| tuples::launch(s, grid(x.len()), x, out).expect("launch"));
+}
+
+// 3. What a struct costs: nothing over the hand-written index loop.
+
+#[relok::kernel]
+fn drift(ps: &mut [Particle], dt: f32) {
+    let i = relok::global_id_x();
+    if i < ps.len() {
+        let p = ps[i];
+        ps[i].x = p.x + p.v * dt;
+    }
+}
+
+/// `drift` by hand over the same bytes: three words per particle.
+#[relok::kernel]
+fn drift_words(words: &mut [f32], dt: f32) {
+    let i = relok::global_id_x();
+    if i < words.len() / 3 {
+        unsafe {
+            let x = *words.get_unchecked(3 * i);
+            let v = *words.get_unchecked(3 * i + 1);
+            *words.get_unchecked_mut(3 * i) = x + v * dt;
+        }
+    }
+}
+
+/// The optimised, lowered module of a Rust kernel, as the devices get it.
+fn lowered(p: &relok::Program, kernel: &str) -> relok_ir::Module {
+    let mut m = p.module().clone();
+    relok_compiler::passes::optimize(&mut m).expect("optimises");
+    relok_compiler::lower::lower(&m, kernel, Strategy::Table, None).expect("lowers").module
+}
+
+/// The PTX instructions of a module's kernel (its lines ending in `;`
+/// inside the body).
+fn ptx_instructions(m: &relok_ir::Module) -> Vec<String> {
+    let ptx = relok_compiler::ptx::write_string(m, &relok_compiler::ptx::Options { sm: 90, checked: false })
+        .expect("writes PTX");
+    let body = ptx.split_once(".entry").map(|(_, b)| b).unwrap_or(&ptx);
+    body.lines()
+        .map(str::trim)
+        .filter(|l| l.ends_with(';') && !l.starts_with(".reg") && !l.starts_with(".param"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_struct_loop_costs_nothing_over_the_hand_written_index_loop() {
+    let s = lowered(drift::program().expect("builds"), "drift");
+    let w = lowered(drift_words::program().expect("builds"), "drift_words");
+    let text = relok_ir::print(&s);
+    let count = |what: &str| text.lines().filter(|l| l.contains(what)).count();
+    // `let p = ps[i];` then `p.x`, `p.v`: the two fields read are loaded,
+    // not `id`; `ps[i].x = …` stores one field; the bounds checks are
+    // gone under `if i < ps.len()`; one `offset`, then a field each.
+    assert_eq!((count("= load "), count("store "), count("call "), count("= offset ")), (2, 1, 0, 1), "{text}");
+    let (ps, pw) = (ptx_instructions(&s), ptx_instructions(&w));
+    let memory = |p: &[String]| p.iter().filter(|l| l.starts_with("ld.global") || l.starts_with("st.global")).count();
+    assert_eq!((memory(&ps), memory(&pw)), (3, 3), "{}\n----\n{}", ps.join("\n"), pw.join("\n"));
+    assert!(ps.len() <= pw.len(), "the struct kernel's PTX is longer:\n{}\n----\n{}", ps.join("\n"), pw.join("\n"));
+}
