@@ -323,3 +323,163 @@ fn a_struct_loop_costs_nothing_over_the_hand_written_index_loop() {
     assert_eq!((memory(&ps), memory(&pw)), (3, 3), "{}\n----\n{}", ps.join("\n"), pw.join("\n"));
     assert!(ps.len() <= pw.len(), "the struct kernel's PTX is longer:\n{}\n----\n{}", ps.join("\n"), pw.join("\n"));
 }
+
+// 4. More: iterators over struct slices, `mut` struct parameters and
+// whole reassignment, `match` values, the tuple methods over signed and
+// 64-bit edge values, `sin_cos`.
+
+#[relok::kernel]
+fn pull(ps: &[Particle], out: &mut [Particle], mut q: Particle) {
+    let i = relok::global_id_x();
+    if i < ps.len() {
+        let me = ps[i];
+        let mut force = 0.0f32;
+        for (j, p) in ps.iter().enumerate() {
+            if j != i {
+                force += (p.x - me.x) * 0.01;
+            }
+        }
+        q.x += force;
+        q.id = match me.id % 3 {
+            0 => me.id,
+            1 => q.id + me.id,
+            _ => 7,
+        };
+        let mut best = me;
+        if force > 0.0 {
+            best = q;
+        }
+        out[i] = best;
+    }
+}
+
+fn pull_host(ps: &[Particle], out: &mut [Particle], q0: Particle) {
+    for i in 0..ps.len() {
+        let mut q = q0;
+        let me = ps[i];
+        let mut force = 0.0f32;
+        for (j, p) in ps.iter().enumerate() {
+            if j != i {
+                force += (p.x - me.x) * 0.01;
+            }
+        }
+        q.x += force;
+        q.id = match me.id % 3 {
+            0 => me.id,
+            1 => q.id + me.id,
+            _ => 7,
+        };
+        let mut best = me;
+        if force > 0.0 {
+            best = q;
+        }
+        out[i] = best;
+    }
+}
+
+#[test]
+fn struct_slices_iterate_and_struct_parameters_are_mut() {
+    let ps = particles(50);
+    let q = Particle { x: 10.0, v: 0.5, id: 1000 };
+    let mut want = vec![Particle { x: 0.0, v: 0.0, id: 0 }; ps.len()];
+    pull_host(&ps, &mut want, q);
+    check("pull", &ps, &want, |s, x, out| pull::launch(s, grid(x.len()), x, out, q).expect("launch"));
+}
+
+#[relok::kernel]
+fn signed_tuples(x: &[i32], y: &[i64], out: &mut [u64]) {
+    let i = relok::global_id_x();
+    if i < x.len() && i < y.len() {
+        let (a, b) = (x[i], x[x.len() - 1 - i]);
+        let (c, d) = (y[i], y[y.len() - 1 - i]);
+        let (s, o1) = a.overflowing_add(b);
+        let (t, o2) = a.overflowing_sub(b);
+        let (m, o3) = c.overflowing_mul(d);
+        let (n, o4) = c.overflowing_sub(d);
+        let flags = o1 as u64 | (o2 as u64) << 1 | (o3 as u64) << 2 | (o4 as u64) << 3;
+        out[6 * i] = s as u32 as u64 | (t as u32 as u64) << 32;
+        out[6 * i + 1] = m as u64;
+        out[6 * i + 2] = n as u64;
+        out[6 * i + 3] = flags;
+        out[6 * i + 4] = a.abs_diff(b) as u64;
+        out[6 * i + 5] = c.abs_diff(d) ^ (c as u64).abs_diff(d as u64).rotate_left(1);
+    }
+}
+
+fn signed_tuples_host(x: &[i32], y: &[i64], out: &mut [u64]) {
+    for i in 0..x.len() {
+        let (a, b) = (x[i], x[x.len() - 1 - i]);
+        let (c, d) = (y[i], y[y.len() - 1 - i]);
+        let (s, o1) = a.overflowing_add(b);
+        let (t, o2) = a.overflowing_sub(b);
+        let (m, o3) = c.overflowing_mul(d);
+        let (n, o4) = c.overflowing_sub(d);
+        let flags = o1 as u64 | (o2 as u64) << 1 | (o3 as u64) << 2 | (o4 as u64) << 3;
+        out[6 * i] = s as u32 as u64 | (t as u32 as u64) << 32;
+        out[6 * i + 1] = m as u64;
+        out[6 * i + 2] = n as u64;
+        out[6 * i + 3] = flags;
+        out[6 * i + 4] = a.abs_diff(b) as u64;
+        out[6 * i + 5] = c.abs_diff(d) ^ (c as u64).abs_diff(d as u64).rotate_left(1);
+    }
+}
+
+#[test]
+fn overflowing_and_abs_diff_at_signed_and_64_bit_edges() {
+    let _g = serial();
+    let x: Vec<i32> =
+        vec![0, 1, -1, 2, -2, 1000, -1000, 65_536, i32::MAX, i32::MIN, i32::MAX - 1, i32::MIN + 1, 46_341];
+    let y: Vec<i64> =
+        vec![0, 1, -1, 3, -3, 1 << 32, -(1 << 32), 3_037_000_500, i64::MAX, i64::MIN, i64::MAX - 1, i64::MIN + 1, -7];
+    let mut want = vec![0u64; 6 * x.len()];
+    signed_tuples_host(&x, &y, &mut want);
+    for ctx in contexts(Strategy::Table) {
+        let bx = ctx.upload(&x).expect("upload");
+        let by = ctx.upload(&y).expect("upload");
+        let mut out = ctx.zeros::<u64>(want.len()).expect("zeros");
+        let s = ctx.stream();
+        signed_tuples::launch(&s, grid(x.len()), &bx, &by, &mut out).expect("launch");
+        s.synchronize().expect("sync");
+        assert_eq!(out.download().expect("download"), want, "on {}", ctx.device_name());
+    }
+}
+
+#[relok::kernel]
+fn sin_cos(x: &[f32], out: &mut [f32]) {
+    let i = relok::global_id_x();
+    if i < x.len() {
+        let (s, c) = x[i].sin_cos();
+        let t = f32::sin_cos(x[i] * 2.0);
+        out[4 * i] = s - x[i].sin();
+        out[4 * i + 1] = c - x[i].cos();
+        out[4 * i + 2] = t.0;
+        out[4 * i + 3] = t.1;
+    }
+}
+
+#[test]
+fn sin_cos_is_sin_and_cos() {
+    let _g = serial();
+    let x: Vec<f32> = (0..64).map(|k| k as f32 * 0.37 - 11.0).collect();
+    for ctx in contexts(Strategy::Table) {
+        let bx = ctx.upload(&x).expect("upload");
+        let mut out = ctx.zeros::<f32>(4 * x.len()).expect("zeros");
+        let s = ctx.stream();
+        sin_cos::launch(&s, grid(x.len()), &bx, &mut out).expect("launch");
+        s.synchronize().expect("sync");
+        let got = out.download().expect("download");
+        for (i, &v) in x.iter().enumerate() {
+            // The device's own `sin` and `cos`, exactly; Rust's within
+            // the math library's bounds.
+            assert_eq!((got[4 * i], got[4 * i + 1]), (0.0, 0.0), "x = {v} on {}", ctx.device_name());
+            let (s2, c2) = (v * 2.0).sin_cos();
+            for (g, w) in [(got[4 * i + 2], s2), (got[4 * i + 3], c2)] {
+                assert!(
+                    (g - w).abs() <= 4.0 * f32::EPSILON.max(w.abs() * f32::EPSILON),
+                    "{g} vs {w} at x = {v} on {}",
+                    ctx.device_name()
+                );
+            }
+        }
+    }
+}

@@ -22,6 +22,7 @@
 
 use super::build::Cx;
 use super::staged::*;
+use super::structs::Stored;
 use relok_ir::Value;
 use std::marker::PhantomData;
 
@@ -239,17 +240,17 @@ impl<T, S, M> SliceIter<T, S, M> {
 }
 
 /// What a [`SliceIter`] yields at a position.
-pub trait ItemKind<T: DevScalar> {
+pub trait ItemKind<T: Stored> {
     /// The item.
     type Item;
     /// The item at `p[i]` (`i` below the length).
     fn at(cx: &mut Cx<'_>, p: Value, i: Val<usize>) -> Self::Item;
 }
 
-impl<T: DevScalar> ItemKind<T> for ByValue {
-    type Item = Val<T>;
-    fn at(cx: &mut Cx<'_>, p: Value, i: Val<usize>) -> Val<T> {
-        Val::new(cx.b.load(p, Some(i.v)))
+impl<T: Stored> ItemKind<T> for ByValue {
+    type Item = T::Val;
+    fn at(cx: &mut Cx<'_>, p: Value, i: Val<usize>) -> T::Val {
+        T::load_at(cx, p, Some(i.v))
     }
 }
 
@@ -260,7 +261,7 @@ impl<T: DevScalar> ItemKind<T> for ElemMut<T> {
     }
 }
 
-impl<T: DevScalar, S: Indexed<T>, M: ItemKind<T>> Staged for SliceIter<T, S, M> {
+impl<T: Stored, S: Indexed<T>, M: ItemKind<T>> Staged for SliceIter<T, S, M> {
     type Item = M::Item;
     type Cursor = SliceCursor<T, M>;
 
@@ -272,7 +273,7 @@ impl<T: DevScalar, S: Indexed<T>, M: ItemKind<T>> Staged for SliceIter<T, S, M> 
     }
 }
 
-impl<T: DevScalar, M: ItemKind<T>> Cursor for SliceCursor<T, M> {
+impl<T: Stored, M: ItemKind<T>> Cursor for SliceCursor<T, M> {
     type Item = M::Item;
 
     fn done(&self, cx: &mut Cx<'_>) -> Val<bool> {
@@ -381,7 +382,7 @@ impl Cx<'_> {
     }
 
     /// `x.iter()`
-    pub fn iter<T: DevScalar, S: Indexed<T>>(&mut self, s: S) -> SliceIter<T, S, ByValue> {
+    pub fn iter<T: Stored, S: Indexed<T>>(&mut self, s: S) -> SliceIter<T, S, ByValue> {
         SliceIter { s, rev: false, _t: PhantomData }
     }
 
