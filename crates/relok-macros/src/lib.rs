@@ -21,6 +21,7 @@
 //! - [`host`] keeps the static and adds its companion, naming it by path,
 //!   reached through a hidden `enum NAME {}` of the same name.
 
+mod methods;
 mod structs;
 mod translate;
 
@@ -173,10 +174,27 @@ fn expand(attr: TokenStream, item: TokenStream, is_kernel: bool) -> TokenStream 
     if !attr.is_empty() {
         errors.push(syn::Error::new(attr.span(), "this attribute takes no arguments"));
     }
-    let f = match syn::parse::<syn::ItemFn>(item) {
-        Ok(f) => f,
+    let f = match syn::parse::<syn::Item>(item) {
+        Ok(syn::Item::Fn(f)) => f,
+        // `#[relok::device] impl Vec3 { … }`: its methods (`methods.rs`).
+        Ok(syn::Item::Impl(i)) if !is_kernel => return methods::device_impl(i, errors).into(),
+        Ok(other) => {
+            let what = if is_kernel { "a `fn`" } else { "a `fn` or a struct's `impl` block" };
+            return syn::Error::new(other.span(), format!("this attribute applies to {what}"))
+                .to_compile_error()
+                .into();
+        }
         Err(e) => return e.to_compile_error().into(),
     };
+    if !is_kernel && let Some(r) = f.sig.receiver() {
+        // A method marked alone: the function is left as written.
+        let e = syn::Error::new(
+            r.span(),
+            "a struct's methods are device methods through their `impl` block: `#[relok::device] impl Vec3 { fn dot(self, o: Vec3) -> f32 { … } }` (the attribute on a method cannot name its type)",
+        )
+        .to_compile_error();
+        return quote!(#e #f).into();
+    }
     let out = if is_kernel { kernel_fn(&f, errors) } else { device_fn(&f, errors) };
     out.into()
 }
@@ -213,7 +231,10 @@ fn signature(f: &syn::ItemFn, errors: &mut Vec<syn::Error>) -> Vec<(syn::Ident, 
     for input in &sig.inputs {
         match input {
             syn::FnArg::Receiver(r) => {
-                errors.push(syn::Error::new(r.span(), "a kernel or device function takes no `self`"));
+                errors.push(syn::Error::new(
+                    r.span(),
+                    "a kernel or device function takes no `self`; a struct's methods are device methods through their `impl`: `#[relok::device] impl Vec3 { fn dot(self, o: Vec3) -> f32 { … } }`",
+                ));
             }
             syn::FnArg::Typed(pt) => {
                 let name = match &*pt.pat {
@@ -614,7 +635,7 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
             #[doc(hidden)]
             pub fn __relok_call(__cx: &mut ::relok::__kernel::Cx<'_>, #(#call_params),*) -> #ret_dsl {
                 #(#converts)*
-                let __f = __cx.func(Self::__RELOK_PATH);
+                let __f = __cx.func_or_define(Self::__RELOK_PATH, Self::__relok_define);
                 let mut __args = ::std::vec::Vec::new();
                 #(#pushes)*
                 __cx.call(__f, __args)

@@ -483,3 +483,78 @@ fn sin_cos_is_sin_and_cos() {
         }
     }
 }
+
+// 5. A struct's methods as device functions.
+
+#[derive(Clone, Copy, Debug, PartialEq, relok::Struct)]
+#[repr(C)]
+pub struct Vec3 {
+    pub x: f32,
+    pub y: f32,
+    pub z: f32,
+}
+
+#[relok::device]
+impl Vec3 {
+    fn dot(self, o: Vec3) -> f32 {
+        self.x * o.x + self.y * o.y + self.z * o.z
+    }
+
+    fn scaled(&self, k: f32) -> Vec3 {
+        Vec3 { x: self.x * k, y: self.y * k, z: self.z * k }
+    }
+
+    fn norm2(self) -> f32 {
+        self.x * self.x + self.y * self.y + self.z * self.z
+    }
+
+    fn project(self, o: Vec3) -> Self {
+        let k = self.dot(o) / o.norm2();
+        o.scaled(k)
+    }
+
+    /// Host-only: no receiver.
+    fn new(x: f32, y: f32, z: f32) -> Vec3 {
+        Vec3 { x, y, z }
+    }
+}
+
+#[relok::kernel]
+fn methods(a: &[Vec3], out: &mut [Vec3], dots: &mut [f32], axis: Vec3) {
+    let i = relok::global_id_x();
+    if i < a.len() {
+        let v = a[i];
+        let mut w = v.scaled(2.0);
+        dots[i] = w.dot(axis) + a[i].norm2();
+        w = w.project(axis);
+        out[i] = w;
+    }
+}
+
+#[test]
+fn methods_of_a_device_impl_are_called_as_in_rust() {
+    let _g = serial();
+    let a: Vec<Vec3> = (0..30).map(|k| Vec3::new(k as f32 * 0.5, 1.0 - k as f32, 0.25 * k as f32)).collect();
+    let axis = Vec3 { x: 0.5, y: -2.0, z: 1.5 };
+    let want: Vec<Vec3> = a.iter().map(|v| v.scaled(2.0).project(axis)).collect();
+    let want_d: Vec<f32> = a.iter().map(|v| v.scaled(2.0).dot(axis) + v.norm2()).collect();
+    for ctx in contexts(Strategy::Table) {
+        let ba = ctx.upload(&a).expect("upload");
+        let mut out = ctx.zeros::<Vec3>(a.len()).expect("zeros");
+        let mut d = ctx.zeros::<f32>(a.len()).expect("zeros");
+        let s = ctx.stream();
+        methods::launch(&s, grid(a.len()), &ba, &mut out, &mut d, axis).expect("launch");
+        s.synchronize().expect("sync");
+        assert_eq!(out.download().expect("download"), want, "on {}", ctx.device_name());
+        assert_eq!(d.download().expect("download"), want_d, "on {}", ctx.device_name());
+    }
+    // A method returning a scalar is one IR device function, named by its
+    // path (mangled); one returning a struct is staged into its callers.
+    let text = methods::program().expect("builds").to_text();
+    let fns = |m: &str| text.lines().filter(|l| l.starts_with("fn @") && l.contains(m)).count();
+    assert_eq!(
+        (fns("Vec3__dot("), fns("Vec3__norm2("), fns("Vec3__scaled("), fns("Vec3__project(")),
+        (1, 1, 0, 0),
+        "{text}"
+    );
+}

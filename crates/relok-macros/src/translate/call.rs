@@ -244,6 +244,10 @@ impl Translator {
             );
         }
         let Some(&(_, arity, mapping)) = METHODS.iter().find(|(n, _, _)| *n == name) else {
+            // Not a number method: a struct's (rustc finds it, `methods.rs`).
+            if m.ty.is_none() {
+                return self.struct_method(m, span);
+            }
             let known: Vec<&str> =
                 METHODS.iter().filter(|m| IR_HAS_MATH || !matches!(m.2, Mapping::Math(_))).map(|m| m.0).collect();
             return self.refuse(
@@ -282,6 +286,20 @@ impl Translator {
             }
         };
         quote_spanned!(span=> { #recv #(let #names = #args;)* #call })
+    }
+
+    /// `a.m(args)` of a struct's `#[relok::device] impl`: its receiver
+    /// and arguments in order, then the call rustc finds by the
+    /// receiver's type.
+    fn struct_method(&mut self, m: &MethodCall<'_>, span: proc_macro2::Span) -> Tokens {
+        let recv = self.receiver(m.receiver);
+        let args: Vec<Tokens> = m.args.iter().map(|a| self.expr(a)).collect();
+        // Spanned at each argument: a wrong one is reported there.
+        let names: Vec<_> =
+            m.args.iter().enumerate().map(|(k, a)| format_ident!("__b{}", k, span = a.span())).collect();
+        let hash = crate::methods::method_hash(&m.method.to_string());
+        let call = quote_spanned!(m.method.span()=> ::relok::__kernel::call_method::<#hash, _>);
+        quote_spanned!(span=> { let __a = #recv; #(let #names = #args;)* #call(__cx, __a, (#(#names,)*)) })
     }
 
     /// `let __a = receiver;`, of the path's type in the path form.

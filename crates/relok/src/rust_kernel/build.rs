@@ -57,21 +57,20 @@ impl ModuleCx {
     /// functions) from its staged body; `R` is its result. After an error
     /// (recursion among its callees) the body is not staged: a generic
     /// callee staged into itself would never end.
-    pub fn device<R: Ret>(&mut self, path: &str, body: impl FnOnce(&mut Cx<'_>)) -> FuncId {
-        self.building.retain(|n| n != path);
+    pub fn device<R: Ret>(&mut self, path: &str, body: impl Fn(&mut Cx<'_>)) -> FuncId {
         if let Some(id) = self.defined(path) {
+            self.building.retain(|n| n != path);
             return id;
         }
         if !self.errors.is_empty() {
+            self.building.retain(|n| n != path);
             return self.throw;
         }
-        let staged = stage(
-            self.mb.device_fn(device_name(path), R::ty()),
-            self.throw,
-            self.throw_with,
-            self.defined.clone(),
-            body,
-        );
+        let staged = self.stage_defining(|m| {
+            stage(m.mb.device_fn(device_name(path), R::ty()), m.throw, m.throw_with, m.defined.clone(), &body)
+        });
+        self.building.retain(|n| n != path);
+        let Some(staged) = staged else { return self.throw };
         let id = self.add(staged);
         self.defined.insert(path.to_owned(), id);
         id
@@ -108,15 +107,45 @@ impl ModuleCx {
 
     /// Defines the kernel `name` from its staged body (not staged after an
     /// error among its callees, as [`ModuleCx::device`]).
-    pub fn kernel(&mut self, name: &str, body: impl FnOnce(&mut Cx<'_>)) {
+    pub fn kernel(&mut self, name: &str, body: impl Fn(&mut Cx<'_>)) {
         if !self.errors.is_empty() {
             return;
         }
-        let staged = stage(self.mb.kernel(name), self.throw, self.throw_with, self.defined.clone(), body);
-        self.add(staged);
+        let staged = self.stage_defining(|m| stage(m.mb.kernel(name), m.throw, m.throw_with, m.defined.clone(), &body));
+        if let Some(staged) = staged {
+            self.add(staged);
+        }
     }
 
-    fn add(&mut self, Staged { func, statics, globals, errors }: Staged) -> FuncId {
+    /// Stages a function with `stage_once`; when it called device
+    /// functions not defined yet (a struct's methods, which a kernel's
+    /// macro cannot name to define first: [`Cx::func_or_define`]),
+    /// defines them and stages it again. `None` after an error in those.
+    fn stage_defining(&mut self, stage_once: impl Fn(&mut Self) -> Staged) -> Option<Staged> {
+        loop {
+            let staged = stage_once(self);
+            if staged.missing.is_empty() {
+                return Some(staged);
+            }
+            for (_, define) in &staged.missing {
+                define(self);
+            }
+            if !self.errors.is_empty() {
+                return None;
+            }
+            // Each round defines at least one more function (a failed
+            // definition is an error, above), so this ends.
+            if staged.missing.iter().any(|(p, _)| self.defined(p).is_none()) {
+                self.errors.push(format!(
+                    "device functions {} could not be defined",
+                    staged.missing.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ")
+                ));
+                return None;
+            }
+        }
+    }
+
+    fn add(&mut self, Staged { func, statics, globals, errors, .. }: Staged) -> FuncId {
         self.errors.extend(errors);
         for g in globals {
             if !self.globals.contains(&g) {
@@ -147,7 +176,13 @@ struct Staged {
     statics: Vec<&'static dyn HostObject>,
     globals: Vec<(&'static str, usize)>,
     errors: Vec<String>,
+    /// Device functions called before they were defined, with their
+    /// definers: the function is staged again once they are.
+    missing: Vec<(String, Definer)>,
 }
+
+/// A device function's definer (its staged twin's `__relok_define`).
+pub type Definer = fn(&mut ModuleCx) -> FuncId;
 
 fn stage(
     b: FunctionBuilder<'_>,
@@ -156,11 +191,20 @@ fn stage(
     funcs: HashMap<String, FuncId>,
     body: impl FnOnce(&mut Cx<'_>),
 ) -> Staged {
-    let mut cx =
-        Cx { b, throw, throw_with, funcs, statics: Vec::new(), globals: Vec::new(), locals: 0, errors: Vec::new() };
+    let mut cx = Cx {
+        b,
+        throw,
+        throw_with,
+        funcs,
+        statics: Vec::new(),
+        globals: Vec::new(),
+        locals: 0,
+        errors: Vec::new(),
+        missing: Vec::new(),
+    };
     body(&mut cx);
-    let Cx { b, statics, globals, errors, .. } = cx;
-    Staged { func: b.finish(), statics, globals, errors }
+    let Cx { b, statics, globals, errors, missing, .. } = cx;
+    Staged { func: b.finish(), statics, globals, errors, missing }
 }
 
 /// Two different host statics of one identity in one module.
@@ -185,6 +229,8 @@ pub struct Cx<'m> {
     globals: Vec<(&'static str, usize)>,
     locals: u32,
     errors: Vec<String>,
+    /// Device functions called before they were defined ([`Cx::func_or_define`]).
+    missing: Vec<(String, Definer)>,
 }
 
 macro_rules! binary {
@@ -681,6 +727,20 @@ impl<'m> Cx<'m> {
                 self.throw
             }
         }
+    }
+
+    /// The device function at `path`, or, when it is not defined yet (a
+    /// struct's method, which the caller's macro could not name to define
+    /// first), a note to define it with `define` and stage this function
+    /// again ([`ModuleCx`] does).
+    pub fn func_or_define(&mut self, path: &str, define: Definer) -> FuncId {
+        if let Some(&f) = self.funcs.get(path) {
+            return f;
+        }
+        if !self.missing.iter().any(|(p, _)| p == path) {
+            self.missing.push((path.to_owned(), define));
+        }
+        self.throw
     }
 
     /// A call of a device function.
