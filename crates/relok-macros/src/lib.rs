@@ -19,7 +19,11 @@
 //!   whose `impl` defines the IR device function in a module (callees
 //!   first; its IR name is its mangled path) and stages a call;
 //! - [`host`] keeps the static and adds its companion, naming it by path,
-//!   reached through a hidden `enum NAME {}` of the same name.
+//!   reached through a hidden `enum NAME {}` of the same name;
+//! - [`macro@Struct`] (`structs.rs`) checks a struct's layout and
+//!   generates what kernels need of it (its staged twins, `Pod`,
+//!   `relok::Element`); [`device`] on a struct's `impl` (`methods.rs`)
+//!   makes its methods device functions.
 
 mod methods;
 mod structs;
@@ -87,6 +91,44 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///     squares::launch(&s, relok::Grid::cover(3, 64), &mut x)?;
 ///     s.synchronize()?;
 ///     assert_eq!(x.download()?, [1.0, 4.0, 9.0]);
+///     Ok(())
+/// }
+/// ```
+///
+/// On a `relok::Struct`'s `impl` block, it makes each method with a
+/// receiver (`self`, `&self`) a device function, called as in Rust:
+///
+/// ```
+/// #[derive(Clone, Copy, Debug, PartialEq, relok::Struct)]
+/// #[repr(C)]
+/// struct Vec2 {
+///     x: f32,
+///     y: f32,
+/// }
+///
+/// #[relok::device]
+/// impl Vec2 {
+///     fn dot(self, o: Vec2) -> f32 {
+///         self.x * o.x + self.y * o.y
+///     }
+/// }
+///
+/// #[relok::kernel]
+/// fn dots(a: &[Vec2], out: &mut [f32]) {
+///     let i = relok::global_id_x();
+///     if i < a.len() && i < out.len() {
+///         out[i] = a[i].dot(a[i]);
+///     }
+/// }
+///
+/// fn main() -> Result<(), relok::Error> {
+///     let ctx = relok::Context::builder().device("cpu").no_cache().build()?;
+///     let a = ctx.upload(&[Vec2 { x: 3.0, y: 4.0 }])?;
+///     let mut out = ctx.zeros::<f32>(1)?;
+///     let s = ctx.stream();
+///     dots::launch(&s, relok::Grid::cover(1, 64), &a, &mut out)?;
+///     s.synchronize()?;
+///     assert_eq!(out.download()?, [Vec2 { x: 3.0, y: 4.0 }.dot(Vec2 { x: 3.0, y: 4.0 })]);
 ///     Ok(())
 /// }
 /// ```

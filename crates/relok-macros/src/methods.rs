@@ -7,10 +7,10 @@
 //! - a hidden device function `__relok_method_T_m(__relok_self: T, …)`
 //!   (its body the method's, `self` renamed), generated as any
 //!   `#[relok::device] fn`; its IR name is its path;
-//! - an `impl relok::__kernel::Method<H> for ValOf<T>` (`H`: a hash of
-//!   `m`'s name) whose `call` stages that function's call: a kernel's
-//!   `a.dot(b)` is `call_method::<H, _>(__cx, a, (b,))`, and rustc picks
-//!   the impl by `a`'s staged type.
+//! - an `impl relok::__kernel::Method<H, Args, Out> for ValOf<T>` (`H`:
+//!   a hash of `m`'s name) whose `call` stages that function's call: a
+//!   kernel's `a.dot(b)` is `call_method::<H, _, _, _>(__cx, a, (b,))`,
+//!   and rustc picks the impl by `a`'s staged type.
 //!
 //! The kernel cannot define the function before its body (it cannot name
 //! it), so the call defines it on first use and the kernel is staged
@@ -111,10 +111,9 @@ pub fn device_impl(mut imp: syn::ItemImpl, mut errors: Vec<syn::Error>) -> Token
         let idx = (0..params.len()).map(syn::Index::from);
         out.extend(quote_spanned!(name.span()=>
             const _: () = {
-                impl ::relok::__kernel::Method<#hash> for ::relok::__kernel::ValOf<#self_ty> {
-                    type Args = (#(#kinds,)*);
-                    type Out = #ret_dsl;
-                    fn call(self, __cx: &mut ::relok::__kernel::Cx<'_>, __args: Self::Args) -> #ret_dsl {
+                #[allow(private_interfaces)]
+                impl ::relok::__kernel::Method<#hash, (#(#kinds,)*), #ret_dsl> for ::relok::__kernel::ValOf<#self_ty> {
+                    fn call(self, __cx: &mut ::relok::__kernel::Cx<'_>, __args: (#(#kinds,)*)) -> #ret_dsl {
                         #free::__relok_call(__cx, self, #(__args.#idx),*)
                     }
                 }

@@ -525,7 +525,8 @@ fn methods(a: &[Vec3], out: &mut [Vec3], dots: &mut [f32], axis: Vec3) {
     if i < a.len() {
         let v = a[i];
         let mut w = v.scaled(2.0);
-        dots[i] = w.dot(axis) + a[i].norm2();
+        let half = v.scaled(0.5).norm2();
+        dots[i] = w.dot(axis) + a[i].norm2() + half;
         w = w.project(axis);
         out[i] = w;
     }
@@ -537,7 +538,7 @@ fn methods_of_a_device_impl_are_called_as_in_rust() {
     let a: Vec<Vec3> = (0..30).map(|k| Vec3::new(k as f32 * 0.5, 1.0 - k as f32, 0.25 * k as f32)).collect();
     let axis = Vec3 { x: 0.5, y: -2.0, z: 1.5 };
     let want: Vec<Vec3> = a.iter().map(|v| v.scaled(2.0).project(axis)).collect();
-    let want_d: Vec<f32> = a.iter().map(|v| v.scaled(2.0).dot(axis) + v.norm2()).collect();
+    let want_d: Vec<f32> = a.iter().map(|v| v.scaled(2.0).dot(axis) + v.norm2() + v.scaled(0.5).norm2()).collect();
     for ctx in contexts(Strategy::Table) {
         let ba = ctx.upload(&a).expect("upload");
         let mut out = ctx.zeros::<Vec3>(a.len()).expect("zeros");

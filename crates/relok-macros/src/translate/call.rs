@@ -298,7 +298,7 @@ impl Translator {
         let names: Vec<_> =
             m.args.iter().enumerate().map(|(k, a)| format_ident!("__b{}", k, span = a.span())).collect();
         let hash = crate::methods::method_hash(&m.method.to_string());
-        let call = quote_spanned!(m.method.span()=> ::relok::__kernel::call_method::<#hash, _>);
+        let call = quote_spanned!(m.method.span()=> ::relok::__kernel::call_method::<#hash, _, _, _>);
         quote_spanned!(span=> { let __a = #recv; #(let #names = #args;)* #call(__cx, __a, (#(#names,)*)) })
     }
 

@@ -717,18 +717,6 @@ impl<'m> Cx<'m> {
         self.if_(c, |_| {}, |cx| cx.throw(message, loc));
     }
 
-    /// The device function at `path` (defined before this function: the
-    /// generated code defines every callee first).
-    pub fn func(&mut self, path: &str) -> FuncId {
-        match self.funcs.get(path) {
-            Some(&f) => f,
-            None => {
-                self.errors.push(format!("device function {path} is called before it is defined"));
-                self.throw
-            }
-        }
-    }
-
     /// The device function at `path`, or, when it is not defined yet (a
     /// struct's method, which the caller's macro could not name to define
     /// first), a note to define it with `define` and stage this function

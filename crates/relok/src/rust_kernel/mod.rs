@@ -16,9 +16,15 @@
 //!   flags); the integer and float methods the IR has no operation for are
 //!   composed from those it has (`methods.rs`); 2-D arrays, their rows
 //!   and sub-slices are in `places.rs`;
+//! - structs (`#[derive(relok::Struct)]`) and tuples are several IR
+//!   values, one per field (`structs.rs`: [`KernelValue`], [`Stored`],
+//!   [`DevStruct`]), and a struct's device methods are found by rustc
+//!   through [`Method`];
 //! - [`ModuleCx`] holds the module being built: the runtime imports, the
 //!   device functions already
 //!   defined (each once, by name) and the host statics the kernel names;
+//!   a function that calls one not defined yet (a method) is staged again
+//!   once it is;
 //! - [`KernelDef`] is one kernel's `static`: its IR is built and verified
 //!   once per process ([`std::sync::OnceLock`]); each context loads it
 //!   once (a map from the definition's address to the loaded kernel), so

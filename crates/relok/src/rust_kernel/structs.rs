@@ -213,24 +213,23 @@ pub fn assert_copy<T: Copy>() {}
 pub fn assert_field<T: StructField>() {}
 
 /// A method of a struct's `#[relok::device] impl` (`H`: its name's
-/// hash), implemented for the struct's staged value: a kernel's
-/// `a.dot(b)` is [`call_method`]`::<H, _>(cx, a, (b,))`.
+/// hash; the other arguments' and the result's staged types),
+/// implemented for the struct's staged value: a kernel's `a.dot(b)` is
+/// [`call_method`]`::<H, _, _, _>(cx, a, (b,))`. (The types are
+/// parameters, not associated types, so a private struct's methods need
+/// no public types.)
 #[diagnostic::on_unimplemented(
     message = "this method is not supported in kernels",
     label = "no kernel method of this name (or these arguments) for this value",
     note = "a kernel calls the number methods docs/kernels.md lists (\"The subset\", \"Math\", \"Integer and float methods\") and the methods of a struct's `#[relok::device] impl Vec3 {{ … }}`"
 )]
-pub trait Method<const H: u64>: Sized {
-    /// The other arguments' staged types.
-    type Args;
-    /// The result's.
-    type Out;
-    /// Stages the call.
-    fn call(self, cx: &mut Cx<'_>, args: Self::Args) -> Self::Out;
+pub trait Method<const H: u64, Args, Out>: Sized {
+    /// Stages the call (`args`: the other arguments).
+    fn call(self, cx: &mut Cx<'_>, args: Args) -> Out;
 }
 
 /// `receiver.method(args)` of a struct's device method.
-pub fn call_method<const H: u64, R: Method<H>>(cx: &mut Cx<'_>, receiver: R, args: R::Args) -> R::Out {
+pub fn call_method<const H: u64, R: Method<H, A, O>, A, O>(cx: &mut Cx<'_>, receiver: R, args: A) -> O {
     receiver.call(cx, args)
 }
 
