@@ -559,3 +559,63 @@ fn methods_of_a_device_impl_are_called_as_in_rust() {
         "{text}"
     );
 }
+
+// 6. A copy is a copy; an element's index is checked.
+
+#[relok::kernel]
+fn copies(ps: &mut [Particle], out: &mut [f32]) {
+    let i = relok::global_id_x();
+    if i < ps.len() {
+        let p = ps[i];
+        ps[i].x = 9.0;
+        ps[i].v += 1.0;
+        out[2 * i] = p.x + p.v;
+        let q = ps[i];
+        let r = q;
+        ps[i] = Particle { x: 1.0, v: 2.0, id: 3 };
+        out[2 * i + 1] = r.x * 10.0 + r.v + r.id as f32;
+    }
+}
+
+#[test]
+fn a_loaded_struct_is_a_copy() {
+    let _g = serial();
+    let ps = particles(20);
+    let mut want = vec![0.0f32; 2 * ps.len()];
+    for (i, p) in ps.iter().enumerate() {
+        want[2 * i] = p.x + p.v;
+        want[2 * i + 1] = 9.0 * 10.0 + (p.v + 1.0) + p.id as f32;
+    }
+    for ctx in contexts(Strategy::Table) {
+        let mut b = ctx.upload(&ps).expect("upload");
+        let mut out = ctx.zeros::<f32>(want.len()).expect("zeros");
+        let s = ctx.stream();
+        copies::launch(&s, grid(ps.len()), &mut b, &mut out).expect("launch");
+        s.synchronize().expect("sync");
+        assert_eq!(out.download().expect("download"), want, "on {}", ctx.device_name());
+        assert!(b.download().expect("download").iter().all(|p| *p == Particle { x: 1.0, v: 2.0, id: 3 }));
+    }
+}
+
+#[relok::kernel]
+fn field_out_of_bounds(ps: &[Particle], out: &mut [u32], k: usize) {
+    out[0] = ps[k].id;
+}
+
+#[test]
+fn a_field_of_an_element_is_bounds_checked_with_rusts_message() {
+    let _g = serial();
+    let ps = particles(5);
+    for ctx in contexts(Strategy::Table) {
+        let b = ctx.upload(&ps).expect("upload");
+        let mut out = ctx.zeros::<u32>(1).expect("zeros");
+        let s = ctx.stream();
+        field_out_of_bounds::launch(&s, Grid::new(1, 1), &b, &mut out, 7).expect("launch");
+        let e = s.synchronize().expect_err("out of bounds").to_string();
+        assert!(
+            e.contains("rust_data.rs:") && e.ends_with("index out of bounds: the len is 5 but the index is 7"),
+            "{e} on {}",
+            ctx.device_name()
+        );
+    }
+}
