@@ -136,7 +136,7 @@ pub fn param_kind(ty: &syn::Type) -> syn::Result<ParamKind> {
     }
     Err(syn::Error::new(
         ty.span(),
-        "unsupported parameter type: a kernel takes scalars (bool i32 u32 i64 u64 f32 f64 usize), `&[T]`, `&mut [T]` and `relok::Symbol`",
+        "unsupported parameter type: a kernel takes scalars (bool i32 u32 i64 u64 f32 f64 usize), `relok::Struct` structs, `&[T]`, `&mut [T]` and `relok::Symbol`",
     ))
 }
 
