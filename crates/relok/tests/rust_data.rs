@@ -619,3 +619,41 @@ fn a_field_of_an_element_is_bounds_checked_with_rusts_message() {
         );
     }
 }
+
+#[relok::kernel]
+fn drift_all(ps: &mut [Particle], dt: f32) {
+    if relok::global_id_x() == 0 {
+        for p in ps.iter_mut() {
+            p.x += p.v * dt;
+            (*p).id = p.id * 2;
+        }
+        for (k, p) in ps.iter_mut().enumerate() {
+            if k % 2 == 0 {
+                *p = Particle { x: p.v, v: p.x, id: k as u32 };
+            }
+        }
+    }
+}
+
+#[test]
+fn iter_mut_over_a_struct_slice_writes_fields_and_elements() {
+    let _g = serial();
+    let ps = particles(33);
+    let mut want = ps.clone();
+    for p in want.iter_mut() {
+        p.x += p.v * 0.25;
+        p.id *= 2;
+    }
+    for (k, p) in want.iter_mut().enumerate() {
+        if k % 2 == 0 {
+            *p = Particle { x: p.v, v: p.x, id: k as u32 };
+        }
+    }
+    for ctx in contexts(Strategy::Table) {
+        let mut b = ctx.upload(&ps).expect("upload");
+        let s = ctx.stream();
+        drift_all::launch(&s, Grid::new(1, 1), &mut b, 0.25).expect("launch");
+        s.synchronize().expect("sync");
+        assert_eq!(b.download().expect("download"), want, "on {}", ctx.device_name());
+    }
+}

@@ -205,6 +205,9 @@ impl Translator {
         if let Some(var) = self.var_place(&f.base) {
             return quote_spanned!(span=> __cx.get(#var.#m));
         }
+        if let Some(e) = self.elem_mut(&f.base) {
+            return quote_spanned!(span=> { let __p = __cx.elem_fields(#e); __cx.read_field(__p.#m) });
+        }
         if let Expr::Path(p) = strip_paren(&f.base)
             && let Some(id) = p.path.get_ident()
             && matches!(
@@ -243,6 +246,10 @@ impl Translator {
             let v = combine(quote!(__cx.get(#var.#m)));
             return quote_spanned!(span=> { let __rhs = #r; let __n = #v; __cx.set(#var.#m, __n); });
         }
+        if let Some(e) = self.elem_mut(&f.base) {
+            let v = combine(quote!(__cx.read_field(__p.#m)));
+            return quote_spanned!(span=> { let __rhs = #r; let __p = __cx.elem_fields(#e); let __n = #v; __cx.write_field(__p.#m, __n); });
+        }
         match root(&f.base) {
             Some(id) if self.lookup(&id.to_string()).is_some() => self.refuse(
                 id.span(),
@@ -259,6 +266,17 @@ impl Translator {
         let i = self.expr(&ix.index);
         let at = loc(ix.index.span());
         Some(quote_spanned!(ix.span()=> { let __b = #base; let __i = #i; __cx.elem_place(__b, __i, #at) }))
+    }
+
+    /// An element of `s.iter_mut()` (`p`, `*p`): its name.
+    fn elem_mut<'e>(&self, e: &'e Expr) -> Option<&'e syn::Ident> {
+        let e = match strip_paren(e) {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip_paren(&u.expr),
+            e => e,
+        };
+        let Expr::Path(p) = e else { return None };
+        let id = p.path.get_ident()?;
+        (self.lookup(&id.to_string()) == Some(Binding::ElemMut)).then_some(id)
     }
 
     /// The `let mut` twin a chain of fields starts from (`p` of `p.a`):

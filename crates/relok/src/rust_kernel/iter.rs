@@ -254,7 +254,7 @@ impl<T: Stored> ItemKind<T> for ByValue {
     }
 }
 
-impl<T: DevScalar> ItemKind<T> for ElemMut<T> {
+impl<T: Stored> ItemKind<T> for ElemMut<T> {
     type Item = ElemMut<T>;
     fn at(_: &mut Cx<'_>, ptr: Value, i: Val<usize>) -> ElemMut<T> {
         ElemMut { ptr, i, _t: PhantomData }
@@ -387,7 +387,7 @@ impl Cx<'_> {
     }
 
     /// `x.iter_mut()`
-    pub fn iter_mut<T: DevScalar, S: Indexed<T>>(&mut self, s: S) -> SliceIter<T, S, ElemMut<T>> {
+    pub fn iter_mut<T: Stored, S: Indexed<T>>(&mut self, s: S) -> SliceIter<T, S, ElemMut<T>> {
         SliceIter { s, rev: false, _t: PhantomData }
     }
 
@@ -428,13 +428,20 @@ impl Cx<'_> {
     }
 
     /// `*e` of an `iter_mut` element.
-    pub fn elem_get<T: DevScalar>(&mut self, e: ElemMut<T>) -> Val<T> {
-        Val::new(self.b.load(e.ptr, Some(e.i.v)))
+    pub fn elem_get<T: Stored>(&mut self, e: ElemMut<T>) -> T::Val {
+        T::load_at(self, e.ptr, Some(e.i.v))
     }
 
     /// `*e = v` of an `iter_mut` element.
-    pub fn elem_set<T: DevScalar>(&mut self, e: ElemMut<T>, v: Val<T>) {
-        self.b.store(e.ptr, Some(e.i.v), v.v);
+    pub fn elem_set<T: Stored>(&mut self, e: ElemMut<T>, v: T::Val) {
+        T::store_at(self, e.ptr, Some(e.i.v), v);
+    }
+
+    /// The fields of an `iter_mut` element of a struct slice (`p.x`,
+    /// `p.x += v`: one field loaded or stored).
+    pub fn elem_fields<T: super::structs::DevStruct>(&mut self, e: ElemMut<T>) -> T::Place {
+        let q = self.b.offset(e.ptr, e.i.v);
+        T::place(q)
     }
 
     /// A `loop`'s value: a `local` its `break value`s set.
