@@ -632,11 +632,12 @@ fn drift_all(ps: &mut [Particle], dt: f32) {
                 *p = Particle { x: p.v, v: p.x, id: k as u32 };
             }
         }
+        ps.swap(0, ps.len() - 1);
     }
 }
 
 #[test]
-fn iter_mut_over_a_struct_slice_writes_fields_and_elements() {
+fn iter_mut_and_swap_over_a_struct_slice_write_fields_and_elements() {
     let _g = serial();
     let ps = particles(33);
     let mut want = ps.clone();
@@ -649,6 +650,8 @@ fn iter_mut_over_a_struct_slice_writes_fields_and_elements() {
             *p = Particle { x: p.v, v: p.x, id: k as u32 };
         }
     }
+    let last = want.len() - 1;
+    want.swap(0, last);
     for ctx in contexts(Strategy::Table) {
         let mut b = ctx.upload(&ps).expect("upload");
         let s = ctx.stream();

@@ -531,11 +531,11 @@ impl Cx<'_> {
 
     /// `x.swap(i, j)` of a slice or array: both indices bounds-checked
     /// (`i` first, at `at`, as Rust's), then the two elements exchanged.
-    pub fn swap<T: DevScalar, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, j: Val<usize>, at: Loc) {
+    pub fn swap<T: super::structs::Stored, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, j: Val<usize>, at: Loc) {
         let a = self.load(s, i, at);
         let b = self.load(s, j, at);
         let (p, _) = s.base(self);
-        self.b.store(p, Some(i.v), b.v);
-        self.b.store(p, Some(j.v), a.v);
+        T::store_at(self, p, Some(i.v), b);
+        T::store_at(self, p, Some(j.v), a);
     }
 }
