@@ -10,11 +10,14 @@
 //!   take any of them;
 //! - [`Stored`]: what lies in memory (a slice's element): scalars and
 //!   structs, loaded and stored field by field (`offset p, i`, `field q,
-//!   k`, `load`), so `let p = ps[i];` loads every field and `ps[i] = p;`
-//!   stores every field;
+//!   k`, `load`), so `let p = ps[i];` loads every field (or those
+//!   [`Stored::load_fields`] names: the ones the kernel reads) and
+//!   `ps[i] = p;` stores every field;
 //! - [`DevStruct`]: a struct element's *place* (its twin of
 //!   [`FieldRef`]s, which emit nothing until used), so `ps[i].x` loads one
 //!   field and `ps[i].x = v` stores one;
+//! - [`Method`]: a struct's device methods, found by rustc from the
+//!   receiver's staged type;
 //! - the tuple methods: `sin_cos`, `overflowing_add` / `_sub` / `_mul`,
 //!   `abs_diff`.
 
@@ -264,13 +267,6 @@ impl Cx<'_> {
     /// The fields of `s[i]`, after `i`'s bounds check.
     pub fn elem_place<T: DevStruct, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, loc: Loc) -> T::Place {
         let p = self.checked(s, i, loc);
-        let q = self.b.offset(p, i.v);
-        T::place(q)
-    }
-
-    /// The fields of `*s.get_unchecked(i)`.
-    pub fn elem_place_unchecked<T: DevStruct, S: Indexed<T>>(&mut self, s: S, i: Val<usize>) -> T::Place {
-        let (p, _) = s.base(self);
         let q = self.b.offset(p, i.v);
         T::place(q)
     }
