@@ -534,11 +534,17 @@ fn declare_params(params: &[(syn::Ident, ParamKind)]) -> Tokens {
 }
 
 fn device_fn(f: &syn::ItemFn, errors: Vec<syn::Error>) -> Tokens {
-    let out = translate::with_type_params(type_param_names(&f.sig.generics), || device_fn_inner(f, errors));
+    device_fn_at(f, errors, None)
+}
+
+/// A device function; `path_name` names it after the module path
+/// instead of its own name (a method: `Vec3::dot`).
+fn device_fn_at(f: &syn::ItemFn, errors: Vec<syn::Error>, path_name: Option<String>) -> Tokens {
+    let out = translate::with_type_params(type_param_names(&f.sig.generics), || device_fn_inner(f, errors, path_name));
     translate::staged_names(out, f.block.brace_token.span.join())
 }
 
-fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
+fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>, path_name: Option<String>) -> Tokens {
     let generic = generics(&f.sig.generics, &mut errors);
     let params = signature(f, &mut errors);
     // A struct or a tuple is several IR values, and an IR function
@@ -572,6 +578,7 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
             ),
         ));
     }
+    let path_str = path_name.unwrap_or_else(|| name_str.clone());
     let vis = &f.vis;
     let kind = if generic.is_some() || several {
         FnKind::Inline { returns: ret.is_some() }
@@ -618,6 +625,7 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
         #[allow(non_camel_case_types, dead_code)]
         #vis enum #name {}
     };
+    let bail = if ret.is_some() { quote!(__cx.never()) } else { quote!(()) };
     if generic.is_some() || several {
         // Generic: staged into each caller (its type parameters are the
         // caller's), so no IR function; its callees are defined up front.
@@ -631,7 +639,7 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
             #[allow(non_snake_case, dead_code, clippy::all)]
             impl #name {
                 #[doc(hidden)]
-                pub const __RELOK_PATH: &'static str = concat!(module_path!(), "::", #name_str);
+                pub const __RELOK_PATH: &'static str = concat!(module_path!(), "::", #path_str);
 
                 #[doc(hidden)]
                 pub fn __relok_define(__m: &mut ::relok::__kernel::ModuleCx) -> ::relok::__kernel::FuncId {
@@ -645,8 +653,18 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
                 #[doc(hidden)]
                 #[allow(unused_variables, unused_mut, unused_braces, unreachable_code)]
                 pub fn __relok_call #decl (__cx: &mut ::relok::__kernel::Cx<'_>, #(#call_params),*) -> #ret_dsl {
-                    #(#converts)*
-                    #body
+                    // Staged into itself (a cycle of methods, whose
+                    // callees are not known up front): an error, not an
+                    // endless staging.
+                    if __cx.inline_enter(Self::__RELOK_PATH) {
+                        return #bail;
+                    }
+                    let __r = {
+                        #(#converts)*
+                        #body
+                    };
+                    __cx.inline_exit();
+                    __r
                 }
             }
         };
@@ -659,7 +677,7 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
         #[allow(non_snake_case, dead_code, clippy::all)]
         impl #name {
             #[doc(hidden)]
-            pub const __RELOK_PATH: &'static str = concat!(module_path!(), "::", #name_str);
+            pub const __RELOK_PATH: &'static str = concat!(module_path!(), "::", #path_str);
 
             #[doc(hidden)]
             #[allow(unused_variables, unused_mut, unused_braces, unreachable_code)]

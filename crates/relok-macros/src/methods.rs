@@ -6,7 +6,8 @@
 //!
 //! - a hidden device function `__relok_method_T_m(__relok_self: T, …)`
 //!   (its body the method's, `self` renamed), generated as any
-//!   `#[relok::device] fn`; its IR name is its path;
+//!   `#[relok::device] fn`; its path (its IR name, mangled, and its name
+//!   in errors) is the method's, `module::T::m`;
 //! - an `impl relok::__kernel::Method<H, Args, Out> for ValOf<T>` (`H`:
 //!   a hash of `m`'s name) whose `call` stages that function's call: a
 //!   kernel's `a.dot(b)` is `call_method::<H, _, _, _>(__cx, a, (b,))`,
@@ -63,6 +64,9 @@ pub fn device_impl(mut imp: syn::ItemImpl, mut errors: Vec<syn::Error>) -> Token
             ));
             continue;
         }
+        // Kernels call it, which rustc does not see: no dead-code
+        // warning for a method only kernels use.
+        m.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
         let name = &m.sig.ident;
         let free = format_ident!("__relok_method_{}_{}", ty_name, name, span = name.span());
         let this = syn::Ident::new("__relok_self", Span::call_site());
@@ -92,7 +96,10 @@ pub fn device_impl(mut imp: syn::ItemImpl, mut errors: Vec<syn::Error>) -> Token
                 continue;
             }
         };
-        out.extend(crate::device_fn(&f, Vec::new()));
+        // Named `T::m` (the IR name is the path, mangled): a struct and a
+        // module of one name cannot both be in a module, so no free
+        // function has this path.
+        out.extend(crate::device_fn_at(&f, Vec::new(), Some(format!("{ty_name}::{name}"))));
         // The dispatch: rustc finds it by the receiver's staged type.
         let hash = method_hash(&name.to_string());
         let kinds: Vec<Tokens> = params

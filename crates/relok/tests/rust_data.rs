@@ -554,7 +554,7 @@ fn methods_of_a_device_impl_are_called_as_in_rust() {
     let text = methods::program().expect("builds").to_text();
     let fns = |m: &str| text.lines().filter(|l| l.starts_with("fn @") && l.contains(m)).count();
     assert_eq!(
-        (fns("Vec3__dot("), fns("Vec3__norm2("), fns("Vec3__scaled("), fns("Vec3__project(")),
+        (fns("4Vec33dot("), fns("4Vec35norm2("), fns("4Vec36scaled("), fns("4Vec37project(")),
         (1, 1, 0, 0),
         "{text}"
     );
@@ -659,4 +659,30 @@ fn iter_mut_and_swap_over_a_struct_slice_write_fields_and_elements() {
         s.synchronize().expect("sync");
         assert_eq!(b.download().expect("download"), want, "on {}", ctx.device_name());
     }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, relok::Struct)]
+#[repr(C)]
+pub struct Walker {
+    pub x: f32,
+}
+
+#[relok::device]
+impl Walker {
+    /// Recursion: refused when the kernel is built (not an endless
+    /// staging).
+    fn walk(self) -> Walker {
+        if self.x > 10.0 { self } else { Walker { x: self.x * 2.0 }.walk() }
+    }
+}
+
+#[relok::kernel]
+fn walks(ws: &mut [Walker]) {
+    ws[0] = ws[0].walk();
+}
+
+#[test]
+fn a_recursive_method_is_a_build_error_naming_the_cycle() {
+    let e = walks::program().expect_err("recursion").to_string();
+    assert!(e.contains("recursion is not supported: rust_data::Walker::walk → rust_data::Walker::walk"), "{e}");
 }

@@ -201,6 +201,7 @@ fn stage(
         locals: 0,
         errors: Vec::new(),
         missing: Vec::new(),
+        inlining: Vec::new(),
     };
     body(&mut cx);
     let Cx { b, statics, globals, errors, missing, .. } = cx;
@@ -231,6 +232,9 @@ pub struct Cx<'m> {
     errors: Vec<String>,
     /// Device functions called before they were defined ([`Cx::func_or_define`]).
     missing: Vec<(String, Definer)>,
+    /// The device functions being staged into this one (generic ones,
+    /// those returning structs or tuples), outermost first.
+    inlining: Vec<String>,
 }
 
 macro_rules! binary {
@@ -729,6 +733,28 @@ impl<'m> Cx<'m> {
             self.missing.push((path.to_owned(), define));
         }
         self.throw
+    }
+
+    /// Starts staging the device function at `path` into this one:
+    /// `true` (and an error naming the cycle) when it is being staged
+    /// already — recursion, which would never end.
+    pub fn inline_enter(&mut self, path: &str) -> bool {
+        if let Some(at) = self.inlining.iter().position(|p| p == path) {
+            let mut cycle = self.inlining[at..].to_vec();
+            cycle.push(path.to_owned());
+            self.errors.push(format!(
+                "recursion is not supported: {} (device function calls are inlined: write a loop)",
+                cycle.join(" → ")
+            ));
+            return true;
+        }
+        self.inlining.push(path.to_owned());
+        false
+    }
+
+    /// Ends what [`Cx::inline_enter`] started.
+    pub fn inline_exit(&mut self) {
+        self.inlining.pop();
     }
 
     /// A call of a device function.
