@@ -79,8 +79,8 @@ use syn::Expr;
 use syn::spanned::Spanned;
 
 pub use call::is_builtin_name;
-pub use hygiene::staged_names;
 pub use data::staged_type;
+pub use hygiene::staged_names;
 pub use types::{ParamKind, param_kind, scalar_type, with_type_params};
 
 /// What a name in scope is.
