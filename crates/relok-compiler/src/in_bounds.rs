@@ -15,7 +15,7 @@
 //! [`InBounds::branch`] for what an `if`'s branches know, [`InBounds::after`]
 //! for what the rest of a block knows after an `if`.
 
-use relok_ir::{Block, CmpOp, Function, Op, Scalar, StmtKind, Type, Value, falls_through, walk_stmts};
+use relok_ir::{Block, CmpOp, Function, Op, Scalar, Stmt, StmtKind, Type, Value, walk_stmts};
 use std::collections::HashMap;
 
 /// What the writer knows where it is: the `(index, pointer)` pairs whose
@@ -85,7 +85,7 @@ impl InBounds {
     /// rest of the block knows: when one branch never falls through, that
     /// the other was taken.
     pub(crate) fn after(&mut self, cond: Value, then_body: &Block, else_body: &Block) {
-        match (falls_through(then_body), falls_through(else_body)) {
+        match (may_fall_through(then_body), may_fall_through(else_body)) {
             (false, true) => self.branch(cond, false),
             (true, false) => self.branch(cond, true),
             _ => {}
@@ -97,4 +97,17 @@ impl InBounds {
     pub(crate) fn proves(&self, ptr: Value, index: Value) -> bool {
         self.known.contains(&(index, ptr))
     }
+}
+
+/// Whether control may leave `block` at its end. Stricter than
+/// `relok_ir::falls_through`: a `loop` without a `break` counts as ending,
+/// since on WGSL every loop is cut off at a budget and the code after it
+/// runs (docs/wgpu.md, "Long loops"); only `exit`, `return`, `break` and
+/// `continue` (or an `if` whose branches both end so) never fall through.
+fn may_fall_through(block: &[Stmt]) -> bool {
+    !block.iter().any(|s| match &s.kind {
+        StmtKind::Exit | StmtKind::Return(_) | StmtKind::Break | StmtKind::Continue => true,
+        StmtKind::If { then_body, else_body, .. } => !may_fall_through(then_body) && !may_fall_through(else_body),
+        _ => false,
+    })
 }

@@ -830,7 +830,7 @@ pub enum FuncKind {
 pub struct LenParam {
     /// The `u32` length parameter.
     pub len: Value,
-    /// The `ptr<global, T>` or `ptr<const, T>` parameter it counts `T`s of.
+    /// The `ptr<global, T>` parameter it counts `T`s of.
     pub of: Value,
 }
 
