@@ -42,6 +42,9 @@ pub struct Abi {
     pub lens: Vec<(u32, u32)>,
     /// The kernel-state layout version the code was generated for.
     pub state_layout: u32,
+    /// The block shape every launch must have
+    /// ([`relok_ir::Function::block`]), checked by every device.
+    pub block: Option<[u32; 3]>,
 }
 
 /// A compiled kernel.
@@ -171,6 +174,7 @@ pub fn compile(
     let kernel = lowered.module.func_by_name(&lowered.kernel).map(|k| &lowered.module.funcs[k]);
     let params = kernel.map(|k| k.params.iter().map(|&p| k.values[p].ty.to_string()).collect()).unwrap_or_default();
     let lens = kernel.map(len_indices).unwrap_or_default();
+    let block = kernel.and_then(|k| k.block);
     if target != CodeTarget::Cpu {
         // The cpu device checks the same limits when it loads the code.
         crate::memory_limits::check(&lowered.module)?;
@@ -193,7 +197,7 @@ pub fn compile(
         target,
         strategy,
         entry: lowered.kernel,
-        abi: Abi { params, lens, state_layout: STATE_LAYOUT_VERSION },
+        abi: Abi { params, lens, state_layout: STATE_LAYOUT_VERSION, block },
         manifest: lowered.manifest,
         values: lowered.values,
         code,

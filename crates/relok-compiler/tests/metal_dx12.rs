@@ -393,8 +393,14 @@ fn translate(k: &Written) -> Result<(String, String), String> {
         {
             return Err(format!("HLSL {sm:?}: the constant buffers are not b0 (offsets) and b1 (special constants)"));
         }
-        if !text.contains("[numthreads(64, 2, 1)]") {
-            return Err(format!("HLSL {sm:?}: not [numthreads(64, 2, 1)]"));
+        // The overrides' shape, or the kernel's own (`block(x, y, z)`).
+        let shape = k.wgsl.split_once("@workgroup_size(").and_then(|(_, rest)| rest.split_once(')')).map(|(s, _)| s);
+        let threads = match shape {
+            Some(s) if !s.starts_with("relok_block") => format!("[numthreads({s})]"),
+            _ => "[numthreads(64, 2, 1)]".to_owned(),
+        };
+        if !text.contains(&threads) {
+            return Err(format!("HLSL {sm:?}: not {threads}"));
         }
         if sm == SNAPSHOT_SM {
             snapshot.1 = text;

@@ -336,3 +336,16 @@ fn a_guard_on_a_length_parameter_is_the_accesses_only_check() {
     let plain = ptx_of(&no_lens, "copy_guarded", true);
     assert_eq!(element_checks(&plain), 2, "the load and the store:\n{plain}");
 }
+
+#[test]
+fn a_kernels_block_shape_is_its_entrys_reqntid() {
+    let src = "kernel @k(v0: ptr<global, u32>) block(32, 2, 1) {\n    v1: u32 = block_dim.y\n    store v0[v1], v1\n    return\n}\n";
+    for checked in [false, true] {
+        let ptx = ptx_of(src, "k", checked);
+        assert!(ptx.contains(")\n.reqntid 32, 2, 1\n{"), "{ptx}");
+        // `block_dim.y` is the constant 2, not %ntid.y.
+        assert!(!ptx.contains("%ntid"), "{ptx}");
+    }
+    let any = ptx_of(&src.replace(" block(32, 2, 1)", ""), "k", false);
+    assert!(!any.contains(".reqntid") && any.contains("%ntid.y"), "{any}");
+}

@@ -722,3 +722,12 @@ fn throws_are_written_once_and_called_at_each_site() {
     let ended = lines.windows(2).filter(|w| w[0].starts_with("relok_throw(v") && w[1] == "return;").count();
     assert_eq!(ended, 2, "each call is followed by the thread's end:\n{text}");
 }
+
+#[test]
+fn a_kernels_block_shape_is_its_fixed_workgroup_size() {
+    // matmul.rk says `block(16, 16, 1)`; reduce.rk launches with any shape.
+    let fixed = wgsl_of("matmul.rk", "matmul", false);
+    assert!(fixed.contains("@compute @workgroup_size(16, 16, 1)"), "{fixed}");
+    let any = wgsl_of("reduce.rk", "reduce", false);
+    assert!(any.contains("@workgroup_size(relok_block_x, relok_block_y, relok_block_z)"), "{any}");
+}

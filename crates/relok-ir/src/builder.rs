@@ -161,6 +161,12 @@ impl<'m> FunctionBuilder<'m> {
         self.func.lens.push(crate::ir::LenParam { len, of });
     }
 
+    /// Requires every launch of the kernel to have blocks of `block`
+    /// threads ([`Function::block`]; kernels only, checked by the verifier).
+    pub fn block_shape(&mut self, block: [u32; 3]) {
+        self.func.block = Some(block);
+    }
+
     /// Declares a per-thread variable.
     pub fn local(&mut self, name: impl Into<String>, ty: impl Into<Type>) -> Var {
         self.var(name.into(), VarKind::Local, ty.into())

@@ -834,6 +834,35 @@ pub struct LenParam {
     pub of: Value,
 }
 
+/// Threads per block along x, y and z that every device can launch (CUDA's
+/// limits, which wgpu's defaults meet for x and y).
+pub const MAX_BLOCK: [u32; 3] = [1024, 1024, 64];
+
+/// Threads per block in all that every device can launch.
+pub const MAX_BLOCK_THREADS: u32 = 1024;
+
+/// Why no device launches blocks of shape `block` (a zero, a dimension
+/// over [`MAX_BLOCK`], more than [`MAX_BLOCK_THREADS`] in all), `None` if
+/// one may. A device's own limits may be lower (wgpu's adapters).
+///
+/// ```
+/// assert_eq!(relok_ir::block_shape_problem([16, 16, 1]), None);
+/// assert!(relok_ir::block_shape_problem([64, 32, 1]).unwrap().contains("2048 threads"));
+/// ```
+pub fn block_shape_problem(block: [u32; 3]) -> Option<String> {
+    if block.contains(&0) {
+        return Some(format!("block {block:?} has a zero dimension"));
+    }
+    // Each dimension first, so that the product cannot overflow.
+    if block.iter().zip(MAX_BLOCK).any(|(&d, max)| d > max) {
+        let [x, y, z] = MAX_BLOCK;
+        return Some(format!("block {block:?} exceeds ({x}, {y}, {z})"));
+    }
+    let threads: u64 = block.iter().map(|&d| u64::from(d)).product();
+    (threads > u64::from(MAX_BLOCK_THREADS))
+        .then(|| format!("block {block:?} has {threads} threads, more than {MAX_BLOCK_THREADS}"))
+}
+
 /// A function.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Function {
@@ -848,6 +877,14 @@ pub struct Function {
     pub lens: Vec<LenParam>,
     /// Result type of a device function, if any (a value type).
     pub ret: Option<Type>,
+    /// The block shape (threads along x, y, z) that every launch of this
+    /// kernel must have, written `block(16, 16, 1)` after the parameters;
+    /// `None` (any shape) for device functions and most kernels. Every
+    /// device refuses a launch of another shape, so the compiler may
+    /// assume it: `block_dim` is a constant, `thread_id` is below it (the
+    /// bounds checks it implies are proven), PTX says `.reqntid` and WGSL
+    /// a fixed `@workgroup_size`.
+    pub block: Option<[u32; 3]>,
     /// Every SSA value's type; parameters first, then in definition order.
     pub values: Arena<Value, ValueData>,
     /// `local` and `shared` variables, in declaration order.
@@ -867,6 +904,7 @@ impl Function {
             params: Vec::new(),
             lens: Vec::new(),
             ret: None,
+            block: None,
             values: Arena::new(),
             vars: Arena::new(),
             body: Vec::new(),

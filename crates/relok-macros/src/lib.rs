@@ -213,7 +213,13 @@ pub fn derive_struct(item: TokenStream) -> TokenStream {
 fn expand(attr: TokenStream, item: TokenStream, is_kernel: bool) -> TokenStream {
     let attr: Tokens = attr.into();
     let mut errors = Vec::new();
-    if !attr.is_empty() {
+    let mut block = None;
+    if is_kernel {
+        match block_shape(attr) {
+            Ok(b) => block = b,
+            Err(e) => errors.push(e),
+        }
+    } else if !attr.is_empty() {
         errors.push(syn::Error::new(attr.span(), "this attribute takes no arguments"));
     }
     let f = match syn::parse::<syn::Item>(item) {
@@ -237,8 +243,47 @@ fn expand(attr: TokenStream, item: TokenStream, is_kernel: bool) -> TokenStream 
         .to_compile_error();
         return quote!(#e #f).into();
     }
-    let out = if is_kernel { kernel_fn(&f, errors) } else { device_fn(&f, errors) };
+    let out = if is_kernel { kernel_fn(&f, block, errors) } else { device_fn(&f, errors) };
     out.into()
+}
+
+/// A kernel attribute's arguments: nothing, or `block = (x, y, z)` (`y`
+/// and `z` may be left out: 1), the block shape every launch must have.
+fn block_shape(attr: Tokens) -> syn::Result<Option<[u32; 3]>> {
+    if attr.is_empty() {
+        return Ok(None);
+    }
+    let parser = |input: syn::parse::ParseStream<'_>| -> syn::Result<[u32; 3]> {
+        let key: syn::Ident = input.parse()?;
+        if key != "block" {
+            return Err(syn::Error::new(key.span(), "expected `block = (x, y, z)`, the kernel's block shape"));
+        }
+        input.parse::<syn::Token![=]>()?;
+        // The dimensions and the tokens they were written as (errors span them all).
+        let (dims, written): (Vec<syn::LitInt>, Tokens) = if input.peek(syn::token::Paren) {
+            let group: proc_macro2::Group = input.parse()?;
+            let list = syn::punctuated::Punctuated::<syn::LitInt, syn::Token![,]>::parse_terminated;
+            (syn::parse::Parser::parse2(list, group.stream())?.into_iter().collect(), quote!(#group))
+        } else {
+            let lit: syn::LitInt = input.parse()?;
+            (vec![lit.clone()], quote!(#lit))
+        };
+        if dims.is_empty() || dims.len() > 3 {
+            return Err(syn::Error::new_spanned(
+                written,
+                "a block shape has one to three dimensions: `block = (16, 16)`",
+            ));
+        }
+        let mut shape = [1u32; 3];
+        for (d, lit) in shape.iter_mut().zip(&dims) {
+            *d = lit.base10_parse()?;
+        }
+        if let Some(why) = relok_ir::block_shape_problem(shape) {
+            return Err(syn::Error::new_spanned(written, why));
+        }
+        Ok(shape)
+    };
+    syn::parse::Parser::parse2(parser, attr).map(Some)
 }
 
 /// Checks what kernels and device functions share: no generics, no
@@ -402,12 +447,12 @@ fn type_param_names(generics: &syn::Generics) -> Vec<String> {
         .collect()
 }
 
-fn kernel_fn(f: &syn::ItemFn, errors: Vec<syn::Error>) -> Tokens {
-    let out = translate::with_type_params(type_param_names(&f.sig.generics), || kernel_fn_inner(f, errors));
+fn kernel_fn(f: &syn::ItemFn, block: Option<[u32; 3]>, errors: Vec<syn::Error>) -> Tokens {
+    let out = translate::with_type_params(type_param_names(&f.sig.generics), || kernel_fn_inner(f, block, errors));
     translate::staged_names(out, f.block.brace_token.span.join())
 }
 
-fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
+fn kernel_fn_inner(f: &syn::ItemFn, block: Option<[u32; 3]>, mut errors: Vec<syn::Error>) -> Tokens {
     let generic = generics(&f.sig.generics, &mut errors);
     let params = signature(f, &mut errors);
     if let syn::ReturnType::Type(_, ty) = &f.sig.output {
@@ -436,6 +481,10 @@ fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
     let count =
         params.iter().map(|(_, k)| if matches!(k, ParamKind::Slice { .. }) { 2usize } else { 1 }).sum::<usize>();
     let errs = errors_tokens(&errors);
+    let block = match block {
+        Some([x, y, z]) => quote!(::std::option::Option::Some([#x, #y, #z])),
+        None => quote!(::std::option::Option::None),
+    };
     // Docs, `cfg`s and lint levels go to the generated module.
     let kept = ["doc", "cfg", "cfg_attr", "allow", "expect", "warn", "deny"];
     let docs: Vec<_> = f.attrs.iter().filter(|a| kept.iter().any(|k| a.path().is_ident(k))).collect();
@@ -456,7 +505,7 @@ fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
                 fn __build #decl (__m: &mut ::relok::__kernel::ModuleCx) {
                     #callees
                     let __name = ::relok::__kernel::instance_name(#name_str, &[#(#name_parts),*]);
-                    __m.kernel(&__name, |__cx| {
+                    __m.kernel(&__name, #block, |__cx| {
                         #declare
                         #body
                     });
@@ -498,7 +547,7 @@ fn kernel_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>) -> Tokens {
             #[allow(unused_variables, unused_mut, unused_braces, unreachable_code, clippy::all)]
             fn __build(__m: &mut ::relok::__kernel::ModuleCx) {
                 #callees
-                __m.kernel(#name_str, |__cx| {
+                __m.kernel(#name_str, #block, |__cx| {
                     #declare
                     #body
                 });

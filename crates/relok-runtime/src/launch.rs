@@ -109,20 +109,24 @@ pub struct LaunchStats {
     pub threads: u64,
 }
 
-/// Checks the geometry; returns the number of threads.
-pub fn check_config(kernel: &str, c: &LaunchConfig) -> Result<u64, LaunchError> {
+/// Checks the geometry, and that the block is the kernel's `required`
+/// shape where it has one ([`relok_ir::Function::block`]); returns the
+/// number of threads.
+pub fn check_config(kernel: &str, c: &LaunchConfig, required: Option<[u32; 3]>) -> Result<u64, LaunchError> {
     let bad = |reason: String| Err(LaunchError::BadLaunchConfig { kernel: kernel.to_owned(), reason });
-    if c.grid.contains(&0) || c.block.contains(&0) {
-        return bad(format!("zero dimension in grid {:?} or block {:?}", c.grid, c.block));
+    if c.grid.contains(&0) {
+        return bad(format!("zero dimension in grid {:?}", c.grid));
     }
-    // Each dimension first (CUDA's limits), so that the product cannot
-    // overflow and a wrapped product cannot pass.
-    if c.block[0] > 1024 || c.block[1] > 1024 || c.block[2] > 64 {
-        return bad(format!("block {:?} exceeds (1024, 1024, 64)", c.block));
+    if let Some(why) = relok_ir::block_shape_problem(c.block) {
+        return bad(why);
     }
-    let per_block: u64 = c.block.iter().map(|&d| u64::from(d)).product();
-    if per_block > 1024 {
-        return bad(format!("block {:?} has {per_block} threads, more than 1024", c.block));
+    if let Some(b) = required
+        && b != c.block
+    {
+        return bad(format!(
+            "the kernel requires blocks of {b:?} threads (its `block` shape), and the launch has {:?}",
+            c.block
+        ));
     }
     if c.grid[0] > i32::MAX as u32 || c.grid[1] > 65535 || c.grid[2] > 65535 {
         return bad(format!("grid {:?} exceeds (2^31-1, 65535, 65535)", c.grid));
@@ -213,10 +217,10 @@ mod tests {
     #[test]
     fn the_largest_legal_grid_counts_its_threads_without_overflow() {
         let c = LaunchConfig { grid: [i32::MAX as u32, 65535, 65535], block: [1024, 1, 1], step_budget: 1 };
-        assert_eq!(check_config("k", &c).unwrap(), u64::MAX);
+        assert_eq!(check_config("k", &c, None).unwrap(), u64::MAX);
         assert_eq!(LaunchConfig::linear(3, 4).threads(), 12);
         let too_big = LaunchConfig { grid: [u32::MAX, 1, 1], ..c };
-        assert!(check_config("k", &too_big).is_err());
+        assert!(check_config("k", &too_big, None).is_err());
     }
 
     #[test]
@@ -224,12 +228,22 @@ mod tests {
         // (2^31, 2^31, 16) multiplies to 2^66: 0 in u64, under any limit.
         for block in [[1 << 31, 1 << 31, 16], [u32::MAX; 3], [2048, 1, 1], [1, 2048, 1], [1, 1, 65], [1, 16, 128]] {
             let c = LaunchConfig { grid: [1, 1, 1], block, step_budget: 1 };
-            let e = check_config("k", &c).unwrap_err().to_string();
+            let e = check_config("k", &c, None).unwrap_err().to_string();
             assert!(e.contains("exceeds (1024, 1024, 64)"), "{block:?}: {e}");
         }
         let c = LaunchConfig { grid: [1, 1, 1], block: [64, 16, 2], step_budget: 1 };
-        assert!(check_config("k", &c).unwrap_err().to_string().contains("2048 threads, more than 1024"));
+        assert!(check_config("k", &c, None).unwrap_err().to_string().contains("2048 threads, more than 1024"));
         let c = LaunchConfig { grid: [1, 1, 1], block: [16, 1, 64], step_budget: 1 };
-        assert_eq!(check_config("k", &c).unwrap(), 1024);
+        assert_eq!(check_config("k", &c, None).unwrap(), 1024);
+    }
+
+    #[test]
+    fn a_kernel_with_a_block_shape_launches_with_that_shape_only() {
+        let c = LaunchConfig { grid: [2, 1, 1], block: [16, 16, 1], step_budget: 1 };
+        assert_eq!(check_config("k", &c, Some([16, 16, 1])).unwrap(), 512);
+        for block in [[256, 1, 1], [16, 8, 1], [16, 16, 2]] {
+            let e = check_config("mm", &LaunchConfig { block, ..c }, Some([16, 16, 1])).unwrap_err().to_string();
+            assert!(e.contains("mm") && e.contains("requires blocks of [16, 16, 1]"), "{block:?}: {e}");
+        }
     }
 }

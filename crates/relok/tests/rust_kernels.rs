@@ -43,6 +43,7 @@ fn definitions() -> Vec<&'static KernelDef> {
         &asserts::DEF,
         &control::DEF,
         &first::k::scale::DEF,
+        &reversed_tile::DEF,
         block_sums::def::<u32, 4>(),
         block_sums::def::<f64, 8>(),
         clamp_all::def::<i32>(),
@@ -1006,5 +1007,37 @@ fn a_bounds_checked_loop_counts_to_its_end_and_an_endless_one_faults() {
         count_forever::launch(&s, Grid::new(1, 1), &mut x).expect("launch");
         let err = s.synchronize().expect_err("an endless loop");
         assert!(matches!(err, Error::Fault { .. }), "{}: {err}", ctx.device_name());
+    }
+}
+
+/// Each block of 8 x 4 threads writes its 32 thread numbers reversed, plus
+/// 100 times its width (`block_dim_x()`, the constant 8).
+#[relok::kernel(block = (8, 4))]
+fn reversed_tile(out: &mut [u32]) {
+    let tile = shared::<u32, 32>();
+    let t = thread_id_y() * 8 + thread_id_x();
+    tile[t] = t as u32;
+    sync_threads();
+    out[block_id_x() * 32 + t] = tile[31 - t] + 100 * block_dim_x() as u32;
+}
+
+#[test]
+fn a_kernel_with_a_block_shape_runs_with_that_shape_and_refuses_another_on_every_device() {
+    let _g = serial();
+    let want: Vec<u32> = (0..64).map(|i| 31 - i % 32 + 800).collect();
+    for ctx in contexts(Strategy::Table) {
+        let name = ctx.device_name();
+        let mut out = ctx.zeros::<u32>(64).expect("zeros");
+        let s = ctx.stream();
+        reversed_tile::launch(&s, Grid::new(2, (8, 4)), &mut out).expect("launch");
+        s.synchronize().unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(out.download().expect("download"), want, "{name}");
+        for threads in [(32, 1, 1), (8, 4, 2), (4, 8, 1)] {
+            let e = reversed_tile::launch(&s, Grid::new(2, threads), &mut out).expect_err("another shape");
+            assert!(
+                matches!(&e, Error::Geometry { kernel, reason } if kernel == "reversed_tile" && reason.contains("requires blocks of [8, 4, 1]")),
+                "{name}: {e}"
+            );
+        }
     }
 }

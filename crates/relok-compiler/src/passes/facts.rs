@@ -15,13 +15,25 @@
 //! same index against the same length (`y[i] = a * x[i] + y[i]`) is
 //! dropped after the first.
 //!
+//! A comparison of two `u32`s is also known from their ranges, found from
+//! what defines them: constants, the builtins (a `thread_id` is below the
+//! kernel's block shape, [`relok_ir::Function::block`], or else below the
+//! largest block any device launches), and `add`, `sub`, `mul`, `div`,
+//! `rem`, `min`, `max`, `and`, shifts by a constant and `select` of values
+//! with ranges, where the result cannot wrap around. So the bounds check of
+//! a shared tile `tile[ty * 16 + kk]` (256 elements, 16 × 16 threads, `kk`
+//! a constant after unrolling) is proven and dropped.
+//!
 //! Values are SSA, so a fact holds wherever its values are in scope; facts
 //! learnt in a block end with it. Words are opaque (docs/design.md §8): a
 //! comparison with a `word` operand is never decided from another
 //! comparison (only its own `bool`, on the path that tested it).
 
 use super::{PassError, renumber_all};
-use relok_ir::{Block, CmpOp, Function, Module, Op, Scalar, StmtKind, Type, Value, falls_through};
+use relok_ir::{
+    BinaryOp, Block, Builtin, CmpOp, Function, MAX_BLOCK, Module, Op, Scalar, StmtKind, Type, Value, falls_through,
+    walk_stmts,
+};
 use std::collections::HashMap;
 
 /// Resolves the `if`s and comparisons whose outcome a dominating condition
@@ -31,8 +43,9 @@ pub fn known_conditions(module: &mut Module) -> Result<usize, PassError> {
     let ids: Vec<_> = module.funcs.keys().collect();
     for id in ids {
         let f = &mut module.funcs[id];
+        let ranges = ranges(f);
         let mut body = std::mem::take(&mut f.body);
-        let mut cx = Facts { compares: HashMap::new(), known: Vec::new() };
+        let mut cx = Facts { compares: HashMap::new(), known: Vec::new(), ranges };
         n += cx.block(f, &mut body);
         f.body = body;
     }
@@ -48,6 +61,8 @@ struct Facts {
     compares: HashMap<Value, Compare>,
     /// What is known here: a `bool` value's truth.
     known: Vec<(Value, bool)>,
+    /// The `u32` values' ranges ([`ranges`]).
+    ranges: HashMap<Value, Range>,
 }
 
 impl Facts {
@@ -63,7 +78,8 @@ impl Facts {
                         && comparable(f, b)
                     {
                         self.compares.insert(*result, (c, a, b));
-                        if let Some(t) = self.truth(f, *result) {
+                        let by_range = || by_ranges(c, *self.ranges.get(&a)?, *self.ranges.get(&b)?);
+                        if let Some(t) = self.truth(f, *result).or_else(by_range) {
                             *op = Op::Const(u64::from(t));
                             n += 1;
                         }
@@ -159,4 +175,91 @@ fn swapped(op: CmpOp) -> CmpOp {
 /// Whether `v` may take part in a known comparison: anything but a word.
 fn comparable(f: &Function, v: Value) -> bool {
     f.values.get(v).is_some_and(|d| d.ty != Type::Scalar(Scalar::Word))
+}
+
+/// The values a `u32` may take: `lo..=hi`.
+type Range = (u64, u64);
+
+/// The ranges of `f`'s `u32` values that are narrower than all of `u32`,
+/// from their definitions (SSA: each operand's range is known before its
+/// uses, in text order).
+fn ranges(f: &Function) -> HashMap<Value, Range> {
+    let mut out = HashMap::new();
+    let block = |axis: usize| f.block.map_or(MAX_BLOCK[axis], |b| b[axis]);
+    // The largest grid any device launches, per axis.
+    const GRID: [u64; 3] = [i32::MAX as u64, 65535, 65535];
+    walk_stmts(&f.body, &mut |s| {
+        let StmtKind::Let { result, op } = &s.kind else { return };
+        if f.values.get(*result).map(|d| &d.ty) != Some(&Type::Scalar(Scalar::U32)) {
+            return;
+        }
+        let full = (0, u64::from(u32::MAX));
+        let of = |v: &Value| out.get(v).copied().unwrap_or(full);
+        let fits = |r: Range| (r.1 <= full.1).then_some(r);
+        let range = match op {
+            Op::Const(c) => Some((*c, *c)),
+            Op::Builtin(b) => {
+                let axis = b.axis() as usize;
+                let threads = u64::from(block(axis));
+                Some(match b {
+                    Builtin::ThreadId(_) => (0, threads - 1),
+                    Builtin::BlockDim(_) if f.block.is_some() => (threads, threads),
+                    Builtin::BlockDim(_) => (1, threads),
+                    Builtin::BlockId(_) => (0, GRID[axis] - 1),
+                    Builtin::GridDim(_) => (1, GRID[axis]),
+                })
+            }
+            Op::Binary(op, a, b) => {
+                let ((alo, ahi), (blo, bhi)) = (of(a), of(b));
+                let shift = (blo == bhi).then_some(blo % 32);
+                match op {
+                    BinaryOp::Add => fits((alo + blo, ahi + bhi)),
+                    BinaryOp::Sub => (alo >= bhi).then(|| (alo - bhi, ahi - blo)),
+                    BinaryOp::Mul => fits((alo * blo, ahi * bhi)),
+                    // `x / 0 == 0` and `x % 0 == x` (the IR's rules).
+                    BinaryOp::Div if blo > 0 => Some((alo / bhi, ahi / blo)),
+                    BinaryOp::Div => Some((0, ahi)),
+                    BinaryOp::Rem if blo > 0 => Some((0, ahi.min(bhi - 1))),
+                    BinaryOp::Rem => Some((0, ahi)),
+                    BinaryOp::Min => Some((alo.min(blo), ahi.min(bhi))),
+                    BinaryOp::Max => Some((alo.max(blo), ahi.max(bhi))),
+                    BinaryOp::And => Some((0, ahi.min(bhi))),
+                    BinaryOp::Shr => shift.map(|k| (alo >> k, ahi >> k)),
+                    BinaryOp::Shl => shift.and_then(|k| fits((alo << k, ahi << k))),
+                    _ => None,
+                }
+            }
+            Op::Select(_, a, b) => {
+                let ((alo, ahi), (blo, bhi)) = (of(a), of(b));
+                Some((alo.min(blo), ahi.max(bhi)))
+            }
+            _ => None,
+        };
+        if let Some(r) = range
+            && r != full
+        {
+            out.insert(*result, r);
+        }
+    });
+    out
+}
+
+/// `a c b` for every `a` in range `a` and `b` in range `b`, where all of
+/// them agree.
+fn by_ranges(c: CmpOp, (alo, ahi): Range, (blo, bhi): Range) -> Option<bool> {
+    let (always, never) = match c {
+        CmpOp::Lt => (ahi < blo, alo >= bhi),
+        CmpOp::Le => (ahi <= blo, alo > bhi),
+        CmpOp::Gt => (alo > bhi, ahi <= blo),
+        CmpOp::Ge => (alo >= bhi, ahi < blo),
+        CmpOp::Eq => (alo == ahi && (alo, ahi) == (blo, bhi), ahi < blo || bhi < alo),
+        CmpOp::Ne => (ahi < blo || bhi < alo, alo == ahi && (alo, ahi) == (blo, bhi)),
+    };
+    if always {
+        Some(true)
+    } else if never {
+        Some(false)
+    } else {
+        None
+    }
 }

@@ -4,13 +4,16 @@
 //! modulo the width, IEEE floats with minNum/maxNum, saturating float → int
 //! conversion with NaN → 0).
 //!
+//! `block_dim` is the kernel's block shape where it has one
+//! ([`relok_ir::Function::block`]).
+//!
 //! Words are never folded: `ref`, `word`, `patch`, `state.*`, loads and `get`
 //! are not constants, and an operation with a `word` operand or result is
 //! left alone even when its operands look constant (docs/design.md §8).
 
 use super::{PassError, renumber_all};
 use relok_ir::eval::{binary, compare, convert, math, unary};
-use relok_ir::{Block, Function, Module, Op, Scalar, StmtKind, Type, Value};
+use relok_ir::{Block, Builtin, Function, Module, Op, Scalar, StmtKind, Type, Value};
 use std::collections::HashMap;
 
 /// Folds operations on constants and `if`s on constant conditions in every
@@ -98,6 +101,8 @@ pub fn eval(f: &Function, op: &Op, result: Value, consts: &HashMap<Value, u64>) 
             let (from, a) = c(a)?;
             Some(convert(from, to, a))
         }
+        // A kernel with a block shape is launched with that shape only.
+        Op::Builtin(Builtin::BlockDim(axis)) => f.block.map(|b| u64::from(b[axis as usize])),
         Op::Bitcast(a) => {
             let (from, a) = c(a)?;
             (from.size() == to.size()).then_some(a)

@@ -501,4 +501,65 @@ fn counted_loops_of_constant_trip_count_are_unrolled_exactly() {
     let cont = "        v12: bool = eq v5, v1\n        if v12 {\n            v13: u32 = add v5, v4\n            set %i, v13\n            continue\n        }\n";
     let (m, _) = optimized(&counted("0", "ge", "16", "1", cont));
     assert_eq!(loops(&m, "k"), 1);
+    // The step reading the counter again (as the Rust front end's `for`
+    // does) is the same counter: still sixteen loads at 0..16.
+    let reread = counted("0", "ge", "16", "1", "")
+        .replace("        v10: u32 = add v5, v4\n", "        v12: u32 = get %i\n        v10: u32 = add v12, v4\n");
+    let (m, _) = optimized(&reread);
+    assert_eq!(loops(&m, "k"), 0, "{}", relok_ir::print(&m));
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Load { .. })), 16);
+}
+
+/// Kernel `k` storing to `v0[index]` behind a check `index >= len`
+/// (`exit` when it fails, as an inlined bounds check), where `index` is
+/// computed by `lets` (`v1` onwards) and `len` is `const len`.
+fn range_checked(block: &str, lets: &str, index: &str, len: u32) -> String {
+    format!(
+        "kernel @k(v0: ptr<global, u32>){block} {{
+{lets}    v90: u32 = const {len}
+    v91: bool = ge {index}, v90
+    if v91 {{
+        exit
+    }}
+    store v0[{index}], v90
+    return
+}}
+"
+    )
+}
+
+#[test]
+fn checks_that_value_ranges_decide_are_dropped() {
+    let tile = "    v1: u32 = thread_id.x\n    v2: u32 = thread_id.y\n    v3: u32 = const 16\n    v4: u32 = mul v2, v3\n    v5: u32 = add v4, v1\n";
+    // 16 x 16 threads: `ty * 16 + tx` is at most 255.
+    let (m, _) = optimized(&range_checked(" block(16, 16, 1)", tile, "v5", 256));
+    assert_eq!(ifs(&m, "k"), 0, "{}", relok_ir::print(&m));
+    // One more element would be past the end (255 >= 255 for the last
+    // thread), and any block shape is up to 1023 threads along y.
+    let (m, _) = optimized(&range_checked(" block(16, 16, 1)", tile, "v5", 255));
+    assert_eq!(ifs(&m, "k"), 1, "{}", relok_ir::print(&m));
+    let (m, _) = optimized(&range_checked("", tile, "v5", 256));
+    assert_eq!(ifs(&m, "k"), 1, "{}", relok_ir::print(&m));
+    // Without a block shape a thread index is below 1024 on every device.
+    let (m, _) = optimized(&range_checked("", "    v1: u32 = thread_id.x\n", "v1", 1024));
+    assert_eq!(ifs(&m, "k"), 0, "{}", relok_ir::print(&m));
+    // A product that may wrap around has no range: 1023 * 2^23 > u32::MAX.
+    let wraps = "    v1: u32 = thread_id.x\n    v2: u32 = const 8388608\n    v3: u32 = mul v1, v2\n";
+    let (m, _) = optimized(&range_checked("", wraps, "v3", 16));
+    assert_eq!(ifs(&m, "k"), 1, "{}", relok_ir::print(&m));
+    // `rem`, `and` and a shift bound their results; `block_dim` is the
+    // kernel's shape, a constant.
+    for (lets, index, len) in [
+        ("    v1: u32 = block_id.x\n    v2: u32 = const 100\n    v3: u32 = rem v1, v2\n", "v3", 100),
+        ("    v1: u32 = block_id.x\n    v2: u32 = const 63\n    v3: u32 = and v1, v2\n", "v3", 64),
+        ("    v1: u32 = thread_id.x\n    v2: u32 = const 4\n    v3: u32 = shr v1, v2\n", "v3", 64),
+    ] {
+        let (m, _) = optimized(&range_checked("", lets, index, len));
+        assert_eq!(ifs(&m, "k"), 0, "{lets}: {}", relok_ir::print(&m));
+        let (m, _) = optimized(&range_checked("", lets, index, len - 1));
+        assert_eq!(ifs(&m, "k"), 1, "{lets}: {}", relok_ir::print(&m));
+    }
+    let (m, _) = optimized(&range_checked(" block(32, 4, 1)", "    v1: u32 = block_dim.y\n", "v1", 5));
+    assert!(ops(&m, "k").contains(&Op::Const(4)) && ifs(&m, "k") == 0, "{}", relok_ir::print(&m));
+    assert_eq!(count(&m, "k", |o| matches!(o, Op::Builtin(_))), 0, "{}", relok_ir::print(&m));
 }

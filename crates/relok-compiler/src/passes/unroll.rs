@@ -20,7 +20,8 @@
 //! ```
 //!
 //! where `%k` is a scalar local never addressed and set nowhere else in the
-//! body, and the body has no other `break` or `continue` of this loop
+//! body (other `get %k`s before the `set` read the same value as `v`: the
+//! Rust front end's `for` reads the counter again for its step), and the body has no other `break` or `continue` of this loop
 //! (nested loops keep theirs; `return` and `exit` are fine). The trip count
 //! is found by running the counter's arithmetic with the IR's own
 //! semantics ([`super::fold::eval`]), so it is exact, wrap-around included.
@@ -121,12 +122,23 @@ fn copies(
     }
     let mut size = 0;
     walk_stmts(rest, &mut |_| size += 1);
+    // A `get %k` before the `set` (the Rust front end reads the counter
+    // again for the step) reads what `v` holds.
+    let set_at = rest.iter().position(|s| matches!(s.kind, StmtKind::Set { var, .. } if var == *k))?;
+    let mut aliases = vec![*v];
+    walk_stmts(&rest[..set_at], &mut |s| {
+        if let StmtKind::Let { result, op: Op::Get(g) } = &s.kind
+            && g == k
+        {
+            aliases.push(*result);
+        }
+    });
 
     // The counter's values, iteration by iteration, by the IR's semantics.
     let mut values = Vec::new();
     loop {
         let mut known = consts.clone();
-        known.insert(*v, counter);
+        known.extend(aliases.iter().map(|&a| (a, counter)));
         if eval(f, test_op, *c, &known)? != 0 {
             break;
         }
@@ -171,6 +183,15 @@ fn copies(
             map.insert(old, new);
         }
         super::map_block(&mut copy, &mut |x| map.get(&x).copied().unwrap_or(x), true);
+        // The counter's other reads before the `set` are the constant too.
+        let copied: Vec<Value> = aliases[1..].iter().map(|a| map[a]).collect();
+        relok_ir::walk_stmts_mut(&mut copy, &mut |s| {
+            if let StmtKind::Let { result, op } = &mut s.kind
+                && copied.contains(result)
+            {
+                *op = Op::Const(bits);
+            }
+        });
         out.extend(copy);
     }
     Some(out)

@@ -342,6 +342,18 @@ impl<'a> Parser<'a> {
             self.next()?;
             cx.func.ret = Some(self.ty(0)?);
         }
+        if self.at_ident("block")? {
+            // `block(x, y, z)`: the launch shape ([`Function::block`]).
+            self.next()?;
+            self.expect('(', "after `block`")?;
+            let x = self.u32_literal("the block's x")?;
+            self.expect(',', "after the block's x")?;
+            let y = self.u32_literal("the block's y")?;
+            self.expect(',', "after the block's y")?;
+            let z = self.u32_literal("the block's z")?;
+            self.expect(')', "after the block's z")?;
+            cx.func.block = Some([x, y, z]);
+        }
         if kind == FuncKind::Import {
             if self.at_punct('{')? {
                 let t = self.next()?;

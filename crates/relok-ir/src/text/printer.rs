@@ -169,6 +169,9 @@ impl Printer<'_> {
         if let Some(ret) = &f.ret {
             let _ = write!(self.out, " -> {ret}");
         }
+        if let Some([x, y, z]) = f.block {
+            let _ = write!(self.out, " block({x}, {y}, {z})");
+        }
         if f.kind == FuncKind::Import {
             // A declaration: the body comes from the library at link time.
             self.out.push('\n');

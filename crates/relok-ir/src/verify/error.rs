@@ -162,6 +162,10 @@ pub enum VerifyErrorKind {
     /// `value` is the length parameter; [`crate::LenParam`]).
     #[error("`len(…)`: {0}")]
     BadLenParam(String),
+    /// A `block(x, y, z)` shape ([`crate::Function::block`]) on a device
+    /// function, or one no device can launch ([`crate::block_shape_problem`]).
+    #[error("`block(…)`: {0}")]
+    BadBlock(String),
     /// A kernel with a result type.
     #[error("kernels have no result type (declared {0})")]
     KernelResult(Box<Type>),

@@ -108,6 +108,16 @@ impl Rules<'_, '_, '_> {
             }
         }
         self.len_params();
+        if let Some(block) = f.block {
+            let why = if f.kind != FuncKind::Kernel {
+                Some("only kernels are launched with a block shape".to_owned())
+            } else {
+                crate::block_shape_problem(block)
+            };
+            if let Some(why) = why {
+                self.r.report(f.span, None, K::BadBlock(why));
+            }
+        }
         match (f.kind, &f.ret) {
             (_, None) => {}
             (FuncKind::Kernel, Some(t)) => self.r.report(f.span, None, K::KernelResult(Box::new(t.clone()))),
@@ -121,16 +131,24 @@ impl Rules<'_, '_, '_> {
     }
 
     /// The rules of [`crate::LenParam`]: a kernel's `u32` parameters, each a
-    /// length of one other parameter, a `ptr<global, T>`, and each
-    /// parameter in at most one of them.
+    /// length of one earlier parameter, a `ptr<global, T>`, each parameter
+    /// in at most one of them, listed in the order of their length
+    /// parameters (as the text format writes and reads them).
     fn len_params(&mut self) {
         let f = self.f;
         let mut seen = HashSet::new();
+        let position = |v: Value| f.params.iter().position(|&p| p == v);
+        let mut last = None;
         for l in &f.lens {
+            let (at, of_at) = (position(l.len), position(l.of));
             let why = if f.kind != FuncKind::Kernel {
                 Some("only a kernel's parameters are lengths".to_owned())
-            } else if !f.params.contains(&l.len) || !f.params.contains(&l.of) {
+            } else if at.is_none() || of_at.is_none() {
                 Some(format!("{} and {} must both be parameters", l.len, l.of))
+            } else if of_at >= at {
+                Some(format!("{} counts elements of {}, which is not an earlier parameter", l.len, l.of))
+            } else if last >= at {
+                Some(format!("the length {} is listed after a later parameter's", l.len))
             } else if *f.ty(l.len) != Type::Scalar(Scalar::U32) {
                 Some(format!("the length {} is {}, not u32", l.len, f.ty(l.len)))
             } else if !matches!(f.ty(l.of), Type::Ptr(AddrSpace::Global, _)) {
@@ -143,6 +161,7 @@ impl Rules<'_, '_, '_> {
             if let Some(why) = why {
                 self.r.report(f.span, Some(l.len), K::BadLenParam(why));
             }
+            last = last.max(at);
         }
     }
 

@@ -113,6 +113,8 @@ pub struct LoadedKernel {
     /// The length parameters (`relok_ir::LenParam`), as (length, pointer)
     /// parameter indices: checked at every launch.
     lens: Vec<(usize, usize)>,
+    /// The block shape every launch must have (`relok_ir::Function::block`).
+    block: Option<[u32; 3]>,
     prog: Arc<compile::Program>,
 }
 
@@ -318,7 +320,7 @@ impl CpuDevice {
         let lens =
             relok_compiler::artifact::len_indices(f).into_iter().map(|(l, p)| (l as usize, p as usize)).collect();
         let prog = compile::compile(module, id)?;
-        Ok(LoadedKernel { name: kernel.to_owned(), params, lens, prog: Arc::new(prog) })
+        Ok(LoadedKernel { name: kernel.to_owned(), params, lens, block: f.block, prog: Arc::new(prog) })
     }
 
     /// Runs a loaded kernel over the grid, delivering `state`.
@@ -338,7 +340,7 @@ impl CpuDevice {
         state: &LaunchState,
     ) -> Result<LaunchStats, LaunchError> {
         let name = kernel.name.as_str();
-        let threads = check_config(name, config)?;
+        let threads = check_config(name, config, kernel.block)?;
         let bits = check_args(name, &kernel.params, args)?;
         let prog = &*kernel.prog;
         let patch = prog

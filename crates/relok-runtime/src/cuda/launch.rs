@@ -34,6 +34,8 @@ pub struct CudaKernel {
     /// The length parameters (`relok_ir::LenParam`), as (length,
     /// pointer) parameter indices: checked at a checked launch.
     pub(super) lens: Vec<(usize, usize)>,
+    /// The block shape every launch must have (`relok_ir::Function::block`).
+    pub(super) block: Option<[u32; 3]>,
     pub(super) module: Arc<PtxModule>,
     pub(super) function: sys::CUfunction,
     pub(super) table: Option<TableAlloc>,
@@ -151,7 +153,7 @@ impl CudaDevice {
                 error: DeviceError::Driver { call: "launch", message },
             });
         }
-        check_config(&kernel.entry, config)?;
+        check_config(&kernel.entry, config, kernel.block)?;
         let mut values = self.launch_values(kernel, args)?;
         let thrown = self
             .run(kernel, config, &mut values, rng_seed)
@@ -299,7 +301,7 @@ impl Backend for CudaDevice {
         if stream.device != self.id {
             return Err(crate::backend::wrong_device(&kernel.entry, "the stream", stream.device, self.id));
         }
-        let threads = check_config(&kernel.entry, config)?;
+        let threads = check_config(&kernel.entry, config, kernel.block)?;
         let mut values = self.launch_values(kernel, args)?;
         self.bind().map_err(err)?;
         let mut state = lock(&stream.state);

@@ -272,6 +272,7 @@ impl CudaDevice {
             device: self.id,
             params,
             lens: artifact.len_params()?,
+            block: artifact.abi.block,
             module,
             function,
             table,

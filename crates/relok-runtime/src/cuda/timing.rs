@@ -20,7 +20,7 @@ pub fn time_launches(
     args: &[KernelArg],
     iters: usize,
 ) -> Result<Vec<f64>, LaunchError> {
-    check_config(&kernel.entry, config)?;
+    check_config(&kernel.entry, config, kernel.block)?;
     let mut values = device.launch_values(kernel, args)?;
     let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
     device.bind().map_err(err)?;

@@ -106,7 +106,7 @@ impl WgpuDevice {
         if stream.device != self.id {
             return Err(wrong_device(&kernel.entry, "the stream", stream.device, self.id));
         }
-        check_config(&kernel.entry, config)?;
+        check_config(&kernel.entry, config, kernel.block)?;
         self.check_limits(&kernel.entry, config)?;
         let values = check_args(&kernel.entry, &kernel.params, args)?;
         if !kernel.lens.is_empty() {

@@ -58,6 +58,8 @@ pub struct WgpuKernel {
     /// (length, pointer) parameter indices: a checked kernel's (none
     /// unchecked, whose code checks no access).
     pub(super) lens: Vec<(usize, usize)>,
+    /// The block shape every launch must have (`relok_ir::Function::block`).
+    pub(super) block: Option<[u32; 3]>,
     module: ::wgpu::ShaderModule,
     pub(super) layouts: Arc<Layouts>,
     pub(super) table: Option<TableBuffer>,
@@ -176,6 +178,7 @@ impl WgpuDevice {
             } else {
                 Vec::new()
             },
+            block: artifact.abi.block,
             module,
             layouts,
             table,

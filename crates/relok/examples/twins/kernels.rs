@@ -66,8 +66,9 @@ pub fn histogram(n: u32, bins: u32, data: &[u32], hist: &mut [u32]) {
 }
 
 /// Tiled `c = a * b` (`m x k` by `k x n`, row-major), 16 x 16 tiles
-/// staged through shared memory (examples/matmul.rk).
-#[kernel]
+/// staged through shared memory (examples/matmul.rk), in blocks of 16 x 16
+/// threads only.
+#[kernel(block = (16, 16))]
 pub fn matmul(m: u32, n: u32, k: u32, a: &[f32], b: &[f32], c: &mut [f32]) {
     let tile_a = shared::<f32, { TILE * TILE }>();
     let tile_b = shared::<f32, { TILE * TILE }>();

@@ -106,12 +106,20 @@ impl ModuleCx {
     }
 
     /// Defines the kernel `name` from its staged body (not staged after an
-    /// error among its callees, as [`ModuleCx::device`]).
-    pub fn kernel(&mut self, name: &str, body: impl Fn(&mut Cx<'_>)) {
+    /// error among its callees, as [`ModuleCx::device`]), launched with
+    /// blocks of shape `block` only where it has one
+    /// (`#[relok::kernel(block = (16, 16))]`).
+    pub fn kernel(&mut self, name: &str, block: Option<[u32; 3]>, body: impl Fn(&mut Cx<'_>)) {
         if !self.errors.is_empty() {
             return;
         }
-        let staged = self.stage_defining(|m| stage(m.mb.kernel(name), m.throw, m.throw_with, m.defined.clone(), &body));
+        let staged = self.stage_defining(|m| {
+            let mut k = m.mb.kernel(name);
+            if let Some(b) = block {
+                k.block_shape(b);
+            }
+            stage(k, m.throw, m.throw_with, m.defined.clone(), &body)
+        });
         if let Some(staged) = staged {
             self.add(staged);
         }

@@ -83,6 +83,11 @@ impl Writer<'_> {
                     .map_err(|what| Error::Type { function: f.name.clone(), what })?,
             );
             head.push('\n');
+            // The launch shape every device enforces: ptxas may budget
+            // registers for exactly that many threads.
+            if let Some([x, y, z]) = f.block {
+                let _ = writeln!(head, ".reqntid {x}, {y}, {z}");
+            }
         } else {
             head.push_str(&self.signature(f)?);
             head.push('\n');

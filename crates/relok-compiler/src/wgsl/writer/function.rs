@@ -26,7 +26,16 @@ impl<'m> Writer<'m> {
         }
         let mut head = String::new();
         if kernel {
-            let _ = writeln!(head, "@compute @workgroup_size(relok_block_x, relok_block_y, relok_block_z)");
+            // A kernel with a block shape has it fixed (its launches all
+            // have it; the overrides still get the same values).
+            match f.block {
+                Some([x, y, z]) => {
+                    let _ = writeln!(head, "@compute @workgroup_size({x}, {y}, {z})");
+                }
+                None => {
+                    let _ = writeln!(head, "@compute @workgroup_size(relok_block_x, relok_block_y, relok_block_z)");
+                }
+            }
             let _ = writeln!(
                 head,
                 "fn {}(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(workgroup_id) relok_bid: vec3<u32>, @builtin(num_workgroups) relok_nblocks: vec3<u32>) {{",

@@ -287,4 +287,38 @@ fn length_parameters_are_a_kernels_u32s_counting_one_buffer_each() {
         assert!(e[0].to_string().contains(needle), "{src}: {}", e[0]);
         assert!(matches!(e[0].kind, K::BadLenParam(_)), "{src}");
     }
+    // What the text format cannot write, the builder can: a length of a
+    // later parameter, and lengths listed out of their parameters' order.
+    let two =
+        "kernel @k(v0: ptr<global, f32>, v1: u32 len(v0), v2: ptr<global, f32>, v3: u32 len(v2)) {\n    return\n}\n";
+    let (mut later, mut unordered) = (text(two), text(two));
+    let f = later.funcs.values_mut().next().unwrap();
+    f.lens[0].of = f.params[2];
+    f.lens.truncate(1);
+    let f = unordered.funcs.values_mut().next().unwrap();
+    f.lens.swap(0, 1);
+    for (m, needle) in [(later, "not an earlier parameter"), (unordered, "listed after")] {
+        let e = errors(&m);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].to_string().contains(needle), "{}", e[0]);
+    }
+}
+
+#[test]
+fn a_block_shape_is_a_kernels_and_one_every_device_launches() {
+    let ok = text("kernel @k(v0: u32) block(16, 16, 1) {\n    return\n}\n");
+    assert!(kinds(&ok).is_empty());
+    assert_eq!(ok.funcs.values().next().unwrap().block, Some([16, 16, 1]));
+    assert!(crate::print(&ok).contains("kernel @k(v0: u32) block(16, 16, 1) {"), "{}", crate::print(&ok));
+    for (src, needle) in [
+        ("kernel @k() block(0, 1, 1) {\n    return\n}\n", "zero dimension"),
+        ("kernel @k() block(1, 1, 65) {\n    return\n}\n", "exceeds (1024, 1024, 64)"),
+        ("kernel @k() block(64, 32, 1) {\n    return\n}\n", "2048 threads"),
+        ("fn @f() block(16, 1, 1) {\n    return\n}\n", "only kernels"),
+    ] {
+        let e = errors(&text(src));
+        assert_eq!(e.len(), 1, "{src}: {e:?}");
+        assert!(e[0].to_string().contains(needle), "{src}: {}", e[0]);
+        assert!(matches!(e[0].kind, K::BadBlock(_)), "{src}");
+    }
 }
