@@ -369,6 +369,11 @@ fn cut(x: &mut [u32], lo: usize, hi: usize, mode: u32) {
         let s = &mut x[..hi]; // cut's end
         s[0] = 9;
         s.len()
+    } else if mode == 3 {
+        let s = &x[lo..=hi]; // cut's inclusive range
+        s.len() * 10 + s.iter().sum::<u32>() as usize
+    } else if mode == 4 {
+        x[..=hi].len() // cut's inclusive end
     } else {
         x[..].len()
     };
@@ -385,6 +390,11 @@ fn cut_host(x: &mut [u32], lo: usize, hi: usize, mode: u32) {
         let s = &mut x[..hi]; // cut's end
         s[0] = 9;
         s.len()
+    } else if mode == 3 {
+        let s = &x[lo..=hi]; // cut's inclusive range
+        s.len() * 10 + s.iter().sum::<u32>() as usize
+    } else if mode == 4 {
+        x[..=hi].len() // cut's inclusive end
     } else {
         x[..].len()
     };
@@ -396,6 +406,8 @@ fn a_sub_slice_out_of_range_throws_rusts_message() {
     let range = at("cut's range", "lo..hi]");
     let start = at("cut's start", "lo..]");
     let end = at("cut's end", "..hi]");
+    let incl = at("cut's inclusive range", "lo..=hi]");
+    let incl_end = at("cut's inclusive end", "..=hi]");
     for (lo, hi, mode, loc) in [
         (1, 3, 0, &range),
         (0, 4, 0, &range),
@@ -409,7 +421,18 @@ fn a_sub_slice_out_of_range_throws_rusts_message() {
         (5, 0, 1, &start),
         (0, 4, 2, &end),
         (0, 5, 2, &end),
-        (0, 0, 3, &end),
+        (0, 0, 5, &end),
+        (1, 2, 3, &incl),
+        (0, 3, 3, &incl),
+        (3, 2, 3, &incl),
+        (4, 3, 3, &incl),
+        (2, 0, 3, &incl),
+        (0, 4, 3, &incl),
+        (5, 9, 3, &incl),
+        (0, u32::MAX as usize, 3, &incl),
+        (0, 3, 4, &incl_end),
+        (0, 4, 4, &incl_end),
+        (0, u32::MAX as usize, 4, &incl_end),
     ] {
         let mut host = vec![1u32, 2, 3, 4];
         let want = host_panic(|| cut_host(&mut host, lo, hi, mode)).map(|m| (m, loc.clone()));

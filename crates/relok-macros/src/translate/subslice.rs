@@ -1,6 +1,7 @@
 //! Sub-slices: `x[lo..hi]`, `x[lo..]`, `x[..hi]`, `x[..]` of any
 //! indexable place (a slice parameter, an array, a row `m[r]`, another
 //! sub-slice) as a place (`x[a..b][k]`, `x[a..].len()`, `x[..n].iter()`),
+//! and `x[a..=b]`, `x[..=b]` (Rust's checks and messages for those),
 //! borrowed (`let row = &a[i * n..(i + 1) * n];`, `&mut y[..]`) and as a
 //! call's argument (`f(&x[a..b])`). `relok::__kernel::Cx::sub_slice`
 //! checks the ends as Rust does, in Rust's order, at the range's span.
@@ -43,13 +44,7 @@ impl Translator {
             return Some(row);
         }
         let Expr::Range(r) = strip_paren(&ix.index) else { return None };
-        if matches!(r.limits, syn::RangeLimits::Closed(_)) {
-            // Refused, but translated as `a..b`: nothing else fails.
-            self.errors.push(syn::Error::new(
-                r.span(),
-                "a sub-slice's range is `a..b`, `a..`, `..b` or `..` in kernels: write `a..b + 1` for `a..=b`",
-            ));
-        }
+        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
         let mut write = write;
         if write
             && let Some(root) = root(&ix.expr)
@@ -64,6 +59,7 @@ impl Translator {
         }
         let Some(base) = self.indexable(&ix.expr, write) else { return Some(None) };
         let lo = r.start.as_ref().map(|e| self.expr(e));
+        let at = loc(r.span());
         let hi = r.end.as_ref().map(|e| self.expr(e));
         let lo = match lo {
             Some(lo) => quote_spanned!(r.span()=> ::core::option::Option::Some(#lo)),
@@ -73,10 +69,9 @@ impl Translator {
             Some(hi) => quote_spanned!(r.span()=> ::core::option::Option::Some(#hi)),
             None => quote_spanned!(r.span()=> ::core::option::Option::None),
         };
-        let at = loc(r.span());
         let f = if write { quote_spanned!(r.span()=> sub_slice_mut) } else { quote_spanned!(r.span()=> sub_slice) };
         Some(Some(
-            quote_spanned!(ix.span()=> { let __s = #base; let __lo = #lo; let __hi = #hi; __cx.#f(__s, __lo, __hi, #at) }),
+            quote_spanned!(ix.span()=> { let __s = #base; let __lo = #lo; let __hi = #hi; __cx.#f(__s, __lo, __hi, #inclusive, #at) }),
         ))
     }
 

@@ -296,47 +296,56 @@ impl Cx<'_> {
         );
     }
 
-    /// The pointer and length of `s[lo..hi]` (`None`: an open end), after
-    /// Rust's checks, in Rust's order.
+    /// The pointer and length of `s[lo..hi]` (`None`: an open end), or of
+    /// `s[lo..=hi]` when `inclusive`, after Rust's checks, in Rust's order
+    /// and with its messages (an inclusive end is reported as written, and
+    /// as `hi + 1` where it is below the start).
     fn range_of<T: DevScalar, S: Indexed<T>>(
         &mut self,
         s: S,
         lo: Option<Val<usize>>,
         hi: Option<Val<usize>>,
+        inclusive: bool,
         at: Loc,
     ) -> (Value, Val<usize>) {
         const START: &str = "range start index {0} out of range for slice of length {1}";
         const END: &str = "range end index {0} out of range for slice of length {1}";
         let (p, len) = s.base(self);
-        match (lo, hi) {
-            (Some(lo), Some(hi)) => {
-                // Two compares on the way through, as Rust's `lo <= hi &&
-                // hi <= len`; which message, only when one fails.
-                let order = self.gt(lo, hi);
-                let end = self.gt(hi, len);
-                let fail = self.bitor(order, end);
+        // The exclusive end: `hi + 1` for `..=hi` (it wraps only where
+        // `hi >= len` already failed).
+        let one = self.lit(1usize);
+        let end = hi.map(|hi| if inclusive { self.add(hi, one) } else { hi });
+        // `hi` is past the end: `hi > len`, or `hi >= len` for `..=hi`.
+        let past = |cx: &mut Self, hi| if inclusive { cx.ge(hi, len) } else { cx.gt(hi, len) };
+        match (lo, hi, end) {
+            (Some(lo), Some(hi), Some(end)) => {
+                // Two compares on the way through, as Rust's `lo <= end &&
+                // end <= len`; which message, only when one fails.
+                let order = self.gt(lo, end);
+                let past_end = past(self, hi);
+                let fail = self.bitor(order, past_end);
                 self.if_(
                     fail,
                     |cx| {
                         let start = cx.gt(lo, len);
                         cx.throw_if(start, START, lo, len, at);
-                        cx.throw_if(end, END, hi, len, at);
-                        cx.throw_if(order, "slice index starts at {0} but ends at {1}", lo, hi, at);
+                        cx.throw_if(past_end, END, hi, len, at);
+                        cx.throw_if(order, "slice index starts at {0} but ends at {1}", lo, end, at);
                     },
                     |_| {},
                 );
             }
-            (Some(lo), None) => {
+            (Some(lo), None, _) => {
                 let out = self.gt(lo, len);
                 self.throw_if(out, START, lo, len, at);
             }
-            (None, Some(hi)) => {
-                let out = self.gt(hi, len);
+            (None, Some(hi), _) => {
+                let out = past(self, hi);
                 self.throw_if(out, END, hi, len, at);
             }
-            (None, None) => {}
+            _ => {}
         }
-        let end = hi.unwrap_or(len);
+        let end = end.unwrap_or(len);
         match lo {
             Some(lo) => {
                 let n = self.sub(end, lo);
@@ -346,27 +355,30 @@ impl Cx<'_> {
         }
     }
 
-    /// `&s[lo..hi]` (`&s[lo..]`, `&s[..hi]`, `&s[..]`).
+    /// `&s[lo..hi]` (`&s[lo..]`, `&s[..hi]`, `&s[..]`; `&s[lo..=hi]` and
+    /// `&s[..=hi]` when `inclusive`).
     pub fn sub_slice<T: DevScalar, S: SubSlice<T>>(
         &mut self,
         s: S,
         lo: Option<Val<usize>>,
         hi: Option<Val<usize>>,
+        inclusive: bool,
         at: Loc,
     ) -> S::Sub {
-        let (p, n) = self.range_of(s, lo, hi, at);
+        let (p, n) = self.range_of(s, lo, hi, inclusive, at);
         S::sub(p, n)
     }
 
-    /// `&mut s[lo..hi]`.
+    /// `&mut s[lo..hi]` (as [`Cx::sub_slice`]).
     pub fn sub_slice_mut<T: DevScalar, S: SubSliceMut<T>>(
         &mut self,
         s: S,
         lo: Option<Val<usize>>,
         hi: Option<Val<usize>>,
+        inclusive: bool,
         at: Loc,
     ) -> S::SubMut {
-        let (p, n) = self.range_of(s, lo, hi, at);
+        let (p, n) = self.range_of(s, lo, hi, inclusive, at);
         S::sub_mut(p, n)
     }
 }
