@@ -17,6 +17,7 @@
 
 pub mod artifact;
 pub mod fault;
+mod finite;
 mod in_bounds;
 pub mod link;
 pub mod lower;

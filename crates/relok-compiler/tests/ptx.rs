@@ -349,3 +349,14 @@ fn a_kernels_block_shape_is_its_entrys_reqntid() {
     let any = ptx_of(&src.replace(" block(32, 2, 1)", ""), "k", false);
     assert!(!any.contains(".reqntid") && any.contains("%ntid.y"), "{any}");
 }
+
+#[test]
+fn checked_mode_counts_only_the_loops_not_proven_to_end_soon() {
+    // reduce.rk's halving loop (`stride >>= 1` until 0) ends within 33
+    // iterations: no budget count; scan.rk's doubling loop is counted.
+    let example = |name: &str| std::fs::read_to_string(repo().join("examples").join(name)).expect("read");
+    let reduce = ptx_of(&example("reduce.rk"), "reduce", true);
+    assert!(!reduce.contains("add.u32 %lc, %lc, 1;"), "{reduce}");
+    let scan = ptx_of(&example("scan.rk"), "scan", true);
+    assert_eq!(scan.matches("add.u32 %lc, %lc, 1;").count(), 1, "{scan}");
+}

@@ -77,7 +77,6 @@ fn k_reduce(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(workgro
     let v14: u32 = v5 >> (bitcast<u32>(v11) & 31u);
     l1 = v14;
     loop {
-        relok_steps += 1u;
         let v15: u32 = l1;
         let v16: bool = v15 == v10;
         if (v16) {
@@ -99,7 +98,7 @@ fn k_reduce(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(workgro
         l1 = v22;
         continuing {
             relok_iterations += 1u;
-            if (relok_iterations > relok_loop_budget || relok_steps >= 16777216u) { relok_truncated = true; }
+            if (relok_iterations > relok_loop_budget) { relok_truncated = true; }
             break if relok_truncated;
         }
     }

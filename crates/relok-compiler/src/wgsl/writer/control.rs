@@ -72,14 +72,16 @@ impl FuncCx<'_> {
     /// A loop: an innermost one as copies of its body ([`super::unroll`]).
     fn write_loop(&mut self, body: &Block) -> Result<(), Error> {
         let copies = if self.cont_flag.is_none() { unroll::copies(body, self.throws) } else { 1 };
+        // Checked mode's budget counts the loops not proven to end soon.
+        let counted = self.checked && !crate::finite::ends_within_its_width(self.f, body);
         if copies == 1 {
-            let mark = self.loop_head(1);
+            let mark = self.loop_head(1, counted);
             self.block(body)?;
-            return self.loop_tail(mark);
+            return self.loop_tail(mark, counted);
         }
         let flag = self.temp();
         self.line(format!("var {flag}: bool;"));
-        let mark = self.loop_head(copies);
+        let mark = self.loop_head(copies, counted);
         for copy in 0..copies {
             self.line("{".into());
             self.depth += 1;
@@ -93,16 +95,17 @@ impl FuncCx<'_> {
             self.depth -= 1;
             self.line("}".into());
         }
-        self.loop_tail(mark)
+        self.loop_tail(mark, counted)
     }
 
-    /// A loop's first lines: in checked mode it counts the IR iterations
-    /// its back edges run (`copies` bodies each) for the budget
-    /// ([`super::unroll`]). The mark for [`Self::loop_tail`].
-    fn loop_head(&mut self, copies: usize) -> usize {
+    /// A loop's first lines: when `counted` (checked mode, a loop not
+    /// proven to end within a few iterations: [`crate::finite`]) it counts
+    /// the IR iterations its back edges run (`copies` bodies each) for the
+    /// budget ([`super::unroll`]). The mark for [`Self::loop_tail`].
+    fn loop_head(&mut self, copies: usize, counted: bool) -> usize {
         let mark = self.open_loop();
         self.depth += 1;
-        if self.checked {
+        if counted {
             self.line(format!("relok_steps += {copies}u;"));
         }
         mark
@@ -111,11 +114,11 @@ impl FuncCx<'_> {
     /// A loop's last lines: its back edge counted for the device's limit
     /// ([`FuncCx::back_edge`]); past the limit or the budget it ends, and
     /// the fault is recorded after it ([`super::unroll`]).
-    fn loop_tail(&mut self, mark: usize) -> Result<(), Error> {
+    fn loop_tail(&mut self, mark: usize, counted: bool) -> Result<(), Error> {
         self.line("continuing {".into());
         self.line(format!("    {}", self.back_edge(mark)));
         let budget =
-            if self.checked { format!(" || relok_steps >= {}u", fault::CHECKED_LOOP_BUDGET) } else { String::new() };
+            if counted { format!(" || relok_steps >= {}u", fault::CHECKED_LOOP_BUDGET) } else { String::new() };
         self.line(format!(
             "    if (relok_iterations > {}{budget}) {{ relok_truncated = true; }}",
             unroll::LOOP_BUDGET_OVERRIDE
