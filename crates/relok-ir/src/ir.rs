@@ -882,8 +882,8 @@ pub struct Function {
     /// `None` (any shape) for device functions and most kernels. Every
     /// device refuses a launch of another shape, so the compiler may
     /// assume it: `block_dim` is a constant, `thread_id` is below it (the
-    /// bounds checks it implies are proven), PTX says `.reqntid` and WGSL
-    /// a fixed `@workgroup_size`.
+    /// bounds checks it implies are proven), and WGSL has a fixed
+    /// `@workgroup_size`.
     pub block: Option<[u32; 3]>,
     /// Every SSA value's type; parameters first, then in definition order.
     pub values: Arena<Value, ValueData>,
