@@ -65,12 +65,11 @@ fn k_count(@builtin(local_invocation_id) relok_tid: vec3<u32>, @builtin(workgrou
     let t5: u32 = atomicAdd(&relok_heap[((t3) + 4u) >> 2u], v6.y + select(0u, 1u, t4 + v6.x < t4));
     let v11: vec2<u32> = vec2<u32>(t4, t5);
     l0 = v11;
-    let v12: vec2<u32> = l0;
     let t6: u32 = v0 + v5 * 8u;
     let t7: u32 = relok_bounds(t6, 8u, arrayLength(&p0) * 4u, 4294706200u, relok_bid, relok_tid);
     if (t7 != 4294967295u) {
-        p0[(t7) >> 2u] = v12.x;
-        p0[((t7) + 4u) >> 2u] = v12.y;
+        p0[(t7) >> 2u] = v11.x;
+        p0[((t7) + 4u) >> 2u] = v11.y;
     }
     return;
 }

@@ -22,7 +22,8 @@
 //! `rem`, `min`, `max`, `and`, shifts by a constant and `select` of values
 //! with ranges, where the result cannot wrap around. So the bounds check of
 //! a shared tile `tile[ty * 16 + kk]` (256 elements, 16 × 16 threads, `kk`
-//! a constant after unrolling) is proven and dropped.
+//! a constant after unrolling) is proven and dropped. A `sub a, b` where
+//! `a >= b` is known (inside `if t >= offset`) is at most `a`.
 //!
 //! Values are SSA, so a fact holds wherever its values are in scope; facts
 //! learnt in a block end with it. Words are opaque (docs/design.md §8): a
@@ -84,6 +85,17 @@ impl Facts {
                             n += 1;
                         }
                     }
+                    // `a - b` where `a >= b` is known does not wrap: at
+                    // most `a` (scan's `buf[t - offset]` inside `if t >=
+                    // offset`). The value is defined here, under the
+                    // guard, so the range holds wherever it is used.
+                    if let Op::Binary(BinaryOp::Sub, a, b) = *op
+                        && f.values.get(*result).map(|d| &d.ty) == Some(&Type::Scalar(Scalar::U32))
+                        && self.holds(f, (CmpOp::Ge, a, b)) == Some(true)
+                    {
+                        let hi = self.ranges.get(&a).map_or(u64::from(u32::MAX), |r| r.1);
+                        self.ranges.insert(*result, (0, hi));
+                    }
                 }
                 StmtKind::If { cond, then_body, else_body } => {
                     let cond = *cond;
@@ -130,6 +142,11 @@ impl Facts {
             let fact = self.compares.get(&k)?;
             implied(f, *fact, t, query?)
         })
+    }
+
+    /// Whether the comparison `query` is known true or false here.
+    fn holds(&self, f: &Function, query: Compare) -> Option<bool> {
+        self.known.iter().rev().find_map(|&(k, t)| implied(f, *self.compares.get(&k)?, t, query))
     }
 }
 

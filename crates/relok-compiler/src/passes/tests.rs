@@ -563,3 +563,80 @@ fn checks_that_value_ranges_decide_are_dropped() {
     assert!(ops(&m, "k").contains(&Op::Const(4)) && ifs(&m, "k") == 0, "{}", relok_ir::print(&m));
     assert_eq!(count(&m, "k", |o| matches!(o, Op::Builtin(_))), 0, "{}", relok_ir::print(&m));
 }
+
+#[test]
+fn a_difference_under_a_guard_that_it_cannot_wrap_is_at_most_its_minuend() {
+    // Inside `if t >= offset`, `t - offset <= t < 1024`: the check of a
+    // 1024-element array is dropped; without the guard it stays.
+    let src = |guard: &str| {
+        format!(
+            "kernel @k(v0: ptr<global, u32>, v1: u32) {{
+    v2: u32 = thread_id.x
+    v3: bool = {guard} v2, v1
+    if v3 {{
+        v4: u32 = sub v2, v1
+        v5: u32 = const 1024
+        v6: bool = ge v4, v5
+        if v6 {{
+            exit
+        }}
+        store v0[v4], v5
+    }}
+    return
+}}
+"
+        )
+    };
+    let (m, _) = optimized(&src("ge"));
+    assert_eq!(ifs(&m, "k"), 1, "{}", relok_ir::print(&m));
+    let (m, _) = optimized(&src("le"));
+    assert_eq!(ifs(&m, "k"), 2, "{}", relok_ir::print(&m));
+}
+
+#[test]
+fn a_local_read_again_is_the_value_last_read_or_set_where_nothing_between_may_set_it() {
+    let gets = |m: &Module| count(m, "k", |o| matches!(o, Op::Get(_)));
+    let src = |between: &str| {
+        format!(
+            "kernel @k(v0: ptr<global, u32>, v1: u32, v2: bool) {{
+    local %x: u32
+    set %x, v1
+    v3: u32 = get %x
+    v4: u32 = add v3, v1
+    set %x, v4
+    v5: u32 = get %x
+{between}    v6: u32 = get %x
+    store v0[v5], v6
+    return
+}}
+"
+        )
+    };
+    // Both reads after `set %x, v4` are v4 itself: no `get` is left.
+    let (m, _) = optimized(&src(""));
+    assert_eq!(gets(&m), 0, "{}", relok_ir::print(&m));
+    // A `set` inside an `if` between them: the second read stays.
+    let (m, _) = optimized(&src("    if v2 {\n        set %x, v1\n    }\n"));
+    assert_eq!(gets(&m), 1, "{}", relok_ir::print(&m));
+    // A loop that sets the local reads it afresh in every iteration.
+    let looped = "kernel @k(v0: ptr<global, u32>, v1: u32) {
+    local %x: u32
+    set %x, v1
+    loop {
+        v2: u32 = get %x
+        v3: bool = eq v2, v1
+        if v3 {
+            break
+        }
+        v4: u32 = get %x
+        store v0[v4], v2
+        v5: u32 = const 1
+        v6: u32 = shr v4, v5
+        set %x, v6
+    }
+    return
+}
+";
+    let (m, _) = optimized(looped);
+    assert_eq!(gets(&m), 1, "{}", relok_ir::print(&m));
+}
