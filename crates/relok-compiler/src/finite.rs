@@ -15,8 +15,9 @@
 //!     c = eq v, Z | ne v, Z     ; Z the constant 0 (either operand order)
 //!     if c { break }            ; (`eq`), or `if c { } else { break }` (`ne`)
 //!     ...                       ; no `continue` of this loop
-//!     set %k, (shr g, S)        ; once, at this level; g a `get %k` before
-//!     ...                       ; it, S a constant not a multiple of the width
+//!     set %k, (shr g, S)        ; once, at this level; the shift and g, a
+//!     ...                       ; `get %k`, at this level before it; S a
+//!                               ; constant not a multiple of the width
 //! }
 //! ```
 //!
@@ -69,14 +70,23 @@ pub(crate) fn ends_within_its_width(f: &Function, body: &Block) -> bool {
     // One `set %k` in the rest, at its top level, of `shr g, S`.
     let mut sets = 0;
     walk_stmts(rest, &mut |s| sets += usize::from(matches!(&s.kind, StmtKind::Set { var, .. } if var == k)));
-    let Some(step) = rest.iter().find_map(|s| match &s.kind {
-        StmtKind::Set { var, value } if var == k => Some(*value),
+    let Some((at, step)) = rest.iter().enumerate().find_map(|(at, s)| match &s.kind {
+        StmtKind::Set { var, value } if var == k => Some((at, *value)),
         _ => None,
     }) else {
         return false;
     };
+    // The shift and the `get` it shifts are this iteration's: defined at
+    // this level before the `set` (a `get %k` from before the loop would
+    // be the same value every time).
+    let this_iteration =
+        |x: &Value| x == v || rest[..at].iter().any(|s| matches!(&s.kind, StmtKind::Let { result, .. } if result == x));
     let Some(Op::Binary(BinaryOp::Shr, g, s)) = def(&step) else { return false };
-    sets == 1 && matches!(def(&g), Some(Op::Get(gk)) if gk == *k) && constant(&s).is_some_and(|s| s % width != 0)
+    sets == 1
+        && this_iteration(&step)
+        && this_iteration(&g)
+        && matches!(def(&g), Some(Op::Get(gk)) if gk == *k)
+        && constant(&s).is_some_and(|s| s % width != 0)
 }
 
 /// The operation defining each value of `f` (values are SSA).
@@ -113,7 +123,7 @@ mod tests {
     /// counter's start, test, exit and step, `%s` the counter).
     fn first_loop_ends(halving: &str) -> bool {
         let src = format!(
-            "kernel @k(v0: ptr<global, u32>, v1: u32) {{\n    local %s: u32\n    local %t: u32\n    v2: u32 = const 0\n    v3: u32 = const 1\n    set %s, v1\n    set %t, v1\n    loop {{\n{halving}    }}\n    return\n}}\n"
+            "kernel @k(v0: ptr<global, u32>, v1: u32) {{\n    local %s: u32\n    local %t: u32\n    v2: u32 = const 0\n    v3: u32 = const 1\n    set %s, v1\n    set %t, v1\n    v11: u32 = get %s\n    loop {{\n{halving}    }}\n    return\n}}\n"
         );
         let m = parse(&src).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
         let f = m.funcs.values().next().expect("a kernel");
@@ -145,6 +155,8 @@ mod tests {
             format!("{eq}{}", step.replace("shr", "shl")),
             format!("{}{step}", eq.replace("eq v4, v2", "eq v4, v3")),
             format!("{eq}{}", step.replace("v6: u32 = get %s", "v6: u32 = get %t")),
+            // The value of `%s` from before the loop, shifted every time.
+            format!("{eq}        v7: u32 = shr v11, v3\n        set %s, v7\n"),
             format!("{eq}{step}        set %s, v2\n"),
             format!(
                 "{eq}        v6: u32 = get %s\n        v7: u32 = shr v6, v3\n        if v5 {{\n            set %s, v7\n        }}\n"

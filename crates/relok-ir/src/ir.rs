@@ -834,11 +834,13 @@ pub struct LenParam {
     pub of: Value,
 }
 
-/// Threads per block along x, y and z that every device can launch (CUDA's
-/// limits, which wgpu's defaults meet for x and y).
+/// The most threads per block along x, y and z that any device launches
+/// (CUDA's limits; a wgpu adapter's may be lower: wgpu's defaults are 256,
+/// 256 and 64).
 pub const MAX_BLOCK: [u32; 3] = [1024, 1024, 64];
 
-/// Threads per block in all that every device can launch.
+/// The most threads per block in all that any device launches (wgpu's
+/// default is 256).
 pub const MAX_BLOCK_THREADS: u32 = 1024;
 
 /// Why no device launches blocks of shape `block` (a zero, a dimension

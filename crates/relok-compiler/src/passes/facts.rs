@@ -94,7 +94,8 @@ impl Facts {
                         && self.holds(f, (CmpOp::Ge, a, b)) == Some(true)
                     {
                         let hi = self.ranges.get(&a).map_or(u64::from(u32::MAX), |r| r.1);
-                        self.ranges.insert(*result, (0, hi));
+                        let (lo, known_hi) = self.ranges.get(result).copied().unwrap_or((0, hi));
+                        self.ranges.insert(*result, (lo, hi.min(known_hi)));
                     }
                 }
                 StmtKind::If { cond, then_body, else_body } => {

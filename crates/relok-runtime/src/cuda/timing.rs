@@ -97,6 +97,8 @@ pub fn time_bare_async_launches(
     args: &[KernelArg],
     iters: usize,
 ) -> Result<(f64, f64), LaunchError> {
+    // The geometry still: the code may rely on the kernel's block shape.
+    check_config(&kernel.entry, config, kernel.block)?;
     let mut values = device.launch_values(kernel, args)?;
     let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
     let stream = Backend::new_stream(device).map_err(err)?;

@@ -7,7 +7,7 @@ use super::module::WgpuKernel;
 use super::stream::RECORD_BYTES;
 use super::{LAUNCHES_PER_SUBMIT, WgpuDevice};
 use crate::error::LaunchError;
-use crate::launch::{LaunchConfig, check_args};
+use crate::launch::{LaunchConfig, check_args, check_config};
 use crate::lock;
 use relok_compiler::wgsl::bindings;
 
@@ -24,6 +24,7 @@ pub fn time_bare_dispatches(
     launches: usize,
 ) -> Result<(f64, f64), LaunchError> {
     let err = |error| LaunchError::Device { kernel: kernel.entry.clone(), error };
+    check_config(&kernel.entry, config, kernel.block)?;
     check_args(&kernel.entry, &kernel.params, &[])?;
     let pipeline = device.pipeline(kernel, config.block).map_err(err)?;
     let Arguments { bytes, .. } = device.arguments(kernel, &[], 0).map_err(err)?;
