@@ -25,6 +25,15 @@
 //! nonzero `%k` right by at least one bit, so the loop's top runs at most
 //! width + 1 times (33 for `u32`, 65 for `u64`); loops inside its body are
 //! loops of their own, each counted unless it has this shape too.
+//!
+//! The doubling loop of a scan (`offset = 1; while offset < dim { …;
+//! offset <<= 1; }`) has the same shape with `shl` for `shr`, a `u32`
+//! counter, and the test `v < B` (`lt v, B` leaving when false, or `ge v,
+//! B` when true) against a value `B` defined before the loop whose range
+//! ([`crate::passes::facts::ranges`]) is at most `2^(32 - S)`; the
+//! statement right before the loop sets `%k` to a constant of at least 1.
+//! Then `%k` is nonzero, below `B` wherever it is shifted, so the shift
+//! never wraps, and it at least doubles each iteration: at most 33.
 
 use relok_ir::{BinaryOp, Block, CmpOp, Function, Op, Scalar, Stmt, StmtKind, Type, Value, VarKind, walk_stmts};
 
@@ -54,17 +63,25 @@ pub(crate) fn ends_within_its_width(f: &Function, body: &Block) -> bool {
         Some(Op::Const(bits)) => Some(bits),
         _ => None,
     };
-    // Leaves exactly when `v == 0`.
+    // Leaves exactly when `v == 0` (halving), or when `v >= B` (doubling).
     let StmtKind::Let { result: c, op: Op::Compare(cmp, a, b) } = &test.kind else { return false };
-    let zero_and_v = (constant(a) == Some(0) && b == v) || (constant(b) == Some(0) && a == v);
     let StmtKind::If { cond, then_body, else_body } = &exit.kind else { return false };
     let is_break = |b: &Block| matches!(b.as_slice(), [s] if matches!(s.kind, StmtKind::Break));
-    let leaves_at_zero = match cmp {
-        CmpOp::Eq => is_break(then_body) && else_body.is_empty(),
-        CmpOp::Ne => then_body.is_empty() && is_break(else_body),
-        _ => false,
-    };
-    if addressed || cond != c || !zero_and_v || !leaves_at_zero || continues(rest) {
+    let (when_true, when_false) =
+        (is_break(then_body) && else_body.is_empty(), then_body.is_empty() && is_break(else_body));
+    let zero_and_v = (constant(a) == Some(0) && b == v) || (constant(b) == Some(0) && a == v);
+    let halving = zero_and_v && matches!((cmp, when_true, when_false), (CmpOp::Eq, true, _) | (CmpOp::Ne, _, true));
+    // `v >= B` leaves: `ge v, B` / `le B, v` when true, `lt v, B` / `gt B, v` when false.
+    let bound = match (cmp, a == v, b == v) {
+        (CmpOp::Ge, true, false) | (CmpOp::Lt, true, false) => Some(*b),
+        (CmpOp::Le, false, true) | (CmpOp::Gt, false, true) => Some(*a),
+        _ => None,
+    }
+    .filter(|_| match cmp {
+        CmpOp::Ge | CmpOp::Le => when_true,
+        _ => when_false,
+    });
+    if addressed || cond != c || (!halving && bound.is_none()) || continues(rest) {
         return false;
     }
     // One `set %k` in the rest, at its top level, of `shr g, S`.
@@ -81,12 +98,60 @@ pub(crate) fn ends_within_its_width(f: &Function, body: &Block) -> bool {
     // be the same value every time).
     let this_iteration =
         |x: &Value| x == v || rest[..at].iter().any(|s| matches!(&s.kind, StmtKind::Let { result, .. } if result == x));
-    let Some(Op::Binary(BinaryOp::Shr, g, s)) = def(&step) else { return false };
-    sets == 1
-        && this_iteration(&step)
-        && this_iteration(&g)
-        && matches!(def(&g), Some(Op::Get(gk)) if gk == *k)
-        && constant(&s).is_some_and(|s| s % width != 0)
+    let Some(Op::Binary(shift, g, s)) = def(&step) else { return false };
+    let Some(amount) = constant(&s).map(|s| s % width).filter(|&s| s != 0) else { return false };
+    let counted =
+        sets == 1 && this_iteration(&step) && this_iteration(&g) && matches!(def(&g), Some(Op::Get(gk)) if gk == *k);
+    match (halving, bound) {
+        (true, _) => counted && shift == BinaryOp::Shr,
+        (false, Some(bound)) => {
+            counted && shift == BinaryOp::Shl && width == 32 && doubling_ends(f, body, *k, bound, amount, &constant)
+        }
+        (false, None) => false,
+    }
+}
+
+/// The doubling loop's conditions beyond its shape (module docs): `bound`
+/// defined before the loop, at most `2^(32 - amount)`, and `%k` set to a
+/// constant of at least 1 right before the loop.
+fn doubling_ends(
+    f: &Function,
+    body: &Block,
+    k: relok_ir::Var,
+    bound: Value,
+    amount: u64,
+    constant: &dyn Fn(&Value) -> Option<u64>,
+) -> bool {
+    let mut inside = false;
+    walk_stmts(body, &mut |s| inside |= matches!(&s.kind, StmtKind::Let { result, .. } if *result == bound));
+    let small = crate::passes::facts::ranges(f).get(&bound).is_some_and(|&(_, hi)| hi <= 1u64 << (32 - amount));
+    let starts_nonzero = matches!(
+        statement_before(&f.body, body).map(|s| &s.kind),
+        Some(StmtKind::Set { var, value }) if *var == k && constant(value).is_some_and(|c| c >= 1)
+    );
+    !inside && small && starts_nonzero
+}
+
+/// The statement right before the loop whose body is `body`, in `block`
+/// or the blocks nested in it.
+fn statement_before<'a>(block: &'a [Stmt], body: &Block) -> Option<&'a Stmt> {
+    for (i, s) in block.iter().enumerate() {
+        match &s.kind {
+            StmtKind::Loop(b) if std::ptr::eq(b, body) => return i.checked_sub(1).map(|j| &block[j]),
+            StmtKind::Loop(b) => {
+                if let Some(found) = statement_before(b, body) {
+                    return Some(found);
+                }
+            }
+            StmtKind::If { then_body, else_body, .. } => {
+                if let Some(found) = statement_before(then_body, body).or_else(|| statement_before(else_body, body)) {
+                    return Some(found);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The operation defining each value of `f` (values are SSA).
@@ -165,5 +230,34 @@ mod tests {
         for body in not {
             assert!(!first_loop_ends(&body), "{body}");
         }
+    }
+
+    /// Whether the doubling loop `offset = start; while offset < bound {
+    /// offset <<= shift }` is proven to end (`bound` is defined by
+    /// `bound_def`, before the loop).
+    fn doubling_ends(start: &str, bound_def: &str, shift: u32) -> bool {
+        let src = format!(
+            "kernel @k(v0: ptr<global, u32>, v1: u32) {{\n    local %s: u32\n{bound_def}    v3: u32 = const {start}\n    v4: u32 = const {shift}\n    set %s, v3\n    loop {{\n        v5: u32 = get %s\n        v6: bool = lt v5, v2\n        if v6 {{\n        }} else {{\n            break\n        }}\n        store v0[v5], v5\n        v7: u32 = shl v5, v4\n        set %s, v7\n    }}\n    return\n}}\n"
+        );
+        let m = parse(&src).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+        let f = m.funcs.values().next().expect("a kernel");
+        let body = f.body.iter().find_map(|s| match &s.kind {
+            StmtKind::Loop(b) => Some(b),
+            _ => None,
+        });
+        ends_within_its_width(f, body.expect("a loop"))
+    }
+
+    #[test]
+    fn a_counter_doubled_from_one_up_to_a_small_bound_ends_the_loop() {
+        let dim = "    v2: u32 = block_dim.x\n";
+        assert!(doubling_ends("1", dim, 1));
+        assert!(doubling_ends("3", "    v2: u32 = const 1048576\n", 4));
+        // From 0 it never grows; a bound that may be 2^32 - 1 lets it wrap
+        // to 0; 1024 << 23 would wrap; a shift by 32 is by 0.
+        assert!(!doubling_ends("0", dim, 1));
+        assert!(!doubling_ends("1", "    v2: u32 = add v1, v1\n", 1));
+        assert!(!doubling_ends("1", dim, 23));
+        assert!(!doubling_ends("1", dim, 32));
     }
 }

@@ -353,11 +353,16 @@ fn a_kernels_block_shape_makes_block_dim_a_constant_without_a_reqntid() {
 
 #[test]
 fn checked_mode_counts_only_the_loops_not_proven_to_end_soon() {
-    // reduce.rk's halving loop (`stride >>= 1` until 0) ends within 33
-    // iterations: no budget count; scan.rk's doubling loop is counted.
+    // reduce.rk's halving loop (`stride >>= 1` until 0) and scan.rk's
+    // doubling one (`offset <<= 1` from 1 while below `block_dim.x`) end
+    // within 33 iterations: no budget count. A loop up to a parameter is
+    // counted.
     let example = |name: &str| std::fs::read_to_string(repo().join("examples").join(name)).expect("read");
-    let reduce = ptx_of(&example("reduce.rk"), "reduce", true);
-    assert!(!reduce.contains("add.u32 %lc, %lc, 1;"), "{reduce}");
-    let scan = ptx_of(&example("scan.rk"), "scan", true);
-    assert_eq!(scan.matches("add.u32 %lc, %lc, 1;").count(), 1, "{scan}");
+    for (file, kernel) in [("reduce.rk", "reduce"), ("scan.rk", "scan")] {
+        let ptx = ptx_of(&example(file), kernel, true);
+        assert!(!ptx.contains("add.u32 %lc, %lc, 1;"), "{ptx}");
+    }
+    let up_to_n = "kernel @k(v0: ptr<global, u32>, v1: u32) {\n    local %i: u32\n    v2: u32 = const 0\n    v3: u32 = const 1\n    set %i, v2\n    loop {\n        v4: u32 = get %i\n        v5: bool = ge v4, v1\n        if v5 {\n            break\n        }\n        store v0[v4], v4\n        v6: u32 = add v4, v3\n        set %i, v6\n    }\n    return\n}\n";
+    let counted = ptx_of(up_to_n, "k", true);
+    assert_eq!(counted.matches("add.u32 %lc, %lc, 1;").count(), 1, "{counted}");
 }

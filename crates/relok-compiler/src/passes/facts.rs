@@ -196,12 +196,12 @@ fn comparable(f: &Function, v: Value) -> bool {
 }
 
 /// The values a `u32` may take: `lo..=hi`.
-type Range = (u64, u64);
+pub(crate) type Range = (u64, u64);
 
 /// The ranges of `f`'s `u32` values that are narrower than all of `u32`,
 /// from their definitions (SSA: each operand's range is known before its
 /// uses, in text order).
-fn ranges(f: &Function) -> HashMap<Value, Range> {
+pub(crate) fn ranges(f: &Function) -> HashMap<Value, Range> {
     let mut out = HashMap::new();
     let block = |axis: usize| f.block.map_or(MAX_BLOCK[axis], |b| b[axis]);
     // The largest grid any device launches, per axis.

@@ -15,7 +15,7 @@
 
 mod cse;
 mod dce;
-mod facts;
+pub(crate) mod facts;
 pub(crate) mod fold;
 mod inline;
 #[cfg(test)]
