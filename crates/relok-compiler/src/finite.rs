@@ -36,6 +36,7 @@
 //! never wraps, and it at least doubles each iteration: at most 33.
 
 use relok_ir::{BinaryOp, Block, CmpOp, Function, Op, Scalar, Stmt, StmtKind, Type, Value, VarKind, walk_stmts};
+use std::collections::HashMap;
 
 /// Whether the loop whose body is `body` (a loop of `f`) has the shape of
 /// the module docs: it ends within [`relok_ir::Scalar`]'s width + 1
@@ -55,12 +56,18 @@ pub(crate) fn ends_within_its_width(f: &Function, body: &Block) -> bool {
     if f.vars[*k].kind != VarKind::Local {
         return false;
     }
-    let (def, mut addressed) = (definitions(f), false);
+    // Every value's defining operation (values are SSA), and whether `%k`
+    // is addressed, in one walk.
+    let (mut defs, mut addressed) = (HashMap::new(), false);
     walk_stmts(&f.body, &mut |s| {
-        addressed |= matches!(&s.kind, StmtKind::Let { op: Op::VarAddr(var), .. } if var == k);
+        if let StmtKind::Let { result, op } = &s.kind {
+            addressed |= matches!(op, Op::VarAddr(var) if var == k);
+            defs.insert(*result, op);
+        }
     });
+    let def = |x: &Value| defs.get(x).copied();
     let constant = |x: &Value| match def(x) {
-        Some(Op::Const(bits)) => Some(bits),
+        Some(Op::Const(bits)) => Some(*bits),
         _ => None,
     };
     // Leaves exactly when `v == 0` (halving), or when `v >= B` (doubling).
@@ -81,10 +88,11 @@ pub(crate) fn ends_within_its_width(f: &Function, body: &Block) -> bool {
         CmpOp::Ge | CmpOp::Le => when_true,
         _ => when_false,
     });
-    if addressed || cond != c || (!halving && bound.is_none()) || continues(rest) {
+    if addressed || cond != c || (!halving && bound.is_none()) || rest.iter().any(crate::wgsl::unroll::may_continue) {
         return false;
     }
-    // One `set %k` in the rest, at its top level, of `shr g, S`.
+    // One `set %k` in the rest, at its top level, of `shr g, S` (`shl`
+    // when doubling).
     let mut sets = 0;
     walk_stmts(rest, &mut |s| sets += usize::from(matches!(&s.kind, StmtKind::Set { var, .. } if var == k)));
     let Some((at, step)) = rest.iter().enumerate().find_map(|(at, s)| match &s.kind {
@@ -98,10 +106,10 @@ pub(crate) fn ends_within_its_width(f: &Function, body: &Block) -> bool {
     // be the same value every time).
     let this_iteration =
         |x: &Value| x == v || rest[..at].iter().any(|s| matches!(&s.kind, StmtKind::Let { result, .. } if result == x));
-    let Some(Op::Binary(shift, g, s)) = def(&step) else { return false };
+    let Some(&Op::Binary(shift, g, s)) = def(&step) else { return false };
     let Some(amount) = constant(&s).map(|s| s % width).filter(|&s| s != 0) else { return false };
     let counted =
-        sets == 1 && this_iteration(&step) && this_iteration(&g) && matches!(def(&g), Some(Op::Get(gk)) if gk == *k);
+        sets == 1 && this_iteration(&step) && this_iteration(&g) && matches!(def(&g), Some(Op::Get(gk)) if gk == k);
     match (halving, bound) {
         (true, _) => counted && shift == BinaryOp::Shr,
         (false, Some(bound)) => {
@@ -154,49 +162,28 @@ fn statement_before<'a>(block: &'a [Stmt], body: &Block) -> Option<&'a Stmt> {
     None
 }
 
-/// The operation defining each value of `f` (values are SSA).
-fn definitions(f: &Function) -> impl Fn(&Value) -> Option<Op> + '_ {
-    move |v: &Value| {
-        let mut found = None;
-        walk_stmts(&f.body, &mut |s| {
-            if let StmtKind::Let { result, op } = &s.kind
-                && result == v
-            {
-                found = Some(op.clone());
-            }
-        });
-        found
-    }
-}
-
-/// Whether `block` continues the loop it is the body of (a `continue` not
-/// inside a loop of its own).
-fn continues(block: &[Stmt]) -> bool {
-    block.iter().any(|s| match &s.kind {
-        StmtKind::Continue => true,
-        StmtKind::If { then_body, else_body, .. } => continues(then_body) || continues(else_body),
-        _ => false,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::ends_within_its_width;
     use relok_ir::{StmtKind, parse};
 
-    /// Whether kernel `k`'s first loop has the shape, for `halving` (its
-    /// counter's start, test, exit and step, `%s` the counter).
-    fn first_loop_ends(halving: &str) -> bool {
-        let src = format!(
-            "kernel @k(v0: ptr<global, u32>, v1: u32) {{\n    local %s: u32\n    local %t: u32\n    v2: u32 = const 0\n    v3: u32 = const 1\n    set %s, v1\n    set %t, v1\n    v11: u32 = get %s\n    loop {{\n{halving}    }}\n    return\n}}\n"
-        );
-        let m = parse(&src).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+    /// Whether the first loop of the kernel `src` is proven to end.
+    fn kernels_first_loop_ends(src: &str) -> bool {
+        let m = parse(src).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
         let f = m.funcs.values().next().expect("a kernel");
         let body = f.body.iter().find_map(|s| match &s.kind {
             StmtKind::Loop(b) => Some(b),
             _ => None,
         });
         ends_within_its_width(f, body.expect("a loop"))
+    }
+
+    /// Whether kernel `k`'s first loop has the shape, for `halving` (its
+    /// counter's test, exit and step, `%s` the counter).
+    fn first_loop_ends(halving: &str) -> bool {
+        kernels_first_loop_ends(&format!(
+            "kernel @k(v0: ptr<global, u32>, v1: u32) {{\n    local %s: u32\n    local %t: u32\n    v2: u32 = const 0\n    v3: u32 = const 1\n    set %s, v1\n    set %t, v1\n    v11: u32 = get %s\n    loop {{\n{halving}    }}\n    return\n}}\n"
+        ))
     }
 
     #[test]
@@ -236,16 +223,9 @@ mod tests {
     /// offset <<= shift }` is proven to end (`bound` is defined by
     /// `bound_def`, before the loop).
     fn doubling_ends(start: &str, bound_def: &str, shift: u32) -> bool {
-        let src = format!(
+        kernels_first_loop_ends(&format!(
             "kernel @k(v0: ptr<global, u32>, v1: u32) {{\n    local %s: u32\n{bound_def}    v3: u32 = const {start}\n    v4: u32 = const {shift}\n    set %s, v3\n    loop {{\n        v5: u32 = get %s\n        v6: bool = lt v5, v2\n        if v6 {{\n        }} else {{\n            break\n        }}\n        store v0[v5], v5\n        v7: u32 = shl v5, v4\n        set %s, v7\n    }}\n    return\n}}\n"
-        );
-        let m = parse(&src).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
-        let f = m.funcs.values().next().expect("a kernel");
-        let body = f.body.iter().find_map(|s| match &s.kind {
-            StmtKind::Loop(b) => Some(b),
-            _ => None,
-        });
-        ends_within_its_width(f, body.expect("a loop"))
+        ))
     }
 
     #[test]

@@ -135,14 +135,12 @@ impl Facts {
 
     /// Whether `v` (a `bool`) is known true or false here.
     fn truth(&self, f: &Function, v: Value) -> Option<bool> {
-        let query = self.compares.get(&v).copied();
-        self.known.iter().rev().find_map(|&(k, t)| {
-            if k == v {
-                return Some(t);
-            }
-            let fact = self.compares.get(&k)?;
-            implied(f, *fact, t, query?)
-        })
+        match self.compares.get(&v) {
+            // A comparison is known from any fact over its two values
+            // (its own `bool` among them).
+            Some(&query) => self.holds(f, query),
+            None => self.known.iter().rev().find_map(|&(k, t)| (k == v).then_some(t)),
+        }
     }
 
     /// Whether the comparison `query` is known true or false here.

@@ -71,7 +71,7 @@ mod helpers;
 pub mod limits;
 pub mod sealed;
 pub(crate) mod throws;
-mod unroll;
+pub(crate) mod unroll;
 pub use unroll::LOOP_BUDGET_OVERRIDE;
 pub mod writer;
 

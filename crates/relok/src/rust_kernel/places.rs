@@ -313,8 +313,14 @@ impl Cx<'_> {
         let (p, len) = s.base(self);
         // The exclusive end: `hi + 1` for `..=hi` (it wraps only where
         // `hi >= len` already failed).
-        let one = self.lit(1usize);
-        let end = hi.map(|hi| if inclusive { self.add(hi, one) } else { hi });
+        let end = hi.map(|hi| {
+            if inclusive {
+                let one = self.lit(1usize);
+                self.add(hi, one)
+            } else {
+                hi
+            }
+        });
         // `hi` is past the end: `hi > len`, or `hi >= len` for `..=hi`.
         let past = |cx: &mut Self, hi| if inclusive { cx.ge(hi, len) } else { cx.gt(hi, len) };
         match (lo, hi, end) {
