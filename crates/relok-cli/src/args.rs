@@ -238,6 +238,10 @@ pub mod npy {
     pub const fn descr(elem: Scalar) -> &'static str {
         match elem {
             Scalar::Bool => "|b1",
+            Scalar::U8 => "|u1",
+            Scalar::I8 => "|i1",
+            Scalar::U16 => "<u2",
+            Scalar::I16 => "<i2",
             Scalar::I32 => "<i4",
             Scalar::U32 => "<u4",
             Scalar::F32 => "<f4",
@@ -339,7 +343,7 @@ pub mod npy {
 fn iota_bits(elem: Scalar, i: u64) -> u64 {
     match elem {
         Scalar::Bool => i & 1,
-        Scalar::I32 | Scalar::U32 => i & 0xffff_ffff,
+        Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16 | Scalar::I32 | Scalar::U32 => i & mask(elem),
         Scalar::F32 => u64::from((i as f32).to_bits()),
         Scalar::F64 => (i as f64).to_bits(),
         Scalar::I64 | Scalar::U64 | Scalar::Word => i,
@@ -351,8 +355,13 @@ fn random_bits(elem: Scalar, r: u64) -> u64 {
         Scalar::Bool => r >> 63,
         Scalar::F32 => u64::from(((r >> 40) as f32 / (1u64 << 24) as f32).to_bits()),
         Scalar::F64 => ((r >> 11) as f64 / (1u64 << 53) as f64).to_bits(),
-        _ => r >> 48,
+        _ => (r >> 48) & mask(elem),
     }
+}
+
+/// The bits an integer element of `elem` holds (all 64 for the widest).
+fn mask(elem: Scalar) -> u64 {
+    u64::MAX >> (64 - elem.bits())
 }
 
 /// SplitMix64: a tiny, fixed generator, so `rand:N:SEED` means the same

@@ -8,9 +8,11 @@
 //! type and to and from `f32`/`f64`, `f64` arithmetic (emulated bit for
 //! bit in WGSL), `f32` add/sub/mul of small integers (exact on every
 //! device), counted loops over a `local`, a host value (a constant table
-//! read through its word), calls of a device function, a `shared` tile
-//! read across a barrier, and a shared `atomic.add` — folded into one
-//! `u32` per thread.
+//! read through its word), calls of a device function, `local` arrays
+//! of the storage types (`u8 i8 u16 i16`), a `shared` tile (of `u32`s
+//! and of bytes, neighbours written by different threads) read across a
+//! barrier, and a shared `atomic.add` — folded into one `u32` per
+//! thread.
 //! [`run_case`] runs it on every device and compares the output buffer
 //! with the cpu device's; a mismatch is minimised (`minimise`: the
 //! fewest steps that still differ; the RNG is consumed in order, so fewer
@@ -104,7 +106,7 @@ impl Gen {
     }
 
     fn step(&mut self) {
-        match self.rng.below(12) {
+        match self.rng.below(13) {
             0..=3 => {
                 let ty = self.rng.pick(&INTS);
                 let a = self.of(ty);
@@ -170,6 +172,7 @@ impl Gen {
                 }
             }
             9 => self.counted_loop(),
+            12 => self.small_ints(),
             10 => {
                 // A host value: the module's constant table, through its word.
                 let x = self.of(Scalar::U32);
@@ -184,6 +187,27 @@ impl Gen {
                 self.value(Scalar::U64, format!("call @fuzz_mix(v{a}, v{b})"));
             }
         }
+    }
+
+    /// Four values stored into a `local` array of a storage type (`u8 i8
+    /// u16 i16`: each keeps its low bits, beside its neighbours in one
+    /// word) and one loaded back by a computed index (widened to `u32` or
+    /// `i32`).
+    fn small_ints(&mut self) {
+        let storage = self.rng.pick(&[Scalar::U8, Scalar::I8, Scalar::U16, Scalar::I16]);
+        let wide = storage.widened();
+        let n = self.next;
+        let _ = writeln!(self.locals, "    local %b{n}: [{storage}; 4]");
+        let p = self.value_ptr(&format!("ptr<local, {storage}> = addr %b{n}"));
+        for k in 0..4 {
+            let v = self.of(wide);
+            let at = self.unhashed("u32 = const", &k.to_string());
+            let _ = writeln!(self.body, "    store v{p}[v{at}], v{v}");
+        }
+        let x = self.of(Scalar::U32);
+        let three = self.value(Scalar::U32, "const 3".into());
+        let i = self.value(Scalar::U32, format!("and v{x}, v{three}"));
+        self.value(wide, format!("load v{p}[v{i}]"));
     }
 
     /// `acc = acc OP y` for `x & 7` iterations, over a `local`.
@@ -290,10 +314,14 @@ pub fn generate(seed: u64, steps: usize) -> String {
     // A shared tile read across a barrier (the next thread's value) and a
     // block-wide atomic sum, both deterministic.
     let own = g.of(Scalar::U32);
-    g.shared = format!("    shared %tile: [u32; {BLOCK}]\n    shared %sum: [u32; 1]\n");
+    g.shared =
+        format!("    shared %tile: [u32; {BLOCK}]\n    shared %bytes: [u8; {BLOCK}]\n    shared %sum: [u32; 1]\n");
     let tile = g.value_ptr("ptr<shared, u32> = addr %tile");
+    let bytes = g.value_ptr("ptr<shared, u8> = addr %bytes");
     let sum = g.value_ptr("ptr<shared, u32> = addr %sum");
     let _ = writeln!(g.body, "    store v{tile}[v{tid}], v{own}");
+    // Its low byte too, beside three other threads' in one word.
+    let _ = writeln!(g.body, "    store v{bytes}[v{tid}], v{own}");
     // Shared memory starts undefined (docs/ir.md; on CUDA it holds what
     // the previous launch left): thread 0 zeroes the sum first.
     let zero = g.unhashed("u32 = const", "0");
@@ -308,6 +336,7 @@ pub fn generate(seed: u64, steps: usize) -> String {
     let next = g.value(Scalar::U32, format!("add v{tid}, v{one}"));
     let wrapped = g.value(Scalar::U32, format!("rem v{next}, v{bdim}"));
     let _ = g.value(Scalar::U32, format!("load v{tile}[v{wrapped}]"));
+    let _ = g.value(Scalar::U32, format!("load v{bytes}[v{wrapped}]"));
     let _ = g.value(Scalar::U32, format!("load v{sum}"));
     let h = g.fold();
     let _ = writeln!(g.body, "    store v1[v{gid}], v{h}\n    return");
@@ -485,9 +514,18 @@ mod tests {
         }
         // Every kind of step occurs.
         let all: String = (0..40).map(|seed| generate(seed, 24)).collect();
-        for what in
-            ["wordptr", "call @fuzz_mix", "loop {", ": f64 = sqrt", ": f32 = ", "select ", "barrier", "atomic.add"]
-        {
+        for what in [
+            "wordptr",
+            "call @fuzz_mix",
+            "loop {",
+            ": f64 = sqrt",
+            ": f32 = ",
+            "select ",
+            "barrier",
+            "atomic.add",
+            "ptr<local, i8>",
+            "ptr<local, u16>",
+        ] {
             assert!(all.contains(what), "no `{what}` in 40 cases");
         }
         // Fewer steps give a prefix of the same kernel's random steps.

@@ -366,3 +366,26 @@ fn checked_mode_counts_only_the_loops_not_proven_to_end_soon() {
     let counted = ptx_of(up_to_n, "k", true);
     assert_eq!(counted.matches("add.u32 %lc, %lc, 1;").count(), 1, "{counted}");
 }
+
+/// A storage type (`u8 i8 u16 i16`) is loaded into a 32-bit register by its
+/// own width and signedness (PTX zero- or sign-extends), and stored from one
+/// by its width (the low bits): no separate masking or extension.
+#[test]
+fn storage_types_load_extended_and_store_their_low_bits() {
+    let file = file_test("run_storage_types.rk");
+    let bytes = ptx_of(&file, "bytes", false);
+    assert!(bytes.contains("ld.global.u8 %r") && bytes.contains("st.global.u8 ["), "{bytes}");
+    let signed = ptx_of(&file, "signed_halves", false);
+    assert!(signed.contains("ld.global.s16 %r") && signed.contains("st.global.s16 ["), "{signed}");
+    let shared = ptx_of(&file, "shared_bytes", false);
+    assert!(shared.contains("st.shared.u8 [") && shared.contains("ld.shared.u8 %r"), "{shared}");
+    for ptx in [&bytes, &signed, &shared] {
+        assert!(
+            !ptx.contains("cvt.") || !ptx.contains(".u8.") && !ptx.contains(".s16."),
+            "no separate extension:\n{ptx}"
+        );
+    }
+    // Checked mode checks a u8 load by its one byte.
+    let checked = ptx_of(&file, "oob_byte", true);
+    assert!(checked.contains("ld.global.u8 %r"), "{checked}");
+}

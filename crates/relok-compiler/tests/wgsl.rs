@@ -174,6 +174,10 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("run_redzones.rk", &["const_next", "local_in_callee", "local_next", "shared_next"]),
         ("run_shifts.rk", &["bin_i32"]),
         ("run_sqrt_f32.rk", &["sqrt_bits"]),
+        (
+            "run_storage_types.rk",
+            &["aggregates", "bytes", "halves", "lut", "oob_byte", "shared_bytes", "signed_bytes", "signed_halves"],
+        ),
         ("run_throw.rk", &["throw", "throw_values", "throw_with"]),
         ("run_unary.rk", &["un_f32", "un_f64", "un_i32", "un_i64", "un_u32", "un_u64"]),
         ("saxpy.rk", &["saxpy"]),
@@ -590,7 +594,7 @@ fn wgsl_of(file: &str, kernel: &str, checked: bool) -> String {
 /// Which memories a kernel's WGSL makes atomic (docs/wgpu.md, "Memory
 /// accesses and barriers"), and what each of its barriers becomes, in
 /// order (`s`: `storageBarrier()` alone, `w`: `workgroupBarrier()` alone,
-/// `sw`: both): atomic words only where an atomic or a `bool` store
+/// `sw`: both): atomic words only where an atomic or a sub-word store
 /// touches the memory, `storageBarrier()` only where buffer or heap
 /// accesses conflict across the barrier, `workgroupBarrier()` where shared
 /// ones do or nothing else is needed.
@@ -604,6 +608,11 @@ fn words_are_atomic_only_under_atomics_and_barriers_order_what_they_must() {
         ("run_wgsl_memory.rk", "read_then_write", &[], &["s"]),
         ("run_wgsl_memory.rk", "rounds", &[], &["s", "s"]),
         ("run_wgsl_memory.rk", "shared_only", &[], &["w"]),
+        // A u8 or i16 store is one byte or halfword of a word; loads alone
+        // stay plain.
+        ("run_storage_types.rk", "bytes", &["p1"], &[]),
+        ("run_storage_types.rk", "signed_halves", &["p2"], &[]),
+        ("run_storage_types.rk", "shared_bytes", &["sshared_bytes_0"], &["w"]),
         ("saxpy.rk", "saxpy", &[], &[]),
         // The load of x before the first barrier and the store of the sum
         // after the loop may touch one buffer (parameters may alias).

@@ -95,6 +95,8 @@ macro_rules! int_binary {
 #[inline]
 pub fn binary(op: BinaryOp, ty: Scalar, a: u64, b: u64) -> u64 {
     match ty {
+        // Not well typed (no value has a storage type): as its widened type.
+        Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16 => binary(op, ty.widened(), a, b),
         Scalar::I32 => int_binary!(op, a as u32 as i32, b as u32 as i32, i32, u32),
         Scalar::U32 => int_binary!(op, a as u32, b as u32, u32, u32),
         Scalar::I64 => int_binary!(op, a as i64, b as i64, i64, u64),
@@ -175,7 +177,12 @@ pub fn convert(from: Scalar, to: Scalar, a: u64) -> u64 {
         Scalar::F32 => Num::F32(f32_of(a)),
         Scalar::F64 => Num::F64(f64_of(a)),
         Scalar::Bool | Scalar::U32 | Scalar::U64 | Scalar::Word => Num::Int(i128::from(a)),
+        // Not well typed (no value has a storage type): as its widened type.
+        Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16 => return convert(from.widened(), to, a),
     };
+    if to.is_storage() {
+        return convert(from, to.widened(), a);
+    }
     match (n, to) {
         (Num::Int(v), Scalar::Bool) => of_bool(v != 0),
         (Num::F32(x), Scalar::Bool) => of_bool(x != 0.0),
@@ -198,6 +205,7 @@ pub fn convert(from: Scalar, to: Scalar, a: u64) -> u64 {
         (Num::F64(x), Scalar::U64 | Scalar::Word) => x as u64,
         (Num::F64(x), Scalar::F32) => of_f32(x as f32),
         (Num::F64(x), Scalar::F64) => of_f64(x),
+        (_, Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16) => unreachable!("storage types are widened above"),
     }
 }
 

@@ -34,17 +34,43 @@ pub enum Scalar {
     /// compared for equality, selected, stored, loaded and bitcast to/from
     /// `u64`, never computed with, and there are no word literals.
     Word,
+    /// 8-bit unsigned integer, a *storage* type ([`Scalar::is_storage`]).
+    U8,
+    /// 8-bit two's-complement integer, a storage type.
+    I8,
+    /// 16-bit unsigned integer, a storage type.
+    U16,
+    /// 16-bit two's-complement integer, a storage type.
+    I16,
 }
 
 impl Scalar {
     /// Every scalar, in a fixed order (parsers, generators).
-    pub const ALL: [Scalar; 8] =
+    pub const ALL: [Scalar; 12] = [
+        Scalar::Bool,
+        Scalar::I32,
+        Scalar::U32,
+        Scalar::I64,
+        Scalar::U64,
+        Scalar::F32,
+        Scalar::F64,
+        Scalar::Word,
+        Scalar::U8,
+        Scalar::I8,
+        Scalar::U16,
+        Scalar::I16,
+    ];
+
+    /// Every scalar an SSA value may have: [`Scalar::ALL`] without the
+    /// storage types.
+    pub const VALUES: [Scalar; 8] =
         [Scalar::Bool, Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32, Scalar::F64, Scalar::Word];
 
     /// Size in bytes (also the alignment).
     pub const fn size(self) -> u32 {
         match self {
-            Scalar::Bool => 1,
+            Scalar::Bool | Scalar::U8 | Scalar::I8 => 1,
+            Scalar::U16 | Scalar::I16 => 2,
             Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
             Scalar::I64 | Scalar::U64 | Scalar::F64 | Scalar::Word => 8,
         }
@@ -56,7 +82,23 @@ impl Scalar {
             _ => self.size() * 8,
         }
     }
-    /// Signed or unsigned integer.
+    /// A storage type (`u8 i8 u16 i16`): memory holds it, no value has it.
+    /// A `load` of one gives its value widened to 32 bits ([`Scalar::widened`]:
+    /// zero-extended to `u32`, sign-extended to `i32`); a `store` of such a
+    /// 32-bit value keeps its low bits.
+    pub const fn is_storage(self) -> bool {
+        matches!(self, Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16)
+    }
+    /// The type of the value a load of this type gives: `u32` for `u8` and
+    /// `u16`, `i32` for `i8` and `i16`, else itself.
+    pub const fn widened(self) -> Scalar {
+        match self {
+            Scalar::U8 | Scalar::U16 => Scalar::U32,
+            Scalar::I8 | Scalar::I16 => Scalar::I32,
+            s => s,
+        }
+    }
+    /// Signed or unsigned integer (of a value type: not a storage type).
     pub const fn is_int(self) -> bool {
         matches!(self, Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64)
     }
@@ -83,6 +125,10 @@ impl Scalar {
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
             Scalar::Word => "word",
+            Scalar::U8 => "u8",
+            Scalar::I8 => "i8",
+            Scalar::U16 => "u16",
+            Scalar::I16 => "i16",
         }
     }
     /// Parses the text syntax.
@@ -185,9 +231,27 @@ impl Type {
             _ => None,
         }
     }
-    /// Whether an SSA value may have this type (scalars and pointers).
+    /// Whether an SSA value may have this type (scalars other than the
+    /// storage types, and pointers).
     pub fn is_value_type(&self) -> bool {
-        matches!(self, Type::Scalar(_) | Type::Ptr(..))
+        match self {
+            Type::Scalar(s) => !s.is_storage(),
+            Type::Ptr(..) => true,
+            _ => false,
+        }
+    }
+    /// Whether a `load` may read this type and a `store` write it: a value
+    /// type or a storage scalar.
+    pub fn is_loadable(&self) -> bool {
+        self.is_value_type() || matches!(self, Type::Scalar(s) if s.is_storage())
+    }
+    /// The type of the value a `load` of this type gives (a storage scalar
+    /// widened, [`Scalar::widened`]).
+    pub fn loaded(&self) -> Type {
+        match self {
+            Type::Scalar(s) => Type::Scalar(s.widened()),
+            t => t.clone(),
+        }
     }
     /// Alignment in bytes.
     pub fn align(&self) -> u32 {

@@ -203,7 +203,7 @@ pub fn literal_fits(ty: Scalar, bits: u64) -> bool {
     match ty {
         Scalar::Bool => bits <= 1,
         Scalar::Word => false,
-        s if s.size() == 4 => bits <= u64::from(u32::MAX),
+        s if s.size() < 8 => bits < 1 << (8 * s.size()),
         _ => true,
     }
 }
@@ -277,10 +277,10 @@ pub fn infer(m: &Module, f: &Function, op: &Op) -> Result<Option<Type>, TypeErro
         Op::Load { ptr, index } => {
             cx.index(*index)?;
             let (_, pointee) = cx.ptr(*ptr)?;
-            if !pointee.is_value_type() {
+            if !pointee.is_loadable() {
                 return Err(cx.bad(*ptr, "a pointer to a scalar or pointer"));
             }
-            pointee.clone()
+            pointee.loaded()
         }
         Op::Offset { ptr, index } => {
             cx.index(Some(*index))?;
@@ -316,7 +316,7 @@ pub fn infer(m: &Module, f: &Function, op: &Op) -> Result<Option<Type>, TypeErro
         Op::Get(var) => {
             let d = f.vars.get(*var).ok_or_else(|| TypeError::Dangling(var.to_string()))?;
             match (&d.ty, d.kind) {
-                (Type::Scalar(_) | Type::Ptr(..), VarKind::Local) => d.ty.clone(),
+                (t, VarKind::Local) if t.is_value_type() => d.ty.clone(),
                 _ => {
                     return Err(TypeError::BadResult {
                         op: "get",

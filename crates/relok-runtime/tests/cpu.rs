@@ -203,6 +203,7 @@ fn to_u64_bits(k: &mut FunctionBuilder<'_>, v: Value, ty: Scalar) -> Value {
         }
         Scalar::Bool => k.convert(v, Scalar::U64),
         Scalar::Word => k.bitcast(v, Scalar::U64),
+        s => panic!("no value has storage type {s}"),
     }
 }
 

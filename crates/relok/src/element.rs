@@ -61,14 +61,17 @@ impl std::fmt::Display for ElementType {
 }
 
 /// An element type of device buffers: `u32`, `i32`, `u64`, `i64`, `f32`,
-/// `f64` — plain old data whose bytes are the IR type's (little-endian,
-/// IEEE 754) —, `bool` (one byte, 0 or 1), [`Word`] (the IR's `word`, 8
-/// bytes), and a `#[derive(relok::Struct)]` struct of those numbers
-/// (`#[repr(C)]`, no padding: the IR's `{f32, f32, u32}`).
+/// `f64`, `u8`, `i8`, `u16`, `i16` — plain old data whose bytes are the IR
+/// type's (little-endian, IEEE 754; the small integers are the IR's
+/// storage types, loaded widened to 32 bits) —, `bool` (one byte, 0 or 1),
+/// [`Word`] (the IR's `word`, 8 bytes), and a `#[derive(relok::Struct)]`
+/// struct of those numbers (`#[repr(C)]`, no padding: the IR's
+/// `{f32, f32, u32}`).
 ///
 /// ```
 /// use relok::{Element, ElementType, Scalar};
 /// assert_eq!(<bool as Element>::TYPE, ElementType::Scalar(Scalar::Bool));
+/// assert_eq!(<u8 as Element>::TYPE, ElementType::Scalar(Scalar::U8));
 ///
 /// #[derive(Clone, Copy, Debug, relok::Struct)]
 /// #[repr(C)]
@@ -82,7 +85,7 @@ impl std::fmt::Display for ElementType {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a buffer element",
     label = "not a scalar or a `#[derive(relok::Struct)]` struct",
-    note = "elements are u32 i32 u64 i64 f32 f64 bool, `relok::Word`, and structs marked `#[derive(Clone, Copy, relok::Struct)]` and `#[repr(C)]`"
+    note = "elements are u32 i32 u64 i64 f32 f64 u8 i8 u16 i16 bool, `relok::Word`, and structs marked `#[derive(Clone, Copy, relok::Struct)]` and `#[repr(C)]`"
 )]
 pub trait Element: bytemuck::NoUninit + Send + Sync + sealed::Sealed + 'static {
     /// The IR's type of this element.
@@ -153,6 +156,29 @@ element! {
     f32 => F32, |x| u64::from(x.to_bits());
     f64 => F64, |x| x.to_bits();
     Word => Word, |x| x.0;
+}
+
+/// The storage elements (`u8 i8 u16 i16`): a buffer holds them, a kernel
+/// loads them widened to `u32`/`i32` and stores the low bits of one; no
+/// kernel parameter or IR value has their type, so they are not
+/// [`ScalarArg`]s.
+macro_rules! storage_element {
+    ($($t:ty => $s:ident;)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const TYPE: ElementType = ElementType::Scalar(Scalar::$s);
+            fn from_device_bytes(bytes: &[u8]) -> Result<Vec<Self>, usize> {
+                Ok(bytemuck::pod_collect_to_vec(bytes))
+            }
+        }
+    )*};
+}
+
+storage_element! {
+    u8 => U8;
+    i8 => I8;
+    u16 => U16;
+    i16 => I16;
 }
 
 impl sealed::Sealed for bool {}

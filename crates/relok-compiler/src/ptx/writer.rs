@@ -71,7 +71,8 @@ impl Class {
     fn of_scalar(s: Scalar) -> Class {
         match s {
             Scalar::Bool => Class::Pred,
-            Scalar::I32 | Scalar::U32 => Class::B32,
+            // Storage types have no values; their loads give 32-bit ones.
+            Scalar::I32 | Scalar::U32 | Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16 => Class::B32,
             Scalar::I64 | Scalar::U64 | Scalar::Word => Class::B64,
             Scalar::F32 => Class::F32,
             Scalar::F64 => Class::F64,
@@ -83,8 +84,8 @@ impl Class {
 fn arith(s: Scalar) -> &'static str {
     match s {
         Scalar::Bool => "pred",
-        Scalar::I32 => "s32",
-        Scalar::U32 => "u32",
+        Scalar::I32 | Scalar::I8 | Scalar::I16 => "s32",
+        Scalar::U32 | Scalar::U8 | Scalar::U16 => "u32",
         Scalar::I64 => "s64",
         Scalar::U64 | Scalar::Word => "u64",
         Scalar::F32 => "f32",
@@ -92,10 +93,15 @@ fn arith(s: Scalar) -> &'static str {
     }
 }
 
-/// The PTX type of `s` in memory (loads and stores).
+/// The PTX type of `s` in memory (loads and stores). A storage type is
+/// loaded into, and stored from, a 32-bit register: PTX zero- or
+/// sign-extends by the type and stores the register's low bits.
 fn mem(s: Scalar) -> &'static str {
     match s {
-        Scalar::Bool => "u8",
+        Scalar::Bool | Scalar::U8 => "u8",
+        Scalar::I8 => "s8",
+        Scalar::U16 => "u16",
+        Scalar::I16 => "s16",
         Scalar::I32 | Scalar::U32 => "u32",
         Scalar::I64 | Scalar::U64 | Scalar::Word => "u64",
         Scalar::F32 => "f32",

@@ -51,8 +51,9 @@ enum Base {
 fn wgsl_ty(s: Scalar) -> &'static str {
     match s {
         Scalar::Bool => "bool",
-        Scalar::I32 => "i32",
-        Scalar::U32 => "u32",
+        // Storage types have no values; their loads give 32-bit ones.
+        Scalar::I32 | Scalar::I8 | Scalar::I16 => "i32",
+        Scalar::U32 | Scalar::U8 | Scalar::U16 => "u32",
         Scalar::F32 => "f32",
         // f64 as its bits, computed on by helpers (naga cannot bitcast
         // vec2<u32> to f64, Metal has no f64).

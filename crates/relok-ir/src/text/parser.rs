@@ -949,13 +949,17 @@ fn literal_bits(ty: &Type, lit: &Lit<'_>) -> Result<u64, ParseError> {
             Tok::Ident("false") => Ok(0),
             _ => wrong_kind("`true` or `false`"),
         },
-        Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 => {
+        Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 | Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16 => {
             let Tok::Num(digits) = lit.tok.tok else { return wrong_kind("an integer literal") };
             if !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return wrong_kind("an integer literal");
             }
             let Ok(mag) = digits.parse::<u64>() else { return out_of_range() };
             let (min_neg, max_pos): (u64, u64) = match s {
+                Scalar::I8 => (1 << 7, i8::MAX as u64),
+                Scalar::U8 => (0, u64::from(u8::MAX)),
+                Scalar::I16 => (1 << 15, i16::MAX as u64),
+                Scalar::U16 => (0, u64::from(u16::MAX)),
                 Scalar::I32 => (1 << 31, i32::MAX as u64),
                 Scalar::U32 => (0, u64::from(u32::MAX)),
                 Scalar::I64 => (1 << 63, i64::MAX as u64),
@@ -966,7 +970,7 @@ fn literal_bits(ty: &Type, lit: &Lit<'_>) -> Result<u64, ParseError> {
                     return out_of_range();
                 }
                 let bits = (mag as i64).wrapping_neg() as u64;
-                Ok(if s.size() == 4 { bits & 0xffff_ffff } else { bits })
+                Ok(if s.size() < 8 { bits & ((1 << (8 * s.size())) - 1) } else { bits })
             } else if mag > max_pos {
                 out_of_range()
             } else {

@@ -43,6 +43,10 @@ pub(super) fn literal_text(ty: &Type, bits: u64) -> String {
         Type::Scalar(Scalar::Bool) if bits <= 1 => (if bits == 1 { "true" } else { "false" }).to_string(),
         Type::Scalar(Scalar::I32) if fits32 => (bits as u32 as i32).to_string(),
         Type::Scalar(Scalar::U32) if fits32 => bits.to_string(),
+        Type::Scalar(Scalar::U8) if bits <= 0xff => bits.to_string(),
+        Type::Scalar(Scalar::U16) if bits <= 0xffff => bits.to_string(),
+        Type::Scalar(Scalar::I8) if bits <= 0xff => (bits as u8 as i8).to_string(),
+        Type::Scalar(Scalar::I16) if bits <= 0xffff => (bits as u16 as i16).to_string(),
         Type::Scalar(Scalar::I64) => (bits as i64).to_string(),
         Type::Scalar(Scalar::U64) => bits.to_string(),
         Type::Scalar(Scalar::F32) if fits32 => {

@@ -37,6 +37,21 @@ impl Rng {
 
 const NON_WORD: [Scalar; 7] =
     [Scalar::Bool, Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32, Scalar::F64];
+/// Every scalar memory may hold but `word`: the value types and the
+/// storage types.
+const NON_WORD_DATA: [Scalar; 11] = [
+    Scalar::Bool,
+    Scalar::I32,
+    Scalar::U32,
+    Scalar::I64,
+    Scalar::U64,
+    Scalar::F32,
+    Scalar::F64,
+    Scalar::U8,
+    Scalar::I8,
+    Scalar::U16,
+    Scalar::I16,
+];
 const INTS: [Scalar; 4] = [Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64];
 const NUMERIC: [Scalar; 6] = [Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32, Scalar::F64];
 
@@ -47,6 +62,8 @@ pub(super) fn literal(rng: &mut Rng, s: Scalar) -> u64 {
     match s {
         Scalar::Bool => r & 1,
         Scalar::I32 | Scalar::U32 => rng.pick(&[0, 1, 0xffff_ffff, 0x8000_0000, 0x7fff_ffff, 42, r & 0xffff_ffff]),
+        Scalar::U8 | Scalar::I8 => rng.pick(&[0, 1, 0xff, 0x80, 0x7f, r & 0xff]),
+        Scalar::U16 | Scalar::I16 => rng.pick(&[0, 1, 0xffff, 0x8000, 0x7fff, r & 0xffff]),
         Scalar::I64 | Scalar::U64 => rng.pick(&[0, 1, u64::MAX, 1 << 63, i64::MAX as u64, 7, r]),
         Scalar::F32 => {
             let specials: [u32; 16] = [
@@ -100,7 +117,7 @@ fn data_type(rng: &mut Rng, depth: u32, no_word: bool) -> Type {
     match choice {
         1 => Type::array(data_type(rng, depth - 1, no_word), 1 + rng.below(4) as u32),
         2 => Type::Struct((0..1 + rng.below(3)).map(|_| data_type(rng, depth - 1, no_word)).collect()),
-        _ if no_word => Type::Scalar(rng.pick(&NON_WORD)),
+        _ if no_word => Type::Scalar(rng.pick(&NON_WORD_DATA)),
         _ => Type::Scalar(rng.pick(&Scalar::ALL)),
     }
 }
@@ -154,7 +171,7 @@ fn value_type(rng: &mut Rng) -> Type {
         ]);
         Type::ptr(AddrSpace::Global, pointee)
     } else {
-        Type::Scalar(rng.pick(&Scalar::ALL))
+        Type::Scalar(rng.pick(&Scalar::VALUES))
     }
 }
 
@@ -273,7 +290,7 @@ impl St {
                     }
                 } else {
                     let s =
-                        if matches!(c, CmpOp::Eq | CmpOp::Ne) { rng.pick(&Scalar::ALL) } else { rng.pick(&NUMERIC) };
+                        if matches!(c, CmpOp::Eq | CmpOp::Ne) { rng.pick(&Scalar::VALUES) } else { rng.pick(&NUMERIC) };
                     (self.ensure_scalar(k, s), self.ensure_scalar(k, s))
                 };
                 let v = k.op(Op::Compare(c, x, y));
@@ -281,7 +298,7 @@ impl St {
             }
             4 => {
                 let c = self.ensure_scalar(k, Scalar::Bool);
-                let s = self.rng.pick(&Scalar::ALL);
+                let s = self.rng.pick(&Scalar::VALUES);
                 let a = self.ensure_scalar(k, s);
                 let b = self.ensure_scalar(k, s);
                 let v = k.select(c, a, b);
@@ -307,7 +324,7 @@ impl St {
                 self.def(v);
             }
             7 => {
-                let Some(p) = self.find(k, |t| t.as_ptr().is_some_and(|(_, e)| e.is_value_type())) else {
+                let Some(p) = self.find(k, |t| t.as_ptr().is_some_and(|(_, e)| e.is_loadable())) else {
                     return false;
                 };
                 let i = self.maybe_index(k);
@@ -316,12 +333,12 @@ impl St {
             }
             8 => {
                 let Some(p) =
-                    self.find(k, |t| t.as_ptr().is_some_and(|(s, e)| s != AddrSpace::Const && e.is_value_type()))
+                    self.find(k, |t| t.as_ptr().is_some_and(|(s, e)| s != AddrSpace::Const && e.is_loadable()))
                 else {
                     return false;
                 };
                 let Some((_, pointee)) = ty_of(k, p).as_ptr().map(|(s, e)| (s, e.clone())) else { return false };
-                let Some(x) = self.ensure(k, &pointee) else { return false };
+                let Some(x) = self.ensure(k, &pointee.loaded()) else { return false };
                 let i = self.maybe_index(k);
                 k.store(p, i, x);
             }
@@ -591,7 +608,7 @@ fn random_staged_module(seed: u64, stage: Stage) -> Module {
     let mut callees: Vec<(FuncId, Vec<Type>, Option<Type>)> = Vec::new();
     for i in 0..rng.below(3) {
         let params: Vec<Type> = (0..rng.below(3)).map(|_| value_type(&mut rng)).collect();
-        let ret = if rng.chance(1, 2) { Some(Type::Scalar(rng.pick(&Scalar::ALL))) } else { None };
+        let ret = if rng.chance(1, 2) { Some(Type::Scalar(rng.pick(&Scalar::VALUES))) } else { None };
         let id = mb.import_fn(format!("lib{i}"), params.clone(), ret.clone());
         callees.push((id, params, ret));
     }
@@ -599,7 +616,7 @@ fn random_staged_module(seed: u64, stage: Stage) -> Module {
     let kernels = 1 + rng.below(3);
     for i in 0..devices + kernels {
         let kernel = i >= devices;
-        let ret = if !kernel && rng.chance(2, 3) { Some(Type::Scalar(rng.pick(&Scalar::ALL))) } else { None };
+        let ret = if !kernel && rng.chance(2, 3) { Some(Type::Scalar(rng.pick(&Scalar::VALUES))) } else { None };
         let mut k = if kernel { mb.kernel(format!("k{i}")) } else { mb.device_fn(format!("f_{i}"), ret.clone()) };
         let mut st = St {
             rng: Rng::new(rng.next()),

@@ -78,7 +78,7 @@ pub enum VerifyErrorKind {
     #[error("{0}")]
     Type(#[source] Box<TypeError>),
     /// A value whose type is not a scalar or pointer.
-    #[error("a value cannot have type {0}: values are scalars or pointers")]
+    #[error("a value cannot have type {0}: values are scalars or pointers{hint}", hint = storage_hint(.0))]
     NotValueType(Box<Type>),
     /// A type (of a variable, constant, value's pointee, ...) without a layout.
     #[error("type {ty} has no layout: {source}")]
@@ -96,7 +96,7 @@ pub enum VerifyErrorKind {
     #[error("store into `const` memory: constants are read-only")]
     StoreToConst,
     /// `set` of a shared variable or of one that is not a scalar or pointer.
-    #[error("`set %{var}`: only scalar or pointer `local` variables can be set; %{var} is a {}{ty}", if *.shared { "shared " } else { "" })]
+    #[error("`set %{var}`: only scalar or pointer `local` variables can be set; %{var} is a {}{ty}{}", if *.shared { "shared " } else { "" }, storage_hint(ty))]
     SetTarget {
         /// The variable's name.
         var: String,
@@ -155,7 +155,7 @@ pub enum VerifyErrorKind {
     SharedTooLarge,
     /// A kernel parameter that is not a scalar or `ptr<global, T>` (the
     /// error's `value` is the parameter).
-    #[error("kernel parameters are scalars or ptr<global, T>, not {0}")]
+    #[error("kernel parameters are scalars or ptr<global, T>, not {0}{hint}", hint = storage_hint(.0))]
     KernelParam(Box<Type>),
     /// A `len(…)` parameter that is not a kernel's `u32` parameter naming
     /// another of its parameters, a `ptr<global, T>`, once (the error's
@@ -402,5 +402,15 @@ pub(super) struct Reporter<'a> {
 impl Reporter<'_> {
     pub(super) fn report(&mut self, span: Span, value: Option<Value>, kind: VerifyErrorKind) {
         self.errors.push(VerifyError { func: self.func.map(str::to_owned), value, span, kind });
+    }
+}
+
+/// What an error about a storage type (`u8 i8 u16 i16`) adds: how to use one.
+fn storage_hint(ty: &Type) -> &'static str {
+    match ty {
+        Type::Scalar(s) if s.is_storage() => {
+            " (u8, i8, u16 and i16 are storage types: memory holds them, a load widens them to u32 or i32, a store of a u32 or i32 keeps its low bits)"
+        }
+        _ => "",
     }
 }

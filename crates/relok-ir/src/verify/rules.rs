@@ -95,7 +95,7 @@ impl Rules<'_, '_, '_> {
             let ty = f.ty(p);
             match f.kind {
                 FuncKind::Kernel => {
-                    let ok = matches!(ty, Type::Scalar(_) | Type::Ptr(AddrSpace::Global, _));
+                    let ok = ty.is_value_type() && matches!(ty, Type::Scalar(_) | Type::Ptr(AddrSpace::Global, _));
                     if !ok {
                         self.r.report(f.span, Some(p), K::KernelParam(Box::new(ty.clone())));
                     } else {
@@ -278,9 +278,9 @@ impl Rules<'_, '_, '_> {
                 if space == AddrSpace::Const {
                     self.r.report(span, None, K::StoreToConst);
                 }
-                if !pointee.is_value_type() {
+                if !pointee.is_loadable() {
                     self.r.report(span, None, bad(ptr, pt, "a pointer to a scalar or pointer"));
-                } else if pointee != vt {
+                } else if pointee.loaded() != *vt {
                     let e = TypeError::Disagree { op: "store", a: ptr, a_ty: pt.clone(), b: value, b_ty: vt.clone() };
                     self.r.report(span, None, K::Store(Box::new(e)));
                 }

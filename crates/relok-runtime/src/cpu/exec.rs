@@ -296,10 +296,14 @@ impl Machine<'_> {
             self.race_check(space, Access::Read, addr, size)?;
             v
         };
-        if ty == Scalar::Bool && v > 1 {
-            return Err(FaultKind::InvalidBool { space, addr, byte: v as u8 });
+        match ty {
+            Scalar::Bool if v > 1 => Err(FaultKind::InvalidBool { space, addr, byte: v as u8 }),
+            // Widened to the loaded i32, sign-extended (u8 and u16 are
+            // already zero-extended).
+            Scalar::I8 => Ok(u64::from(v as u8 as i8 as i32 as u32)),
+            Scalar::I16 => Ok(u64::from(v as u16 as i16 as i32 as u32)),
+            _ => Ok(v),
         }
-        Ok(v)
     }
 
     #[inline]

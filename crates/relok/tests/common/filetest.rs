@@ -20,7 +20,7 @@ use relok_ir::Strategy;
 /// The `; run:` lines whose expectation is a `fault:` (skipped on a GPU):
 /// `crates/relok-cli/src/filetest.rs`'s `FAULT_LINES`, which its
 /// `tests/filetests.rs` checks against the files.
-pub const FAULT_LINES: usize = 26;
+pub const FAULT_LINES: usize = 27;
 
 /// The `; run:` lines of `strategy=patch` and no fault (skipped on wgpu):
 /// the CLI's `PATCH_ONLY_LINES`.
@@ -210,8 +210,12 @@ pub fn checked_mode_faults_as_the_cpu_device(gpu: &[Context]) {
         "; run: @oob_store(zeros:4) block=8 => error: out-of-bounds global write of 4 bytes at 0x",
         "; run: @oob_atomic(zeros:2) block=3 => error: out-of-bounds global atomic of 8 bytes at 0x",
         "; run: @oob_store(zeros:8) block=8 => [0, 1, 2, 3, 4, 5, 6, 7]",
+        // A u8 buffer of whole words: checked by the byte.
+        "; run: @oob_byte(8, zeros:8) => error: out-of-bounds global read of 1 bytes at 0x",
+        "; run: @oob_byte(7, [1, 2, 3, 4, 5, 6, 7, 8]) => _, [8, 2, 3, 4, 5, 6, 7, 8]",
     ];
-    let text = format!("test run\n{}\n{}", lines.join("\n"), kernels_of("run_faults.rk"));
+    let kernels = format!("{}\n{}", kernels_of("run_faults.rk"), kernels_of("run_storage_types.rk"));
+    let text = format!("test run\n{}\n{kernels}", lines.join("\n"));
     let cpu = super::cpu_contexts();
     for contexts in [&cpu[..], gpu] {
         assert_eq!(run_file("checked.rk", &text, contexts), Ok(0), "on {}", contexts[0].device_name());

@@ -78,7 +78,9 @@ impl SplitMix64 {
 fn iota_bits(elem: Scalar, i: u64) -> u64 {
     match elem {
         Scalar::Bool => i & 1,
-        Scalar::I32 | Scalar::U32 => i & 0xffff_ffff,
+        Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16 | Scalar::I32 | Scalar::U32 => {
+            i & (u64::MAX >> (64 - elem.bits()))
+        }
         Scalar::F32 => u64::from((i as f32).to_bits()),
         Scalar::F64 => (i as f64).to_bits(),
         Scalar::I64 | Scalar::U64 | Scalar::Word => i,
@@ -90,7 +92,7 @@ fn random_bits(elem: Scalar, r: u64) -> u64 {
         Scalar::Bool => r >> 63,
         Scalar::F32 => u64::from(((r >> 40) as f32 / (1u64 << 24) as f32).to_bits()),
         Scalar::F64 => ((r >> 11) as f64 / (1u64 << 53) as f64).to_bits(),
-        _ => r >> 48,
+        _ => (r >> 48) & (u64::MAX >> (64 - elem.bits())),
     }
 }
 
@@ -148,6 +150,10 @@ enum Buf {
     I64(Buffer<i64>),
     F32(Buffer<f32>),
     F64(Buffer<f64>),
+    U8(Buffer<u8>),
+    I8(Buffer<i8>),
+    U16(Buffer<u16>),
+    I16(Buffer<i16>),
     Bool(Buffer<bool>),
     Word(Buffer<Word>),
 }
@@ -161,6 +167,10 @@ impl Buf {
             Scalar::I64 => Buf::I64(ctx.upload(&bits.iter().map(|&b| b as i64).collect::<Vec<_>>())?),
             Scalar::F32 => Buf::F32(ctx.upload(&bits.iter().map(|&b| f32::from_bits(b as u32)).collect::<Vec<_>>())?),
             Scalar::F64 => Buf::F64(ctx.upload(&bits.iter().map(|&b| f64::from_bits(b)).collect::<Vec<_>>())?),
+            Scalar::U8 => Buf::U8(ctx.upload(&bits.iter().map(|&b| b as u8).collect::<Vec<_>>())?),
+            Scalar::I8 => Buf::I8(ctx.upload(&bits.iter().map(|&b| b as u8 as i8).collect::<Vec<_>>())?),
+            Scalar::U16 => Buf::U16(ctx.upload(&bits.iter().map(|&b| b as u16).collect::<Vec<_>>())?),
+            Scalar::I16 => Buf::I16(ctx.upload(&bits.iter().map(|&b| b as u16 as i16).collect::<Vec<_>>())?),
             Scalar::Bool => Buf::Bool(ctx.upload(&bits.iter().map(|&b| b != 0).collect::<Vec<_>>())?),
             Scalar::Word => Buf::Word(ctx.upload(&bits.iter().map(|&b| Word::from_bits(b)).collect::<Vec<_>>())?),
         })
@@ -174,6 +184,10 @@ impl Buf {
             Buf::I64(b) => b.download()?.into_iter().map(|x| x as u64).collect(),
             Buf::F32(b) => b.download()?.into_iter().map(|x| u64::from(x.to_bits())).collect(),
             Buf::F64(b) => b.download()?.into_iter().map(f64::to_bits).collect(),
+            Buf::U8(b) => b.download()?.into_iter().map(u64::from).collect(),
+            Buf::I8(b) => b.download()?.into_iter().map(|x| u64::from(x as u8)).collect(),
+            Buf::U16(b) => b.download()?.into_iter().map(u64::from).collect(),
+            Buf::I16(b) => b.download()?.into_iter().map(|x| u64::from(x as u16)).collect(),
             Buf::Bool(b) => b.download()?.into_iter().map(u64::from).collect(),
             Buf::Word(b) => b.download()?.into_iter().map(Word::to_bits).collect(),
         })
@@ -187,6 +201,10 @@ impl Buf {
             Buf::I64(b) => b.into(),
             Buf::F32(b) => b.into(),
             Buf::F64(b) => b.into(),
+            Buf::U8(b) => b.into(),
+            Buf::I8(b) => b.into(),
+            Buf::U16(b) => b.into(),
+            Buf::I16(b) => b.into(),
             Buf::Bool(b) => b.into(),
             Buf::Word(b) => b.into(),
         }
@@ -204,6 +222,8 @@ fn scalar_arg<'a>(ty: Scalar, bits: u64) -> Arg<'a> {
         Scalar::F64 => f64::from_bits(bits).into(),
         Scalar::Bool => (bits != 0).into(),
         Scalar::Word => Word::from_bits(bits).into(),
+        // No kernel parameter has a storage type (the verifier refuses one).
+        Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16 => scalar_arg(ty.widened(), bits),
     }
 }
 

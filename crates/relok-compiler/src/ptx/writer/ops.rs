@@ -2,7 +2,7 @@
 //! selects, conversions' and arithmetic's dispatch, loads, address
 //! arithmetic, builtins, state, calls and atomics.
 
-use super::{Base, Class, FuncCx, arith, const_name, mem, reg};
+use super::{Base, Class, FuncCx, arith, const_name, mem, reg, scalar_of};
 use crate::fault::Access;
 use crate::ptx::Error;
 use relok_ir::{AtomicOp, Axis, Builtin, EntityRef, Op, Scalar, StateField, Type, Value};
@@ -56,13 +56,14 @@ impl FuncCx<'_> {
             Op::Load { ptr, index } => {
                 let (space, pointee) = self.pointer(*ptr)?;
                 let addr = self.address(*ptr, *index, &pointee)?;
-                self.check_access(*ptr, *index, &addr, sc.size(), Access::Read);
+                let msc = scalar_of(&pointee).unwrap_or(sc);
+                self.check_access(*ptr, *index, &addr, msc.size(), Access::Read);
                 if sc == Scalar::Bool {
                     let t = self.temp(Class::B32);
                     self.line(format!("ld.{space}.u8 {t}, [{addr}];"));
                     self.line(format!("setp.ne.b32 {d}, {t}, 0;"));
                 } else {
-                    self.line(format!("ld.{space}.{} {d}, [{addr}];", mem(sc)));
+                    self.line(format!("ld.{space}.{} {d}, [{addr}];", mem(msc)));
                 }
             }
             Op::Offset { ptr, index } => {

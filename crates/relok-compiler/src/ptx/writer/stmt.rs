@@ -3,7 +3,7 @@
 //! functions.
 
 use super::function::state_regs;
-use super::{Class, FuncCx, mem, reg};
+use super::{Class, FuncCx, mem, reg, scalar_of};
 use crate::fault::Access;
 use crate::ptx::Error;
 use relok_ir::{Block, EntityRef, Stmt, StmtKind, Value};
@@ -34,11 +34,12 @@ impl FuncCx<'_> {
                 let (space, pointee) = self.pointer(*ptr)?;
                 let addr = self.address(*ptr, *index, &pointee)?;
                 let sc = self.scalar(*value)?;
-                self.check_access(*ptr, *index, &addr, sc.size(), Access::Write);
+                let msc = scalar_of(&pointee).unwrap_or(sc);
+                self.check_access(*ptr, *index, &addr, msc.size(), Access::Write);
                 let src = self.r(*value)?;
                 let src = self.as_stored(sc, src);
                 let space = if space == "global.nc" { "global" } else { space };
-                self.line(format!("st.{space}.{} [{addr}], {src};", mem(sc)));
+                self.line(format!("st.{space}.{} [{addr}], {src};", mem(msc)));
                 Ok(())
             }
             StmtKind::Set { var, value } => {

@@ -6,7 +6,7 @@
 use super::{Base, FuncCx};
 use crate::fault;
 use crate::wgsl::{Error, unroll};
-use relok_ir::{Block, EntityRef, FuncKind, Stmt, StmtKind, Value};
+use relok_ir::{Block, EntityRef, FuncKind, Stmt, StmtKind, Type, Value};
 
 impl FuncCx<'_> {
     pub(super) fn block(&mut self, b: &Block) -> Result<(), Error> {
@@ -140,7 +140,10 @@ impl FuncCx<'_> {
                 let pointee = self.pointee(*ptr)?;
                 let size = pointee.size().map_err(|e| self.unsupported(*ptr, e.to_string()))?;
                 let off = self.offset(*ptr, *index, size)?;
-                let sc = self.scalar(*value)?;
+                let sc = match pointee {
+                    Type::Scalar(s) => s,
+                    _ => self.scalar(*value)?,
+                };
                 let t = self.temp();
                 self.line(format!("let {t}: u32 = {off};"));
                 self.store(b, &t, sc, &format!("v{}", value.index()), *value, Some((*ptr, *index)))

@@ -57,6 +57,9 @@ impl<'m> Writer<'m> {
                             Scalar::I32 => format!("bitcast<i32>({ARGS_VAR}[{slot}])"),
                             Scalar::U32 => format!("{ARGS_VAR}[{slot}]"),
                             Scalar::F32 => format!("bitcast<f32>({ARGS_VAR}[{slot}])"),
+                            Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16 => {
+                                return Err(cx.unsupported(p, format!("a kernel parameter of storage type {s}")));
+                            }
                             Scalar::Word | Scalar::I64 | Scalar::U64 | Scalar::F64 => {
                                 format!("vec2<u32>({ARGS_VAR}[{slot}], {ARGS_VAR}[{}])", slot + 1)
                             }

@@ -1,5 +1,6 @@
 //! Memory: the WGSL array behind a base, byte offsets, loads and stores
-//! of every scalar as 32-bit words, and checked mode's bounds checks
+//! of every scalar as 32-bit words (a `bool`, `u8`, `i8`, `u16` or `i16`
+//! as its byte or halfword of one), and checked mode's bounds checks
 //! ([`super::super::bounds`]) and heap guards ([`super::super::sealed`]).
 
 use super::{Base, FuncCx, wide};
@@ -53,6 +54,13 @@ impl FuncCx<'_> {
             Scalar::I32 => format!("bitcast<i32>({w})"),
             Scalar::F32 => format!("bitcast<f32>({w})"),
             Scalar::Bool => format!("((({w}) >> ((({off}) & 3u) * 8u)) & 0xffu) != 0u"),
+            Scalar::U8 | Scalar::U16 => format!("(({w}) >> ((({off}) & 3u) * 8u)) & {}", sub_word_mask(s)),
+            // The byte or halfword moved to the top, shifted back down
+            // arithmetically: sign-extended.
+            Scalar::I8 | Scalar::I16 => {
+                let top = 32 - s.bits();
+                format!("bitcast<i32>(({w}) << ({top}u - (({off}) & 3u) * 8u)) >> {top}u")
+            }
             _ => {
                 let hi = self.word_at(b, &format!("({off}) + 4u"));
                 format!("vec2<u32>({w}, {hi})")
@@ -142,19 +150,26 @@ impl FuncCx<'_> {
                 self.store_word(b, off, &format!("{v}.x"));
                 self.store_word(b, &format!("({off}) + 4u"), &format!("{v}.y"));
             }
-            Scalar::Bool => {
-                // One byte of a word other threads may write: and/or
-                // (`usage` makes such memory atomic; a local is private).
+            Scalar::Bool | Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16 => {
+                // One byte or halfword of a word other threads may write:
+                // and/or (`usage` makes such memory atomic; a local is
+                // private).
                 let (a, atomic) = self.array(b);
                 if !atomic && !matches!(b, Base::Local(_)) {
-                    return Err(self.unsupported(at, "a bool store to memory without atomic words"));
+                    return Err(self.unsupported(at, format!("a {s} store to memory without atomic words")));
                 }
+                let mask = sub_word_mask(s);
+                let bits = match s {
+                    Scalar::Bool => format!("select(0u, 1u, {v})"),
+                    Scalar::U8 | Scalar::U16 => format!("({v} & {mask})"),
+                    _ => format!("(bitcast<u32>({v}) & {mask})"),
+                };
                 let (sh, i) = (format!("((({off}) & 3u) * 8u)"), format!("({off}) >> 2u"));
                 if atomic {
-                    self.line(format!("atomicAnd(&{a}[{i}], ~(0xffu << {sh}));"));
-                    self.line(format!("atomicOr(&{a}[{i}], select(0u, 1u, {v}) << {sh});"));
+                    self.line(format!("atomicAnd(&{a}[{i}], ~({mask} << {sh}));"));
+                    self.line(format!("atomicOr(&{a}[{i}], {bits} << {sh});"));
                 } else {
-                    self.line(format!("{a}[{i}] = ({a}[{i}] & ~(0xffu << {sh})) | (select(0u, 1u, {v}) << {sh});"));
+                    self.line(format!("{a}[{i}] = ({a}[{i}] & ~({mask} << {sh})) | ({bits} << {sh});"));
                 }
             }
             other => return Err(self.unsupported(at, format!("a store of {other}"))),
@@ -185,4 +200,10 @@ impl FuncCx<'_> {
             t => Err(self.unsupported(p, format!("{t} is not a pointer"))),
         }
     }
+}
+
+/// The mask of a sub-word scalar's bits in its word (`bool`, `u8` and
+/// `i8` are one byte, `u16` and `i16` two).
+fn sub_word_mask(s: Scalar) -> &'static str {
+    if s.size() == 1 { "0xffu" } else { "0xffffu" }
 }

@@ -101,12 +101,14 @@ impl FuncCx<'_> {
                 }
                 Op::Load { ptr, index } => {
                     let b = self.base(*ptr)?;
-                    let size = self.pointee(*ptr)?.size().map_err(|e| self.unsupported(v, e.to_string()))?;
+                    let pointee = self.pointee(*ptr)?;
+                    let size = pointee.size().map_err(|e| self.unsupported(v, e.to_string()))?;
+                    let msc = pointee.as_scalar().unwrap_or(sc);
                     let off = self.offset(*ptr, *index, size)?;
                     let t = self.temp();
                     self.line(format!("let {t}: u32 = {off};"));
-                    let t = self.bounds_check(b, &t, sc.size(), Access::Read, Some((*ptr, *index)));
-                    self.load_expr(b, &t, sc)
+                    let t = self.bounds_check(b, &t, msc.size(), Access::Read, Some((*ptr, *index)));
+                    self.load_expr(b, &t, msc)
                 }
                 Op::Get(var) => match self.reg_var(*var) {
                     Some(_) => format!("l{}", var.index()),

@@ -5,8 +5,9 @@
 //!   built-ins, and an array's element type is fixed, so an array one
 //!   atomic touches is atomic throughout. A buffer parameter, the heap or a
 //!   `shared` variable is declared with `atomic<u32>` words only when the IR
-//!   makes an atomic (`atomic.*`, `atomic.cas`) or a sub-word (`bool`)
-//!   store to it: a `bool` store changes one byte of a word whose other
+//!   makes an atomic (`atomic.*`, `atomic.cas`) or a sub-word (`bool`,
+//!   `u8`, `i8`, `u16`, `i16`) store to it: such a store changes one byte
+//!   or halfword of a word whose other
 //!   bytes other threads may store meanwhile (not a race in the IR), so it
 //!   is an `atomicAnd` and an `atomicOr`. Everything else is plain `u32`
 //!   words, read and written with plain loads and stores.
@@ -29,7 +30,7 @@
 //! a plain array, which the writer refuses rather than write invalid WGSL.
 
 use super::Base;
-use relok_ir::{Block, FuncKind, Function, Module, Op, Scalar, Stmt, StmtKind, Type, Value, Var, VarKind};
+use relok_ir::{Block, FuncKind, Function, Module, Op, Stmt, StmtKind, Type, Value, Var, VarKind};
 use std::collections::{HashMap, HashSet};
 
 /// The buffer parameters (one memory: they may alias).
@@ -140,11 +141,13 @@ impl<'m> Usage<'m> {
         self.fences.get(&std::ptr::from_ref(s)).copied().unwrap_or(Fence::BOTH)
     }
 
-    /// Records the memory an atomic or a `bool` store in `s` touches.
+    /// Records the memory an atomic or a sub-word store in `s` touches.
     fn note_atomic(&mut self, f: &'m Function, bases: &HashMap<Value, Base>, s: &Stmt) {
         let ptr = match &s.kind {
             StmtKind::Let { op: Op::Atomic { ptr, .. } | Op::AtomicCas { ptr, .. }, .. } => *ptr,
-            StmtKind::Store { ptr, value, .. } if f.values[*value].ty == Type::Scalar(Scalar::Bool) => *ptr,
+            StmtKind::Store { ptr, .. } if matches!(&f.values[*ptr].ty, Type::Ptr(_, t) if t.size().is_ok_and(|n| n < 4)) => {
+                *ptr
+            }
             _ => return,
         };
         match bases.get(&ptr) {
