@@ -147,6 +147,12 @@ grep -E "test result|panicked|skipping" "$OUT/rust-semantics.log" | head -10
 # iterators, the composed integer and float methods) against plain Rust.
 RELOK_WGPU_ADAPTER=nvidia $B/test-rust_control > "$OUT/rust-control.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|skipping" "$OUT/rust-control.log" | head -30
+# Rust kernels' data (structs, tuples), places (2-D arrays, sub-slices,
+# closures, macro_rules!) and small integers (u8 i8 u16 i16, &[bool]).
+for t in rust_data rust_places rust_small_ints; do
+    RELOK_WGPU_ADAPTER=nvidia $B/test-$t > "$OUT/$t.log" 2>&1 || status=1
+    grep -E "test result|panicked|skipping" "$OUT/$t.log" | head -10
+done
 for d in cuda wgpu; do
     RELOK_WGPU_ADAPTER=nvidia $B/relok demo --device $d --rust --json > "$OUT/demo-rust-$d.json" 2> "$OUT/demo-rust-$d.err" || { status=1; echo "demo --rust on $d FAILED"; }
     grep rust_twin "$OUT/demo-rust-$d.json"

@@ -611,7 +611,10 @@ fn device_fn_inner(f: &syn::ItemFn, mut errors: Vec<syn::Error>, path_name: Opti
             None => {
                 errors.push(syn::Error::new(
                     ty.span(),
-                    "a device function returns a scalar (bool i32 u32 i64 u64 f32 f64 usize), a `relok::Struct` struct, a tuple of those, or nothing",
+                    format!(
+                        "a device function returns a scalar ({}), a `relok::Struct` struct, a tuple of those, or nothing",
+                        translate::SCALAR_LIST
+                    ),
                 ));
                 Some(syn::parse_quote!(u32))
             }
@@ -781,7 +784,7 @@ fn host_static(attr: Tokens, item: Tokens) -> Tokens {
         syn::Type::Array(a) if translate::scalar_type(&a.elem).is_some_and(|t| t != "bool" && t != "usize") => {}
         ty => errors.push(syn::Error::new(
             ty.span(),
-            "a host static is an array of i32, u32, i64, u64, f32 or f64 (`[T; N]`); pass a scalar as a kernel parameter",
+            "a host static is an array of u8, i8, u16, i16, i32, u32, i64, u64, f32 or f64 (`[T; N]`); pass a scalar as a kernel parameter",
         )),
     }
     let name = &s.ident;

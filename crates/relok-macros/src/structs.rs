@@ -25,7 +25,18 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 /// Scalars a kernel struct's fields may have, with their sizes.
-const FIELD_TYPES: [(&str, usize); 6] = [("i32", 4), ("u32", 4), ("i64", 8), ("u64", 8), ("f32", 4), ("f64", 8)];
+const FIELD_TYPES: [(&str, usize); 10] = [
+    ("u8", 1),
+    ("i8", 1),
+    ("u16", 2),
+    ("i16", 2),
+    ("i32", 4),
+    ("u32", 4),
+    ("i64", 8),
+    ("u64", 8),
+    ("f32", 4),
+    ("f64", 8),
+];
 
 pub fn derive(input: Tokens) -> Tokens {
     let item = match syn::parse2::<syn::DeriveInput>(input) {
@@ -89,7 +100,7 @@ pub fn derive(input: Tokens) -> Tokens {
             errors.push(syn::Error::new(
                 f.span(),
                 format!(
-                    "`{name}` would have {pad} bytes of padding before `{fname}` (C puts an {size}-byte field at a multiple of {size}): a kernel struct has none; order the fields largest first, or add a `_pad: u32` field before it"
+                    "`{name}` would have {pad} bytes of padding before `{fname}` (C puts each {size}-byte field at a multiple of {size}): a kernel struct has none; order the fields largest first, or add `_pad` fields of {pad} bytes (u8, u16, u32) before it"
                 ),
             ));
             offset += pad;
@@ -102,7 +113,7 @@ pub fn derive(input: Tokens) -> Tokens {
         errors.push(syn::Error::new(
             name.span(),
             format!(
-                "`{name}` would have {pad} bytes of padding at its end (its size is a multiple of its largest field's, {largest}): a kernel struct has none; add a `_pad: u32` field at the end"
+                "`{name}` would have {pad} bytes of padding at its end (its size is a multiple of its largest field's, {largest}): a kernel struct has none; add `_pad` fields of {pad} bytes (u8, u16, u32) at the end"
             ),
         ));
     }
@@ -151,10 +162,10 @@ fn unsupported_field(ty: &syn::Type) -> syn::Error {
             "`bool` and `usize` fields have no device layout that matches the host's (a device `usize` is 32 bits): use `u32`"
         }
         syn::Type::Array(_) => {
-            "a kernel struct's fields are scalars (i32 u32 i64 u64 f32 f64), not arrays: write one field per element (`x: f32, y: f32, z: f32`)"
+            "a kernel struct's fields are scalars (u8 i8 u16 i16 i32 u32 i64 u64 f32 f64), not arrays: write one field per element (`x: f32, y: f32, z: f32`)"
         }
         _ => {
-            "a kernel struct's fields are scalars (i32 u32 i64 u64 f32 f64); nested structs are not supported: write their fields here"
+            "a kernel struct's fields are scalars (u8 i8 u16 i16 i32 u32 i64 u64 f32 f64); nested structs are not supported: write their fields here"
         }
     };
     syn::Error::new(ty.span(), msg)
@@ -222,7 +233,7 @@ fn generate(item: &syn::DeriveInput, fields: &[&syn::Field]) -> Tokens {
 
             impl ::relok::Element for #name {
                 const TYPE: ::relok::ElementType =
-                    ::relok::ElementType::Struct(&[#(<#tys as #k::DevScalar>::SCALAR),*]);
+                    ::relok::ElementType::Struct(&[#(<#tys as #k::DevScalar>::MEM),*]);
                 fn from_device_bytes(bytes: &[u8]) -> ::core::result::Result<::std::vec::Vec<Self>, usize> {
                     ::core::result::Result::Ok(#k::bytemuck::pod_collect_to_vec(bytes))
                 }

@@ -18,7 +18,10 @@ use syn::spanned::Spanned;
 impl Translator {
     pub(super) fn if_stmt(&mut self, i: &syn::ExprIf) -> Tokens {
         if let Expr::Let(l) = &*i.cond {
-            return self.refuse(l.span(), "`if let` is not supported: the subset has no enums or patterns");
+            return self.if_let(i, l, false);
+        }
+        if super::option::is_let_chain(&i.cond) {
+            return self.refuse_let_chain(&i.cond);
         }
         let c = self.expr(&i.cond);
         let then = self.block_unit(&i.then_branch);
@@ -38,7 +41,10 @@ impl Translator {
 
     pub(super) fn if_value(&mut self, i: &syn::ExprIf) -> Tokens {
         if let Expr::Let(l) = &*i.cond {
-            return self.refuse(l.span(), "`if let` is not supported: the subset has no enums or patterns");
+            return self.if_let(i, l, true);
+        }
+        if super::option::is_let_chain(&i.cond) {
+            return self.refuse_let_chain(&i.cond);
         }
         let Some((_, otherwise)) = &i.else_branch else {
             return self.refuse(i.span(), "an `if` with a value needs an `else`");
@@ -56,7 +62,10 @@ impl Translator {
     /// `while c { … }`.
     pub(super) fn while_loop(&mut self, w: &syn::ExprWhile) -> Tokens {
         if let Expr::Let(l) = &*w.cond {
-            return self.refuse(l.span(), "`while let` is not supported: the subset has no enums or patterns");
+            return self.while_let(w, l);
+        }
+        if super::option::is_let_chain(&w.cond) {
+            return self.refuse_let_chain(&w.cond);
         }
         self.in_loop(w.label.as_ref(), LoopKind::Other, |t| {
             let c = t.scoped(|t| t.expr(&w.cond));

@@ -3,8 +3,7 @@
 //! `#[relok::device]` functions, and Rust methods through the one table
 //! [`METHODS`] (`len`, `abs`, `min`, `max`, the math functions, the
 //! integer and float methods `relok::__kernel` composes from the IR's
-//! operations), `checked_*(…).unwrap_or(d)` ([`CHECKED`]), a slice's
-//! `swap`, and every table method in path form too (`f32::max(a, b)`,
+//! operations, `checked_*` and `Option`'s methods), a slice's `swap`, and every table method in path form too (`f32::max(a, b)`,
 //! `u32::count_ones(x)`: the receiver is the first argument, of that
 //! type) and `f32::from_bits(b)`.
 
@@ -105,19 +104,23 @@ const METHODS: &[(&str, usize, Mapping)] = &[
     ("overflowing_sub", 1, Mapping::Cx("overflowing_sub")),
     ("overflowing_mul", 1, Mapping::Cx("overflowing_mul")),
     ("abs_diff", 1, Mapping::Cx("abs_diff")),
-];
-
-/// `x.checked_op(args).unwrap_or(d)`: (method, arguments besides the
-/// receiver); `Cx` has each, taking `d` last.
-const CHECKED: &[(&str, usize)] = &[
-    ("checked_add", 1),
-    ("checked_sub", 1),
-    ("checked_mul", 1),
-    ("checked_div", 1),
-    ("checked_rem", 1),
-    ("checked_neg", 0),
-    ("checked_shl", 1),
-    ("checked_shr", 1),
+    // `Option`s (`relok::__kernel`'s `option.rs`); `expect` takes a
+    // literal message (below).
+    ("checked_add", 1, Mapping::Cx("checked_add")),
+    ("checked_sub", 1, Mapping::Cx("checked_sub")),
+    ("checked_mul", 1, Mapping::Cx("checked_mul")),
+    ("checked_div", 1, Mapping::Cx("checked_div")),
+    ("checked_rem", 1, Mapping::Cx("checked_rem")),
+    ("checked_neg", 0, Mapping::Cx("checked_neg")),
+    ("checked_shl", 1, Mapping::Cx("checked_shl")),
+    ("checked_shr", 1, Mapping::Cx("checked_shr")),
+    ("is_some", 0, Mapping::Cx("is_some")),
+    ("is_none", 0, Mapping::Cx("is_none")),
+    ("unwrap_or", 1, Mapping::Cx("unwrap_or")),
+    ("unwrap_or_default", 0, Mapping::Cx("unwrap_or_default")),
+    ("unwrap", 0, Mapping::CxAt("unwrap")),
+    // The value of an `Option` tested to hold one (`if let`, `option.rs`).
+    ("__relok_some_value", 0, Mapping::Cx("some_value")),
 ];
 
 /// A method call, written `x.m(args)` or `T::m(x, args)` (`ty`: `T`).
@@ -219,16 +222,8 @@ impl Translator {
         if name == "get_unchecked" || name == "get_unchecked_mut" {
             return self.refuse(m.method.span(), format!("`{name}` is used as `*x.{name}(i)` inside `unsafe`"));
         }
-        if name == "unwrap_or" && m.args.len() == 1 {
-            return self.unwrap_or(m);
-        }
-        if let Some(c) = method_call(&m.receiver)
-            && CHECKED.iter().any(|(n, _)| c.method == n)
-        {
-            return self.refuse(
-                m.method.span(),
-                format!("`{}` gives an `Option`: follow it with `.unwrap_or(default)` in a kernel", c.method),
-            );
+        if name == "expect" {
+            return self.expect(m);
         }
         let call = MethodCall { ty: None, method: &m.method, receiver: &m.receiver, args: m.args.iter().collect() };
         self.table_method(&call, span)
@@ -237,12 +232,6 @@ impl Translator {
     /// A method of [`METHODS`], in either form.
     fn table_method(&mut self, m: &MethodCall<'_>, span: proc_macro2::Span) -> Tokens {
         let name = m.method.to_string();
-        if CHECKED.iter().any(|(n, _)| *n == name) {
-            return self.refuse(
-                m.method.span(),
-                format!("`{name}` gives an `Option`: follow it with `.unwrap_or(default)` in a kernel"),
-            );
-        }
         let Some(&(_, arity, mapping)) = METHODS.iter().find(|(n, _, _)| *n == name) else {
             // Not a number method: a struct's (rustc finds it, `methods.rs`).
             if m.ty.is_none() {
@@ -253,7 +242,7 @@ impl Translator {
             return self.refuse(
                 m.method.span(),
                 format!(
-                    "the method `{name}` is not supported in kernels; supported: `len`, `get_unchecked`, `swap`, `checked_*(…).unwrap_or(…)`, {}",
+                    "the method `{name}` is not supported in kernels; supported: `len`, `get_unchecked`, `swap`, `expect`, {}",
                     known.join(", ")
                 ),
             );
@@ -311,32 +300,16 @@ impl Translator {
         }
     }
 
-    /// `x.checked_op(args).unwrap_or(d)` (either form of the
-    /// `checked_op`).
-    fn unwrap_or(&mut self, m: &syn::ExprMethodCall) -> Tokens {
+    /// `o.expect("message")`: Rust's panic message is the literal.
+    fn expect(&mut self, m: &syn::ExprMethodCall) -> Tokens {
         let span = m.span();
-        let inner = method_call(&m.receiver);
-        let Some((c, arity)) = inner.as_ref().and_then(|c| {
-            let name = c.method.to_string();
-            CHECKED.iter().find(|(n, _)| *n == name).map(|&(_, a)| (c, a))
-        }) else {
-            return self.refuse(
-                m.method.span(),
-                format!(
-                    "`unwrap_or` follows a `checked_*` method in kernels: {}",
-                    CHECKED.iter().map(|c| c.0).collect::<Vec<_>>().join(", ")
-                ),
-            );
+        let message = match m.args.first() {
+            Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) if m.args.len() == 1 => s.value(),
+            _ => return self.refuse(m.args.span(), "`expect` takes a string literal in a kernel"),
         };
-        if c.args.len() != arity {
-            return self.refuse(m.receiver.span(), format!("`{}` takes {arity} argument(s)", c.method));
-        }
-        let recv = self.typed_receiver(c);
-        let args: Vec<Tokens> = c.args.iter().map(|a| self.expr(a)).collect();
-        let names: Vec<_> = (0..args.len()).map(|k| format_ident!("__b{}", k)).collect();
-        let d = self.expr(&m.args[0]);
-        let f = format_ident!("{}", c.method.to_string(), span = c.method.span());
-        quote_spanned!(span=> { #recv #(let #names = #args;)* let __d = #d; __cx.#f(__a, #(#names,)* __d) })
+        let recv = self.receiver(&m.receiver);
+        let at = loc(m.method.span());
+        quote_spanned!(span=> { let __a = #recv; __cx.expect(__a, #message, #at) })
     }
 
     /// A method's receiver: an element of `x.iter_mut()` is read (Rust
@@ -353,7 +326,7 @@ impl Translator {
 
     pub(super) fn call(&mut self, c: &syn::ExprCall) -> Tokens {
         let span = c.span();
-        if let Some(t) = self.closure_call(c).or_else(|| self.default_call(c)) {
+        if let Some(t) = self.closure_call(c).or_else(|| self.default_call(c)).or_else(|| self.some_call(c)) {
             return t;
         }
         let Expr::Path(fp) = &*c.func else {

@@ -71,7 +71,7 @@ impl Translator {
                 return Some(self.refuse_closure(
                     ident,
                     t.span(),
-                    "a closure's parameters are scalars in kernels (bool i32 u32 i64 u64 f32 f64 usize)",
+                    &format!("a closure's parameters are scalars in kernels ({})", super::types::SCALAR_LIST),
                 ));
             }
             match pat {

@@ -112,10 +112,28 @@ pub fn staged_type(ty: &syn::Type, outer: &dyn Fn(&syn::Path) -> syn::Path) -> O
             let parts = t.elems.iter().map(|e| staged_type(e, outer)).collect::<Option<Vec<_>>>()?;
             Some(quote!((#(#parts,)*)))
         }
+        syn::Type::Path(p) if p.qself.is_none() && option_of(&p.path).is_some() => {
+            let inner = staged_type(option_of(&p.path)?, outer)?;
+            Some(quote_spanned!(ty.span()=> ::relok::__kernel::Opt<#inner>))
+        }
         syn::Type::Path(p) if is_struct_path(p) => {
             let path = outer(&p.path);
             Some(quote_spanned!(ty.span()=> ::relok::__kernel::ValOf<#path>))
         }
+        _ => None,
+    }
+}
+
+/// `T` of `Option<T>` (or `std::option::Option<T>`, `core::…`).
+fn option_of(path: &syn::Path) -> Option<&syn::Type> {
+    let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let known = names == ["Option"] || names == ["std", "option", "Option"] || names == ["core", "option", "Option"];
+    let last = path.segments.last()?;
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) if known && a.args.len() == 1 => match a.args.first()? {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -333,7 +351,10 @@ impl Translator {
                 None => {
                     return Some(self.refuse(
                         ty.span(),
-                        "a `let` has a scalar, struct or tuple type (bool i32 u32 i64 u64 f32 f64 usize, a `relok::Struct`, a tuple of those)",
+                        format!(
+                            "a `let` has a scalar, struct or tuple type ({}, a `relok::Struct`, a tuple of those)",
+                            super::types::SCALAR_LIST
+                        ),
                     ));
                 }
             },

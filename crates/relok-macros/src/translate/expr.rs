@@ -151,6 +151,9 @@ impl Translator {
                 None => {}
             }
         }
+        if let Some(t) = self.none_path(p) {
+            return t;
+        }
         // A `const` of the user's: a literal.
         let path = self.outer(&p.path);
         quote_spanned!(p.span()=> __cx.lit(#path))

@@ -67,6 +67,7 @@ mod hygiene;
 mod index;
 mod iter;
 mod macros;
+mod option;
 mod pattern;
 mod statement;
 mod subslice;
@@ -81,7 +82,7 @@ use syn::spanned::Spanned;
 pub use call::is_builtin_name;
 pub use data::staged_type;
 pub use hygiene::staged_names;
-pub use types::{ParamKind, param_kind, scalar_type, with_type_params};
+pub use types::{ParamKind, SCALAR_LIST, param_kind, scalar_type, with_type_params};
 
 /// What a name in scope is.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -135,6 +136,8 @@ pub struct Translator {
     loops: Vec<branch::LoopFrame>,
     /// Loops translated so far (names each one's flag and value).
     loop_count: u32,
+    /// The `Option`s taken apart so far (`option.rs`: each its own name).
+    option_count: u32,
     unsafe_depth: u32,
     /// Device functions called: (path of the definer, local name).
     callees: Vec<(String, syn::Path, syn::Ident)>,
@@ -165,6 +168,7 @@ impl Translator {
             scopes: vec![scope],
             loops: Vec::new(),
             loop_count: 0,
+            option_count: 0,
             unsafe_depth: 0,
             callees: Vec::new(),
             prelude: Tokens::new(),

@@ -48,6 +48,9 @@ impl Translator {
     }
 
     fn lower_match(&mut self, m: &syn::ExprMatch, value: bool) -> Tokens {
+        if let Some(t) = self.option_match(m, value) {
+            return t;
+        }
         let scrutinee = self.expr(&m.expr);
         let mut arms = Vec::new();
         let mut checks = Tokens::new();

@@ -131,6 +131,10 @@ impl Translator {
     }
 
     pub(super) fn local(&mut self, l: &syn::Local, cfg: &Tokens) -> Tokens {
+        // `let Some(p) = e else { … };` (`option.rs`).
+        if let Some(syn::LocalInit { diverge: Some((_, e)), .. }) = &l.init {
+            return self.let_else(l, e, cfg);
+        }
         // `let (a, b) = (x, y);`: one `let` per element.
         if let (syn::Pat::Tuple(pt), Some(init)) = (&l.pat, &l.init)
             && let (Expr::Tuple(et), None) = (strip_paren(&init.expr), &init.diverge)
@@ -192,7 +196,7 @@ impl Translator {
             if let Some(t) = &ty
                 && scalar_type(t).is_none()
             {
-                return self.refuse(t.span(), "a `let` has a scalar type (bool i32 u32 i64 u64 f32 f64 usize)");
+                return self.refuse(t.span(), format!("a `let` has a scalar type ({})", super::types::SCALAR_LIST));
             }
             self.bind(&ident, Binding::Var);
             return match &ty {
@@ -202,9 +206,6 @@ impl Translator {
                 None => quote_spanned!(ident.span()=> #cfg let #ident = __cx.deferred();),
             };
         };
-        if let Some((_, e)) = &init.diverge {
-            return self.refuse(e.span(), "`let … else` is not supported");
-        }
         // 2-D arrays, sub-slices and rows, closures.
         if let Some(t) = self.let_place(&ident, mutable, ty.as_ref(), &init.expr, cfg) {
             return t;
@@ -273,7 +274,10 @@ impl Translator {
                 None => {
                     return self.refuse(
                         t.span(),
-                        "a `let` has a scalar, struct or tuple type (bool i32 u32 i64 u64 f32 f64 usize, a `relok::Struct`, a tuple of those)",
+                        format!(
+                            "a `let` has a scalar, struct or tuple type ({}, a `relok::Struct`, a tuple of those)",
+                            super::types::SCALAR_LIST
+                        ),
                     );
                 }
             },

@@ -7,8 +7,12 @@ use proc_macro2::{Span, TokenStream as Tokens};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-/// The scalar types of the subset.
-pub const SCALARS: [&str; 8] = ["bool", "i32", "u32", "i64", "u64", "f32", "f64", "usize"];
+/// The scalar types of the subset (`u8 i8 u16 i16` are computed on as
+/// 32-bit values kept in their range, and stored in their own width).
+pub const SCALARS: [&str; 12] = ["bool", "i32", "u32", "i64", "u64", "f32", "f64", "usize", "u8", "i8", "u16", "i16"];
+
+/// The scalar types, as the refusals list them.
+pub const SCALAR_LIST: &str = "bool u8 i8 u16 i16 i32 u32 i64 u64 f32 f64 usize";
 
 /// A kernel parameter's kind.
 #[derive(Clone)]
@@ -115,8 +119,11 @@ pub fn param_kind(ty: &syn::Type) -> syn::Result<ParamKind> {
         && let syn::Type::Slice(s) = &*r.elem
         && let Some(e) = scalar_type(&s.elem)
     {
-        if e == "bool" || e == "usize" {
-            return Err(syn::Error::new(s.elem.span(), "slices of `bool` or `usize` have no device layout: use `u32`"));
+        if e == "usize" {
+            return Err(syn::Error::new(
+                s.elem.span(),
+                "slices of `usize` have no device layout that matches the host's (a device `usize` is 32 bits): use `u32`",
+            ));
         }
         return Ok(ParamKind::Slice { elem: (*s.elem).clone(), mutable: r.mutability.is_some() });
     }
@@ -136,7 +143,9 @@ pub fn param_kind(ty: &syn::Type) -> syn::Result<ParamKind> {
     }
     Err(syn::Error::new(
         ty.span(),
-        "unsupported parameter type: a kernel takes scalars (bool i32 u32 i64 u64 f32 f64 usize), `relok::Struct` structs, `&[T]`, `&mut [T]` and `relok::Symbol`",
+        format!(
+            "unsupported parameter type: a kernel takes scalars ({SCALAR_LIST}), `relok::Struct` structs, `&[T]`, `&mut [T]` and `relok::Symbol`"
+        ),
     ))
 }
 
@@ -144,7 +153,7 @@ impl Translator {
     /// `e as T`, to a scalar type.
     pub(super) fn cast(&mut self, c: &syn::ExprCast, span: Span) -> Tokens {
         let Some(_) = scalar_type(&c.ty) else {
-            return self.refuse(c.ty.span(), "`as` casts to a scalar type (bool i32 u32 i64 u64 f32 f64 usize)");
+            return self.refuse(c.ty.span(), format!("`as` casts to a scalar type ({SCALAR_LIST})"));
         };
         let a = self.expr(&c.expr);
         let ty = &c.ty;

@@ -245,13 +245,18 @@ pub struct Cx<'m> {
     inlining: Vec<String>,
 }
 
+/// `wrap`: whether a small integer's result may leave its range (and is
+/// wrapped back, [`Cx::wrap`]); `keep`: it cannot (`min`, `and`, …).
 macro_rules! binary {
-    ($($name:ident: $bound:ident => $op:ident;)*) => {$(
+    ($($name:ident: $bound:ident => $op:ident, $range:ident;)*) => {$(
         #[doc = concat!("`", stringify!($op), "`")]
         pub fn $name<T: $bound>(&mut self, a: Val<T>, b: Val<T>) -> Val<T> {
-            Val::new(self.b.op(Op::Binary(BinaryOp::$op, a.v, b.v)))
+            let v = self.b.op(Op::Binary(BinaryOp::$op, a.v, b.v));
+            binary!(@$range self, v)
         }
     )*};
+    (@wrap $cx:ident, $v:ident) => { $cx.wrap($v) };
+    (@keep $cx:ident, $v:ident) => { Val::new($v) };
 }
 
 macro_rules! compare {
@@ -293,16 +298,49 @@ impl<'m> Cx<'m> {
     }
 
     binary! {
-        add: Num => Add;
-        sub: Num => Sub;
-        mul: Num => Mul;
-        div: Num => Div;
-        rem: Num => Rem;
-        min: Num => Min;
-        max: Num => Max;
-        bitand: Bits => And;
-        bitor: Bits => Or;
-        bitxor: Bits => Xor;
+        add: Num => Add, wrap;
+        sub: Num => Sub, wrap;
+        mul: Num => Mul, wrap;
+        // i8::MIN / -1 is 128 in 32 bits: wrapped, as Rust's wrapping_div.
+        div: Num => Div, wrap;
+        rem: Num => Rem, keep;
+        min: Num => Min, keep;
+        max: Num => Max, keep;
+        // Of two values in range (zero- or sign-extended), so is the result.
+        bitand: Bits => And, keep;
+        bitor: Bits => Or, keep;
+        bitxor: Bits => Xor, keep;
+    }
+
+    /// `v`, the 32-bit result of an operation on `T`'s values, as a `T`:
+    /// a small integer's (`u8 i8 u16 i16`, [`DevScalar::MEM`]) wrapped to
+    /// its width, zero-extended (`and`) or sign-extended (`shl`, `shr`) —
+    /// what Rust's wrapping arithmetic on the narrow type gives; any other
+    /// type's as it is.
+    pub(super) fn wrap<T: DevScalar>(&mut self, v: Value) -> Val<T> {
+        if !T::MEM.is_storage() {
+            return Val::new(v);
+        }
+        let bits = T::MEM.bits();
+        if T::SCALAR.is_signed() {
+            let k = self.b.const_bits(T::SCALAR, u64::from(32 - bits));
+            let up = self.b.shl(v, k);
+            Val::new(self.b.shr(up, k))
+        } else {
+            let m = self.b.const_bits(T::SCALAR, (1 << bits) - 1);
+            Val::new(self.b.op(Op::Binary(BinaryOp::And, v, m)))
+        }
+    }
+
+    /// A small integer's shift amount taken modulo its width, as Rust's
+    /// release builds take it (the IR takes it modulo 32); any other
+    /// type's as it is.
+    fn shift_amount<T: DevScalar>(&mut self, b: Val<T>) -> Value {
+        if !T::MEM.is_storage() {
+            return b.v;
+        }
+        let m = self.b.const_bits(T::SCALAR, u64::from(T::MEM.bits() - 1));
+        self.b.op(Op::Binary(BinaryOp::And, b.v, m))
     }
 
     compare! {
@@ -322,28 +360,34 @@ impl<'m> Cx<'m> {
     /// `a << b` (the amount converted to `a`'s type; taken modulo the width).
     pub fn shl<T: Int, U: Int>(&mut self, a: Val<T>, b: Val<U>) -> Val<T> {
         let b = self.cast::<U, T>(b);
-        Val::new(self.b.shl(a.v, b.v))
+        let b = self.shift_amount(b);
+        let v = self.b.shl(a.v, b);
+        self.wrap(v)
     }
 
     /// `a >> b` (arithmetic for signed types).
     pub fn shr<T: Int, U: Int>(&mut self, a: Val<T>, b: Val<U>) -> Val<T> {
         let b = self.cast::<U, T>(b);
-        Val::new(self.b.shr(a.v, b.v))
+        let b = self.shift_amount(b);
+        Val::new(self.b.shr(a.v, b))
     }
 
     /// `-a`
     pub fn neg<T: Signed>(&mut self, a: Val<T>) -> Val<T> {
-        Val::new(self.b.unary(UnaryOp::Neg, a.v))
+        let v = self.b.unary(UnaryOp::Neg, a.v);
+        self.wrap(v)
     }
 
     /// `!a`
     pub fn not<T: Bits>(&mut self, a: Val<T>) -> Val<T> {
-        Val::new(self.b.unary(UnaryOp::Not, a.v))
+        let v = self.b.unary(UnaryOp::Not, a.v);
+        self.wrap(v)
     }
 
     /// `x.abs()`
     pub fn abs<T: Signed>(&mut self, a: Val<T>) -> Val<T> {
-        Val::new(self.b.unary(UnaryOp::Abs, a.v))
+        let v = self.b.unary(UnaryOp::Abs, a.v);
+        self.wrap(v)
     }
 
     /// `x.sqrt()`
@@ -371,11 +415,30 @@ impl<'m> Cx<'m> {
     }
 
     /// `a as U`
+    ///
+    /// To a small integer (`u8 i8 u16 i16`): from an integer, its low
+    /// bits (wrapped, unless every value of `T` is one of `U`); from a
+    /// float, saturated at `U`'s range, NaN to 0, as Rust's `as`.
     pub fn cast<T: DevScalar, U: DevScalar>(&mut self, a: Val<T>) -> Val<U> {
-        if T::SCALAR == U::SCALAR {
-            return Val::new(a.v);
+        let v = if T::SCALAR == U::SCALAR { a.v } else { self.b.convert(a.v, U::SCALAR) };
+        if !U::MEM.is_storage() {
+            return Val::new(v);
         }
-        Val::new(self.b.convert(a.v, U::SCALAR))
+        if T::SCALAR.is_float() {
+            // Converted to 32 bits (saturating, NaN to 0), then clamped.
+            let bits = U::MEM.bits();
+            let (lo, hi) = if U::SCALAR.is_signed() {
+                (u64::from((-1i32 << (bits - 1)) as u32), (1 << (bits - 1)) - 1)
+            } else {
+                (0, (1 << bits) - 1)
+            };
+            let (lo, hi) = (self.b.const_bits(U::SCALAR, lo), self.b.const_bits(U::SCALAR, hi));
+            let v = self.b.op(Op::Binary(BinaryOp::Max, v, lo));
+            return Val::new(self.b.op(Op::Binary(BinaryOp::Min, v, hi)));
+        }
+        let narrower =
+            T::MEM == Scalar::Bool || (T::MEM.is_storage() && T::SCALAR == U::SCALAR && T::MEM.bits() <= U::MEM.bits());
+        if narrower { Val::new(v) } else { self.wrap(v) }
     }
 
     /// `let mut x = init` (a `local` per scalar of a struct or tuple)
@@ -507,7 +570,14 @@ impl<'m> Cx<'m> {
         });
     }
 
+    /// A literal of `T` with these bits (zero-extended from `T`'s width: a
+    /// small signed type's are sign-extended to its 32-bit value here).
     pub(super) fn lit_bits<T: DevScalar>(&mut self, bits: u64) -> Val<T> {
+        let bits = match T::MEM {
+            Scalar::I8 => u64::from(bits as u8 as i8 as i32 as u32),
+            Scalar::I16 => u64::from(bits as u16 as i16 as i32 as u32),
+            _ => bits,
+        };
         Val::new(self.b.const_bits(T::SCALAR, bits))
     }
 
@@ -565,7 +635,7 @@ impl<'m> Cx<'m> {
     pub fn shared<T: DevScalar, const N: usize>(&mut self) -> SharedArray<T> {
         const { assert!(N > 0, "a kernel's shared array has at least one element") };
         self.locals += 1;
-        let var = self.b.shared(format!("s{}", self.locals), Type::array(Type::Scalar(T::SCALAR), N as u32));
+        let var = self.b.shared(format!("s{}", self.locals), Type::array(Type::Scalar(T::MEM), N as u32));
         SharedArray { var, len: N as u32, _t: PhantomData }
     }
 
@@ -593,7 +663,7 @@ impl<'m> Cx<'m> {
 
     fn new_local_array<T: DevScalar>(&mut self, len: u32) -> LocalArray<T> {
         self.locals += 1;
-        let var = self.b.local(format!("a{}", self.locals), Type::array(Type::Scalar(T::SCALAR), len));
+        let var = self.b.local(format!("a{}", self.locals), Type::array(Type::Scalar(T::MEM), len));
         LocalArray { var, len, _t: PhantomData }
     }
 
@@ -608,7 +678,7 @@ impl<'m> Cx<'m> {
             }
         }
         let w = self.b.host_ref(HostRef::Global { name: global_name(s.path()), offset: 0 });
-        let ptr = self.b.op_typed(Op::WordPtr(w), Type::ptr(AddrSpace::Global, Type::Scalar(T::Elem::SCALAR)));
+        let ptr = self.b.op_typed(Op::WordPtr(w), Type::ptr(AddrSpace::Global, Type::Scalar(T::Elem::MEM)));
         HostArray { ptr, len: T::LEN, _t: PhantomData }
     }
 
@@ -700,7 +770,7 @@ impl<'m> Cx<'m> {
             self.globals.push((g.name(), size_of::<T>()));
         }
         let w = self.b.host_ref(HostRef::Global { name: g.name().to_owned(), offset: 0 });
-        self.b.op_typed(Op::WordPtr(w), Type::ptr(AddrSpace::Global, Type::Scalar(T::SCALAR)))
+        self.b.op_typed(Op::WordPtr(w), Type::ptr(AddrSpace::Global, Type::Scalar(T::MEM)))
     }
 
     /// `atomic.cas` on element `i` (bounds-checked): the old value.

@@ -25,7 +25,7 @@ macro_rules! host_data {
         }
     )*};
 }
-host_data!(i32, u32, i64, u64, f32, f64);
+host_data!(u8, i8, u16, i16, i32, u32, i64, u64, f32, f64);
 
 /// The companion of `#[relok::host] static NAME: T`.
 #[derive(Debug)]

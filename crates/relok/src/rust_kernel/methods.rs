@@ -4,7 +4,7 @@
 //! by bit tricks on the unsigned type of the same width), rotations,
 //! byte and bit reversal, `pow` / `powi` (square and multiply, in the
 //! order of Rust's), the `wrapping_*`, `saturating_*` and `checked_*`
-//! (followed by `.unwrap_or(d)`) arithmetic, `clamp`, `signum`, the float
+//! (an `Option`, `option.rs`) arithmetic, `clamp`, `signum`, the float
 //! classification (`is_finite`, …, by the bits), `to_bits` / `from_bits`,
 //! and a slice's `swap`.
 //!
@@ -15,18 +15,20 @@
 //! wraps as a release build does, as for `+` (docs/kernels.md).
 
 use super::build::Cx;
+use super::option::Opt;
 use super::staged::*;
 use relok_ir::Scalar;
 
 /// `bits` (zero-extended) with only the type's width kept.
 fn mask<T: DevScalar>(bits: u64) -> u64 {
-    let w = T::SCALAR.bits();
+    let w = width::<T>();
     if w >= 64 { bits } else { bits & ((1u64 << w) - 1) }
 }
 
-/// The width of `T` in bits.
+/// The width of `T` in bits (a small integer's own: 8 or 16, although its
+/// values are computed on in 32 bits and kept in range, [`Cx::wrap`]).
 fn width<T: DevScalar>() -> u32 {
-    T::SCALAR.bits()
+    T::MEM.bits()
 }
 
 impl Cx<'_> {
@@ -345,22 +347,22 @@ impl Cx<'_> {
         self.select(o, s, r)
     }
 
-    /// `a.checked_add(b).unwrap_or(d)`
-    pub fn checked_add<T: Int>(&mut self, a: Val<T>, b: Val<T>, d: Val<T>) -> Val<T> {
+    /// `a.checked_add(b)`
+    pub fn checked_add<T: Int>(&mut self, a: Val<T>, b: Val<T>) -> Opt<Val<T>> {
         let (r, o) = self.add_overflow(a, b);
-        self.select(o, d, r)
+        self.some_unless(o, r)
     }
 
-    /// `a.checked_sub(b).unwrap_or(d)`
-    pub fn checked_sub<T: Int>(&mut self, a: Val<T>, b: Val<T>, d: Val<T>) -> Val<T> {
+    /// `a.checked_sub(b)`
+    pub fn checked_sub<T: Int>(&mut self, a: Val<T>, b: Val<T>) -> Opt<Val<T>> {
         let (r, o) = self.sub_overflow(a, b);
-        self.select(o, d, r)
+        self.some_unless(o, r)
     }
 
-    /// `a.checked_mul(b).unwrap_or(d)`
-    pub fn checked_mul<T: Int>(&mut self, a: Val<T>, b: Val<T>, d: Val<T>) -> Val<T> {
+    /// `a.checked_mul(b)`
+    pub fn checked_mul<T: Int>(&mut self, a: Val<T>, b: Val<T>) -> Opt<Val<T>> {
         let (r, o) = self.mul_overflow(a, b);
-        self.select(o, d, r)
+        self.some_unless(o, r)
     }
 
     /// Whether `a / b` has no value: `b == 0`, or `MIN / -1`.
@@ -378,23 +380,23 @@ impl Cx<'_> {
         self.bitor(z, o)
     }
 
-    /// `a.checked_div(b).unwrap_or(d)`
-    pub fn checked_div<T: Int>(&mut self, a: Val<T>, b: Val<T>, d: Val<T>) -> Val<T> {
+    /// `a.checked_div(b)`
+    pub fn checked_div<T: Int>(&mut self, a: Val<T>, b: Val<T>) -> Opt<Val<T>> {
         let none = self.div_none(a, b);
         let r = self.div(a, b);
-        self.select(none, d, r)
+        self.some_unless(none, r)
     }
 
-    /// `a.checked_rem(b).unwrap_or(d)`
-    pub fn checked_rem<T: Int>(&mut self, a: Val<T>, b: Val<T>, d: Val<T>) -> Val<T> {
+    /// `a.checked_rem(b)`
+    pub fn checked_rem<T: Int>(&mut self, a: Val<T>, b: Val<T>) -> Opt<Val<T>> {
         let none = self.div_none(a, b);
         let r = self.rem(a, b);
-        self.select(none, d, r)
+        self.some_unless(none, r)
     }
 
-    /// `a.checked_neg().unwrap_or(d)`: `MIN` (signed), anything but 0
-    /// (unsigned) has none.
-    pub fn checked_neg<T: Int>(&mut self, a: Val<T>, d: Val<T>) -> Val<T> {
+    /// `a.checked_neg()`: `MIN` (signed), anything but 0 (unsigned) has
+    /// none.
+    pub fn checked_neg<T: Int>(&mut self, a: Val<T>) -> Opt<Val<T>> {
         let zero = self.c::<T>(0);
         let r = self.sub(zero, a);
         let none = if T::SCALAR.is_signed() {
@@ -403,23 +405,29 @@ impl Cx<'_> {
         } else {
             self.ne(a, zero)
         };
-        self.select(none, d, r)
+        self.some_unless(none, r)
     }
 
-    /// `a.checked_shl(n).unwrap_or(d)`: none from the width on.
-    pub fn checked_shl<T: Int>(&mut self, a: Val<T>, n: Val<u32>, d: Val<T>) -> Val<T> {
+    /// `a.checked_shl(n)`: none from the width on.
+    pub fn checked_shl<T: Int>(&mut self, a: Val<T>, n: Val<u32>) -> Opt<Val<T>> {
         let w = self.lit(width::<T>());
         let none = self.ge(n, w);
         let r = self.shl(a, n);
-        self.select(none, d, r)
+        self.some_unless(none, r)
     }
 
-    /// `a.checked_shr(n).unwrap_or(d)`
-    pub fn checked_shr<T: Int>(&mut self, a: Val<T>, n: Val<u32>, d: Val<T>) -> Val<T> {
+    /// `a.checked_shr(n)`
+    pub fn checked_shr<T: Int>(&mut self, a: Val<T>, n: Val<u32>) -> Opt<Val<T>> {
         let w = self.lit(width::<T>());
         let none = self.ge(n, w);
         let r = self.shr(a, n);
-        self.select(none, d, r)
+        self.some_unless(none, r)
+    }
+
+    /// `Some(r)` unless `none`.
+    fn some_unless<T: DevScalar>(&mut self, none: Val<bool>, r: Val<T>) -> Opt<Val<T>> {
+        let some = self.not(none);
+        self.some_if(some, r)
     }
 
     /// `x.wrapping_neg()` (unsigned too: `0 - x`).

@@ -19,7 +19,10 @@
 //! - structs (`#[derive(relok::Struct)]`) and tuples are several IR
 //!   values, one per field (`structs.rs`: [`KernelValue`], [`Stored`],
 //!   [`DevStruct`]), and a struct's device methods are found by rustc
-//!   through [`Method`];
+//!   through [`Method`]; an `Option` is a flag and a value ([`Opt`],
+//!   `option.rs`);
+//! - `u8 i8 u16 i16` are computed on as 32-bit values kept in their range
+//!   ([`DevScalar::MEM`] is their storage type in memory; `Cx::wrap`);
 //! - [`ModuleCx`] holds the module being built: the runtime imports, the
 //!   device functions already
 //!   defined (each once, by name) and the host statics the kernel names;
@@ -45,6 +48,7 @@ pub(crate) mod build;
 pub(crate) mod host;
 mod iter;
 mod methods;
+mod option;
 mod places;
 mod staged;
 mod structs;
@@ -55,6 +59,7 @@ pub use build::{Cx, ModuleCx, push};
 pub use bytemuck;
 pub use host::{HostData, HostStatic};
 pub use iter::*;
+pub use option::*;
 pub use places::*;
 pub use relok_ir::{Scalar, Type};
 pub use staged::*;
@@ -230,6 +235,20 @@ macro_rules! scalar_launch_arg {
     )*};
 }
 scalar_launch_arg!(bool, i32, u32, i64, u64, f32, f64);
+
+/// A small integer parameter is the IR's 32-bit parameter it widens to
+/// (no kernel parameter has a storage type): passed widened.
+macro_rules! small_launch_arg {
+    ($($t:ty => $wide:ty),*) => {$(
+        impl<'a> LaunchArg<'a> for $t {
+            fn push(self, out: &mut Vec<Arg<'a>>, _: &'static str, _: &'static str) -> Result<()> {
+                out.push(<$wide>::from(self).into());
+                Ok(())
+            }
+        }
+    )*};
+}
+small_launch_arg!(u8 => u32, i8 => i32, u16 => u32, i16 => i32);
 
 impl<'a> LaunchArg<'a> for usize {
     fn push(self, out: &mut Vec<Arg<'a>>, kernel: &'static str, param: &'static str) -> Result<()> {

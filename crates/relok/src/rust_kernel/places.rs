@@ -163,7 +163,7 @@ impl<T: DevScalar, const R: usize, const C: usize> Cursor for RowsCursor<T, R, C
 impl Cx<'_> {
     fn new_array2<T: DevScalar, const R: usize, const C: usize>(&mut self, shared: bool) -> Array2<T, R, C> {
         const { assert!(R > 0 && C > 0, "a kernel's 2-D array has at least one row and one column") };
-        let ty = Type::array(Type::Scalar(T::SCALAR), (R * C) as u32);
+        let ty = Type::array(Type::Scalar(T::MEM), (R * C) as u32);
         let name = format!("{}{}", if shared { "s" } else { "a" }, self.next_local());
         let var = if shared { self.b.shared(name, ty) } else { self.b.local(name, ty) };
         Array2 { var, _t: PhantomData }

@@ -13,9 +13,17 @@ use std::marker::PhantomData;
 /// A Rust scalar type a kernel computes with. `usize` is the IR's `u32`
 /// (indices and lengths are 32-bit on the device).
 pub trait DevScalar: Copy + 'static + Stored<Val = Val<Self>> {
-    /// The IR's scalar.
+    /// The IR's scalar of a value (`u32` for `u8` and `u16`, `i32` for
+    /// `i8` and `i16`: no IR value has a storage type).
     const SCALAR: Scalar;
-    /// Bits, zero-extended to 64 (the IR's literal convention).
+    /// The IR's scalar in memory (a slice's element, an array's): the
+    /// storage type `u8 i8 u16 i16` for those, else [`DevScalar::SCALAR`].
+    /// A value of a small type is kept in range in its 32-bit value
+    /// ([`Cx`]'s arithmetic wraps it to the type's width after each
+    /// operation), so a load and a store of it need nothing more.
+    const MEM: Scalar = Self::SCALAR;
+    /// Bits, zero-extended to 64 (the IR's literal convention; a small
+    /// signed type's value sign-extended to its 32-bit value first).
     fn bits(self) -> u64;
     /// Whether the value fits the device's type (a `usize` above
     /// `u32::MAX` does not: the device's `usize` is 32 bits).
@@ -136,6 +144,36 @@ dev_scalar! {
     u64 => U64, |x| x, [Bits];
     f32 => F32, |x| u64::from(x.to_bits()), [Signed];
     f64 => F64, |x| x.to_bits(), [Signed];
+}
+
+/// The small integers: computed on as their 32-bit value, kept in range.
+macro_rules! small_int {
+    ($($t:ty => $s:ident / $mem:ident, unsigned $u:ty, [$($tr:ident),*];)*) => {$(
+        impl DevScalar for $t {
+            const SCALAR: Scalar = Scalar::$s;
+            const MEM: Scalar = Scalar::$mem;
+            fn bits(self) -> u64 {
+                // i8/i16 sign-extend to i32; u8/u16 zero-extend to u32.
+                u64::from(i64::from(self) as u32)
+            }
+        }
+        impl Num for $t {
+            const ZERO: $t = 0;
+            const ONE: $t = 1;
+        }
+        impl Int for $t {
+            type Unsigned = $u;
+        }
+        impl Bits for $t {}
+        $(impl $tr for $t {})*
+    )*};
+}
+
+small_int! {
+    u8 => U32 / U8, unsigned u8, [];
+    i8 => I32 / I8, unsigned u8, [Signed];
+    u16 => U32 / U16, unsigned u16, [];
+    i16 => I32 / I16, unsigned u16, [Signed];
 }
 
 macro_rules! num {

@@ -139,7 +139,7 @@ macro_rules! stored_scalar {
         impl Stored for $t {
             type Val = Val<$t>;
             fn ty() -> Type {
-                Type::Scalar(<$t as DevScalar>::SCALAR)
+                Type::Scalar(<$t as DevScalar>::MEM)
             }
             fn load_at(cx: &mut Cx<'_>, p: Value, i: Option<Value>) -> Val<$t> {
                 Val::new(cx.b.load(p, i))
@@ -150,7 +150,7 @@ macro_rules! stored_scalar {
         }
     )*};
 }
-stored_scalar!(bool, i32, u32, i64, u64, f32, f64, usize, Word);
+stored_scalar!(bool, i32, u32, i64, u64, f32, f64, usize, Word, u8, i8, u16, i16);
 
 /// A `#[derive(relok::Struct)]` struct (the derive implements it, with
 /// [`Stored`], [`crate::Element`] and `bytemuck`'s `Pod`, after checking
@@ -197,7 +197,7 @@ pub trait IntoStruct<T: Stored> {
 /// The fields of a struct the derive checked: only these scalar types.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a field of a kernel struct",
-    label = "a kernel struct's fields are i32, u32, i64, u64, f32 or f64",
+    label = "a kernel struct's fields are u8, i8, u16, i16, i32, u32, i64, u64, f32 or f64",
     note = "this name is not the scalar type it looks like, or not one of those"
 )]
 pub trait StructField: bytemuck::Pod + DevScalar {}
@@ -207,6 +207,10 @@ impl StructField for i64 {}
 impl StructField for u64 {}
 impl StructField for f32 {}
 impl StructField for f64 {}
+impl StructField for u8 {}
+impl StructField for i8 {}
+impl StructField for u16 {}
+impl StructField for i16 {}
 
 /// The derive's check that a struct is `Copy` (rustc suggests the
 /// derive when it is not).

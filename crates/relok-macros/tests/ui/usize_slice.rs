@@ -1,5 +1,5 @@
 #[relok::kernel]
-fn k(x: &mut [bool]) {
+fn k(x: &mut [usize]) {
 }
 
 fn main() {}
