@@ -546,7 +546,19 @@ fn methods_of_a_device_impl_are_called_as_in_rust() {
         let s = ctx.stream();
         methods::launch(&s, grid(a.len()), &ba, &mut out, &mut d, axis).expect("launch");
         s.synchronize().expect("sync");
-        assert_eq!(out.download().expect("download"), want, "on {}", ctx.device_name());
+        let got = out.download().expect("download");
+        if ctx.device_kind() == relok::DeviceKind::Wgpu {
+            // `project` divides: WGSL's f32 division is within 2.5 ulp
+            // (docs/wgpu.md; NVIDIA's Vulkan driver gave 1 ulp off), which
+            // the product by `o` keeps within 3.
+            let ulps = |a: f32, b: f32| a.to_bits().abs_diff(b.to_bits());
+            for (g, w) in got.iter().zip(&want) {
+                let worst = ulps(g.x, w.x).max(ulps(g.y, w.y)).max(ulps(g.z, w.z));
+                assert!(worst <= 3, "on {}: {g:?} against {w:?}", ctx.device_name());
+            }
+        } else {
+            assert_eq!(got, want, "on {}", ctx.device_name());
+        }
         assert_eq!(d.download().expect("download"), want_d, "on {}", ctx.device_name());
     }
     // A method returning a scalar is one IR device function, named by its

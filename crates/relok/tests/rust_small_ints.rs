@@ -15,7 +15,8 @@
 //! - the integer methods whose result depends on the width;
 //! - `as` between every small type and the others, floats saturated;
 //! - small integers in shared and local arrays, host statics, kernel
-//!   parameters and `let mut`s; a `&[bool]` mask.
+//!   parameters and `let mut`s; a `&[bool]` mask;
+//! - ranges of them, `step_by` a step the type cannot hold.
 
 mod common;
 
@@ -434,4 +435,49 @@ fn small_integers_in_shared_local_and_host_arrays_parameters_and_bool_masks() {
         s.synchronize().unwrap_or_else(|e| panic!("mixed on {}: {e}", ctx.device_name()));
         assert_eq!(out.download().expect("download"), want, "on {}", ctx.device_name());
     }
+}
+
+// 5. Ranges of small integers, stepped by more than the type holds.
+
+#[relok::kernel]
+fn ranges(steps: &[u32], out: &mut [u32]) {
+    let i = relok::global_id_x();
+    if i < steps.len() {
+        let k = steps[i] as usize;
+        let mut a = 0u32;
+        for v in (3u8..200).step_by(k) {
+            a = a * 31 + v as u32;
+        }
+        let mut b = 0u32;
+        for v in (-100i8..=120).step_by(k).rev() {
+            b = b * 31 + v as u32;
+        }
+        let mut c = 0u32;
+        for v in (0u16..=65535).rev().step_by(k * 97) {
+            c = c * 31 + v as u32;
+        }
+        out[3 * i] = a;
+        out[3 * i + 1] = b;
+        out[3 * i + 2] = c;
+    }
+}
+
+fn ranges_host(steps: &[u32], out: &mut [u32]) {
+    for (i, &k) in steps.iter().enumerate() {
+        let k = k as usize;
+        let a = (3u8..200).step_by(k).fold(0u32, |a, v| a.wrapping_mul(31).wrapping_add(v as u32));
+        let b = (-100i8..=120).step_by(k).rev().fold(0u32, |b, v| b.wrapping_mul(31).wrapping_add(v as u32));
+        let c = (0u16..=65535).rev().step_by(k * 97).fold(0u32, |c, v| c.wrapping_mul(31).wrapping_add(v as u32));
+        out[3 * i] = a;
+        out[3 * i + 1] = b;
+        out[3 * i + 2] = c;
+    }
+}
+
+#[test]
+fn small_integer_ranges_step_as_rust_does_past_the_types_width() {
+    let steps = [1u32, 2, 3, 7, 100, 196, 197, 220, 221, 255, 256, 257, 300, 1000, 70_000];
+    let mut want = vec![0u32; steps.len() * 3];
+    ranges_host(&steps, &mut want);
+    check("ranges", &steps, &want, |s, x, out| ranges::launch(s, grid(x.len()), x, out).expect("launch"));
 }

@@ -74,6 +74,15 @@ impl Translator {
         })
     }
 
+    /// A `while`'s body written as `loop { … }` (`while let`, `option.rs`):
+    /// a `break value` in it is refused, as in a `while`.
+    pub(super) fn while_as_loop(&mut self, l: &syn::ExprLoop) -> Tokens {
+        self.in_loop(l.label.as_ref(), LoopKind::Other, |t| {
+            let body = t.block_unit(&l.body);
+            quote!(__cx.loop_(|__cx| #body);)
+        })
+    }
+
     /// `loop { … }` as a statement (a `break value` is evaluated and dropped).
     pub(super) fn plain_loop(&mut self, l: &syn::ExprLoop) -> Tokens {
         self.in_loop(l.label.as_ref(), LoopKind::Loop { value: false }, |t| {

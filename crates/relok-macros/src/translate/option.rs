@@ -9,7 +9,8 @@
 //! - `let Some(p) = e else { d };` is `let o = e; if o.is_none() { d }
 //!   let p = …;` (`d` must end in `return`, `break`, `continue` or a
 //!   panic, as rustc requires it to diverge);
-//! - a `match` of a `Some(p)` arm and a `None` (or `_`) arm is the
+//! - a `match` of a `Some(p)` arm then a `None` (or `_`) arm, or `None`
+//!   then `Some(p)`, is the
 //!   `if let` (a guard on `Some(p)`, with `_` for the other arm, is tested
 //!   after the flag with `p` bound).
 //!
@@ -116,7 +117,7 @@ impl Translator {
     /// `Some(e)` (a call of the variant), if `c` is one.
     pub(super) fn some_call(&mut self, c: &syn::ExprCall) -> Option<Tokens> {
         let Expr::Path(p) = &*c.func else { return None };
-        if p.qself.is_some() || !is_variant(&p.path, "Some") || self.lookup("Some").is_some() {
+        if p.qself.is_some() || !is_variant(&p.path, "Some") {
             return None;
         }
         if c.args.len() != 1 {
@@ -128,8 +129,7 @@ impl Translator {
 
     /// `None`, if `p` is it.
     pub(super) fn none_path(&mut self, p: &syn::ExprPath) -> Option<Tokens> {
-        (p.qself.is_none() && is_variant(&p.path, "None") && self.lookup("None").is_none())
-            .then(|| quote::quote_spanned!(p.span()=> __cx.none()))
+        (p.qself.is_none() && is_variant(&p.path, "None")).then(|| quote::quote_spanned!(p.span()=> __cx.none()))
     }
 
     /// `if let Some(p) = e { … } else { … }`, as a value or a statement.
@@ -168,7 +168,7 @@ impl Translator {
         let label = &w.label;
         let body = &w.body.stmts;
         let (test, some_value) = flag_and_value(&o, l.pat.span());
-        let rewritten: Expr = syn::parse_quote_spanned!(w.span()=> #label loop {
+        let rewritten: syn::ExprLoop = syn::parse_quote_spanned!(w.span()=> #label loop {
             let #o = #e;
             if !#test {
                 break;
@@ -176,7 +176,8 @@ impl Translator {
             let #inner = #some_value;
             #(#body)*
         });
-        self.stmt_expr(&rewritten)
+        // A `while`'s loop: `break value` is refused in it, as Rust does.
+        self.while_as_loop(&rewritten)
     }
 
     /// `let Some(p) = e else { d };`: its statements, binding `p` in the
@@ -221,11 +222,14 @@ impl Translator {
     /// as the `if let` it is; `None` when `m` is not one.
     pub(super) fn option_match(&mut self, m: &syn::ExprMatch, value: bool) -> Option<Tokens> {
         let [a, b] = &m.arms[..] else { return None };
-        let (some, none) = if some_inner(&a.pat).is_some() { (a, b) } else { (b, a) };
+        // `Some(p)` first and `None` or `_` second, or `None` first: a `_`
+        // first would take every value (Rust's arms are tried in order).
+        let (some, none) = match (some_inner(&a.pat), some_inner(&b.pat)) {
+            (Some(_), _) if is_none_or_wild(&b.pat) => (a, b),
+            (None, Some(_)) if is_none_or_wild(&a.pat) && !matches!(a.pat, Pat::Wild(_)) => (b, a),
+            _ => return None,
+        };
         let inner = some_inner(&some.pat)?;
-        if !is_none_or_wild(&none.pat) {
-            return None;
-        }
         if let Some((g, _)) = &none.guard {
             return Some(self.refuse(g.span(), "the `None` arm of a kernel's `match` on an `Option` takes no guard"));
         }

@@ -236,7 +236,7 @@ impl Translator {
             p => {
                 return Err(self.refuse(
                     p.span(),
-                    "a kernel's `match` takes integer and `bool` patterns: literals, ranges `a..=b`, `|`, `_`, `const`s and names",
+                    "a kernel's `match` takes integer and `bool` patterns: literals, ranges `a..=b`, `|`, `_`, `const`s and names; on an `Option`, a `Some(p)` arm then `None` or `_` (or `None` then `Some(p)`)",
                 ));
             }
         })

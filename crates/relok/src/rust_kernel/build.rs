@@ -738,7 +738,7 @@ impl<'m> Cx<'m> {
         atomic_add: AtomicArith => Add;
         atomic_min: AtomicArith => Min;
         atomic_max: AtomicArith => Max;
-        atomic_exchange: Int => Xchg;
+        atomic_exchange: AtomicInt => Xchg;
     }
 
     /// `atomic.op` on a runtime global ([`crate::Global`]): the old value.
@@ -749,13 +749,13 @@ impl<'m> Cx<'m> {
     }
 
     /// `atomic.xchg` on a runtime global: the old value.
-    pub fn global_exchange<T: Int>(&mut self, g: &'static crate::Global<T>, v: Val<T>) -> Val<T> {
+    pub fn global_exchange<T: AtomicInt>(&mut self, g: &'static crate::Global<T>, v: Val<T>) -> Val<T> {
         let p = self.global_ptr(g);
         Val::new(self.b.atomic(AtomicOp::Xchg, p, None, v.v))
     }
 
     /// `atomic.cas` on a runtime global: the old value.
-    pub fn global_compare_exchange<T: Int>(
+    pub fn global_compare_exchange<T: AtomicInt>(
         &mut self,
         g: &'static crate::Global<T>,
         expected: Val<T>,
@@ -774,7 +774,7 @@ impl<'m> Cx<'m> {
     }
 
     /// `atomic.cas` on element `i` (bounds-checked): the old value.
-    pub fn atomic_compare_exchange<T: Int, S: Indexed<T>>(
+    pub fn atomic_compare_exchange<T: AtomicInt, S: Indexed<T>>(
         &mut self,
         s: S,
         i: Val<usize>,

@@ -110,6 +110,11 @@ impl<T: Int> RangeIter<T> {
     }
 }
 
+/// Whether `T` is narrower than a device `usize` (`u8 i8 u16 i16`).
+fn narrow<T: DevScalar>() -> bool {
+    T::MEM.bits() < 32
+}
+
 impl<T: Int> Staged for RangeIter<T> {
     type Item = Val<T>;
     type Cursor = RangeCursor<T>;
@@ -135,9 +140,19 @@ impl<T: Int> Staged for RangeIter<T> {
                 let last = if self.inclusive { end } else { cx.sub(end, one) };
                 let dist = cx.sub(last, start);
                 let dist = cx.cast::<T, T::Unsigned>(dist);
-                let ku = cx.cast::<usize, T::Unsigned>(k);
-                let q = cx.div(dist, ku);
-                let span = cx.mul(q, ku);
+                let span = if narrow::<T>() {
+                    // In 32 bits: the step may exceed the type (a `u8`
+                    // range's `step_by(300)`); the span, at most `dist`,
+                    // does not.
+                    let d = cx.cast::<T::Unsigned, usize>(dist);
+                    let q = cx.div(d, k);
+                    let span = cx.mul(q, k);
+                    cx.cast::<usize, T::Unsigned>(span)
+                } else {
+                    let ku = cx.cast::<usize, T::Unsigned>(k);
+                    let q = cx.div(dist, ku);
+                    cx.mul(q, ku)
+                };
                 let span = cx.cast::<T::Unsigned, T>(span);
                 cx.add(start, span)
             }
@@ -168,23 +183,35 @@ impl<T: Int> Cursor for RangeCursor<T> {
         let RangeCursor { range, cur, live, k } = self;
         let (cur, live, k) = (*cur, *live, *k);
         let i = cx.get(cur);
-        let ku = cx.cast::<usize, T::Unsigned>(k);
+        // (Wrapped to `T` where it exceeds it: then it is not taken.)
         let kt = cx.cast::<usize, T>(k);
         let (left, next) = match range.direction {
             Direction::Forward => (cx.sub(range.end, i), cx.add(i, kt)),
             Direction::Back | Direction::BackFromLast => (cx.sub(i, range.start), cx.sub(i, kt)),
         };
         let left = cx.cast::<T, T::Unsigned>(left);
+        // The step against what is left, in 32 bits for a type narrower
+        // than that (its step may exceed the type), else in the type's
+        // unsigned twin (which holds every step).
+        let step_le = |cx: &mut Cx<'_>, strict: bool| {
+            if narrow::<T>() {
+                let l = cx.cast::<T::Unsigned, usize>(left);
+                if strict { cx.lt(k, l) } else { cx.le(k, l) }
+            } else {
+                let ku = cx.cast::<usize, T::Unsigned>(k);
+                if strict { cx.lt(ku, left) } else { cx.le(ku, left) }
+            }
+        };
         // Forward `a..b`: the next is below the end (k < left); `a..=b`
         // and backwards: at most at the bound (k <= left).
         match live {
             Some(live) => {
-                let more = cx.le(ku, left);
+                let more = step_le(cx, false);
                 cx.set(live, more);
                 cx.set(cur, next);
             }
             None => {
-                let more = cx.lt(ku, left);
+                let more = step_le(cx, true);
                 let next = Val::new(cx.b.select(more.v, next.v, range.end.v));
                 cx.set(cur, next);
             }

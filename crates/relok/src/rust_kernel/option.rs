@@ -12,7 +12,7 @@
 //! below.
 
 use super::build::Cx;
-use super::staged::{Loc, Val, Var};
+use super::staged::{DevScalar, Loc, Val, Var};
 use super::structs::{KernelValue, KernelVar};
 
 /// `Option<T>` of a kernel: whether there is a value, and the value
@@ -84,6 +84,29 @@ impl<V: KernelValue> OptionValue for Opt<V> {
     }
 }
 
+/// Values whose `Default` is zeros: scalars, and tuples of them
+/// (`unwrap_or_default`).
+#[diagnostic::on_unimplemented(
+    message = "`unwrap_or_default` in a kernel takes an `Option` of a scalar or a tuple of them",
+    label = "a struct's `Default` is not staged",
+    note = "write `unwrap_or(P {{ … }})`"
+)]
+pub trait ZeroDefault {}
+impl<T: DevScalar> ZeroDefault for Val<T> {}
+
+macro_rules! zero_default_tuples {
+    ($(($($t:ident),*);)*) => {$(
+        impl<$($t: ZeroDefault),*> ZeroDefault for ($($t,)*) {}
+    )*};
+}
+zero_default_tuples! {
+    (A, B);
+    (A, B, C);
+    (A, B, C, D);
+    (A, B, C, D, E);
+    (A, B, C, D, E, F);
+}
+
 impl Cx<'_> {
     /// `Some(v)`
     pub fn some<V: KernelValue>(&mut self, v: V) -> Opt<V> {
@@ -123,8 +146,13 @@ impl Cx<'_> {
         self.if_val(some, |_| value, |_| d)
     }
 
-    /// `o.unwrap_or_default()`: zeros where there is none.
-    pub fn unwrap_or_default<O: OptionValue>(&mut self, o: O) -> O::Inner {
+    /// `o.unwrap_or_default()`: zeros where there is none (the default of
+    /// a scalar and of a tuple of them; a struct's `Default` may differ,
+    /// so its `Option` takes `unwrap_or`).
+    pub fn unwrap_or_default<O: OptionValue>(&mut self, o: O) -> O::Inner
+    where
+        O::Inner: ZeroDefault,
+    {
         let d = O::Inner::never(self);
         self.unwrap_or(o, d)
     }

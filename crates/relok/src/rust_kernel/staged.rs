@@ -80,6 +80,11 @@ pub trait Int: Num + Bits {
 pub trait Signed: Num {}
 /// Types atomics add, min and max take: integers, and `f32`/`f64` (the
 /// IR's float atomics; `f64` is refused by name on wgpu).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no atomics in a kernel",
+    label = "`atomic_add`, `atomic_min` and `atomic_max` take i32, u32, i64, u64, usize, f32 or f64",
+    note = "u8, i8, u16 and i16 have no atomics: keep such values in a u32 slice"
+)]
 pub trait AtomicArith: Num {}
 
 /// Types with `!x` (integers and `bool`).
@@ -206,6 +211,21 @@ impl Int for i64 {
 impl Int for u64 {
     type Unsigned = u64;
 }
+
+/// Integers an atomic exchanges or compares-and-swaps (`atomic_exchange`,
+/// `compare_exchange`): the IR's 32- and 64-bit integers, not the small
+/// ones (no IR atomic has a storage type).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be exchanged atomically in a kernel",
+    label = "`atomic_exchange` and `compare_exchange` take i32, u32, i64, u64 or usize",
+    note = "`atomic_add`, `atomic_min` and `atomic_max` take f32 and f64 too; u8, i8, u16 and i16 have no atomics (keep such values in a u32 slice)"
+)]
+pub trait AtomicInt: Int + AtomicArith {}
+impl AtomicInt for i32 {}
+impl AtomicInt for u32 {}
+impl AtomicInt for usize {}
+impl AtomicInt for i64 {}
+impl AtomicInt for u64 {}
 
 impl AtomicArith for i32 {}
 impl AtomicArith for u32 {}
