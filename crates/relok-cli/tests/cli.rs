@@ -234,7 +234,21 @@ fn demo_rust_runs_every_rust_twin_equal_to_its_rk_version() {
     let names: Vec<&str> = twins.iter().filter_map(|r| r["rust_twin"].as_str()).collect();
     assert_eq!(
         names,
-        ["saxpy", "reduce", "histogram", "matmul", "scan", "lookup", "classify", "count", "softmax", "gelu", "check"]
+        [
+            "saxpy",
+            "reduce",
+            "histogram",
+            "matmul",
+            "scan",
+            "lookup",
+            "classify",
+            "count",
+            "softmax",
+            "gelu",
+            "check",
+            "grey",
+            "tokens"
+        ]
     );
     for r in &twins {
         assert_eq!(r["equal_to_rk"], true, "{r}");

@@ -84,6 +84,8 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("lookup.rk", &["lookup"]),
         ("matmul.rk", &["matmul"]),
         ("gelu.rk", &["gelu"]),
+        ("grey.rk", &["grey"]),
+        ("tokens.rk", &["tokens"]),
         ("reduce.rk", &["reduce"]),
         ("roundtrip_example_histogram.rk", &["histogram"]),
         ("roundtrip_example_matmul.rk", &["matmul"]),

@@ -23,8 +23,11 @@ impl Translator {
         match e {
             Expr::Lit(l) => match &l.lit {
                 syn::Lit::Int(i) => self.int_lit(i, quote!(#l)),
-                syn::Lit::Float(_) | syn::Lit::Bool(_) => quote_spanned!(span=> __cx.lit(#l)),
-                other => self.refuse(other.span(), "only integer, float and bool literals are values in a kernel"),
+                // `b'a'`: a `u8`.
+                syn::Lit::Float(_) | syn::Lit::Bool(_) | syn::Lit::Byte(_) => quote_spanned!(span=> __cx.lit(#l)),
+                other => {
+                    self.refuse(other.span(), "only integer, float, bool and byte (`b'a'`) literals are values in a kernel")
+                }
             },
             Expr::Paren(p) => self.expr(&p.expr),
             Expr::Group(g) => self.expr(&g.expr),

@@ -3,7 +3,7 @@
 //! (`#[relok::kernel]`). `rust_twins` runs each next to its `.rk` version
 //! and compares the results; the tests do it on every device.
 
-use relok::kernel;
+use relok::{device, kernel};
 
 /// Threads per block along each axis of a matmul tile.
 pub const TILE: usize = 16;
@@ -223,5 +223,46 @@ pub fn gelu(n: u32, x: &[f32], y: &mut [f32]) {
         let v = x[i];
         let inner = 0.797_884_6 * (v + 0.044_715 * (v * v * v));
         y[i] = 0.5 * v * (1.0 + inner.tanh());
+    }
+}
+
+/// RGBA pixels (bytes) to grey: the luma (77 R + 150 G + 29 B) / 256,
+/// alpha kept (examples/grey.rk).
+#[kernel]
+pub fn grey(n: u32, px: &[u8], out: &mut [u8]) {
+    let i = global_id_x();
+    if i < n as usize {
+        let p = 4 * i;
+        let y = ((77 * px[p] as u32 + 150 * px[p + 1] as u32 + 29 * px[p + 2] as u32) >> 8) as u8;
+        out[p] = y;
+        out[p + 1] = y;
+        out[p + 2] = y;
+        out[p + 3] = px[p + 3];
+    }
+}
+
+/// A byte's class for [`tokens`]: 0 white space, 1 digit, 2 letter or
+/// `_`, 3 operator, 4 anything else.
+#[device]
+fn class(c: u8) -> u32 {
+    match c {
+        b' ' | b'\t' | b'\n' => 0,
+        b'0'..=b'9' => 1,
+        b'a'..=b'z' | b'A'..=b'Z' | b'_' => 2,
+        b'+' | b'-' | b'*' | b'/' | b'=' => 3,
+        _ => 4,
+    }
+}
+
+/// A tokenizer's first pass: `2 * class + 1` where a token starts (the
+/// class differs from the previous byte's), `2 * class` elsewhere
+/// (examples/tokens.rk).
+#[kernel]
+pub fn tokens(n: u32, text: &[u8], out: &mut [u32]) {
+    let i = global_id_x();
+    if i < n as usize {
+        let c = class(text[i]);
+        let start = i == 0 || class(text[i - 1]) != c;
+        out[i] = 2 * c + start as u32;
     }
 }
