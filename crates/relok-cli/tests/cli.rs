@@ -247,7 +247,8 @@ fn demo_rust_runs_every_rust_twin_equal_to_its_rk_version() {
             "gelu",
             "check",
             "grey",
-            "tokens"
+            "tokens",
+            "nbody"
         ]
     );
     for r in &twins {

@@ -86,6 +86,7 @@ fn written_wgsl_validates_and_refusals_name_the_operation() {
         ("gelu.rk", &["gelu"]),
         ("grey.rk", &["grey"]),
         ("tokens.rk", &["tokens"]),
+        ("nbody.rk", &["nbody"]),
         ("reduce.rk", &["reduce"]),
         ("roundtrip_example_histogram.rk", &["histogram"]),
         ("roundtrip_example_matmul.rk", &["matmul"]),

@@ -266,3 +266,37 @@ pub fn tokens(n: u32, text: &[u8], out: &mut [u32]) {
         out[i] = 2 * c + start as u32;
     }
 }
+
+/// A body of [`nbody`]: its position and mass.
+#[derive(Clone, Copy, Debug, PartialEq, relok::Struct)]
+#[repr(C)]
+pub struct Body {
+    /// Position.
+    pub x: f32,
+    /// Position.
+    pub y: f32,
+    /// Position.
+    pub z: f32,
+    /// Mass.
+    pub m: f32,
+}
+
+/// Gravity on each body from all of them, softened (a body's own term is
+/// zero): its acceleration, its mass kept (examples/nbody.rk).
+#[kernel]
+pub fn nbody(n: u32, p: &[Body], acc: &mut [Body]) {
+    let i = global_id_x();
+    if i < n as usize {
+        let b = p[i];
+        let (mut ax, mut ay, mut az) = (0.0f32, 0.0f32, 0.0f32);
+        for q in p.iter() {
+            let (dx, dy, dz) = (q.x - b.x, q.y - b.y, q.z - b.z);
+            let d2 = dx * dx + dy * dy + dz * dz + 0.01;
+            let s = q.m / (d2 * d2.sqrt());
+            ax += dx * s;
+            ay += dy * s;
+            az += dz * s;
+        }
+        acc[i] = Body { x: ax, y: ay, z: az, m: b.m };
+    }
+}
