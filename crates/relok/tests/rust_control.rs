@@ -18,29 +18,8 @@
 
 mod common;
 
-use common::{contexts, serial};
+use common::{check, contexts, serial};
 use relok::{Buffer, Context, DeviceKind, Grid, Strategy};
-
-/// Runs `launch` over `input` on every device and compares its output
-/// with `want` (`what` names the kernel).
-fn check<T, U>(what: &str, input: &[T], want: &[U], launch: impl Fn(&relok::Stream, &Buffer<T>, &mut Buffer<U>))
-where
-    T: relok::Element,
-    U: relok::Element + PartialEq + std::fmt::Debug,
-{
-    let _g = serial();
-    for ctx in contexts(Strategy::Table) {
-        let x = ctx.upload(input).expect("upload");
-        let mut out = ctx.zeros::<U>(want.len()).expect("zeros");
-        let s = ctx.stream();
-        launch(&s, &x, &mut out);
-        s.synchronize().unwrap_or_else(|e| panic!("{what} on {}: {e}", ctx.device_name()));
-        let got = out.download().expect("download");
-        for (i, (g, w)) in got.iter().zip(want).enumerate() {
-            assert_eq!(g, w, "{what} on {}: out[{i}] (the input {i})", ctx.device_name());
-        }
-    }
-}
 
 fn grid(n: usize) -> Grid {
     Grid::cover(n, 64)

@@ -17,8 +17,8 @@
 
 mod common;
 
-use common::{contexts, serial};
-use relok::{Buffer, Grid, Strategy};
+use common::{check, contexts, serial};
+use relok::{Grid, Strategy};
 
 #[derive(Clone, Copy, Debug, PartialEq, relok::Struct)]
 #[repr(C)]
@@ -41,28 +41,6 @@ struct Mixed {
 
 fn particles(n: usize) -> Vec<Particle> {
     (0..n).map(|i| Particle { x: i as f32 * 0.5 - 3.0, v: 1.25 - i as f32 * 0.125, id: i as u32 * 7 }).collect()
-}
-
-/// Runs `launch` over `input` on every device and compares what it left
-/// in its output with `want`.
-fn check<T, U>(what: &str, input: &[T], want: &[U], launch: impl Fn(&relok::Stream, &Buffer<T>, &mut Buffer<U>))
-where
-    T: relok::Element,
-    U: relok::Element + PartialEq + std::fmt::Debug,
-{
-    let _g = serial();
-    for ctx in contexts(Strategy::Table) {
-        let x = ctx.upload(input).expect("upload");
-        let mut out = ctx.zeros::<U>(want.len()).expect("zeros");
-        let s = ctx.stream();
-        launch(&s, &x, &mut out);
-        s.synchronize().unwrap_or_else(|e| panic!("{what} on {}: {e}", ctx.device_name()));
-        let got = out.download().expect("download");
-        assert_eq!(got.len(), want.len());
-        for (i, (g, w)) in got.iter().zip(want).enumerate() {
-            assert_eq!(g, w, "{what} on {}: out[{i}]", ctx.device_name());
-        }
-    }
 }
 
 fn grid(n: usize) -> Grid {

@@ -10,24 +10,8 @@
 
 mod common;
 
-use common::{contexts, serial};
-use relok::{Buffer, Grid, Strategy};
-
-fn check<T, U>(what: &str, input: &[T], want: &[U], launch: impl Fn(&relok::Stream, &Buffer<T>, &mut Buffer<U>))
-where
-    T: relok::Element,
-    U: relok::Element + PartialEq + std::fmt::Debug,
-{
-    let _g = serial();
-    for ctx in contexts(Strategy::Table) {
-        let x = ctx.upload(input).expect("upload");
-        let mut out = ctx.zeros::<U>(want.len()).expect("zeros");
-        let s = ctx.stream();
-        launch(&s, &x, &mut out);
-        s.synchronize().unwrap_or_else(|e| panic!("{what} on {}: {e}", ctx.device_name()));
-        assert_eq!(out.download().expect("download"), want, "{what} on {}", ctx.device_name());
-    }
-}
+use common::{check, contexts, serial};
+use relok::{Grid, Strategy};
 
 /// The first of `x[lo..hi]` above `t`, by its index.
 #[relok::device]

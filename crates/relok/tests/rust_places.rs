@@ -19,28 +19,9 @@
 
 mod common;
 
-use common::{contexts, serial};
+use common::{check, contexts, serial};
 use relok::{Buffer, Grid, Strategy};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-
-/// Runs `launch` over `input` on every device and compares its output
-/// with `want` (`what` names the kernel).
-fn check<T, U>(what: &str, input: &[T], want: &[U], launch: impl Fn(&relok::Stream, &Buffer<T>, &mut Buffer<U>))
-where
-    T: relok::Element,
-    U: relok::Element + PartialEq + std::fmt::Debug,
-{
-    let _g = serial();
-    for ctx in contexts(Strategy::Table) {
-        let x = ctx.upload(input).expect("upload");
-        let mut out = ctx.zeros::<U>(want.len()).expect("zeros");
-        let s = ctx.stream();
-        launch(&s, &x, &mut out);
-        s.synchronize().unwrap_or_else(|e| panic!("{what} on {}: {e}", ctx.device_name()));
-        let got = out.download().expect("download");
-        assert_eq!(got, want, "{what} on {}", ctx.device_name());
-    }
-}
 
 /// What `f` panics with on the host (`None`: it returns).
 fn host_panic(f: impl FnOnce()) -> Option<String> {

@@ -20,30 +20,8 @@
 
 mod common;
 
-use common::{contexts, serial};
-use relok::{Buffer, Grid, Strategy};
-
-/// Runs `launch` over `input` on every device and compares what it left
-/// in its output with `want`.
-fn check<T, U>(what: &str, input: &[T], want: &[U], launch: impl Fn(&relok::Stream, &Buffer<T>, &mut Buffer<U>))
-where
-    T: relok::Element,
-    U: relok::Element + PartialEq + std::fmt::Debug,
-{
-    let _g = serial();
-    for ctx in contexts(Strategy::Table) {
-        let x = ctx.upload(input).expect("upload");
-        let mut out = ctx.zeros::<U>(want.len()).expect("zeros");
-        let s = ctx.stream();
-        launch(&s, &x, &mut out);
-        s.synchronize().unwrap_or_else(|e| panic!("{what} on {}: {e}", ctx.device_name()));
-        let got = out.download().expect("download");
-        assert_eq!(got.len(), want.len());
-        for (i, (g, w)) in got.iter().zip(want).enumerate() {
-            assert_eq!(g, w, "{what} on {}: out[{i}]", ctx.device_name());
-        }
-    }
-}
+use common::{check, contexts, serial};
+use relok::{Grid, Strategy};
 
 fn grid(n: usize) -> Grid {
     Grid::cover(n, 64)

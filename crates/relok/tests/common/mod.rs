@@ -77,6 +77,34 @@ pub fn gpu_context(spec: &str, strategy: Strategy) -> Option<Context> {
     }
 }
 
+/// Runs `launch` over a buffer of `input` and an output buffer of
+/// `want.len()` zeros on every device of [`contexts`] (under table) and
+/// compares the output with `want`, element by element (`what` names
+/// the kernel in a failure).
+pub fn check<T, U>(
+    what: &str,
+    input: &[T],
+    want: &[U],
+    launch: impl Fn(&relok::Stream, &relok::Buffer<T>, &mut relok::Buffer<U>),
+) where
+    T: relok::Element,
+    U: relok::Element + PartialEq + std::fmt::Debug,
+{
+    let _g = serial();
+    for ctx in contexts(Strategy::Table) {
+        let x = ctx.upload(input).expect("upload");
+        let mut out = ctx.zeros::<U>(want.len()).expect("zeros");
+        let s = ctx.stream();
+        launch(&s, &x, &mut out);
+        s.synchronize().unwrap_or_else(|e| panic!("{what} on {}: {e}", ctx.device_name()));
+        let got = out.download().expect("download");
+        assert_eq!(got.len(), want.len(), "{what} on {}", ctx.device_name());
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert_eq!(g, w, "{what} on {}: out[{i}]", ctx.device_name());
+        }
+    }
+}
+
 /// The cpu device under every strategy (bake, patch, table), uncached.
 pub fn cpu_contexts() -> Vec<Context> {
     Strategy::ALL
