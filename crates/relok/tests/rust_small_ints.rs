@@ -434,9 +434,20 @@ fn ranges(steps: &[u32], out: &mut [u32]) {
         for v in (0u16..=65535).rev().step_by(k * 97) {
             c = c * 31 + v as u32;
         }
-        out[3 * i] = a;
-        out[3 * i + 1] = b;
-        out[3 * i + 2] = c;
+        let mut d = 0u32;
+        for v in (0u8..=255).step_by(k) {
+            d = d * 31 + v as u32;
+        }
+        for v in (5u8..250).step_by(k).rev() {
+            d = d * 31 + v as u32;
+        }
+        for v in (-30000i16..30000).step_by(k * 131) {
+            d = d * 31 + v as u32;
+        }
+        out[4 * i] = a;
+        out[4 * i + 1] = b;
+        out[4 * i + 2] = c;
+        out[4 * i + 3] = d;
     }
 }
 
@@ -446,16 +457,21 @@ fn ranges_host(steps: &[u32], out: &mut [u32]) {
         let a = (3u8..200).step_by(k).fold(0u32, |a, v| a.wrapping_mul(31).wrapping_add(v as u32));
         let b = (-100i8..=120).step_by(k).rev().fold(0u32, |b, v| b.wrapping_mul(31).wrapping_add(v as u32));
         let c = (0u16..=65535).rev().step_by(k * 97).fold(0u32, |c, v| c.wrapping_mul(31).wrapping_add(v as u32));
-        out[3 * i] = a;
-        out[3 * i + 1] = b;
-        out[3 * i + 2] = c;
+        let mix = |d: u32, v: u32| d.wrapping_mul(31).wrapping_add(v);
+        let d = (0u8..=255).step_by(k).fold(0u32, |d, v| mix(d, v as u32));
+        let d = (5u8..250).step_by(k).rev().fold(d, |d, v| mix(d, v as u32));
+        let d = (-30000i16..30000).step_by(k * 131).fold(d, |d, v| mix(d, v as u32));
+        out[4 * i] = a;
+        out[4 * i + 1] = b;
+        out[4 * i + 2] = c;
+        out[4 * i + 3] = d;
     }
 }
 
 #[test]
 fn small_integer_ranges_step_as_rust_does_past_the_types_width() {
     let steps = [1u32, 2, 3, 7, 100, 196, 197, 220, 221, 255, 256, 257, 300, 1000, 70_000];
-    let mut want = vec![0u32; steps.len() * 3];
+    let mut want = vec![0u32; steps.len() * 4];
     ranges_host(&steps, &mut want);
     check("ranges", &steps, &want, |s, x, out| ranges::launch(s, grid(x.len()), x, out).expect("launch"));
 }

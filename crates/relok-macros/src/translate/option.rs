@@ -218,8 +218,9 @@ impl Translator {
         out
     }
 
-    /// A `match` of a `Some(p)` and a `None` (or `_`) arm, without guards,
-    /// as the `if let` it is; `None` when `m` is not one.
+    /// A `match` of a `Some(p)` arm then a `None` (or `_`) arm, or `None`
+    /// then `Some(p)` (a guard on `Some(p)` with `_` after it), as the
+    /// `if let` it is; `None` when `m` is not one.
     pub(super) fn option_match(&mut self, m: &syn::ExprMatch, value: bool) -> Option<Tokens> {
         let [a, b] = &m.arms[..] else { return None };
         // `Some(p)` first and `None` or `_` second, or `None` first: a `_`

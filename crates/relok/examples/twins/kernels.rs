@@ -289,7 +289,8 @@ pub fn nbody(n: u32, p: &[Body], acc: &mut [Body]) {
     if i < n as usize {
         let b = p[i];
         let (mut ax, mut ay, mut az) = (0.0f32, 0.0f32, 0.0f32);
-        for q in p.iter() {
+        for j in 0..n as usize {
+            let q = p[j];
             let (dx, dy, dz) = (q.x - b.x, q.y - b.y, q.z - b.z);
             let d2 = dx * dx + dy * dy + dz * dz + 0.01;
             let s = q.m / (d2 * d2.sqrt());

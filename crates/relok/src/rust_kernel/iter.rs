@@ -10,7 +10,8 @@
 //!
 //! The ranges compute what Rust's do for every integer type, at the ends
 //! of the type too: the next element is taken only when the distance left
-//! (as the unsigned type of the same width) is at least the step, so
+//! (as the unsigned type of the same width; in 32 bits for `u8 i8 u16
+//! i16`, whose step may exceed the type) is at least the step, so
 //! nothing wraps (a forward `a..b` then moves to the end instead, and is
 //! tested `cur < end` at the top, as a counted loop; the others keep a
 //! flag); `step_by(0)` throws Rust's `assertion failed: step != 0`;

@@ -12,7 +12,7 @@
 //! below.
 
 use super::build::Cx;
-use super::staged::{DevScalar, Loc, Val, Var};
+use super::staged::{Loc, Num, Val, Var};
 use super::structs::{KernelValue, KernelVar};
 
 /// `Option<T>` of a kernel: whether there is a value, and the value
@@ -92,7 +92,8 @@ impl<V: KernelValue> OptionValue for Opt<V> {
     note = "write `unwrap_or(P {{ … }})`"
 )]
 pub trait ZeroDefault {}
-impl<T: DevScalar> ZeroDefault for Val<T> {}
+impl<T: Num> ZeroDefault for Val<T> {}
+impl ZeroDefault for Val<bool> {}
 
 macro_rules! zero_default_tuples {
     ($(($($t:ident),*);)*) => {$(
