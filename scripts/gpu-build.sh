@@ -57,7 +57,7 @@ for line in sys.stdin:
     except ValueError:
         continue
     exe = m.get("executable")
-    if m.get("reason") == "compiler-artifact" and exe and m["target"]["name"] in ("filetests", "cuda", "wgpu", "cuda_device", "wgpu_device", "wgpu_commands", "devices", "wgpu_streams", "shipped", "fleet", "math_accuracy", "readonly_values", "rust_kernels", "rust_semantics", "rust_control", "rust_data", "rust_places", "rust_small_ints", "rust_option", "kernels"):
+    if m.get("reason") == "compiler-artifact" and exe and m["target"]["name"] in ("filetests", "cuda", "wgpu", "cuda_device", "wgpu_device", "wgpu_commands", "devices", "wgpu_streams", "shipped", "fleet", "math_accuracy", "readonly_values", "rust_kernels", "rust_semantics", "rust_control", "rust_data", "rust_places", "kernels"):
         shutil.copy(exe, ".dev/bin/test-" + m["target"]["name"])
 '
 # Debug info would not fit the device tool's 64 MiB.

@@ -147,10 +147,10 @@ grep -E "test result|panicked|skipping" "$OUT/rust-semantics.log" | head -10
 # iterators, the composed integer and float methods) against plain Rust.
 RELOK_WGPU_ADAPTER=nvidia $B/test-rust_control > "$OUT/rust-control.log" 2>&1 || status=1
 grep -E "^test |test result|panicked|skipping" "$OUT/rust-control.log" | head -30
-# Rust kernels' data (structs, tuples), places (2-D arrays, sub-slices,
-# closures, macro_rules!), small integers (u8 i8 u16 i16, &[bool]) and
-# Option.
-for t in rust_data rust_places rust_small_ints rust_option; do
+# Rust kernels' data (structs, tuples, small integers u8 i8 u16 i16,
+# &[bool], Option) and places (2-D arrays, sub-slices, closures,
+# macro_rules!).
+for t in rust_data rust_places; do
     RELOK_WGPU_ADAPTER=nvidia $B/test-$t > "$OUT/$t.log" 2>&1 || status=1
     grep -E "test result|panicked|skipping" "$OUT/$t.log" | head -10
 done

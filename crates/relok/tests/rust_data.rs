@@ -13,7 +13,9 @@
 //! - tuples: literals, `t.0`, `let (a, b) = …` of any value, `if` and
 //!   `match` values, device functions' results, `sin_cos`,
 //!   `overflowing_add` / `_sub` / `_mul`, `abs_diff`;
-//! - the IR of a struct loop against its hand-written scalar twin.
+//! - the IR of a struct loop against its hand-written scalar twin;
+//! - `u8 i8 u16 i16` and `&[bool]` (`rust_data/small_ints.rs`) and
+//!   `Option` (`rust_data/option.rs`).
 
 mod common;
 
@@ -676,3 +678,11 @@ fn a_recursive_method_is_a_build_error_naming_the_cycle() {
     let e = walks::program().expect_err("recursion").to_string();
     assert!(e.contains("recursion is not supported: rust_data::Walker::walk → rust_data::Walker::walk"), "{e}");
 }
+
+// The small integer types and `Option`: in this test binary too (one
+// link fewer in CI).
+#[path = "rust_data/small_ints.rs"]
+mod small_ints;
+
+#[path = "rust_data/option.rs"]
+mod option;

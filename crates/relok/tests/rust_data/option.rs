@@ -8,9 +8,7 @@
 //! the Rust location. Each kernel has its plain-Rust twin (the same text
 //! where it can be), compared element for element.
 
-mod common;
-
-use common::{check, contexts, serial};
+use crate::common::{check, contexts, serial};
 use relok::{Grid, Strategy};
 
 /// The first of `x[lo..hi]` above `t`, by its index.
@@ -181,7 +179,7 @@ fn unwrap_and_expect_of_none_throw_rusts_message_at_the_call() {
         unwraps::launch(&s, Grid::cover(2, 64), &x, &mut out).expect("launch");
         let e = s.synchronize().expect_err("unwrap of None").to_string();
         assert!(
-            e.contains("called `Option::unwrap()` on a `None` value") && e.contains("rust_option.rs:"),
+            e.contains("called `Option::unwrap()` on a `None` value") && e.contains("rust_data/option.rs:"),
             "on {}: {e}",
             ctx.device_name()
         );

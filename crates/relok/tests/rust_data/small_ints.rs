@@ -18,9 +18,7 @@
 //!   parameters and `let mut`s; a `&[bool]` mask;
 //! - ranges of them, `step_by` a step the type cannot hold.
 
-mod common;
-
-use common::{check, contexts, serial};
+use crate::common::{check, contexts, serial};
 use relok::{Grid, Strategy};
 
 fn grid(n: usize) -> Grid {
