@@ -37,21 +37,6 @@ impl Rng {
 
 const NON_WORD: [Scalar; 7] =
     [Scalar::Bool, Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32, Scalar::F64];
-/// Every scalar memory may hold but `word`: the value types and the
-/// storage types.
-const NON_WORD_DATA: [Scalar; 11] = [
-    Scalar::Bool,
-    Scalar::I32,
-    Scalar::U32,
-    Scalar::I64,
-    Scalar::U64,
-    Scalar::F32,
-    Scalar::F64,
-    Scalar::U8,
-    Scalar::I8,
-    Scalar::U16,
-    Scalar::I16,
-];
 const INTS: [Scalar; 4] = [Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64];
 const NUMERIC: [Scalar; 6] = [Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64, Scalar::F32, Scalar::F64];
 
@@ -117,7 +102,12 @@ fn data_type(rng: &mut Rng, depth: u32, no_word: bool) -> Type {
     match choice {
         1 => Type::array(data_type(rng, depth - 1, no_word), 1 + rng.below(4) as u32),
         2 => Type::Struct((0..1 + rng.below(3)).map(|_| data_type(rng, depth - 1, no_word)).collect()),
-        _ if no_word => Type::Scalar(rng.pick(&NON_WORD_DATA)),
+        _ if no_word => {
+            // Every scalar memory may hold but `word`: the value types and
+            // the storage types.
+            let choices: Vec<Scalar> = Scalar::ALL.into_iter().filter(|&s| s != Scalar::Word).collect();
+            Type::Scalar(rng.pick(&choices))
+        }
         _ => Type::Scalar(rng.pick(&Scalar::ALL)),
     }
 }
