@@ -33,7 +33,10 @@
 //! ([`crate::passes::facts::ranges`]) is at most `2^(32 - S)`; the
 //! statement right before the loop sets `%k` to a constant of at least 1.
 //! Then `%k` is nonzero, below `B` wherever it is shifted, so the shift
-//! never wraps, and it at least doubles each iteration: at most 33.
+//! never wraps, and it at least doubles each iteration: at most 33. The
+//! step may also be `select c, (shl g, S), B` (the Rust front end's
+//! `doubling(from, below)`, which moves to its bound rather than past it):
+//! either it doubles, or it is `B` and the next test leaves.
 
 use relok_ir::{BinaryOp, Block, CmpOp, Function, Op, Scalar, Stmt, StmtKind, Type, Value, VarKind, walk_stmts};
 use std::collections::HashMap;
@@ -106,6 +109,14 @@ pub(crate) fn ends_within_its_width(f: &Function, body: &Block) -> bool {
     // be the same value every time).
     let this_iteration =
         |x: &Value| x == v || rest[..at].iter().any(|s| matches!(&s.kind, StmtKind::Let { result, .. } if result == x));
+    // A doubling may instead move to its bound where the next value would
+    // reach it (`select c, (shl g, S), B`: the Rust front end's
+    // `doubling(from, below)`, which never wraps): that value leaves at
+    // the next test.
+    let step = match (def(&step), bound) {
+        (Some(&Op::Select(_, x, y)), Some(b)) if y == b && this_iteration(&x) => x,
+        _ => step,
+    };
     let Some(&Op::Binary(shift, g, s)) = def(&step) else { return false };
     let Some(amount) = constant(&s).map(|s| s % width).filter(|&s| s != 0) else { return false };
     let counted =
@@ -239,5 +250,19 @@ mod tests {
         assert!(!doubling_ends("1", "    v2: u32 = add v1, v1\n", 1));
         assert!(!doubling_ends("1", dim, 23));
         assert!(!doubling_ends("1", dim, 32));
+    }
+
+    #[test]
+    fn a_doubling_that_moves_to_its_bound_instead_of_past_it_ends_too() {
+        let dim = "    v2: u32 = block_dim.x\n";
+        let select = |to: &str| {
+            kernels_first_loop_ends(&format!(
+                "kernel @k(v0: ptr<global, u32>, v1: u32) {{\n    local %s: u32\n{dim}    v3: u32 = const 1\n    v4: u32 = const 1\n    set %s, v3\n    loop {{\n        v5: u32 = get %s\n        v6: bool = ge v5, v2\n        if v6 {{\n            break\n        }}\n        v7: u32 = shl v5, v4\n        v8: bool = le v5, v1\n        v9: u32 = select v8, v7, {to}\n        set %s, v9\n        store v0[v5], v5\n    }}\n    return\n}}\n"
+            ))
+        };
+        assert!(select("v2"));
+        // Moved anywhere but the bound, it may not leave.
+        assert!(!select("v1"));
+        assert!(!select("v5"));
     }
 }

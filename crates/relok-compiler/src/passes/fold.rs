@@ -7,13 +7,17 @@
 //! `block_dim` is the kernel's block shape where it has one
 //! ([`relok_ir::Function::block`]).
 //!
+//! A difference of two integers that are one value plus constants folds
+//! too (`(a + 3) - a`, `(i + 4) - (i + 1)`: the length of a sub-slice
+//! `&x[i..i + 4]`), exactly, as integers wrap ([`Offsets`]).
+//!
 //! Words are never folded: `ref`, `word`, `patch`, `state.*`, loads and `get`
 //! are not constants, and an operation with a `word` operand or result is
 //! left alone even when its operands look constant (docs/design.md §8).
 
 use super::{PassError, renumber_all};
 use relok_ir::eval::{binary, compare, convert, math, unary};
-use relok_ir::{Block, Builtin, Function, Module, Op, Scalar, StmtKind, Type, Value};
+use relok_ir::{BinaryOp, Block, Builtin, Function, Module, Op, Scalar, StmtKind, Type, Value};
 use std::collections::HashMap;
 
 /// Folds operations on constants and `if`s on constant conditions in every
@@ -25,7 +29,7 @@ pub fn fold(module: &mut Module) -> Result<usize, PassError> {
         let f = &mut module.funcs[id];
         let mut body = std::mem::take(&mut f.body);
         let mut consts = HashMap::new();
-        n += fold_block(f, &mut body, &mut consts);
+        n += fold_block(f, &mut body, &mut consts, &mut Offsets::default());
         f.body = body;
     }
     renumber_all(module)?;
@@ -39,7 +43,40 @@ fn scalar(f: &Function, v: Value) -> Option<Scalar> {
     }
 }
 
-fn fold_block(f: &Function, block: &mut Block, consts: &mut HashMap<Value, u64>) -> usize {
+/// Integer values known as another value plus a constant (`a + 3`,
+/// `a - 1`, `(a + 1) + 2`): each one's base and offset, so that the
+/// difference of two of one base is the difference of their offsets.
+#[derive(Default)]
+struct Offsets(HashMap<Value, (Value, u64)>);
+
+impl Offsets {
+    /// `v` as `(base, offset)`: itself plus 0 unless recorded.
+    fn of(&self, v: Value) -> (Value, u64) {
+        self.0.get(&v).copied().unwrap_or((v, 0))
+    }
+
+    /// Records `result = op` when it is a base plus a constant; returns the
+    /// constant it is when it is a difference of one base's values.
+    fn record(&mut self, f: &Function, result: Value, op: &Op, consts: &HashMap<Value, u64>) -> Option<u64> {
+        let Op::Binary(b, x, y) = *op else { return None };
+        let ty = scalar(f, result).filter(|s| s.is_int())?;
+        let offset = match (b, consts.get(&x), consts.get(&y)) {
+            (BinaryOp::Add, None, Some(&c)) => (self.of(x), c, BinaryOp::Add),
+            (BinaryOp::Add, Some(&c), None) => (self.of(y), c, BinaryOp::Add),
+            (BinaryOp::Sub, None, Some(&c)) => (self.of(x), c, BinaryOp::Sub),
+            (BinaryOp::Sub, None, None) => {
+                let ((bx, ox), (by, oy)) = (self.of(x), self.of(y));
+                return (bx == by).then(|| binary(BinaryOp::Sub, ty, ox, oy));
+            }
+            _ => return None,
+        };
+        let ((base, off), c, how) = offset;
+        self.0.insert(result, (base, binary(how, ty, off, c)));
+        None
+    }
+}
+
+fn fold_block(f: &Function, block: &mut Block, consts: &mut HashMap<Value, u64>, offsets: &mut Offsets) -> usize {
     let mut n = 0;
     let mut out = Vec::with_capacity(block.len());
     for mut s in std::mem::take(block) {
@@ -49,7 +86,9 @@ fn fold_block(f: &Function, block: &mut Block, consts: &mut HashMap<Value, u64>)
                     if scalar(f, *result).is_some() {
                         consts.insert(*result, *bits);
                     }
-                } else if let Some(bits) = eval(f, op, *result, consts) {
+                } else if let Some(bits) =
+                    eval(f, op, *result, consts).or_else(|| offsets.record(f, *result, op, consts))
+                {
                     *op = Op::Const(bits);
                     consts.insert(*result, bits);
                     n += 1;
@@ -58,14 +97,14 @@ fn fold_block(f: &Function, block: &mut Block, consts: &mut HashMap<Value, u64>)
             StmtKind::If { cond, then_body, else_body } => {
                 if let Some(&c) = consts.get(cond) {
                     let mut taken = std::mem::take(if c != 0 { then_body } else { else_body });
-                    n += 1 + fold_block(f, &mut taken, consts);
+                    n += 1 + fold_block(f, &mut taken, consts, offsets);
                     out.extend(taken);
                     continue;
                 }
-                n += fold_block(f, then_body, consts);
-                n += fold_block(f, else_body, consts);
+                n += fold_block(f, then_body, consts, offsets);
+                n += fold_block(f, else_body, consts, offsets);
             }
-            StmtKind::Loop(body) => n += fold_block(f, body, consts),
+            StmtKind::Loop(body) => n += fold_block(f, body, consts, offsets),
             _ => {}
         }
         out.push(s);

@@ -193,6 +193,51 @@ fn constant_operations_fold_completely() {
     }
 }
 
+/// `kernel @k(v0: ptr<global, TY>, v1: TY)` storing `v1`-based `lets`'
+/// last value, `d`.
+fn difference(ty: &str, lets: &str) -> String {
+    format!("kernel @k(v0: ptr<global, {ty}>, v1: {ty}) {{\n{lets}    v20: u32 = const 0\n    store v0[v20], vd\n    return\n}}")
+        .replace("vd", "v19")
+}
+
+#[test]
+fn differences_of_one_value_plus_constants_fold_exactly() {
+    // `(a + 3) - a`: a sub-slice's length; `(a + 4) - (a + 1)`; `(a - 2) -
+    // (5 + a)` wraps as integers do; `(a + 1 + 2) - a` through two adds.
+    let cases = [
+        ("u32", "    v2: u32 = const 3\n    v3: u32 = add v1, v2\n    v19: u32 = sub v3, v1\n", 3u64),
+        (
+            "u32",
+            "    v2: u32 = const 4\n    v3: u32 = const 1\n    v4: u32 = add v1, v2\n    v5: u32 = add v1, v3\n    v19: u32 = sub v4, v5\n",
+            3,
+        ),
+        (
+            "u32",
+            "    v2: u32 = const 2\n    v3: u32 = const 5\n    v4: u32 = sub v1, v2\n    v5: u32 = add v3, v1\n    v19: u32 = sub v4, v5\n",
+            u64::from(u32::MAX - 6),
+        ),
+        (
+            "i64",
+            "    v2: i64 = const 1\n    v3: i64 = const 2\n    v4: i64 = add v1, v2\n    v5: i64 = add v4, v3\n    v19: i64 = sub v5, v1\n",
+            3,
+        ),
+    ];
+    for (ty, lets, want) in cases {
+        assert_eq!(stored_const(&difference(ty, lets)), want, "{lets}");
+    }
+    // Not folded: floats (rounding), and two different bases.
+    for (ty, lets) in [
+        ("f32", "    v2: f32 = const 3.0\n    v3: f32 = add v1, v2\n    v19: f32 = sub v3, v1\n"),
+        (
+            "u32",
+            "    v2: u32 = const 3\n    v3: u32 = add v1, v2\n    v4: u32 = mul v1, v2\n    v19: u32 = sub v3, v4\n",
+        ),
+    ] {
+        let (m, _) = optimized(&difference(ty, lets));
+        assert_eq!(count(&m, "k", |o| matches!(o, Op::Binary(relok_ir::BinaryOp::Sub, ..))), 1, "{lets}");
+    }
+}
+
 #[test]
 fn if_on_a_constant_keeps_the_taken_branch() {
     let src = "kernel @k(v0: ptr<global, u32>) {
