@@ -8,6 +8,9 @@
 //!   bindings, `@`, guards, `const`s; as a statement and as a value;
 //! - ranges (`a..=b`, `rev`, `step_by`, in both orders, at the ends of
 //!   the types), labelled `break` / `continue`, `break value`;
+//! - the strides of a tree, `halving(n)` and `doubling(from, below)` (at
+//!   the ends of the types), with `enumerate`, `zip` and `sum`; a slice's
+//!   `fill`, and shared arrays declared by one tuple `let`;
 //! - `for` over slices and arrays (`iter`, `iter_mut`, `enumerate`, `zip`,
 //!   `rev`, `copied`, patterns `&x`, `(i, x)`), `sum`, `product`;
 //! - the integer and float methods composed from the IR's operations
@@ -343,6 +346,156 @@ fn ranges_labels_and_loop_values_match_plain_rust() {
     let xs: Vec<i32> = (-12..24).collect();
     let want: Vec<i64> = xs.iter().enumerate().map(|(i, &v)| ranges_host(v, (i % 9) as u32)).collect();
     check("ranges", &xs, &want, |s, x, out| ranges::launch(s, grid(xs.len()), x, out).expect("launch"));
+}
+
+// 2b. `halving`, `doubling`, `fill`, shared arrays in a tuple `let`.
+
+/// What `halving(n)` gives in a kernel, in plain Rust.
+fn halving_host<T: Copy + PartialEq + From<u8> + std::ops::Shr<u32, Output = T>>(n: T) -> impl Iterator<Item = T> {
+    std::iter::successors(Some(n), |&s| Some(s >> 1)).take_while(move |&s| s != T::from(0))
+}
+
+/// What `doubling(from, below)` gives in a kernel, in plain Rust (never
+/// past the type's end: `checked_mul`).
+fn doubling_host(from: u64, below: u64, max: u64) -> impl Iterator<Item = u64> {
+    assert!(from != 0);
+    std::iter::successors(Some(from), move |&s| s.checked_mul(2).filter(|&d| d <= max)).take_while(move |&s| s < below)
+}
+
+#[relok::device]
+fn strides_dev(v: u32, n: u64) -> u64 {
+    let mut h = 0u64;
+    for s in halving(v) {
+        h = (h << 3) ^ (h >> 50) ^ s as u64;
+    }
+    for s in halving(n) {
+        h = (h << 1) ^ (h >> 50) ^ s;
+    }
+    for s in doubling(1, v) {
+        h = (h << 2) ^ (h >> 50) ^ s as u64;
+    }
+    for s in doubling(v / 7 + 1, u32::MAX) {
+        h = (h << 2) ^ (h >> 50) ^ s as u64;
+    }
+    for (i, s) in doubling(3u8, v as u8).enumerate() {
+        h = (h << 4) ^ (h >> 50) ^ (s as u64 * i as u64);
+    }
+    for s in doubling(1u16, u16::MAX) {
+        h ^= s as u64;
+    }
+    for s in doubling(n / 3 + 1, n) {
+        h = (h << 1) ^ (h >> 50) ^ s;
+    }
+    for (a, b) in halving(v as usize).zip(doubling(1, 1000)) {
+        h = (h << 5) ^ (h >> 50) ^ (a * b) as u64;
+    }
+    let s: u32 = halving(v).sum();
+    (h << 8) ^ s as u64
+}
+
+fn strides_host(v: u32, n: u64) -> u64 {
+    let mut h = 0u64;
+    for s in halving_host(v) {
+        h = (h << 3) ^ (h >> 50) ^ s as u64;
+    }
+    for s in halving_host(n) {
+        h = (h << 1) ^ (h >> 50) ^ s;
+    }
+    for s in doubling_host(1, v.into(), u32::MAX.into()) {
+        h = (h << 2) ^ (h >> 50) ^ s;
+    }
+    for s in doubling_host((v / 7 + 1).into(), u32::MAX.into(), u32::MAX.into()) {
+        h = (h << 2) ^ (h >> 50) ^ s;
+    }
+    for (i, s) in doubling_host(3, (v as u8).into(), u8::MAX.into()).enumerate() {
+        h = (h << 4) ^ (h >> 50) ^ (s * i as u64);
+    }
+    for s in doubling_host(1, u16::MAX.into(), u16::MAX.into()) {
+        h ^= s;
+    }
+    for s in doubling_host(n / 3 + 1, n, u64::MAX) {
+        h = (h << 1) ^ (h >> 50) ^ s;
+    }
+    for (a, b) in halving_host(v as usize).zip(doubling_host(1, 1000, u32::MAX.into())) {
+        h = (h << 5) ^ (h >> 50) ^ (a as u64 * b);
+    }
+    let s: u32 = halving_host(v).sum();
+    (h << 8) ^ s as u64
+}
+
+#[relok::kernel]
+fn strides(x: &[u32], out: &mut [u64]) {
+    let i = relok::global_id_x();
+    if i < x.len() {
+        let n = (x[i] as u64) << (i % 40);
+        out[i] = strides_dev(x[i], n ^ (u64::MAX * (i % 3 == 0) as u64));
+    }
+}
+
+#[test]
+fn halving_and_doubling_match_plain_rust_at_the_ends_of_the_types() {
+    let mut xs: Vec<u32> = (0..40).map(|k| k * k * 37 + k).collect();
+    xs.extend([u32::MAX, u32::MAX - 1, 1 << 31, (1 << 31) + 1, 255, 256, 129, 128, 127, 1, 2]);
+    let want: Vec<u64> = xs
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let n = u64::from(v) << (i % 40);
+            strides_host(v, n ^ (u64::MAX * u64::from(i % 3 == 0)))
+        })
+        .collect();
+    check("strides", &xs, &want, |s, x, out| strides::launch(s, grid(xs.len()), x, out).expect("launch"));
+}
+
+/// A block's tree reduction and scan as the examples write them: shared
+/// arrays declared by one `let`, strides by `halving` and `doubling`, the
+/// rest of a row by `fill`.
+#[relok::kernel]
+fn block_sums(x: &[u32], out: &mut [u32]) {
+    let (sum, scan) = (shared::<u32, 64>(), shared::<u32, 64>());
+    let (t, i) = (relok::thread_id_x(), relok::global_id_x());
+    sum[t] = x[i];
+    scan[t] = x[i];
+    sync_threads();
+    for stride in halving(relok::block_dim_x() >> 1) {
+        if t < stride {
+            sum[t] += sum[t + stride];
+        }
+        sync_threads();
+    }
+    for offset in doubling(1, relok::block_dim_x()) {
+        let add = if t >= offset { scan[t - offset] } else { 0 };
+        sync_threads();
+        scan[t] += add;
+        sync_threads();
+    }
+    let row = 4 * i;
+    out[row..row + 3].fill(scan[t]);
+    out[row + 3] = sum[0];
+}
+
+#[test]
+fn tree_strides_fill_and_tuple_shared_arrays_match_plain_rust() {
+    let xs: Vec<u32> = (0..192u32).map(|k| k * 2654435761 % 1000).collect();
+    let mut want = vec![0u32; 4 * xs.len()];
+    for (b, block) in xs.chunks(64).enumerate() {
+        let total: u32 = block.iter().sum();
+        let mut run = 0;
+        for (t, &v) in block.iter().enumerate() {
+            run += v;
+            want[4 * (64 * b + t)..][..3].fill(run);
+            want[4 * (64 * b + t) + 3] = total;
+        }
+    }
+    let _g = serial();
+    for ctx in contexts(Strategy::Table) {
+        let x = ctx.upload(&xs).expect("upload");
+        let mut out = ctx.zeros::<u32>(want.len()).expect("zeros");
+        let s = ctx.stream();
+        block_sums::launch(&s, Grid::new(3, 64), &x, &mut out).expect("launch");
+        s.synchronize().unwrap_or_else(|e| panic!("block_sums on {}: {e}", ctx.device_name()));
+        assert_eq!(out.download().expect("download"), want, "{}", ctx.device_name());
+    }
 }
 
 // 3. Slices and arrays as iterators; `sum`, `product`.
@@ -1053,6 +1206,10 @@ fn panics(x: &mut [i32], mode: u32) {
             }
         } else if mode == 3 {
             x.swap(1, 7);
+        } else if mode == 5 {
+            for s in doubling(mode as usize - 5, 8) {
+                x[0] = s as i32;
+            }
         } else {
             x.swap(0, 2);
         }
@@ -1060,7 +1217,7 @@ fn panics(x: &mut [i32], mode: u32) {
 }
 
 #[test]
-fn clamp_step_by_and_swap_throw_rusts_messages() {
+fn clamp_step_by_doubling_and_swap_throw_rusts_messages() {
     let _g = serial();
     let source = include_str!("rust_control.rs");
     // `file:line:col` of `method` in the line holding `needle`.
@@ -1073,6 +1230,7 @@ fn clamp_step_by_and_swap_throw_rusts_messages() {
         (1, format!("{}: min > max, or either was NaN", at("clamp(1.0, f32::NAN)", "clamp"))),
         (2, format!("{}: assertion failed: step != 0", at("step_by(mode as usize - 2)", "step_by"))),
         (3, format!("{}: index out of bounds: the len is 3 but the index is 7", at("x.swap(1, 7)", "swap"))),
+        (5, format!("{}: assertion failed: from != 0", at("doubling(mode as usize - 5, 8)", "doubling"))),
     ];
     for ctx in contexts(Strategy::Table) {
         for (mode, want) in &cases {

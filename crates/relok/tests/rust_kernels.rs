@@ -1041,3 +1041,56 @@ fn a_kernel_with_a_block_shape_runs_with_that_shape_and_refuses_another_on_every
         }
     }
 }
+
+/// docs/kernels.md's table of lines ("Rust against `.rk` and CUDA C") is
+/// what the twins and the CUDA C listing below it hold, and every Rust
+/// twin is within 1.1 times the lines of its CUDA C twin.
+#[test]
+fn the_documented_line_counts_are_the_twins_and_within_a_tenth_of_cuda_c() {
+    let doc = include_str!("../../../docs/kernels.md");
+    let section = &doc[doc.find("## Rust against `.rk` and CUDA C").expect("the section")..];
+    // The CUDA C functions' lines, without blank lines (a `__device__`
+    // function counts with the kernel after it, which calls it).
+    let listing = &section[section.find("```c\n").expect("the CUDA C") + 5..];
+    let listing = &listing[..listing.find("```").expect("its end")];
+    let (mut c_lines, mut pending, mut current, mut depth) = (Vec::new(), 0, None::<(String, bool, usize)>, 0i32);
+    for line in listing.lines().filter(|l| !l.trim().is_empty()) {
+        if depth == 0 && (line.starts_with("__global__") || line.starts_with("__device__")) {
+            let name = line[..line.find('(').expect("a signature")].rsplit(' ').next().expect("a name");
+            current = Some((name.to_owned(), line.starts_with("__device__"), 0));
+        }
+        if let Some((_, _, n)) = &mut current {
+            *n += 1;
+        }
+        depth += line.matches('{').count() as i32 - line.matches('}').count() as i32;
+        if depth == 0
+            && let Some((name, device, n)) = current.take()
+        {
+            if device {
+                pending += n;
+            } else {
+                c_lines.push((name, n + pending));
+                pending = 0;
+            }
+        }
+    }
+    let mut rows = 0;
+    for row in section.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| kernel") && !l.starts_with("| ---"))
+    {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        if cells.len() != 4 {
+            break;
+        }
+        let name = cells[0].split(' ').next().expect("a name");
+        let rust: usize = cells[1].parse().expect("a count");
+        assert_eq!(rust, run::rust_lines(name), "{name}: the table's Rust lines");
+        if cells[3] != "—" {
+            let c: usize = cells[3].parse().expect("a count");
+            let listed = c_lines.iter().find(|(n, _)| n == name).map(|(_, n)| *n);
+            assert_eq!(Some(c), listed, "{name}: the table's CUDA C lines");
+            assert!(rust * 10 <= c * 11, "{name}: {rust} lines of Rust, {c} of CUDA C");
+        }
+        rows += 1;
+    }
+    assert!(rows >= 14, "the table has a row per twin ({rows})");
+}

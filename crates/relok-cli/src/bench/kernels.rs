@@ -763,7 +763,7 @@ impl Bench<'_> {
             &[
                 (rk_name, rk.registers(), &|st, s| rk.launch(st, grid, (m32, m32, m32, &s.a, &s.b, &mut s.c))),
                 (twin_name, self.twin_registers(kernels::matmul::program(), "matmul"), &|st, s| {
-                    kernels::matmul::launch(st, grid, m32, m32, m32, &s.a, &s.b, &mut s.c)
+                    kernels::matmul::launch(st, grid, m, m, m, &s.a, &s.b, &mut s.c)
                 }),
             ],
         ))

@@ -3,7 +3,7 @@
 //! `#[relok::device]` functions, and Rust methods through the one table
 //! [`METHODS`] (`len`, `abs`, `min`, `max`, the math functions, the
 //! integer and float methods `relok::__kernel` composes from the IR's
-//! operations, `checked_*` and `Option`'s methods), a slice's `swap`, and every table method in path form too (`f32::max(a, b)`,
+//! operations, `checked_*` and `Option`'s methods), a slice's `swap` and `fill`, and every table method in path form too (`f32::max(a, b)`,
 //! `u32::count_ones(x)`: the receiver is the first argument, of that
 //! type) and `f32::from_bits(b)`.
 
@@ -185,7 +185,9 @@ const ATOMICS: [&str; 5] = ["atomic_add", "atomic_min", "atomic_max", "atomic_ex
 /// is in scope: a device function of that name is refused at its
 /// definition (the macro cannot see which items a call's module has).
 pub fn is_builtin_name(name: &str) -> bool {
-    builtin(name).is_some() || name == "sync_threads" || name == "shared" || ATOMICS.contains(&name)
+    builtin(name).is_some()
+        || ["sync_threads", "shared", "halving", "doubling"].contains(&name)
+        || ATOMICS.contains(&name)
 }
 
 impl Translator {
@@ -219,6 +221,13 @@ impl Translator {
             let at = loc(m.method.span());
             return quote_spanned!(span=> { let __b = #base; let __i = #i; let __j = #j; __cx.swap(__b, __i, __j, #at); });
         }
+        if name == "fill" && m.args.len() == 1 {
+            let Some(base) = self.indexable(&m.receiver, true) else {
+                return quote!({ ::core::panic!() });
+            };
+            let v = self.expr(&m.args[0]);
+            return quote_spanned!(span=> { let __b = #base; let __v = #v; __cx.fill(__b, __v); });
+        }
         if name == "get_unchecked" || name == "get_unchecked_mut" {
             return self.refuse(m.method.span(), format!("`{name}` is used as `*x.{name}(i)` inside `unsafe`"));
         }
@@ -242,7 +251,7 @@ impl Translator {
             return self.refuse(
                 m.method.span(),
                 format!(
-                    "the method `{name}` is not supported in kernels; supported: `len`, `get_unchecked`, `swap`, `expect`, {}",
+                    "the method `{name}` is not supported in kernels; supported: `len`, `get_unchecked`, `swap`, `fill`, `expect`, {}",
                     known.join(", ")
                 ),
             );
@@ -350,6 +359,9 @@ impl Translator {
             }
             if name == "shared" {
                 return self.refuse(span, "a shared array is declared with `let name = shared::<T, N>();`");
+            }
+            if name == "halving" || name == "doubling" {
+                return self.refuse(span, format!("`{name}(…)` is what a `for` loop runs over: `for s in {name}(…)`"));
             }
             if ATOMICS.contains(&name.as_str()) {
                 return self.atomic(&name, c);

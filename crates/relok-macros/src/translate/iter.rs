@@ -4,6 +4,8 @@
 //!
 //! - ranges: `a..b`, `a..=b` of any integer type, then `.rev()` and
 //!   `.step_by(k)` (each at most once, in either order);
+//! - the strides of a tree: `halving(n)` (`n, n >> 1, …, 1`) and
+//!   `doubling(from, below)` (`from, 2 from, …` below `below`), unsigned;
 //! - a slice parameter or an array (per-thread, shared, host static):
 //!   `x.iter()`, `x.iter_mut()`, `x` itself, `&x`, `&mut x`, then
 //!   `.copied()`, `.cloned()`, `.rev()`;
@@ -96,6 +98,7 @@ impl Translator {
                 Ok((quote_spanned!(r.span()=> { let __s = #s; let __e = #end; __cx.range(__s, __e, #inclusive) }), Shape::Val))
             }
             Expr::MethodCall(m) => self.iterator_method(m),
+            Expr::Call(c) if stride_call(c).is_some() => self.strides(c),
             Expr::Reference(r) => {
                 let (it, shape) = self.slice_iterator(&r.expr, r.mutability.is_some())?;
                 Ok((it, shape))
@@ -110,7 +113,33 @@ impl Translator {
             }
             e => Err(self.refuse(
                 e.span(),
-                "a `for` loop runs over a range (`a..b`, `a..=b`, `.rev()`, `.step_by(k)`) or a slice or array (`x.iter()`, `x.iter_mut()`, `.enumerate()`, `.zip(…)`)",
+                "a `for` loop runs over a range (`a..b`, `a..=b`, `.rev()`, `.step_by(k)`), `halving(n)`, `doubling(from, below)`, or a slice or array (`x.iter()`, `x.iter_mut()`, `.enumerate()`, `.zip(…)`)",
+            )),
+        }
+    }
+
+    /// `halving(n)` / `doubling(from, below)`.
+    fn strides(&mut self, c: &syn::ExprCall) -> Result<(Tokens, Shape), Tokens> {
+        let name = stride_call(c).unwrap_or_default();
+        let span = c.span();
+        match (name, c.args.len()) {
+            ("halving", 1) => {
+                let n = self.expr(&c.args[0]);
+                Ok((quote_spanned!(span=> { let __n = #n; __cx.halving(__n) }), Shape::Val))
+            }
+            ("doubling", 2) => {
+                let from = self.expr(&c.args[0]);
+                let below = self.expr(&c.args[1]);
+                let at = loc(span);
+                Ok((
+                    quote_spanned!(span=> { let __f = #from; let __b = #below; __cx.doubling(__f, __b, #at) }),
+                    Shape::Val,
+                ))
+            }
+            ("halving", _) => Err(self.refuse(c.args.span(), "`halving(n)` takes one value: `n, n >> 1, …, 1`")),
+            _ => Err(self.refuse(
+                c.args.span(),
+                "`doubling(from, below)` takes two values: `from, 2 from, …` while below `below`",
             )),
         }
     }
@@ -155,6 +184,11 @@ impl Translator {
                 }
             }
             ("rev", 0) => {
+                if let Expr::Call(c) = strip_paren(&m.receiver)
+                    && stride_call(c).is_some()
+                {
+                    return Err(self.refuse(span, "`halving` and `doubling` run one way: each is the other's `rev`"));
+                }
                 let (it, shape) = self.iterator(&m.receiver)?;
                 if matches!(shape, Shape::Pair(..)) {
                     return Err(
@@ -256,6 +290,19 @@ impl Translator {
             (p, _) => Err(self.refuse(p.span(), "a `for` loop binds a name, `_`, `&x`, or a pair `(a, b)`")),
         }
     }
+}
+
+/// `halving` / `doubling` when `c` calls one (with or without `relok::`).
+pub(super) fn stride_call(c: &syn::ExprCall) -> Option<&'static str> {
+    let Expr::Path(p) = &*c.func else { return None };
+    if p.path.segments.len() != 1 && !super::is_relok_path(&p.path) {
+        return None;
+    }
+    let last = p.path.segments.last()?;
+    if !last.arguments.is_none() {
+        return None;
+    }
+    ["halving", "doubling"].into_iter().find(|n| last.ident == n)
 }
 
 /// Whether `e` is a range, maybe under `rev` (what `step_by` takes here).

@@ -143,23 +143,24 @@ impl Translator {
                 if pt.elems.len() != et.elems.len() {
                     return self.refuse(l.span(), "the tuple pattern and the tuple have different lengths");
                 }
-                // Every value first (as Rust evaluates them), then the names.
+                // Every value first (as Rust evaluates them), then the
+                // names; a shared array (`shared::<T, N>()`, which reads
+                // no name) is declared where its name is bound.
                 let mut out = Tokens::new();
                 let temps: Vec<_> = (0..et.elems.len()).map(|k| format_ident!("__t{}", k)).collect();
                 for (t, e) in temps.iter().zip(&et.elems) {
-                    let v = self.expr(e);
-                    out.extend(quote!(#cfg let #t = #v;));
+                    if shared_call(e).is_none() {
+                        let v = self.expr(e);
+                        out.extend(quote!(#cfg let #t = #v;));
+                    }
                 }
-                for (t, p) in temps.iter().zip(&pt.elems) {
+                for ((t, p), e) in temps.iter().zip(&pt.elems).zip(&et.elems) {
+                    let value: Expr = if shared_call(e).is_some() { e.clone() } else { syn::parse_quote!(#t) };
                     let one = syn::Local {
                         attrs: Vec::new(),
                         let_token: l.let_token,
                         pat: p.clone(),
-                        init: Some(syn::LocalInit {
-                            eq_token: init.eq_token,
-                            expr: Box::new(syn::parse_quote!(#t)),
-                            diverge: None,
-                        }),
+                        init: Some(syn::LocalInit { eq_token: init.eq_token, expr: Box::new(value), diverge: None }),
                         semi_token: l.semi_token,
                     };
                     self.bind(t, Binding::Val);

@@ -22,21 +22,17 @@ pub fn saxpy(n: u32, a: f32, x: &[f32], y: &mut [f32]) {
 #[kernel]
 pub fn reduce(n: u32, x: &[f32], out: &mut [f32]) {
     let buf = shared::<f32, 256>();
-    let t = thread_id_x();
-    let b = block_id_x();
-    let i = b * block_dim_x() + t;
+    let (t, i) = (thread_id_x(), global_id_x());
     buf[t] = if i < n as usize { x[i] } else { 0.0 };
     sync_threads();
-    let mut stride = block_dim_x() >> 1;
-    while stride != 0 {
+    for stride in halving(block_dim_x() >> 1) {
         if t < stride {
-            buf[t] = buf[t] + buf[t + stride];
+            buf[t] += buf[t + stride];
         }
         sync_threads();
-        stride >>= 1;
     }
     if t == 0 {
-        out[b] = buf[0];
+        out[block_id_x()] = buf[0];
     }
 }
 
@@ -46,9 +42,7 @@ pub fn reduce(n: u32, x: &[f32], out: &mut [f32]) {
 #[kernel]
 pub fn histogram(n: u32, bins: u32, data: &[u32], hist: &mut [u32]) {
     let local = shared::<u32, 256>();
-    let t = thread_id_x();
-    let dim = block_dim_x();
-    let i = block_id_x() * dim + t;
+    let (t, dim, i) = (thread_id_x(), block_dim_x(), global_id_x());
     for b in (t..bins as usize).step_by(dim) {
         local[b] = 0;
     }
@@ -58,9 +52,8 @@ pub fn histogram(n: u32, bins: u32, data: &[u32], hist: &mut [u32]) {
     }
     sync_threads();
     for b in (t..bins as usize).step_by(dim) {
-        let count = local[b];
-        if count != 0 {
-            atomic_add(&mut hist[b], count);
+        if local[b] != 0 {
+            atomic_add(&mut hist[b], local[b]);
         }
     }
 }
@@ -69,13 +62,10 @@ pub fn histogram(n: u32, bins: u32, data: &[u32], hist: &mut [u32]) {
 /// staged through shared memory (examples/matmul.rk), in blocks of 16 x 16
 /// threads only.
 #[kernel(block = (16, 16))]
-pub fn matmul(m: u32, n: u32, k: u32, a: &[f32], b: &[f32], c: &mut [f32]) {
-    let tile_a = shared::<f32, { TILE * TILE }>();
-    let tile_b = shared::<f32, { TILE * TILE }>();
+pub fn matmul(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
+    let (tile_a, tile_b) = (shared::<f32, { TILE * TILE }>(), shared::<f32, { TILE * TILE }>());
     let (tx, ty) = (thread_id_x(), thread_id_y());
-    let row = block_id_y() * TILE + ty;
-    let col = block_id_x() * TILE + tx;
-    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let (row, col) = (block_id_y() * TILE + ty, block_id_x() * TILE + tx);
     let mut acc = 0.0f32;
     for t in (0..k).step_by(TILE) {
         tile_a[ty * TILE + tx] = if row < m && t + tx < k { a[row * k + t + tx] } else { 0.0 };
@@ -96,22 +86,15 @@ pub fn matmul(m: u32, n: u32, k: u32, a: &[f32], b: &[f32], c: &mut [f32]) {
 #[kernel]
 pub fn scan(n: u32, x: &[u32], out: &mut [u32]) {
     let buf = shared::<u32, 1024>();
-    let t = thread_id_x();
-    let dim = block_dim_x();
-    let i = block_id_x() * dim + t;
+    let (t, i) = (thread_id_x(), global_id_x());
     let inside = i < n as usize;
     buf[t] = if inside { x[i] } else { 0 };
     sync_threads();
-    let mut offset = 1;
-    while offset < dim {
-        let mut add = 0;
-        if t >= offset {
-            add = buf[t - offset];
-        }
+    for offset in doubling(1, block_dim_x()) {
+        let add = if t >= offset { buf[t - offset] } else { 0 };
         sync_threads();
-        buf[t] = buf[t] + add;
+        buf[t] += add;
         sync_threads();
-        offset <<= 1;
     }
     if inside {
         out[i] = buf[t];
@@ -182,32 +165,26 @@ pub fn count(out: &mut [u64]) {
 #[kernel]
 pub fn softmax(cols: u32, x: &[f32], y: &mut [f32]) {
     let buf = shared::<f32, 256>();
-    let t = thread_id_x();
-    let cols = cols as usize;
-    let i = block_id_x() * cols + t;
-    let inside = t < cols;
+    let (t, cols) = (thread_id_x(), cols as usize);
+    let (i, inside) = (block_id_x() * cols + t, t < cols);
     buf[t] = if inside { x[i] } else { f32::NEG_INFINITY };
     sync_threads();
-    let mut stride = block_dim_x() >> 1;
-    while stride != 0 {
+    for stride in halving(block_dim_x() >> 1) {
         if t < stride {
             buf[t] = buf[t].max(buf[t + stride]);
         }
         sync_threads();
-        stride >>= 1;
     }
     let m = buf[0];
     sync_threads();
     let e = if inside { (x[i] - m).exp() } else { 0.0 };
     buf[t] = e;
     sync_threads();
-    stride = block_dim_x() >> 1;
-    while stride != 0 {
+    for stride in halving(block_dim_x() >> 1) {
         if t < stride {
-            buf[t] = buf[t] + buf[t + stride];
+            buf[t] += buf[t + stride];
         }
         sync_threads();
-        stride >>= 1;
     }
     if inside {
         y[i] = e / buf[0];
@@ -221,8 +198,7 @@ pub fn gelu(n: u32, x: &[f32], y: &mut [f32]) {
     let i = global_id_x();
     if i < n as usize {
         let v = x[i];
-        let inner = 0.797_884_6 * (v + 0.044_715 * (v * v * v));
-        y[i] = 0.5 * v * (1.0 + inner.tanh());
+        y[i] = 0.5 * v * (1.0 + (0.797_884_6 * (v + 0.044_715 * (v * v * v))).tanh());
     }
 }
 
@@ -234,9 +210,7 @@ pub fn grey(n: u32, px: &[u8], out: &mut [u8]) {
     if i < n as usize {
         let p = 4 * i;
         let y = ((77 * px[p] as u32 + 150 * px[p + 1] as u32 + 29 * px[p + 2] as u32) >> 8) as u8;
-        out[p] = y;
-        out[p + 1] = y;
-        out[p + 2] = y;
+        out[p..p + 3].fill(y);
         out[p + 3] = px[p + 3];
     }
 }
@@ -262,8 +236,7 @@ pub fn tokens(n: u32, text: &[u8], out: &mut [u32]) {
     let i = global_id_x();
     if i < n as usize {
         let c = class(text[i]);
-        let start = i == 0 || class(text[i - 1]) != c;
-        out[i] = 2 * c + start as u32;
+        out[i] = 2 * c + (i == 0 || class(text[i - 1]) != c) as u32;
     }
 }
 

@@ -1,7 +1,9 @@
 //! A kernel's `for` loops, loop labels and `loop` values, and the
 //! iterators `for` runs over: ranges ([`RangeIter`]: `a..b`, `a..=b`,
 //! `.rev()`, `.step_by(k)`), slices and arrays ([`SliceIter`]: `x.iter()`,
-//! `x.iter_mut()`, `.rev()`), and the adapters [`Enumerate`] and [`Zip`].
+//! `x.iter_mut()`, `.rev()`), the strides of a tree ([`Halving`]:
+//! `halving(n)`, [`Doubling`]: `doubling(from, below)`), and the adapters
+//! [`Enumerate`] and [`Zip`].
 //! Each starts ([`Staged::start`]) as a [`Cursor`] of `local`s: declared before the loop,
 //! tested at the top of each iteration, moved on *before* the body runs
 //! (so `continue` cannot skip the step), all in one IR `loop` — so `break`
@@ -17,6 +19,13 @@
 //! flag); `step_by(0)` throws Rust's `assertion failed: step != 0`;
 //! `(a..b).step_by(k).rev()` starts from the last element of the forward
 //! sequence (`a + (b - 1 - a) / k * k`), as Rust's does.
+//!
+//! `halving(n)` gives `n, n >> 1, …` while non-zero, `doubling(from,
+//! below)` gives `from, 2 from, …` while below `below` (the loops of a tree
+//! reduction and of a Hillis-Steele scan). A doubling never wraps: it ends
+//! where the next value would reach `below`, which it tests before
+//! doubling; `doubling(0, …)` would never end and throws
+//! `assertion failed: from != 0`.
 //!
 //! A slice's element is read without a bounds check: its index is the
 //! loop's counter, below the length (which cannot change during a launch).
@@ -329,6 +338,102 @@ impl<T: Stored, M: ItemKind<T>> Cursor for SliceCursor<T, M> {
     }
 }
 
+/// `halving(n)`: `n, n >> 1, …, 1` (nothing for `n == 0`).
+#[derive(Debug)]
+pub struct Halving<T: UInt> {
+    from: Val<T>,
+}
+
+impl<T: UInt> Staged for Halving<T> {
+    type Item = Val<T>;
+    type Cursor = HalvingCursor<T>;
+
+    fn start(self, cx: &mut Cx<'_>) -> HalvingCursor<T> {
+        HalvingCursor { cur: cx.var(self.from) }
+    }
+}
+
+/// A [`Halving`]'s state: the next value (0 once there is none).
+#[derive(Debug)]
+pub struct HalvingCursor<T: UInt> {
+    cur: Var<T>,
+}
+
+impl<T: UInt> Cursor for HalvingCursor<T> {
+    type Item = Val<T>;
+
+    fn done(&self, cx: &mut Cx<'_>) -> Val<bool> {
+        let i = cx.get(self.cur);
+        let zero = cx.lit_bits::<T>(0);
+        cx.eq(i, zero)
+    }
+
+    fn next(&self, cx: &mut Cx<'_>) -> Val<T> {
+        let i = cx.get(self.cur);
+        let one = cx.lit_bits::<T>(1);
+        let half = cx.shr(i, one);
+        cx.set(self.cur, half);
+        i
+    }
+}
+
+/// `doubling(from, below)`: `from, 2 from, 4 from, …` while below `below`.
+#[derive(Debug)]
+pub struct Doubling<T: UInt> {
+    from: Val<T>,
+    below: Val<T>,
+    at: Loc,
+}
+
+/// A [`Doubling`]'s state: the next value (`below` once there is none, so
+/// the loop's test is `cur < below`, a counted loop's) and the largest
+/// value that may still be doubled, `(below - 1) >> 1`.
+#[derive(Debug)]
+pub struct DoublingCursor<T: UInt> {
+    cur: Var<T>,
+    below: Val<T>,
+    last: Val<T>,
+}
+
+impl<T: UInt> Staged for Doubling<T> {
+    type Item = Val<T>;
+    type Cursor = DoublingCursor<T>;
+
+    fn start(self, cx: &mut Cx<'_>) -> DoublingCursor<T> {
+        let zero = cx.lit_bits::<T>(0);
+        let ok = cx.ne(self.from, zero);
+        cx.assert(ok, "assertion failed: from != 0", self.at);
+        let one = cx.lit_bits::<T>(1);
+        // (Wraps when `below` is 0: then nothing is taken.)
+        let before = cx.sub(self.below, one);
+        let last = cx.shr(before, one);
+        // Set right before the loop: checked mode's proof that a doubling
+        // of a constant ends (relok-compiler's `finite`).
+        DoublingCursor { cur: cx.var(self.from), below: self.below, last }
+    }
+}
+
+impl<T: UInt> Cursor for DoublingCursor<T> {
+    type Item = Val<T>;
+
+    fn done(&self, cx: &mut Cx<'_>) -> Val<bool> {
+        let i = cx.get(self.cur);
+        cx.ge(i, self.below)
+    }
+
+    fn next(&self, cx: &mut Cx<'_>) -> Val<T> {
+        let i = cx.get(self.cur);
+        // `2 i < below` exactly when `i <= (below - 1) >> 1`: no doubling
+        // that would wrap is taken.
+        let more = cx.le(i, self.last);
+        let one = cx.lit_bits::<T>(1);
+        let twice = cx.shl(i, one);
+        let next = Val::new(cx.b.select(more.v, twice.v, self.below.v));
+        cx.set(self.cur, next);
+        i
+    }
+}
+
 /// `.enumerate()`: the count (`usize`) and the item.
 #[derive(Debug)]
 pub struct Enumerate<I> {
@@ -407,6 +512,16 @@ impl Cx<'_> {
     /// `a..b` (`inclusive`: `a..=b`).
     pub fn range<T: Int>(&mut self, start: Val<T>, end: Val<T>, inclusive: bool) -> RangeIter<T> {
         RangeIter { start, end, inclusive, step: None, direction: Direction::Forward }
+    }
+
+    /// `halving(n)`
+    pub fn halving<T: UInt>(&mut self, from: Val<T>) -> Halving<T> {
+        Halving { from }
+    }
+
+    /// `doubling(from, below)` (`at`: where a zero `from` is reported).
+    pub fn doubling<T: UInt>(&mut self, from: Val<T>, below: Val<T>, at: Loc) -> Doubling<T> {
+        Doubling { from, below, at }
     }
 
     /// `x.iter()`

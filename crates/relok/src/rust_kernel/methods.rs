@@ -538,6 +538,18 @@ impl Cx<'_> {
     }
 
     /// `x.swap(i, j)` of a slice or array: both indices bounds-checked
+    /// `s.fill(v)`: every element of the slice, array or sub-slice set to
+    /// `v`, in order (no bounds check: each index is below the length).
+    pub fn fill<T: super::structs::Stored, S: Indexed<T>>(&mut self, s: S, v: T::Val)
+    where
+        T::Val: Copy,
+    {
+        let (p, len) = s.base(self);
+        let zero = self.lit(0usize);
+        let it = self.range(zero, len, false);
+        self.each(it, |cx, i| T::store_at(cx, p, Some(i.v), v));
+    }
+
     /// (`i` first, at `at`, as Rust's), then the two elements exchanged.
     pub fn swap<T: super::structs::Stored, S: Indexed<T>>(&mut self, s: S, i: Val<usize>, j: Val<usize>, at: Loc) {
         let a = self.load(s, i, at);

@@ -212,6 +212,21 @@ impl Int for u64 {
     type Unsigned = u64;
 }
 
+/// The unsigned integers (`u8 u16 u32 u64 usize`): what `halving` and
+/// `doubling` count in (a signed value halved from below zero never
+/// reaches it).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an unsigned integer",
+    label = "`halving` and `doubling` count in u8, u16, u32, u64 or usize",
+    note = "strides and offsets are usually `usize`s: `block_dim_x()` is one"
+)]
+pub trait UInt: Int {}
+impl UInt for u8 {}
+impl UInt for u16 {}
+impl UInt for u32 {}
+impl UInt for u64 {}
+impl UInt for usize {}
+
 /// Integers an atomic exchanges or compares-and-swaps (`atomic_exchange`,
 /// `compare_exchange`): the IR's 32- and 64-bit integers, not the small
 /// ones (no IR atomic has a storage type).

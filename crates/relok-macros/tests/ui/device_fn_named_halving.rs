@@ -1,0 +1,6 @@
+#[relok::device]
+fn halving(n: u32) -> u32 {
+    n / 2
+}
+
+fn main() {}
