@@ -9,7 +9,11 @@
 //! bit in WGSL), `f32` add/sub/mul of small integers (exact on every
 //! device), counted loops over a `local`, a host value (a constant table
 //! read through its word), calls of a device function, `local` arrays
-//! of the storage types (`u8 i8 u16 i16`), a `shared` tile (of `u32`s
+//! of the storage types (`u8 i8 u16 i16`), a `match` as the Rust front
+//! end writes it (an `if` chain over literals and ranges setting a
+//! `local`), the strides of a tree (a halving loop, and a doubling loop
+//! that moves to its bound instead of past it, as `halving` and
+//! `doubling` in Rust kernels), a `shared` tile (of `u32`s
 //! and of bytes, neighbours written by different threads) read across a
 //! barrier, and a shared `atomic.add` — folded into one `u32` per
 //! thread.
@@ -106,7 +110,7 @@ impl Gen {
     }
 
     fn step(&mut self) {
-        match self.rng.below(13) {
+        match self.rng.below(15) {
             0..=3 => {
                 let ty = self.rng.pick(&INTS);
                 let a = self.of(ty);
@@ -173,6 +177,8 @@ impl Gen {
             }
             9 => self.counted_loop(),
             12 => self.small_ints(),
+            13 => self.match_chain(),
+            14 => self.strides(),
             10 => {
                 // A host value: the module's constant table, through its word.
                 let x = self.of(Scalar::U32);
@@ -208,6 +214,63 @@ impl Gen {
         let three = self.value(Scalar::U32, "const 3".into());
         let i = self.value(Scalar::U32, format!("and v{x}, v{three}"));
         self.value(wide, format!("load v{p}[v{i}]"));
+    }
+
+    /// `match x { K => a, lo..=hi => b, _ => c }` as the Rust front end
+    /// lowers it: an `if` chain whose arms set a `local`.
+    fn match_chain(&mut self) {
+        let ty = self.rng.pick(&INTS);
+        let x = self.of(ty);
+        let (k, lo, hi) = (self.constant(ty), self.constant(ty), self.constant(ty));
+        let (a, b, c) = (self.of(ty), self.of(ty), self.of(ty));
+        let n = self.next;
+        let _ = writeln!(self.locals, "    local %m{n}: {ty}");
+        let is_k = self.value(Scalar::Bool, format!("eq v{x}, v{k}"));
+        let _ = writeln!(self.body, "    if v{is_k} {{\n        set %m{n}, v{a}\n    }} else {{");
+        let above = self.unhashed("bool = le", &format!("v{lo}, v{x}"));
+        let below = self.unhashed("bool = le", &format!("v{x}, v{hi}"));
+        let inside = self.unhashed("bool = and", &format!("v{above}, v{below}"));
+        let _ = writeln!(
+            self.body,
+            "        if v{inside} {{\n            set %m{n}, v{b}\n        }} else {{\n            set %m{n}, v{c}\n        }}\n    }}"
+        );
+        self.value(ty, format!("get %m{n}"));
+    }
+
+    /// `for s in halving(x & 255) { acc ^= s * 3 }` then `for s in
+    /// doubling(1 + (y & 3), z) { acc += s }` (any `z`: a doubling never
+    /// wraps), over `local`s, in the Rust front end's shapes.
+    fn strides(&mut self) {
+        let (x, y, z, init) = (self.of(Scalar::U32), self.of(Scalar::U32), self.of(Scalar::U32), self.of(Scalar::U32));
+        let n = self.next;
+        let _ = writeln!(self.locals, "    local %h{n}: u32\n    local %d{n}: u32\n    local %s{n}: u32");
+        let c = |g: &mut Gen, v: &str| g.value(Scalar::U32, format!("const {v}"));
+        let (zero, one, three, mask) = (c(self, "0"), c(self, "1"), c(self, "3"), c(self, "255"));
+        let start = self.value(Scalar::U32, format!("and v{x}, v{mask}"));
+        let low = self.value(Scalar::U32, format!("and v{y}, v{three}"));
+        let from = self.value(Scalar::U32, format!("add v{low}, v{one}"));
+        let before = self.value(Scalar::U32, format!("sub v{z}, v{one}"));
+        let last = self.value(Scalar::U32, format!("shr v{before}, v{one}"));
+        let _ = writeln!(self.body, "    set %s{n}, v{init}\n    set %h{n}, v{start}\n    loop {{");
+        let v = self.unhashed("u32 = get", &format!("%h{n}"));
+        let done = self.unhashed("bool = eq", &format!("v{v}, v{zero}"));
+        let _ = writeln!(self.body, "        if v{done} {{\n            break\n        }}");
+        let half = self.unhashed("u32 = shr", &format!("v{v}, v{one}"));
+        let acc = self.unhashed("u32 = get", &format!("%s{n}"));
+        let term = self.unhashed("u32 = mul", &format!("v{v}, v{three}"));
+        let next = self.unhashed("u32 = xor", &format!("v{acc}, v{term}"));
+        let _ = writeln!(self.body, "        set %h{n}, v{half}\n        set %s{n}, v{next}\n    }}");
+        let _ = writeln!(self.body, "    set %d{n}, v{from}\n    loop {{");
+        let v = self.unhashed("u32 = get", &format!("%d{n}"));
+        let done = self.unhashed("bool = ge", &format!("v{v}, v{z}"));
+        let _ = writeln!(self.body, "        if v{done} {{\n            break\n        }}");
+        let more = self.unhashed("bool = le", &format!("v{v}, v{last}"));
+        let twice = self.unhashed("u32 = shl", &format!("v{v}, v{one}"));
+        let moved = self.unhashed("u32 = select", &format!("v{more}, v{twice}, v{z}"));
+        let acc = self.unhashed("u32 = get", &format!("%s{n}"));
+        let next = self.unhashed("u32 = add", &format!("v{acc}, v{v}"));
+        let _ = writeln!(self.body, "        set %d{n}, v{moved}\n        set %s{n}, v{next}\n    }}");
+        self.value(Scalar::U32, format!("get %s{n}"));
     }
 
     /// `acc = acc OP y` for `x & 7` iterations, over a `local`.
@@ -524,6 +587,9 @@ mod tests {
             "barrier",
             "atomic.add",
             "ptr<local, i8>",
+            "local %m",
+            ": u32 = select v",
+            "local %h",
             "ptr<local, u16>",
         ] {
             assert!(all.contains(what), "no `{what}` in 40 cases");
