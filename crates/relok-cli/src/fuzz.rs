@@ -13,7 +13,9 @@
 //! end writes it (an `if` chain over literals and ranges setting a
 //! `local`), the strides of a tree (a halving loop, and a doubling loop
 //! that moves to its bound instead of past it, as `halving` and
-//! `doubling` in Rust kernels), a `shared` tile (of `u32`s
+//! `doubling` in Rust kernels), records of a struct in a `local` array
+//! (each field through `offset` and `field`, as Rust kernels address a
+//! slice of structs), a `shared` tile (of `u32`s
 //! and of bytes, neighbours written by different threads) read across a
 //! barrier, and a shared `atomic.add` — folded into one `u32` per
 //! thread.
@@ -110,7 +112,7 @@ impl Gen {
     }
 
     fn step(&mut self) {
-        match self.rng.below(15) {
+        match self.rng.below(16) {
             0..=3 => {
                 let ty = self.rng.pick(&INTS);
                 let a = self.of(ty);
@@ -179,6 +181,7 @@ impl Gen {
             12 => self.small_ints(),
             13 => self.match_chain(),
             14 => self.strides(),
+            15 => self.struct_records(),
             10 => {
                 // A host value: the module's constant table, through its word.
                 let x = self.of(Scalar::U32);
@@ -271,6 +274,38 @@ impl Gen {
         let next = self.unhashed("u32 = add", &format!("v{acc}, v{v}"));
         let _ = writeln!(self.body, "        set %d{n}, v{moved}\n        set %s{n}, v{next}\n    }}");
         self.value(Scalar::U32, format!("get %s{n}"));
+    }
+
+    /// Two records of a struct laid out as `#[derive(relok::Struct)]`
+    /// requires (`{u64, u32, u16, u8, i8}`: largest first, no padding), in a
+    /// `local` array: every field of each stored through `offset` and
+    /// `field` (the Rust front end's `ps[i].f = v`), then every field of
+    /// one chosen by a computed index loaded back (`let p = ps[i];`).
+    fn struct_records(&mut self) {
+        const FIELDS: [Scalar; 5] = [Scalar::U64, Scalar::U32, Scalar::U16, Scalar::U8, Scalar::I8];
+        let ty = "{u64, u32, u16, u8, i8}";
+        let n = self.next;
+        let _ = writeln!(self.locals, "    local %r{n}: [{ty}; 2]");
+        let p = self.value_ptr(&format!("ptr<local, {ty}> = addr %r{n}"));
+        let field =
+            |g: &mut Gen, rec: u32, k: usize| g.value_ptr(&format!("ptr<local, {}> = field v{rec}, {k}", FIELDS[k]));
+        for r in 0..2 {
+            let at = self.unhashed("u32 = const", &r.to_string());
+            let rec = self.value_ptr(&format!("ptr<local, {ty}> = offset v{p}, v{at}"));
+            for (k, ty) in FIELDS.iter().enumerate() {
+                let v = self.of(ty.widened());
+                let f = field(self, rec, k);
+                let _ = writeln!(self.body, "    store v{f}, v{v}");
+            }
+        }
+        let x = self.of(Scalar::U32);
+        let one = self.value(Scalar::U32, "const 1".into());
+        let i = self.value(Scalar::U32, format!("and v{x}, v{one}"));
+        let rec = self.value_ptr(&format!("ptr<local, {ty}> = offset v{p}, v{i}"));
+        for (k, ty) in FIELDS.iter().enumerate() {
+            let f = field(self, rec, k);
+            self.value(ty.widened(), format!("load v{f}"));
+        }
     }
 
     /// `acc = acc OP y` for `x & 7` iterations, over a `local`.
@@ -591,6 +626,8 @@ mod tests {
             ": u32 = select v",
             "local %h",
             "ptr<local, u16>",
+            "local %r",
+            "ptr<local, i8> = field v",
         ] {
             assert!(all.contains(what), "no `{what}` in 40 cases");
         }
