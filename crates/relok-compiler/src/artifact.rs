@@ -182,8 +182,8 @@ pub fn compile(
     let code = match target {
         CodeTarget::Cpu => relok_ir::print(&lowered.module).into_bytes(),
         CodeTarget::Ptx { sm } => {
-            crate::ptx::write_string(&lowered.module, &crate::ptx::Options { sm, checked: options.checked })?
-                .into_bytes()
+            let ptx = crate::ptx::Options { sm, checked: options.checked, library_throws: options.optimize };
+            crate::ptx::write_string(&lowered.module, &ptx)?.into_bytes()
         }
         CodeTarget::Wgsl => crate::wgsl::write_string(
             &lowered.module,
@@ -220,9 +220,10 @@ pub fn lower_stencil(
     lower_stencil_for(stencil, CodeTarget::Cpu, strategy, options, words)
 }
 
-/// [`lower_stencil`] for `target`: for WGSL the runtime library's throws
-/// stay functions, written once ([`crate::wgsl::throws`]); every other
-/// target inlines everything.
+/// [`lower_stencil`] for `target`: for WGSL and PTX the runtime library's
+/// throws stay functions, written once per shader or function
+/// ([`crate::wgsl::throws`], the PTX writer's throw tails); the cpu device
+/// inlines everything.
 fn lower_stencil_for(
     stencil: &Stencil,
     target: CodeTarget,
@@ -232,7 +233,7 @@ fn lower_stencil_for(
 ) -> Result<Lowered, CompileError> {
     let mut m = stencil.module.clone();
     if options.optimize {
-        let keep = if target == CodeTarget::Wgsl { crate::wgsl::throws::library_throws(&m) } else { Vec::new() };
+        let keep = if target == CodeTarget::Cpu { Vec::new() } else { crate::link::library_throws(&m) };
         optimize_keeping(&mut m, &keep)?;
     }
     Ok(lower(&m, &stencil.kernel, strategy, words)?)

@@ -229,6 +229,44 @@ pub(crate) fn remap_init(init: &mut ConstInit, cm: &impl Fn(ConstId) -> ConstId)
     }
 }
 
+/// The runtime library's throws, by name: the functions that record an
+/// exception and end the thread. The WGSL and PTX writers write them once
+/// per shader or function, out of line, instead of inlined at each call
+/// (`crate::wgsl::throws`, the PTX writer's throw tails).
+pub(crate) const THROWS: [&str; 2] = ["relok_throw", "relok_throw_with"];
+
+/// The throws of `module` (a stencil, not yet optimised) that are the
+/// runtime library's own definitions: the names the optimiser keeps from
+/// inlining for WGSL and PTX (`crate::passes::inline_keeping`).
+pub(crate) fn library_throws(module: &Module) -> Vec<&'static str> {
+    let Ok(lib) = runtime_library() else { return Vec::new() };
+    THROWS
+        .into_iter()
+        .filter(|n| match (module.func_by_name(n), lib.func_by_name(n)) {
+            (Some(f), Some(g)) => alone(&module.funcs[f]) == alone(&lib.funcs[g]),
+            _ => false,
+        })
+        .collect()
+}
+
+/// The device functions of `module` (optimised, the library's throws
+/// kept) that are throws, with their names.
+pub(crate) fn kept_throws(module: &Module) -> Vec<(FuncId, &'static str)> {
+    module
+        .funcs
+        .iter()
+        .filter(|(_, f)| f.kind == FuncKind::Device)
+        .filter_map(|(id, f)| THROWS.into_iter().find(|n| *n == f.name).map(|n| (id, n)))
+        .collect()
+}
+
+/// `f`'s text, alone in a module.
+fn alone(f: &Function) -> String {
+    let mut m = Module::new();
+    m.funcs.push(f.clone());
+    relok_ir::print(&m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

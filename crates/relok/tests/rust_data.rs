@@ -278,7 +278,7 @@ fn lowered(p: &relok::Program, kernel: &str) -> relok_ir::Module {
 /// The PTX instructions of a module's kernel (its lines ending in `;`
 /// inside the body).
 fn ptx_instructions(m: &relok_ir::Module) -> Vec<String> {
-    let ptx = relok_compiler::ptx::write_string(m, &relok_compiler::ptx::Options { sm: 90, checked: false })
+    let ptx = relok_compiler::ptx::write_string(m, &relok_compiler::ptx::Options { sm: 90, ..Default::default() })
         .expect("writes PTX");
     let body = ptx.split_once(".entry").map(|(_, b)| b).unwrap_or(&ptx);
     body.lines()

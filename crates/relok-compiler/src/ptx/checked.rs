@@ -75,8 +75,9 @@ pub(crate) struct FaultRegs {
 /// fault with message word `msg` in the exception record at `exc`: claim
 /// the record's flag as `relok_throw` does (a later claim fails and writes
 /// nothing), then write the message word and the thread's block and thread
-/// ids.
-pub(crate) fn record_fault(exc: &str, msg: &str, r: &FaultRegs) -> Vec<String> {
+/// ids; with `values` (`@relok_throw_with`'s two, `.b64` registers) those
+/// too, then the flag moves on to [`ExceptionLayout::THREW_WITH_VALUES`].
+pub(crate) fn record_fault(exc: &str, msg: &str, values: &[String], r: &FaultRegs) -> Vec<String> {
     let l = EXCEPTION_LAYOUT;
     let (old, claimed, id, done) = (&r.old, &r.claimed, &r.id, &r.done);
     let mut lines = vec![
@@ -93,6 +94,13 @@ pub(crate) fn record_fault(exc: &str, msg: &str, r: &FaultRegs) -> Vec<String> {
             lines.push(format!("\tmov.u32 {id}, %{sreg}.{axis};"));
             lines.push(format!("\tst.global.v2.u32 [{exc}+{at}], {{{id}, 0}};"));
         }
+    }
+    if !values.is_empty() {
+        for (k, v) in values.iter().enumerate() {
+            lines.push(format!("\tst.global.u64 [{exc}+{}], {v};", l.values.offset as usize + 8 * k));
+        }
+        let more = ExceptionLayout::THREW_WITH_VALUES - ExceptionLayout::THREW;
+        lines.push(format!("\tatom.global.add.u64 {old}, [{exc}+{}], {more};", l.flag.offset));
     }
     lines.push(format!("{done}:"));
     lines

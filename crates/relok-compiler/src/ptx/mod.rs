@@ -61,6 +61,20 @@
 //! `CompileOptions::checked`) the PTX checks what the cpu device checks:
 //! see [`checked`].
 //!
+//! # Throws
+//!
+//! With [`Options::library_throws`] (set when the module was optimised
+//! with the runtime library's throws kept, as `crate::artifact` does) a
+//! function's calls of `@relok_throw` / `@relok_throw_with` branch to one
+//! *throw tail* per throw, written after the function's body: the
+//! arguments are moved into the tail's registers at the call, and the tail
+//! records the exception as the library's text does (claim the flag 0 → 1,
+//! the message word, the block and thread ids read from their special
+//! registers there, the two values and the flag to 2) and exits. The
+//! throws' own `.func`s are not written. A throw site on the fast path is
+//! then a compare and a branch not taken, and nothing of the record stays
+//! live through the function.
+//!
 //! The output is byte-stable: registers are named after value and
 //! variable numbers, labels count per function, items follow module order.
 
@@ -81,11 +95,20 @@ pub struct Options {
     /// budget, refused writes into host values. Off, the PTX is what it
     /// was before checked mode existed, byte for byte.
     pub checked: bool,
+    /// The runtime library's throws (`@relok_throw`, `@relok_throw_with`),
+    /// kept from inlining by the optimiser, are written once per function
+    /// as a *throw tail* after its body: a call of one is its arguments
+    /// moved into the tail's registers and a branch there. Inlined, each
+    /// throw site held the record's writing, whose block and thread ids
+    /// (the kernel's own values) stayed live through the kernel: the
+    /// tiled matmul's Rust twin took 34 registers against 31 without them
+    /// and lost a quarter of its occupancy. Off, a call of one is a call.
+    pub library_throws: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { sm: 90, checked: false }
+        Options { sm: 90, checked: false, library_throws: false }
     }
 }
 

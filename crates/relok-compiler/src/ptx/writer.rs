@@ -11,7 +11,9 @@
 
 use super::{Error, Options, PTX_VERSION};
 use crate::lower::const_image;
-use relok_ir::{ConstDecl, EntityRef, FuncKind, Function, Module, Op, Scalar, StmtKind, Type, Value, Var, VarKind};
+use relok_ir::{
+    ConstDecl, EntityRef, FuncId, FuncKind, Function, Module, Op, Scalar, StmtKind, Type, Value, Var, VarKind,
+};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 
@@ -170,16 +172,24 @@ impl<'m> Writer<'m> {
         for c in m.consts.values() {
             self.write_const(c)?;
         }
-        for f in m.funcs.values().filter(|f| f.kind == FuncKind::Device) {
-            let sig = self.signature(f)?;
-            let _ = writeln!(self.out, "{sig};");
+        let tails = self.throw_tails();
+        for (id, f) in m.funcs.iter().filter(|(_, f)| f.kind == FuncKind::Device) {
+            if !tails.iter().any(|(t, _)| *t == id) {
+                let sig = self.signature(f)?;
+                let _ = writeln!(self.out, "{sig};");
+            }
         }
-        for f in m.funcs.values() {
-            if f.kind != FuncKind::Import {
-                self.write_function(f)?;
+        for (id, f) in m.funcs.iter() {
+            if f.kind != FuncKind::Import && !tails.iter().any(|(t, _)| *t == id) {
+                self.write_function(f, &tails)?;
             }
         }
         Ok(())
+    }
+
+    /// The throws written as tails ([`Options::library_throws`]).
+    fn throw_tails(&self) -> Vec<(FuncId, &'static str)> {
+        if self.options.library_throws { crate::link::kept_throws(self.module) } else { Vec::new() }
     }
 
     fn write_const(&mut self, c: &ConstDecl) -> Result<(), Error> {
@@ -246,6 +256,10 @@ struct FuncCx<'m> {
     /// Checked mode: the out-of-line code of its fault paths, placed after
     /// the body (the fast path falls through every check).
     cold: String,
+    /// The throws written as tails ([`Options::library_throws`]).
+    throws: Vec<(FuncId, &'static str)>,
+    /// The tails called so far: the throw and its arguments' registers.
+    tails: Vec<(&'static str, Vec<String>)>,
 }
 
 /// Where a global pointer comes from, for checked mode's checks.
@@ -287,6 +301,8 @@ impl<'m> FuncCx<'m> {
             proven: checks::Proven::default(),
             in_bounds: crate::in_bounds::InBounds::new(f),
             cold: String::new(),
+            throws: Vec::new(),
+            tails: Vec::new(),
         }
     }
 

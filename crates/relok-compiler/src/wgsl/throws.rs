@@ -16,34 +16,9 @@
 //! `@relok_throw_with`, the two values, then adds 1 to the flag (flag 2:
 //! the record has values).
 //!
-//! Only the library's own definitions are kept so: a function of the same
-//! name that is not the library's text is inlined as any other.
-
-use relok_ir::{Function, Module};
-
-/// The runtime library's throws, by name.
-pub(crate) const THROWS: [&str; 2] = ["relok_throw", "relok_throw_with"];
-
-/// The throws of `module` (a stencil, not yet optimised) that are the
-/// runtime library's own definitions: the names to keep from inlining for
-/// WGSL ([`super::Options::library_throws`]).
-pub(crate) fn library_throws(module: &Module) -> Vec<&'static str> {
-    let Ok(lib) = crate::link::runtime_library() else { return Vec::new() };
-    THROWS
-        .into_iter()
-        .filter(|n| match (module.func_by_name(n), lib.func_by_name(n)) {
-            (Some(f), Some(g)) => alone(&module.funcs[f]) == alone(&lib.funcs[g]),
-            _ => false,
-        })
-        .collect()
-}
-
-/// `f`'s text, alone in a module.
-fn alone(f: &Function) -> String {
-    let mut m = Module::new();
-    m.funcs.push(f.clone());
-    relok_ir::print(&m)
-}
+//! Only the library's own definitions are kept so
+//! ([`crate::link::library_throws`]): a function of the same name that is
+//! not the library's text is inlined as any other.
 
 /// The WGSL function of throw `name`: the message word, then (for
 /// `relok_throw_with`) the two values, then the block and thread ids.

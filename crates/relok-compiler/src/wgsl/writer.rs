@@ -107,12 +107,11 @@ impl<'m> Writer<'m> {
             bounded: false,
             usage: usage::Usage::of(module),
             fn_loops: HashMap::new(),
-            throws: module
-                .funcs
-                .iter()
-                .filter(|(_, f)| options.library_throws && f.kind == FuncKind::Device)
-                .filter_map(|(id, f)| super::throws::THROWS.into_iter().find(|n| *n == f.name).map(|n| (id, n)))
-                .collect(),
+            throws: if options.library_throws {
+                crate::link::kept_throws(module).into_iter().collect()
+            } else {
+                HashMap::new()
+            },
             called_throws: Vec::new(),
         }
     }
@@ -159,7 +158,7 @@ impl<'m> Writer<'m> {
             }
         }
         self.out.insert_str(helpers_at, &self.used.text());
-        for name in super::throws::THROWS.into_iter().rev().filter(|n| self.called_throws.contains(n)) {
+        for name in crate::link::THROWS.into_iter().rev().filter(|n| self.called_throws.contains(n)) {
             self.out.insert_str(helpers_at, &super::throws::declaration(name));
         }
         if self.loops {

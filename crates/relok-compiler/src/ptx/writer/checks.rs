@@ -10,6 +10,7 @@
 
 use super::{Base, Class, FuncCx, reg};
 use crate::fault::{self, Access};
+use crate::ptx::Error;
 use crate::ptx::checked;
 use relok_ir::{Scalar, StateField, Type, Value};
 
@@ -211,6 +212,12 @@ impl FuncCx<'_> {
     /// launch's exception record, inline ([`checked::record_fault`]): no
     /// call, so linking adds no call ABI to the function.
     fn record_fault(&mut self, msg: &str) -> Vec<String> {
+        self.record_exception(msg, &[])
+    }
+
+    /// [`FuncCx::record_fault`] with the record's two `values` (none or
+    /// two: `@relok_throw_with`'s).
+    fn record_exception(&mut self, msg: &str, values: &[String]) -> Vec<String> {
         let exc = self.state_reg(StateField::Exception);
         let regs = checked::FaultRegs {
             old: self.temp(Class::B64),
@@ -218,7 +225,48 @@ impl FuncCx<'_> {
             id: self.temp(Class::B32),
             done: self.label(),
         };
-        checked::record_fault(&exc, msg, &regs)
+        checked::record_fault(&exc, msg, values, &regs)
+    }
+
+    /// A call of the library's throw `name` ([`Options::library_throws`]):
+    /// its arguments into the throw tail's registers (the first call
+    /// allocates them), then the branch to the tail.
+    ///
+    /// [`Options::library_throws`]: crate::ptx::Options::library_throws
+    pub(super) fn branch_to_throw(&mut self, name: &'static str, args: &[Value]) -> Result<(), Error> {
+        let regs = match self.tails.iter().find(|(n, _)| *n == name) {
+            Some((_, regs)) => regs.clone(),
+            None => {
+                let regs: Vec<String> = args.iter().map(|_| self.temp(Class::B64)).collect();
+                self.tails.push((name, regs.clone()));
+                regs
+            }
+        };
+        if regs.len() != args.len() {
+            return Err(self.type_error(format!("@{name} called with {} arguments", args.len())));
+        }
+        for (reg, &a) in regs.iter().zip(args) {
+            if Class::of_scalar(self.scalar(a)?) != Class::B64 {
+                return Err(self.type_error(format!("@{name}'s argument {a} is not 64 bits")));
+            }
+            let src = self.r(a)?;
+            self.line(format!("mov.b64 {reg}, {src};"));
+        }
+        self.line(format!("bra.uni $tail_{name};"));
+        Ok(())
+    }
+
+    /// The throw tails called in this function, after its body: each
+    /// records the exception (the message word, the ids, for
+    /// `@relok_throw_with` its two values) and exits.
+    pub(super) fn write_throw_tails(&mut self) {
+        for (name, regs) in std::mem::take(&mut self.tails) {
+            let Some((msg, values)) = regs.split_first() else { continue };
+            let mut lines = vec![format!("$tail_{name}:")];
+            lines.extend(self.record_exception(msg, values));
+            lines.push("\texit;".into());
+            self.push_cold(&lines);
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 use super::{Base, Class, FuncCx, Writer, reg, scalar_of, value_class, var_name};
 use crate::ptx::{Error, checked};
 use crate::state::STATE_LAYOUT;
-use relok_ir::{AddrSpace, EntityRef, FuncKind, Function, StateField, Type, VarKind};
+use relok_ir::{AddrSpace, EntityRef, FuncId, FuncKind, Function, StateField, Type, VarKind};
 use std::fmt::Write as _;
 
 impl Writer<'_> {
@@ -30,9 +30,10 @@ impl Writer<'_> {
         Ok(s)
     }
 
-    pub(super) fn write_function(&mut self, f: &Function) -> Result<(), Error> {
+    pub(super) fn write_function(&mut self, f: &Function, throws: &[(FuncId, &'static str)]) -> Result<(), Error> {
         let mut cx = FuncCx::new(self.module, f);
         cx.checked = self.options.checked;
+        cx.throws = throws.to_vec();
         let kernel = f.kind == FuncKind::Kernel;
         // Parameters and state into registers.
         if kernel {
@@ -71,6 +72,7 @@ impl Writer<'_> {
         }
         cx.block(&f.body)?;
         cx.line("ret;".into());
+        cx.write_throw_tails();
         let cold = std::mem::take(&mut cx.cold);
         cx.body.push_str(&cold);
 

@@ -138,6 +138,9 @@ impl FuncCx<'_> {
 
     pub(super) fn call(&mut self, result: Option<Value>, g: relok_ir::FuncId, args: &[Value]) -> Result<(), Error> {
         let callee = self.module.funcs.get(g).ok_or_else(|| self.type_error(format!("no function {g}")))?;
+        if let Some(&(_, name)) = self.throws.iter().find(|(t, _)| *t == g) {
+            return self.branch_to_throw(name, args);
+        }
         self.line("{".into());
         let mut names = Vec::new();
         for i in 0..state_regs(self.checked) {
