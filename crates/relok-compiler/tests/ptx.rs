@@ -389,3 +389,78 @@ fn storage_types_load_extended_and_store_their_low_bits() {
     let checked = ptx_of(&file, "oob_byte", true);
     assert!(checked.contains("ld.global.u8 %r"), "{checked}");
 }
+
+#[test]
+fn a_functions_throws_branch_to_one_tail_per_throw_that_reads_the_ids_itself() {
+    let src = "import fn @relok_throw(v0: word)
+import fn @relok_throw_with(v0: word, v1: u64, v2: u64)
+
+kernel @k(v0: u32, v1: ptr<global, u32>, v2: ptr<global, u32>) {
+    v3: u32 = thread_id.x
+    v4: u64 = convert v3
+    v5: u64 = convert v0
+    v6: bool = ge v3, v0
+    if v6 {
+        v7: word = ref \"x: {0} past {1}\"
+        call @relok_throw_with(v7, v4, v5)
+    }
+    v8: u32 = load v1[v3]
+    v9: bool = ge v8, v0
+    if v9 {
+        v10: word = ref \"y: {0} past {1}\"
+        v11: u64 = convert v8
+        call @relok_throw_with(v10, v11, v5)
+    }
+    v12: u32 = const 7
+    v13: bool = eq v8, v12
+    if v13 {
+        v14: word = ref \"seven\"
+        call @relok_throw(v14)
+    }
+    store v2[v8], v3
+    return
+}
+";
+    for checked in [false, true] {
+        let ptx = ptx_of(src, "k", checked);
+        // One tail per throw, after the body; every site branches there.
+        assert_eq!(ptx.matches("$tail_relok_throw_with:").count(), 1, "{ptx}");
+        assert_eq!(ptx.matches("$tail_relok_throw:").count(), 1, "{ptx}");
+        assert_eq!(ptx.matches("bra.uni $tail_relok_throw_with;").count(), 2, "{ptx}");
+        assert_eq!(ptx.matches("bra.uni $tail_relok_throw;").count(), 1, "{ptx}");
+        assert!(!ptx.contains(".func") && !ptx.contains("call"), "no function is called:\n{ptx}");
+        // The body (to its `ret`) reads no id the kernel does not use:
+        // the tails, after it, do.
+        let body = ptx.split_once("\tret;").expect("a ret").0;
+        assert!(!body.contains("%ctaid") && !body.contains("%tid.y"), "{body}");
+        let with = ptx.split_once("\n$tail_relok_throw_with:").expect("a tail").1;
+        let (with, plain) = with.split_once("\n$tail_relok_throw:").expect("both tails, in call order");
+        for id in ["%ctaid.x", "%ctaid.y", "%ctaid.z", "%tid.x", "%tid.y", "%tid.z"] {
+            assert!(with.contains(id) && plain.contains(id), "the tails record {id}:\n{ptx}");
+        }
+        // `@relok_throw_with`'s tail writes its two values and moves the
+        // flag on to 2; `@relok_throw`'s does not.
+        let values = |t: &str| t.contains("atom.global.add.u64") && t.contains("+64]") && t.contains("+72]");
+        assert!(values(with) && !values(plain), "{ptx}");
+        if let Some(ptxas) = ptxas() {
+            let dir = std::env::temp_dir().join(format!("relok-ptx-tails-{}-{checked}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(dir.join("k.ptx"), &ptx).expect("write");
+            let out = Command::new(&ptxas)
+                .args(["-arch", "sm_90", "-o"])
+                .arg(dir.join("k.cubin"))
+                .arg(dir.join("k.ptx"))
+                .output()
+                .expect("runs ptxas");
+            assert!(out.status.success(), "{}\n{ptx}", String::from_utf8_lossy(&out.stderr));
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+    // Unoptimised, a throw is a call of the library's function.
+    let m = relok_ir::VerifiedModule::new(relok_ir::parse(src).expect("parses")).expect("verifies");
+    let stencil = Stencil::new(&m, "k").expect("stencil");
+    let options = CompileOptions { optimize: false, ..CompileOptions::default() };
+    let a = compile(&stencil, CodeTarget::Ptx { sm: 90 }, Strategy::Table, options, None).expect("compiles");
+    let plain = String::from_utf8(a.code).expect("UTF-8");
+    assert!(plain.contains("call.uni f_relok_throw_with") && !plain.contains("$tail_"), "{plain}");
+}
