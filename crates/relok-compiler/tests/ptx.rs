@@ -439,9 +439,14 @@ kernel @k(v0: u32, v1: ptr<global, u32>, v2: ptr<global, u32>) {
             assert!(with.contains(id) && plain.contains(id), "the tails record {id}:\n{ptx}");
         }
         // `@relok_throw_with`'s tail writes its two values and moves the
-        // flag on to 2; `@relok_throw`'s does not.
-        let values = |t: &str| t.contains("atom.global.add.u64") && t.contains("+64]") && t.contains("+72]");
-        assert!(values(with) && !values(plain), "{ptx}");
+        // flag on to 2; `@relok_throw`'s writes neither. Both end the thread.
+        let at = relok_compiler::state::EXCEPTION_LAYOUT.values.offset;
+        let (first, second) = (format!("+{at}], %trd"), format!("+{}], %trd", at + 8));
+        assert!(with.contains(&first) && with.contains(&second) && with.contains("atom.global.add.u64"), "{with}");
+        assert!(!plain.contains(&first) && !plain.contains(&second) && !plain.contains("atom.global.add"), "{plain}");
+        for tail in [with, plain] {
+            assert!(tail.trim_end().trim_end_matches('}').trim_end().ends_with("exit;"), "{tail}");
+        }
         if let Some(ptxas) = ptxas() {
             let dir = std::env::temp_dir().join(format!("relok-ptx-tails-{}-{checked}", std::process::id()));
             std::fs::create_dir_all(&dir).expect("mkdir");
@@ -456,6 +461,11 @@ kernel @k(v0: u32, v1: ptr<global, u32>, v2: ptr<global, u32>) {
             let _ = std::fs::remove_dir_all(&dir);
         }
     }
+    // A function of the name that is not the library's is inlined as any
+    // other: no tail.
+    let own = src.replace("import fn @relok_throw(v0: word)\n", "fn @relok_throw(v0: word) {\n    exit\n}\n");
+    let ptx = ptx_of(&own, "k", false);
+    assert!(!ptx.contains("$tail_relok_throw:") && ptx.contains("$tail_relok_throw_with:"), "{ptx}");
     // Unoptimised, a throw is a call of the library's function.
     let m = relok_ir::VerifiedModule::new(relok_ir::parse(src).expect("parses")).expect("verifies");
     let stencil = Stencil::new(&m, "k").expect("stencil");

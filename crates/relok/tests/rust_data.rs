@@ -268,7 +268,8 @@ fn drift_words(words: &mut [f32], dt: f32) {
     }
 }
 
-/// The optimised, lowered module of a Rust kernel, as the devices get it.
+/// The optimised, lowered module of a Rust kernel, every call inlined (the
+/// throws too: the GPU targets keep those as out-of-line tails).
 fn lowered(p: &relok::Program, kernel: &str) -> relok_ir::Module {
     let mut m = p.module().clone();
     relok_compiler::passes::optimize(&mut m).expect("optimises");

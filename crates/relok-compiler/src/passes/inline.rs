@@ -36,7 +36,8 @@ pub fn inline(module: &mut Module) -> Result<usize, PassError> {
 
 /// [`inline`], but the device functions named in `keep` stay functions,
 /// called where they were (a target that writes them once, out of line:
-/// the WGSL's throws, `crate::wgsl::throws`). A call of a kept function
+/// the runtime library's throws on WGSL, `crate::wgsl::throws`, and on
+/// PTX, the writer's throw tails). A call of a kept function
 /// whose every path ends in `exit` is followed by an `exit`, so that the
 /// caller still shows that it never comes back (a bounds check's failure
 /// path must, for the conditions after it to be known).

@@ -103,6 +103,9 @@ pub struct Options {
     /// (the kernel's own values) stayed live through the kernel: the
     /// tiled matmul's Rust twin took 34 registers against 31 without them
     /// and lost a quarter of its occupancy. Off, a call of one is a call.
+    /// A function of one of those names is taken to be the library's:
+    /// set it only for a module optimised with the library's throws kept
+    /// (`crate::artifact` does), where no other function is left.
     pub library_throws: bool,
 }
 
