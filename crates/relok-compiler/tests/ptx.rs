@@ -136,6 +136,15 @@ fn ptxas() -> Option<PathBuf> {
     ok.then(|| PathBuf::from("ptxas"))
 }
 
+/// Assembles `ptx` for sm_90 with `ptxas` (through `dir/name.ptx`); the
+/// error is ptxas's message, named.
+fn assemble(ptxas: &std::path::Path, dir: &std::path::Path, name: &str, ptx: &str) -> Result<(), String> {
+    let path = dir.join(format!("{name}.ptx"));
+    std::fs::write(&path, ptx).expect("write");
+    let out = Command::new(ptxas).args(["-arch=sm_90", "-o", "/dev/null"]).arg(&path).output().expect("ptxas runs");
+    if out.status.success() { Ok(()) } else { Err(format!("{name}:\n{}", String::from_utf8_lossy(&out.stderr))) }
+}
+
 #[test]
 fn every_kernel_assembles_for_sm90_under_every_strategy() {
     let mut all = all_ptx();
@@ -160,16 +169,8 @@ fn every_kernel_assembles_for_sm90_under_every_strategy() {
     };
     let dir = std::env::temp_dir().join(format!("relok-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut bad = Vec::new();
-    for (name, r) in &all {
-        let path = dir.join(format!("{name}.ptx"));
-        std::fs::write(&path, r.as_ref().expect("checked")).expect("write");
-        let out =
-            Command::new(&ptxas).args(["-arch=sm_90", "-o", "/dev/null"]).arg(&path).output().expect("ptxas runs");
-        if !out.status.success() {
-            bad.push(format!("{name}:\n{}", String::from_utf8_lossy(&out.stderr)));
-        }
-    }
+    let bad: Vec<String> =
+        all.iter().filter_map(|(name, r)| assemble(&ptxas, &dir, name, r.as_ref().expect("checked")).err()).collect();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(bad.is_empty(), "{} of {} modules rejected by ptxas:\n{}", bad.len(), all.len(), bad.join("\n"));
 }
@@ -450,15 +451,9 @@ kernel @k(v0: u32, v1: ptr<global, u32>, v2: ptr<global, u32>) {
         if let Some(ptxas) = ptxas() {
             let dir = std::env::temp_dir().join(format!("relok-ptx-tails-{}-{checked}", std::process::id()));
             std::fs::create_dir_all(&dir).expect("mkdir");
-            std::fs::write(dir.join("k.ptx"), &ptx).expect("write");
-            let out = Command::new(&ptxas)
-                .args(["-arch", "sm_90", "-o"])
-                .arg(dir.join("k.cubin"))
-                .arg(dir.join("k.ptx"))
-                .output()
-                .expect("runs ptxas");
-            assert!(out.status.success(), "{}\n{ptx}", String::from_utf8_lossy(&out.stderr));
+            let assembled = assemble(&ptxas, &dir, "k", &ptx);
             let _ = std::fs::remove_dir_all(&dir);
+            assert!(assembled.is_ok(), "{assembled:?}\n{ptx}");
         }
     }
     // A function of the name that is not the library's is inlined as any
